@@ -1,0 +1,365 @@
+"""Encode a text or a sentence pair, run the encoder, and return post-softmax attention maps.
+
+Conventions (see DESIGN.md section 2):
+
+- ``attentions[l, h, i, j]``: layer ``l``, head ``h``, from query token ``i`` to key token
+  ``j``; every row sums to 1.
+- Segment A = [CLS] and the first text up to and including the first [SEP]; B = the rest.
+- Word level (Clark et al. 2019): attention *to* a word is the sum of its wordpieces'
+  columns, attention *from* a word the mean of its wordpieces' rows; rows still sum to 1.
+- Batches are padded and every map is cropped to the example's own length, so a batch gives
+  the same numbers as one example at a time.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+# Zero-width and bidirectional control characters: invisible, and they make tokens nobody
+# can read. They are removed before tokenisation and the user is told.
+INVISIBLE = re.compile("[\u200b\u200c\u200d\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u00ad]")
+
+SEGMENT_FILTERS = ("All", "A->A", "B->B", "A->B", "B->A")
+
+
+class InputError(ValueError):
+    """The user's text cannot be analysed (message is user-facing, one line)."""
+
+
+def clean_text(text: str | None, label: str = "Text") -> tuple[str, list[str]]:
+    """Strip invisible characters; refuse empty input. Returns (clean text, notices)."""
+    if text is None:
+        raise InputError(f"{label} is empty: type a sentence to analyse.")
+    if not isinstance(text, str):
+        raise InputError(f"{label} must be text.")
+    notices = []
+    cleaned = INVISIBLE.sub("", text)
+    if cleaned != text:
+        n = len(text) - len(cleaned)
+        notices.append(f"{label}: removed {n} invisible (zero-width or direction) character(s).")
+    cleaned = unicodedata.normalize("NFC", cleaned)
+    if not cleaned.strip():
+        raise InputError(f"{label} is empty: type a sentence to analyse.")
+    return cleaned.strip(), notices
+
+
+@dataclass
+class Encoding:
+    """One tokenised example."""
+
+    tokens: list[str]
+    input_ids: list[int]
+    token_type_ids: list[int] | None
+    segments: np.ndarray  # 0 = segment A, 1 = segment B (per token)
+    special: np.ndarray  # True for [CLS]/[SEP]/<s>/</s>...
+    word_ids: list[int]  # index into ``words`` for every token (specials have their own)
+    words: list[str]
+    text: str
+    pair: str | None = None
+    truncated: bool = False
+    n_tokens_full: int = 0
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.input_ids)
+
+    @property
+    def is_pair(self) -> bool:
+        return self.pair is not None
+
+
+def _display_token(tok: str) -> str:
+    # SentencePiece / byte-level BPE markers are shown as a leading space-free token.
+    if tok.startswith("\u0120") or tok.startswith("\u2581"):
+        return tok[1:] or tok
+    return tok
+
+
+def encode(tokenizer, text: str, pair: str | None = None, max_length: int = 512) -> Encoding:
+    """Tokenise ``text`` (and ``pair``) with specials, truncating to ``max_length`` tokens."""
+    text, notices = clean_text(text, "Text A" if pair is not None else "Text")
+    if pair is not None:
+        pair, more = clean_text(pair, "Text B")
+        notices += more
+    full = tokenizer(text, pair, truncation=False, add_special_tokens=True)
+    n_full = len(full["input_ids"])
+    enc = tokenizer(
+        text, pair, truncation=True if n_full > max_length else False, max_length=max_length,
+        add_special_tokens=True, return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
+    )
+    ids = list(enc["input_ids"])
+    tokens = [_display_token(t) for t in tokenizer.convert_ids_to_tokens(ids)]
+    special_ids = set(tokenizer.all_special_ids)
+    special = np.array([i in special_ids for i in ids], dtype=bool)
+    unk = getattr(tokenizer, "unk_token_id", None)
+    n_unk = sum(1 for i in ids if unk is not None and i == unk)
+    if n_unk:
+        notices.append(
+            f"{n_unk} piece(s) of the text (emoji or rare symbols) are unknown to this model's "
+            f"vocabulary and appear as {tokenizer.unk_token}."
+        )
+    truncated = n_full > len(ids)
+    if truncated:
+        notices.append(
+            f"The input has {n_full} tokens; it was truncated to the model's maximum of "
+            f"{max_length}."
+        )
+    if not (~special).any():
+        raise InputError("The text has no tokens this model can read.")
+    # Segments: A is everything up to and including the first separator after the first text.
+    seq_ids = enc.sequence_ids() if hasattr(enc, "sequence_ids") else None
+    segments = np.zeros(len(ids), dtype=np.int8)
+    if pair is not None:
+        if seq_ids is not None:
+            seen_b = False
+            for i, s in enumerate(seq_ids):
+                if s == 1:
+                    seen_b = True
+                if seen_b:
+                    segments[i] = 1
+            # separators between A and B belong to A up to the first one (inclusive)
+            first_b = int(np.argmax(segments)) if segments.any() else len(ids)
+            sep_run = []
+            i = first_b - 1
+            while i > 0 and special[i]:
+                sep_run.append(i)
+                i -= 1
+            for i in sep_run[:-1]:  # extra separators (RoBERTa's </s></s>) go to B
+                segments[i] = 1
+        elif enc.get("token_type_ids") is not None:
+            segments = np.array(enc["token_type_ids"], dtype=np.int8)
+    word_ids, words = _group_words(tokenizer, enc, tokens, special, text, pair, seq_ids)
+    tt = enc.get("token_type_ids")
+    return Encoding(
+        tokens=tokens, input_ids=ids, token_type_ids=list(tt) if tt is not None else None,
+        segments=segments, special=special, word_ids=word_ids, words=words, text=text,
+        pair=pair, truncated=truncated, n_tokens_full=n_full, notices=notices,
+    )
+
+
+def _group_words(tokenizer, enc, tokens, special, text, pair, seq_ids):
+    """Word index per token. Specials are words of their own; uses the fast tokenizer's
+    word ids where available, else WordPiece '##' continuation."""
+    word_of = []
+    words: list[str] = []
+    wids = None
+    if getattr(tokenizer, "is_fast", False):
+        try:
+            wids = enc.word_ids()
+        except Exception:
+            wids = None
+    offsets = enc.get("offset_mapping")
+    prev_key = None
+    for i, tok in enumerate(tokens):
+        if special[i] or (wids is not None and wids[i] is None):
+            words.append(tokens[i])
+            word_of.append(len(words) - 1)
+            prev_key = None
+            continue
+        if wids is not None:
+            key = (seq_ids[i] if seq_ids is not None else 0, wids[i])
+            new = key != prev_key
+        else:
+            key = None
+            new = not tok.startswith("##")
+        if new:
+            words.append("")
+        word_of.append(len(words) - 1)
+        prev_key = key
+    # Labels: original text span of each word where offsets exist, else joined pieces.
+    spans: dict[int, list[int]] = {}
+    for i, w in enumerate(word_of):
+        if not special[i] and not (wids is not None and wids[i] is None):
+            spans.setdefault(w, []).append(i)
+    for w, idx in spans.items():
+        label = None
+        if offsets is not None and seq_ids is not None:
+            src = text if seq_ids[idx[0]] in (0, None) else pair
+            start, end = offsets[idx[0]][0], offsets[idx[-1]][1]
+            if src is not None and end > start:
+                label = src[start:end].strip()
+        if not label:
+            label = "".join(tokens[i][2:] if tokens[i].startswith("##") else tokens[i] for i in idx)
+        words[w] = label
+    return word_of, words
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward passes
+
+
+def _collate(tokenizer, encodings: Sequence[Encoding], device=None):
+    import torch
+
+    n = max(e.n_tokens for e in encodings)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    ids = torch.full((len(encodings), n), pad, dtype=torch.long)
+    mask = torch.zeros((len(encodings), n), dtype=torch.long)
+    use_tt = "token_type_ids" in getattr(tokenizer, "model_input_names", []) and all(
+        e.token_type_ids is not None for e in encodings
+    )
+    tt = torch.zeros((len(encodings), n), dtype=torch.long) if use_tt else None
+    for b, e in enumerate(encodings):
+        ids[b, : e.n_tokens] = torch.tensor(e.input_ids)
+        mask[b, : e.n_tokens] = 1
+        if use_tt:
+            tt[b, : e.n_tokens] = torch.tensor(e.token_type_ids)
+    batch = {"input_ids": ids, "attention_mask": mask}
+    if use_tt:
+        batch["token_type_ids"] = tt
+    if device is not None:
+        batch = {k: v.to(device) for k, v in batch.items()}
+    return batch
+
+
+def forward(model, tokenizer, encodings: Sequence[Encoding], hidden_states: bool = False,
+            head_mask=None, grad: bool = False):
+    """One padded forward over ``encodings``; returns the transformers output object."""
+    import torch
+
+    device = next(model.parameters()).device
+    batch = _collate(tokenizer, encodings, device)
+    kwargs = dict(output_attentions=True, output_hidden_states=hidden_states)
+    if head_mask is not None:
+        kwargs["head_mask"] = head_mask
+    if grad:
+        return model(**batch, **kwargs)
+    with torch.no_grad():
+        return model(**batch, **kwargs)
+
+
+def stack_attentions(output, index: int, n: int) -> np.ndarray:
+    """[L, H, n, n] float32 map of example ``index`` in a batch output, cropped to n tokens."""
+    return np.stack(
+        [a[index, :, :n, :n].detach().float().cpu().numpy() for a in output.attentions]
+    ).astype(np.float32)
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length (longest first), order-stable."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    return [order[k : k + batch_size] for k in range(0, len(order), batch_size)]
+
+
+def batch_attentions(loaded, encodings: Sequence[Encoding], batch_size: int = 16,
+                     hidden_states: bool = False) -> Iterator[tuple[int, Encoding, np.ndarray, object]]:
+    """Yield ``(index, encoding, attentions[L,H,n,n], hidden)`` for every encoding.
+
+    Batches are length-sorted; results come in batch order, each with its original index.
+    ``hidden`` is a [L+1, n, d] array when ``hidden_states`` is set, else None.
+    """
+    lengths = [e.n_tokens for e in encodings]
+    for idx in length_sorted_batches(lengths, max(1, int(batch_size))):
+        group = [encodings[i] for i in idx]
+        out = forward(loaded.model, loaded.tokenizer, group, hidden_states=hidden_states)
+        for b, i in enumerate(idx):
+            n = encodings[i].n_tokens
+            hid = None
+            if hidden_states:
+                hid = np.stack([h[b, :n].float().cpu().numpy() for h in out.hidden_states])
+            yield i, encodings[i], stack_attentions(out, b, n), hid
+
+
+@dataclass
+class AttentionResult:
+    encoding: Encoding
+    attentions: np.ndarray  # [L, H, T, T] float32
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.encoding.tokens
+
+
+def attention_for(loaded, text: str, pair: str | None = None) -> AttentionResult:
+    """Encode one text (or pair) and return its attention maps."""
+    enc = encode(loaded.tokenizer, text, pair, max_length=loaded.max_length)
+    out = forward(loaded.model, loaded.tokenizer, [enc])
+    return AttentionResult(enc, stack_attentions(out, 0, enc.n_tokens))
+
+
+def attentions_for_texts(loaded, texts: Iterable[str], pairs: Iterable[str | None] | None = None,
+                         batch_size: int = 16) -> list[AttentionResult]:
+    """Batched attention for many inputs, returned in input order."""
+    texts = list(texts)
+    pairs = list(pairs) if pairs is not None else [None] * len(texts)
+    encs = [encode(loaded.tokenizer, t, p, loaded.max_length) for t, p in zip(texts, pairs)]
+    results: list[AttentionResult | None] = [None] * len(encs)
+    for i, enc, att, _ in batch_attentions(loaded, encs, batch_size=batch_size):
+        results[i] = AttentionResult(enc, att)
+    return results  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------------
+# Pooling, filtering
+
+
+def word_level(attn: np.ndarray, word_ids: Sequence[int]) -> np.ndarray:
+    """Pool a token-level map [..., T, T] to words [..., W, W] (Clark et al. 2019).
+
+    To-word = sum over the word's wordpiece columns; from-word = mean over its rows.
+    """
+    word_ids = np.asarray(word_ids)
+    n_words = int(word_ids.max()) + 1
+    onehot = np.zeros((len(word_ids), n_words), dtype=np.float64)
+    onehot[np.arange(len(word_ids)), word_ids] = 1.0
+    counts = onehot.sum(0)
+    to_words = attn.astype(np.float64) @ onehot  # [..., T, W]
+    from_words = np.swapaxes(onehot / counts, 0, 1) @ to_words  # [..., W, W]
+    return from_words.astype(np.float32)
+
+
+def drop_specials(attn: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Remove rows and columns of special tokens and renormalise each row to sum to 1."""
+    keep = np.asarray(keep, dtype=bool)
+    sub = attn[..., keep, :][..., :, keep].astype(np.float64)
+    sums = sub.sum(-1, keepdims=True)
+    sub = np.divide(sub, sums, out=np.zeros_like(sub), where=sums > 0)
+    return sub.astype(np.float32)
+
+
+def segment_mask(segments: np.ndarray, which: str) -> np.ndarray:
+    """Boolean [T, T] mask of the (query, key) cells a segment filter keeps."""
+    seg = np.asarray(segments)
+    a, b = seg == 0, seg == 1
+    table = {
+        "All": np.ones((len(seg), len(seg)), dtype=bool),
+        "A->A": np.outer(a, a), "B->B": np.outer(b, b),
+        "A->B": np.outer(a, b), "B->A": np.outer(b, a),
+    }
+    if which not in table:
+        raise InputError(f"Unknown segment filter {which!r}; use one of {', '.join(table)}.")
+    return table[which]
+
+
+def level_view(result: AttentionResult, level: str = "token", hide_special: bool = False):
+    """(labels, maps [L,H,n,n], segments, special) at token or word level, optionally without
+    special tokens (rows renormalised)."""
+    enc = result.encoding
+    att = result.attentions
+    labels = list(enc.tokens)
+    segments = enc.segments
+    special = enc.special
+    if level == "word":
+        att = word_level(att, enc.word_ids)
+        labels = list(enc.words)
+        first = {}
+        for i, w in enumerate(enc.word_ids):
+            first.setdefault(w, i)
+        pos = [first[w] for w in range(len(labels))]
+        segments = enc.segments[pos]
+        special = enc.special[pos]
+    elif level != "token":
+        raise InputError(f"Unknown level {level!r}: use 'token' or 'word'.")
+    if hide_special:
+        keep = ~special
+        att = drop_specials(att, keep)
+        labels = [l for l, k in zip(labels, keep) if k]
+        segments = segments[keep]
+        special = special[keep]
+    return labels, att, segments, special

