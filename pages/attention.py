@@ -1,0 +1,158 @@
+"""Attention page: head view, model view, neuron view and single-head heatmap."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from analysis.attention import AttentionResult, InputError, attention_for, level_view
+from analysis.neuron import NeuronViewUnavailable, neuron_view
+from analysis.views import head_view_payload, model_view_payload
+from ui.attention_view import head_view, model_view
+from ui.charts import attention_heatmap, label_expr, map_frame, vector_heatmap
+from ui.export import chart_downloads
+from ui.html import esc
+from ui.sidebar import context
+
+VIEWS = ["Head view", "Model view", "Neuron view", "Heatmap"]
+LONG_INPUT = 96  # above this many tokens, views thin out weak edges / cells
+_LAST_GOOD = "_attention_last_good"
+_PENDING = "_attention_pending_head"
+
+
+@st.cache_data(max_entries=64, show_spinner="Running the model...")
+def compute(spec: str, text: str, pair: str | None, _loaded) -> AttentionResult:
+    return attention_for(_loaded, text, pair)
+
+
+def structure_html(result: AttentionResult, limit: int = 160) -> str:
+    """[CLS]/[SEP] structure as escaped token chips coloured by segment."""
+    enc = result.encoding
+    chips = []
+    for tok, seg, sp in list(zip(enc.tokens, enc.segments, enc.special))[:limit]:
+        cls = "sp" if sp else ("b" if seg else "a")
+        chips.append(f"<span class='tok {cls}'>{esc(tok)}</span>")
+    more = f" &hellip; (+{enc.n_tokens - limit} tokens)" if enc.n_tokens > limit else ""
+    return "<div class='tokens'>" + "".join(chips) + more + "</div>"
+
+
+ctx = context()
+loaded = ctx.loaded
+L, H = loaded.n_layers, loaded.n_heads
+
+st.title("Attention")
+st.caption(f"{loaded.name}: {L} layers x {H} heads. Layers and heads are numbered from 1. "
+           "Rows are queries (from), columns keys (to); every row sums to 1.")
+
+# Keep the last good view: bad input shows a message and the previous result stays.
+try:
+    result = compute(ctx.spec, ctx.text, ctx.pair, loaded)
+    st.session_state[_LAST_GOOD] = (ctx.spec, result)
+except InputError as exc:
+    st.error(str(exc), icon=":material/error:")
+    last = st.session_state.get(_LAST_GOOD)
+    if last is None or last[0] != ctx.spec:
+        st.stop()
+    result = last[1]
+    st.caption("Showing the last input that worked.")
+
+enc = result.encoding
+for notice in enc.notices:
+    st.warning(notice, icon=":material/info:")
+st.markdown(structure_html(result), unsafe_allow_html=True)
+
+# A head clicked in the model view opens in the head view / heatmap.
+pending = st.session_state.pop(_PENDING, None)
+if pending is not None:
+    st.session_state["layer"], st.session_state["head"] = pending[0] + 1, pending[1] + 1
+    st.session_state["view"] = "Heatmap"
+
+c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1.3, 1.3], vertical_alignment="bottom")
+view = c1.segmented_control("View", VIEWS, default="Head view", key="view",
+                            bind="query-params") or "Head view"
+layer = c2.selectbox("Layer", list(range(1, L + 1)), key="layer", bind="query-params")
+head = c3.selectbox("Head", list(range(1, H + 1)), key="head", bind="query-params",
+                    disabled=view in ("Head view", "Model view"),
+                    help="The head view shows every head of the layer; toggle them in its legend.")
+level = c4.radio("Level", ["token", "word"], key="level", bind="query-params", horizontal=True,
+                 help="Word level (Clark et al. 2019): attention to a word is the sum over its "
+                      "pieces, attention from a word the mean.")
+hide_special = c5.toggle("Hide [CLS]/[SEP]", key="nospecial", bind="query-params",
+                         help="Drop special tokens and renormalise each row to sum to 1.")
+l0, h0 = int(layer) - 1, int(head) - 1
+
+labels, maps, segments, special = level_view(result, level, hide_special)
+if not labels:
+    st.error("Nothing is left to show once the special tokens are hidden.")
+    st.stop()
+n = len(labels)
+
+if view == "Head view":
+    top_k = None
+    if n > LONG_INPUT:
+        top_k = st.slider("Strongest keys per query (long input)", 1, 20, 5, key="topk",
+                          help="Long inputs show only each query's strongest links.")
+    payload = head_view_payload(labels, maps[l0], segments, special, layer=l0,
+                                is_pair=enc.is_pair, top_k=top_k)
+    st.subheader(f"Head view, layer {layer}")
+    head_view(payload, key="head_view")
+elif view == "Model view":
+    st.subheader("Model view: every layer and head")
+    st.caption("Click a map to open that head in the heatmap.")
+    clicked = model_view(model_view_payload(maps), key="model_view")
+    if clicked is not None:
+        st.session_state[_PENDING] = clicked
+        st.rerun()
+elif view == "Neuron view":
+    if level != "token" or hide_special:
+        st.info("The neuron view works on tokens with [CLS]/[SEP] kept: it shows the model's "
+                "own query and key vectors.")
+    options = list(range(enc.n_tokens))
+    q = st.selectbox("Query token", options, index=min(1, enc.n_tokens - 1), key="q",
+                     format_func=lambda i: f"{i + 1}: {enc.tokens[i]}")
+    try:
+        nv = neuron_view(loaded, enc, l0, h0, int(q))
+    except NeuronViewUnavailable as exc:
+        st.error(str(exc), icon=":material/error:")
+    else:
+        st.subheader(f"Neuron view, layer {layer}, head {head}, query '{enc.tokens[nv.query_index]}'")
+        st.caption(f"score_j = q . k_j / sqrt({nv.query.shape[0]}); attention = softmax(score). "
+                   f"The softmax matches the attention the model returned to within "
+                   f"{nv.max_abs_diff:.1e}.")
+        tok_labels = [f"{i + 1}: {t}" for i, t in enumerate(enc.tokens)]
+        st.altair_chart(vector_heatmap(nv.query[None, :], [enc.tokens[nv.query_index]],
+                                       "query vector q"))
+        ka, kb = st.columns(2)
+        ka.altair_chart(vector_heatmap(nv.keys, tok_labels, "key vectors k_j"))
+        kb.altair_chart(vector_heatmap(nv.products, tok_labels, "q x k_j (elementwise)"))
+        df = pd.DataFrame({"position": np.arange(1, enc.n_tokens + 1), "token": enc.tokens,
+                           "score": nv.scores, "softmax": nv.softmax,
+                           "model_attention": nv.returned})
+        bars = alt.Chart(df).encode(
+            y=alt.Y("position:O", title=None,
+                    axis=alt.Axis(labelExpr=label_expr(tok_labels, offset=1))))
+        score = bars.mark_bar(color="#8a8a8a").encode(
+            x=alt.X("score:Q", title="q . k / sqrt(d)"), tooltip=["token", "score"])
+        soft = bars.mark_bar(color="#3b6fd8").encode(
+            x=alt.X("softmax:Q", scale=alt.Scale(domain=[0, 1])), tooltip=["token", "softmax"])
+        chart = alt.hconcat(score.properties(title="dot product", width=260),
+                            soft.properties(title="softmax", width=260))
+        st.altair_chart(chart)
+        chart_downloads(chart, f"neuron_L{layer}_H{head}_q{nv.query_index + 1}", "neuron-dl",
+                        df)
+else:  # Heatmap
+    min_weight = 0.0
+    if n > LONG_INPUT:
+        min_weight = st.slider("Hide cells below", 0.0, 0.2, 0.01, 0.005, key="minw",
+                               help="Long inputs draw only cells at or above this weight.")
+    matrix = maps[l0, h0]
+    df = map_frame(labels, matrix, min_weight)
+    chart = attention_heatmap(df, labels, f"Layer {layer}, head {head} ({level} level)")
+    st.altair_chart(chart, width="content")
+    full = map_frame(labels, matrix)
+    chart_downloads(chart, f"attention_L{layer}_H{head}_{level}", "heatmap-dl", full)
+    top = full.sort_values("weight", ascending=False).head(10)
+    st.caption("Strongest links: " + "; ".join(
+        f"{r['from']} -> {r['to']} ({r['weight']:.2f})" for _, r in top.iterrows()))

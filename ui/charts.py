@@ -1,0 +1,76 @@
+"""Altair charts shared by pages (data shaping lives in analysis/)."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+
+def label_expr(labels, offset: int = 0) -> str:
+    """Vega label expression mapping an ordinal position to its label. JSON string literals
+    are valid Vega expression literals, and Vega draws text, never HTML."""
+    index = "datum.value" if not offset else f"datum.value - {int(offset)}"
+    return f"{json.dumps([str(l) for l in labels])}[{index}]"
+
+
+def map_frame(labels, matrix: np.ndarray, min_weight: float = 0.0) -> pd.DataFrame:
+    """Long table of one attention map: from/to position and label, weight."""
+    n = matrix.shape[0]
+    i, j = np.meshgrid(np.arange(n), np.arange(matrix.shape[1]), indexing="ij")
+    df = pd.DataFrame({
+        "from_pos": i.ravel(), "to_pos": j.ravel(),
+        "from": [labels[k] for k in i.ravel()], "to": [labels[k] for k in j.ravel()],
+        "weight": matrix.ravel().astype(float),
+    })
+    if min_weight > 0:
+        df = df[df["weight"] >= min_weight]
+    return df.reset_index(drop=True)
+
+
+def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,
+                      scheme: str = "blues", domain=(0.0, 1.0)) -> alt.Chart:
+    n = len(labels)
+    size = size or int(min(760, max(260, 18 * n)))
+    return (
+        alt.Chart(df, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X("to_pos:O", title="to (key)", scale=alt.Scale(domain=list(range(n))),
+                    axis=alt.Axis(labelExpr=label_expr(labels), labelAngle=-60,
+                                  labelOverlap=False, labelLimit=120)),
+            y=alt.Y("from_pos:O", title="from (query)", scale=alt.Scale(domain=list(range(n))),
+                    axis=alt.Axis(labelExpr=label_expr(labels), labelOverlap=False,
+                                  labelLimit=120)),
+            color=alt.Color("weight:Q", scale=alt.Scale(scheme=scheme, domain=list(domain)),
+                            title="weight"),
+            tooltip=[alt.Tooltip("from:N"), alt.Tooltip("to:N"),
+                     alt.Tooltip("weight:Q", format=".4f")],
+        )
+        .properties(width=size, height=size)
+    )
+
+
+def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool = True,
+                   height_per_row: int = 16) -> alt.Chart:
+    """Rows x dimensions heatmap (neuron view: query, keys, products)."""
+    rows, dims = matrix.shape
+    r, d = np.meshgrid(np.arange(rows), np.arange(dims), indexing="ij")
+    df = pd.DataFrame({"row": r.ravel(), "dim": d.ravel(), "value": matrix.ravel().astype(float),
+                       "token": [row_labels[k] for k in r.ravel()]})
+    lim = float(np.abs(matrix).max()) or 1.0
+    scale = (alt.Scale(scheme="redblue", domain=[-lim, lim], reverse=True) if diverging
+             else alt.Scale(scheme="blues"))
+    return (
+        alt.Chart(df, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X("dim:O", title="dimension", axis=alt.Axis(labels=dims <= 64, ticks=False)),
+            y=alt.Y("row:O", title=None, axis=alt.Axis(labelExpr=label_expr(row_labels))),
+            color=alt.Color("value:Q", scale=scale),
+            tooltip=["token:N", "dim:Q", alt.Tooltip("value:Q", format=".4f")],
+        )
+        .properties(width=min(12 * dims, 560), height=max(16, height_per_row * rows))
+    )

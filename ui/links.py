@@ -1,0 +1,44 @@
+"""Deep links: every view's state lives in the URL so a copied link opens the same view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+from analysis.models import normalise_spec, DEFAULT_SPEC
+
+ATTENTION_PATH = "attention"
+
+# Bound widgets write their visible label into the URL, so these labels are the URL values.
+SOURCE_DEFAULT, SOURCE_HUB, SOURCE_FOLDER = "Embedded default", "Hugging Face id", "Local folder"
+SOURCES = [SOURCE_DEFAULT, SOURCE_HUB, SOURCE_FOLDER]
+MODE_SINGLE, MODE_PAIR = "One text", "Sentence pair"
+MODES = [MODE_SINGLE, MODE_PAIR]
+
+
+def spec_params(spec: str) -> dict:
+    """Query params of the shared model picker for a spec."""
+    spec = normalise_spec(spec)
+    if spec == DEFAULT_SPEC:
+        return {}
+    src = SOURCE_FOLDER if Path(spec).expanduser().is_dir() else SOURCE_HUB
+    return {"src": src, "model": spec}
+
+
+def input_params(text: str | None, pair: str | None) -> dict:
+    params = {"mode": MODE_PAIR if pair is not None else MODE_SINGLE}
+    if text is not None:
+        params["a"] = text
+    if pair is not None:
+        params["b"] = pair
+    return params
+
+
+def attention_link(spec: str, text: str, pair: str | None = None, layer: int = 1,
+                   head: int = 1, view: str = "Heatmap", level: str = "token") -> str:
+    """Relative URL opening the Attention page on a head (layer and head 1-indexed)."""
+    params = {**spec_params(spec), **input_params(text, pair), "view": view,
+              "layer": int(layer), "head": int(head)}
+    if level != "token":
+        params["level"] = level
+    return f"/{ATTENTION_PATH}?{urlencode(params)}"
