@@ -81,6 +81,13 @@ def _display_token(tok: str) -> str:
     return tok
 
 
+def structural_special_ids(tokenizer) -> set[int]:
+    """Ids of the tokens that frame the input ([CLS], [SEP], <s>, </s>, padding); [UNK] and
+    [MASK] stand for real words and are not special here."""
+    content = {getattr(tokenizer, "unk_token_id", None), getattr(tokenizer, "mask_token_id", None)}
+    return {i for i in tokenizer.all_special_ids if i not in content}
+
+
 def encode(tokenizer, text: str, pair: str | None = None, max_length: int = 512) -> Encoding:
     """Tokenise ``text`` (and ``pair``) with specials, truncating to ``max_length`` tokens."""
     text, notices = clean_text(text, "Text A" if pair is not None else "Text")
@@ -95,7 +102,7 @@ def encode(tokenizer, text: str, pair: str | None = None, max_length: int = 512)
     )
     ids = list(enc["input_ids"])
     tokens = [_display_token(t) for t in tokenizer.convert_ids_to_tokens(ids)]
-    special_ids = set(tokenizer.all_special_ids)
+    special_ids = structural_special_ids(tokenizer)
     special = np.array([i in special_ids for i in ids], dtype=bool)
     unk = getattr(tokenizer, "unk_token_id", None)
     n_unk = sum(1 for i in ids if unk is not None and i == unk)

@@ -1,0 +1,77 @@
+"""Shared fixtures: the embedded default model (loaded once), tiny models of each supported
+architecture built from configs (no download), and the real data folder beside the repo."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+# Tracebacks stay hidden from users (.streamlit/config.toml); tests want the details.
+os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data not available ({SHARED_DATA} is absent)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def default_model():
+    from analysis.models import load_model
+
+    return load_model("default")
+
+
+def _tiny_config(arch: str):
+    import transformers as T
+
+    common = dict(vocab_size=30522, max_position_embeddings=130)
+    if arch == "bert":
+        return T.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                            intermediate_size=37, **common)
+    if arch == "roberta":
+        return T.RobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                               intermediate_size=37, type_vocab_size=2, **common)
+    if arch == "distilbert":
+        return T.DistilBertConfig(dim=32, n_layers=2, n_heads=4, hidden_dim=37,
+                                  vocab_size=30522, max_position_embeddings=128)
+    if arch == "albert":
+        return T.AlbertConfig(embedding_size=16, hidden_size=32, num_hidden_layers=3,
+                              num_attention_heads=4, intermediate_size=37, **common)
+    if arch == "electra":
+        return T.ElectraConfig(embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                               num_attention_heads=4, intermediate_size=37, **common)
+    if arch == "gpt2":
+        return T.GPT2Config(vocab_size=30522, n_embd=32, n_layer=2, n_head=4)
+    raise ValueError(arch)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """Factory: folder with a randomly initialised tiny model of ``arch`` and the default
+    model's WordPiece tokenizer (seeded, so values are reproducible)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from analysis.models import default_model_path
+
+    made: dict[str, Path] = {}
+
+    def make(arch: str = "bert") -> Path:
+        if arch not in made:
+            torch.manual_seed(0)
+            folder = tmp_path_factory.mktemp(f"tiny-{arch}")
+            AutoModel.from_config(_tiny_config(arch)).save_pretrained(folder)
+            AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
+            made[arch] = folder
+        return made[arch]
+
+    return make

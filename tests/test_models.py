@@ -1,0 +1,67 @@
+"""Model loading: the embedded default, every supported architecture, and clear errors."""
+
+import types
+
+import pytest
+
+from analysis.models import (
+    LoadedModel, ModelLoadError, check_attention_output, load_model, normalise_spec,
+)
+
+
+def test_default_model_shape_and_specials(default_model):
+    assert default_model.spec == "default"
+    assert (default_model.n_layers, default_model.n_heads) == (6, 12)
+    assert default_model.n_params == 22_713_216
+    assert default_model.max_length == 512
+    assert default_model.special_tokens["cls"] == "[CLS]"
+    assert default_model.special_tokens["sep"] == "[SEP]"
+    assert default_model.model.config._attn_implementation == "eager"
+
+
+@pytest.mark.parametrize("alias", [None, "", " default ", "all-MiniLM-L6-v2"])
+def test_default_aliases(alias):
+    assert normalise_spec(alias) == "default"
+
+
+@pytest.mark.parametrize("arch,layers", [("bert", 2), ("roberta", 2), ("distilbert", 2),
+                                         ("albert", 3), ("electra", 2)])
+def test_supported_architectures_load_from_folder(tiny_model_dir, arch, layers):
+    m = load_model(str(tiny_model_dir(arch)))
+    assert (m.n_layers, m.n_heads) == (layers, 4)
+    assert m.model_type == arch
+    assert m.n_params > 0
+
+
+def test_decoder_only_model_is_refused(tiny_model_dir):
+    with pytest.raises(ModelLoadError, match="decoder-only"):
+        load_model(str(tiny_model_dir("gpt2")))
+
+
+def test_folder_without_model(tmp_path):
+    with pytest.raises(ModelLoadError, match="holds no model"):
+        load_model(str(tmp_path))
+
+
+def test_missing_folder(tmp_path):
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        load_model(str(tmp_path / "nope" / "model"))
+
+
+def test_unknown_hub_id_offline_gives_one_line():
+    with pytest.raises(ModelLoadError) as err:
+        load_model("no-such-org-xyz/no-such-model-xyz")
+    assert "no-such-org-xyz/no-such-model-xyz" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_model_that_returns_no_attention_is_refused(default_model):
+    class NoAttention:
+        def __call__(self, **kwargs):
+            return types.SimpleNamespace(attentions=None)
+
+    fake = LoadedModel(spec="x", name="x", tokenizer=default_model.tokenizer,
+                       model=NoAttention(), model_type="bert", n_layers=6, n_heads=12,
+                       n_params=0, max_length=512)
+    with pytest.raises(ModelLoadError, match="does not return attention maps"):
+        check_attention_output(fake)
