@@ -1,0 +1,209 @@
+"""Compact payloads for the interactive attention views (head view, model view).
+
+The browser gets only what one view shows, quantised to 8 bits and base64-encoded:
+
+- head view: one layer's ``[H, n, n]`` map, either dense (``H*n*n`` bytes) or, for long
+  inputs, sparse edges (the ``top_k`` strongest keys of every query row of every head and/or
+  the weights ``>= threshold``): per row a count (uint16), per edge a key index (uint16) and
+  a weight (uint8). The encoding with fewer bytes is chosen.
+- model view: every layer x head as a small thumbnail (max-pooled to at most
+  ``max_size x max_size``), 8 bits per cell.
+
+A weight ``w`` in [0, 1] is sent as ``q = round(w * 255)``; the view draws ``q / 255``, so
+every weight is within ``0.5/255`` of the map. Token labels are plain strings (the views
+render them as text nodes, never as HTML). Pure numpy; no streamlit.
+
+BertViz, by comparison, sends every layer and head of the input as full-precision JSON floats.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Sequence
+
+import numpy as np
+
+SCALE = 255  # 8-bit quantisation: q = round(w * SCALE)
+PAYLOAD_VERSION = 1
+
+
+def _b64(array: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
+
+
+def _unb64(text: str, dtype) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=dtype)
+
+
+def quantise(weights: np.ndarray) -> np.ndarray:
+    """Weights in [0, 1] -> uint8 ``round(w * 255)`` (values outside are clipped)."""
+    w = np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0)
+    return np.rint(np.clip(w, 0.0, 1.0) * SCALE).astype(np.uint8)
+
+
+def _check_layer(labels, maps, segments, special) -> tuple[np.ndarray, int, int]:
+    maps = np.asarray(maps)
+    if maps.ndim != 3 or maps.shape[1] != maps.shape[2]:
+        raise ValueError(f"maps must be one layer's [heads, n, n] array, got shape {maps.shape}.")
+    n_heads, n = maps.shape[0], maps.shape[1]
+    if n_heads < 1 or n < 1:
+        raise ValueError("maps is empty: no heads or no tokens.")
+    for name, seq in (("labels", labels), ("segments", segments), ("special", special)):
+        if len(seq) != n:
+            raise ValueError(f"{name} has {len(seq)} entries but the map has {n} tokens.")
+    return maps, n_heads, n
+
+
+def kept_keys(maps: np.ndarray, top_k: int | None = None, threshold: float = 0.0) -> np.ndarray:
+    """Boolean ``[H, n, n]`` mask of the (query, key) cells a head view keeps.
+
+    ``top_k``: the k largest keys of every row (ties broken by the lower key index);
+    ``threshold``: weights ``>= threshold``. Both given: both conditions hold. Neither
+    (``top_k=None, threshold=0``): every cell.
+    """
+    maps = np.asarray(maps)
+    n = maps.shape[-1]
+    keep = np.ones(maps.shape, dtype=bool)
+    if top_k is not None:
+        top_k = int(top_k)
+        if top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {top_k}.")
+        if top_k < n:
+            # stable sort on -w: equal weights keep the lower key index first
+            order = np.argsort(-maps, axis=-1, kind="stable")[..., :top_k]
+            keep = np.zeros(maps.shape, dtype=bool)
+            np.put_along_axis(keep, order, True, axis=-1)
+    if threshold and threshold > 0:
+        keep &= maps >= threshold
+    return keep
+
+
+def head_view_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
+                      special: np.ndarray, *, layer: int, is_pair: bool,
+                      top_k: int | None = None, threshold: float = 0.0) -> dict:
+    """JSON-ready payload of one layer for the head view.
+
+    ``maps``: one layer's ``[H, n, n]`` map (rows sum to 1), already at the level shown
+    (token or word, specials hidden or not). ``segments``: 0 = A, 1 = B per label;
+    ``special``: True for [CLS]/[SEP]-like labels. ``layer`` is 0-indexed.
+    """
+    maps, n_heads, n = _check_layer(labels, maps, segments, special)
+    if not 0.0 <= float(threshold) <= 1.0:
+        raise ValueError(f"threshold must be between 0 and 1, got {threshold}.")
+    if n > 65535:
+        raise ValueError("The head view supports at most 65535 tokens.")
+    q = quantise(maps)
+    payload = {
+        "view": "head",
+        "version": PAYLOAD_VERSION,
+        "layer": int(layer),
+        "n_heads": int(n_heads),
+        "n": int(n),
+        "labels": [str(label) for label in labels],
+        "segments": [int(s) for s in np.asarray(segments).astype(int)],
+        "special": [int(bool(s)) for s in np.asarray(special)],
+        "is_pair": bool(is_pair),
+        "top_k": None if top_k is None else int(top_k),
+        "threshold": float(threshold),
+        "scale": SCALE,
+    }
+    keep = kept_keys(maps, top_k, threshold)
+    n_edges = int(keep.sum())
+    dense_bytes = n_heads * n * n
+    sparse_bytes = 2 * n_heads * n + 3 * n_edges
+    if keep.all() or dense_bytes <= sparse_bytes:
+        # dense: dropped cells (if any) are sent as 0
+        payload["encoding"] = "dense"
+        payload["weights"] = _b64(np.where(keep, q, 0).astype(np.uint8))
+    else:
+        # sparse: rows in (head, query) order; keys ascending within a row
+        counts = keep.sum(-1).astype("<u2")  # [H, n]
+        _, _, keys = np.nonzero(keep)
+        payload["encoding"] = "sparse"
+        payload["counts"] = _b64(counts)
+        payload["keys"] = _b64(keys.astype("<u2"))
+        payload["weights"] = _b64(q[keep])
+    payload["n_edges"] = n_edges
+    return payload
+
+
+def decode_head_payload(payload: dict) -> np.ndarray:
+    """The ``[H, n, n]`` float map a head view draws (dropped cells are 0)."""
+    n_heads, n = payload["n_heads"], payload["n"]
+    weights = _unb64(payload["weights"], np.uint8).astype(np.float32) / payload["scale"]
+    if payload["encoding"] == "dense":
+        return weights.reshape(n_heads, n, n)
+    counts = _unb64(payload["counts"], "<u2").astype(np.int64)
+    keys = _unb64(payload["keys"], "<u2").astype(np.int64)
+    rows = np.repeat(np.arange(n_heads * n), counts)
+    out = np.zeros((n_heads * n, n), dtype=np.float32)
+    out[rows, keys] = weights
+    return out.reshape(n_heads, n, n)
+
+
+def _bins(n: int, size: int) -> np.ndarray:
+    """Start index of each of ``size`` near-equal bins over ``n`` cells."""
+    return (np.arange(size) * n) // size
+
+
+def pool_map(maps: np.ndarray, size: int, how: str = "max") -> np.ndarray:
+    """Downsample the last two axes of ``[..., n, n]`` to ``[..., s, s]`` with
+    ``s = min(n, size)`` by max (or mean) over near-equal blocks; unchanged when n <= size."""
+    maps = np.asarray(maps, dtype=np.float32)
+    n = maps.shape[-1]
+    if n <= size:
+        return maps
+    starts = _bins(n, size)
+    reduce = np.maximum.reduceat if how == "max" else np.add.reduceat
+    out = reduce(reduce(maps, starts, axis=-1), starts, axis=-2)
+    if how == "mean":
+        widths = np.diff(np.append(starts, n))
+        out = out / np.outer(widths, widths)
+    elif how != "max":
+        raise ValueError(f"Unknown pooling {how!r}: use 'max' or 'mean'.")
+    return out
+
+
+def model_view_payload(maps: np.ndarray, *, max_size: int = 32) -> dict:
+    """JSON-ready payload for the model view: every ``[L, H]`` head as a max-pooled
+    thumbnail of at most ``max_size x max_size`` cells, 8 bits per cell."""
+    maps = np.asarray(maps)
+    if maps.ndim != 4 or maps.shape[-1] != maps.shape[-2]:
+        raise ValueError(f"maps must be [layers, heads, n, n], got shape {maps.shape}.")
+    if max_size < 1:
+        raise ValueError(f"max_size must be at least 1, got {max_size}.")
+    n_layers, n_heads, n = maps.shape[0], maps.shape[1], maps.shape[2]
+    thumbs = pool_map(maps, int(max_size), "max")
+    size = thumbs.shape[-1]
+    return {
+        "view": "model",
+        "version": PAYLOAD_VERSION,
+        "n_layers": int(n_layers),
+        "n_heads": int(n_heads),
+        "n": int(n),
+        "size": int(size),
+        "pool": "max" if n > size else "none",
+        "scale": SCALE,
+        "thumbs": _b64(quantise(thumbs)),
+    }
+
+
+def decode_model_payload(payload: dict) -> np.ndarray:
+    """The ``[L, H, s, s]`` float thumbnails a model view draws."""
+    q = _unb64(payload["thumbs"], np.uint8).astype(np.float32) / payload["scale"]
+    s = payload["size"]
+    return q.reshape(payload["n_layers"], payload["n_heads"], s, s)
+
+
+def payload_size(payload: dict) -> int:
+    """Bytes of the JSON Streamlit sends for ``payload`` (``json.dumps`` as it serialises
+    component data)."""
+    return len(json.dumps(payload).encode("utf-8"))
+
+
+def full_json_size(maps: np.ndarray, labels: Sequence[str]) -> int:
+    """Bytes of every layer's and head's map as full-precision JSON floats plus the labels:
+    what an uncompressed view (BertViz-style) sends."""
+    return len(json.dumps({"attn": np.asarray(maps, dtype=np.float32).tolist(),
+                           "labels": list(labels)}).encode("utf-8"))

@@ -1,0 +1,380 @@
+// Head view: one layer, tokens in two columns (left = query / from, right = key / to), a line
+// from every query to every kept key, weight as opacity, heads as colours.
+// Requires common.js (concatenated before this file by ui/attention_view.py).
+
+const SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"];
+const SEGMENT_LABELS = { "All": "All", "A->A": "A\u2192A", "B->B": "B\u2192B", "A->B": "A\u2192B", "B->A": "B\u2192A" };
+const N_BUCKETS = 20; // opacity levels; lines of one head and level share one <path>
+const MIN_Q_ALL = 3; // without a focus token, weights below 3/255 are not drawn (invisible)
+const SEG_COLOURS = ["#8fb3de", "#f3b37a"]; // A, B
+
+function decodeEdges(data) {
+  const H = data.n_heads, n = data.n;
+  const w8 = b64Bytes(data.weights);
+  const rows = H * n;
+  const rowStart = new Uint32Array(rows + 1);
+  let keys, wts;
+  if (data.encoding === "sparse") {
+    const counts = b64Uint16(data.counts);
+    for (let r = 0; r < rows; r++) rowStart[r + 1] = rowStart[r] + counts[r];
+    keys = b64Uint16(data.keys);
+    wts = w8;
+  } else {
+    let total = 0;
+    for (let k = 0; k < w8.length; k++) if (w8[k] > 0) total++;
+    keys = new Uint16Array(total);
+    wts = new Uint8Array(total);
+    let e = 0;
+    for (let r = 0; r < rows; r++) {
+      const base = r * n;
+      for (let j = 0; j < n; j++) {
+        const q = w8[base + j];
+        if (q > 0) { keys[e] = j; wts[e] = q; e++; }
+      }
+      rowStart[r + 1] = e;
+    }
+  }
+  return { rowStart, keys, wts };
+}
+
+function segmentAllows(filter, segQ, segK) {
+  switch (filter) {
+    case "A->A": return segQ === 0 && segK === 0;
+    case "B->B": return segQ === 1 && segK === 1;
+    case "A->B": return segQ === 0 && segK === 1;
+    case "B->A": return segQ === 1 && segK === 0;
+    default: return true;
+  }
+}
+
+function sideAllows(filter, side, seg) {
+  if (filter === "All") return true;
+  const [from, to] = filter.split("->");
+  return (side === "from" ? from : to) === (seg === 0 ? "A" : "B");
+}
+
+function headList(visible) {
+  return Array.from(visible).sort((a, b) => a - b);
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  if (!data || data.view !== "head") return;
+  const H = data.n_heads, n = data.n;
+  const labels = data.labels, seg = data.segments, special = data.special;
+  const isPair = !!data.is_pair;
+  const ui = data.ui || {};
+
+  const st = viewState(parentElement, () => ({
+    visible: null, pinned: null, segment: "All", sig: null, initHeads: undefined,
+    sent: {}, timer: null,
+  }));
+  const sig = JSON.stringify([H, labels]);
+  if (st.sig !== sig) {
+    st.pinned = null; // other tokens: a pinned index would point elsewhere
+    if (st.nHeads !== H) st.visible = null;
+    st.nHeads = H;
+    st.sig = sig;
+  }
+  const initHeads = JSON.stringify(ui.heads ?? null);
+  if (st.initHeads !== initHeads) {
+    const wanted = Array.isArray(ui.heads) ? ui.heads.filter((h) => h >= 0 && h < H) : [];
+    st.visible = new Set(wanted.length ? wanted : [...Array(H).keys()]);
+    st.initHeads = initHeads;
+  }
+  if (!st.visible) st.visible = new Set([...Array(H).keys()]);
+  if (!isPair) st.segment = "All";
+  let hover = null;
+
+  const edges = decodeEdges(data);
+
+  // ---- layout
+  const fontSize = n <= 60 ? 13 : n <= 150 ? 12 : 11;
+  const rowH = n <= 60 ? 22 : n <= 150 ? 18 : 15;
+  const font = `${fontSize}px ${FONT_STACK}`;
+  const MAX_LABEL = 170;
+  const shown = labels.map((label) => {
+    const text = String(label);
+    if (textWidth(text, font) <= MAX_LABEL) return text;
+    let cut = text;
+    while (cut.length > 1 && textWidth(cut + "\u2026", font) > MAX_LABEL) cut = cut.slice(0, -1);
+    return cut + "\u2026";
+  });
+  const headFont = `600 11px ${FONT_STACK}`;
+  const labelW = Math.ceil(Math.max(
+    textWidth("QUERY (FROM)", headFont) * 1.08, ...shown.map((t) => textWidth(t, font)))) + 18;
+  const host = parentElement.host || parentElement;
+  const avail = Math.max(360, (host.clientWidth || 720) - 8);
+  const gap = Math.max(140, Math.min(300, avail - 2 * labelW - 24));
+  const pad = 10;
+  const width = pad * 2 + labelW * 2 + gap;
+  const top = 30;
+  const height = top + n * rowH + 8;
+  const xL = pad + labelW, xR = xL + gap;
+  const yOf = (i) => top + i * rowH + rowH / 2;
+
+  // ---- DOM
+  let root = parentElement.querySelector(".av-root");
+  if (!root) {
+    root = hEl("div", { class: "av-root av-head" });
+    parentElement.appendChild(root);
+  }
+  root.replaceChildren();
+
+  const title = hEl("div", { class: "av-title" });
+  const legend = hEl("div", { class: "av-legend", role: "group", "aria-label": "Heads" });
+  const swatches = [];
+  for (let h = 0; h < H; h++) {
+    const sw = hEl("button", {
+      type: "button", class: "av-swatch", "data-head": h + 1,
+      title: `Head ${h + 1}: click to show or hide, double-click to show only this head`,
+    }, String(h + 1));
+    sw.style.setProperty("--c", headColour(h));
+    sw.addEventListener("click", () => {
+      if (st.visible.has(h)) st.visible.delete(h); else st.visible.add(h);
+      update();
+    });
+    sw.addEventListener("dblclick", (e) => {
+      e.preventDefault();
+      const only = st.visible.size === 1 && st.visible.has(h);
+      st.visible = only ? new Set([...Array(H).keys()]) : new Set([h]);
+      update();
+    });
+    swatches.push(sw);
+    legend.appendChild(sw);
+  }
+  const allBtn = toolButton("All", "Show every head", () => {
+    st.visible = new Set([...Array(H).keys()]);
+    update();
+  });
+  const noneBtn = toolButton("None", "Hide every head", () => { st.visible = new Set(); update(); });
+
+  const segBox = hEl("div", { class: "av-seg", role: "group", "aria-label": "Segment filter" });
+  const segButtons = {};
+  if (isPair) {
+    for (const s of SEGMENTS) {
+      const b = toolButton(SEGMENT_LABELS[s], s === "All" ? "Lines between all tokens"
+        : `Only lines from segment ${s[0]} to segment ${s[3]}`, () => { st.segment = s; update(); },
+        { "data-segment": s });
+      segButtons[s] = b;
+      segBox.appendChild(b);
+    }
+  }
+
+  const svgBtn = toolButton("SVG", "Download this view as SVG", () => {
+    const { svg } = exportSvg();
+    downloadSvg(svg, `head_view_layer${data.layer + 1}.svg`);
+  });
+  const pngBtn = toolButton("PNG", "Download this view as PNG", async () => {
+    const { svg, w, h } = exportSvg();
+    downloadBlob(await svgToPng(svg, w, h, 2), `head_view_layer${data.layer + 1}.png`);
+  });
+
+  const toolbar = hEl("div", { class: "av-toolbar" },
+    title,
+    hEl("div", { class: "av-controls" },
+      hEl("span", { class: "av-label" }, "Heads"), legend, allBtn, noneBtn),
+    isPair ? hEl("div", { class: "av-controls" }, hEl("span", { class: "av-label" }, "Segments"),
+      segBox) : null,
+    hEl("div", { class: "av-controls av-right" }, svgBtn, pngBtn));
+
+  let note = "Hover a token to show only its lines; click it to pin. Click a head colour to hide it, double-click to show it alone.";
+  if (data.encoding === "sparse" || data.top_k || data.threshold > 0) {
+    const parts = [];
+    if (data.top_k) parts.push(`the ${data.top_k} strongest keys of every query per head`);
+    if (data.threshold > 0) parts.push(`weights \u2265 ${data.threshold}`);
+    note = `Showing ${parts.join(" and ")}. ` + note;
+  }
+  const hint = hEl("div", { class: "av-hint" }, note);
+
+  const svg = sEl("svg", {
+    class: "av-svg", width, height, viewBox: `0 0 ${width} ${height}`,
+    "font-family": FONT_STACK, "font-size": fontSize, role: "img",
+    "aria-label": `Attention head view, layer ${data.layer + 1}`,
+  });
+  const bg = sEl("rect", { x: 0, y: 0, width, height, fill: "transparent", class: "av-bg" });
+  bg.addEventListener("click", () => { if (st.pinned) { st.pinned = null; update(); } });
+  svg.appendChild(bg);
+  svg.appendChild(sEl("text", { x: xL - 10, y: 16, "text-anchor": "end", class: "av-colhead",
+    fill: "currentColor" }, "Query (from)"));
+  svg.appendChild(sEl("text", { x: xR + 10, y: 16, "text-anchor": "start", class: "av-colhead",
+    fill: "currentColor" }, "Key (to)"));
+  const linesG = sEl("g", { class: "av-lines", fill: "none", "stroke-linecap": "round" });
+  svg.appendChild(linesG);
+
+  const tokNodes = { from: [], to: [] };
+  for (const side of ["from", "to"]) {
+    const g = sEl("g", { class: `av-col av-col-${side}` });
+    for (let i = 0; i < n; i++) {
+      const y = yOf(i);
+      const x0 = side === "from" ? pad : xR;
+      const hit = sEl("rect", { x: x0, y: y - rowH / 2, width: labelW, height: rowH, rx: 3,
+        class: "av-tokbg", fill: "transparent" });
+      const textAttrs = side === "from"
+        ? { x: xL - 10, y, "text-anchor": "end" } : { x: xR + 10, y, "text-anchor": "start" };
+      const text = sEl("text", { ...textAttrs, "dominant-baseline": "central",
+        class: special[i] ? "av-tok-text av-special" : "av-tok-text",
+        fill: special[i] ? "#8a8f98" : "currentColor" }, shown[i]);
+      const tg = sEl("g", { class: "av-tok", "data-side": side, "data-index": i,
+        "data-token": labels[i] }, hit);
+      if (isPair) {
+        const bx = side === "from" ? pad + 1 : xR + labelW - 4;
+        tg.appendChild(sEl("rect", { x: bx, y: y - rowH / 2 + 3, width: 3, height: rowH - 6,
+          rx: 1.5, fill: SEG_COLOURS[seg[i] ? 1 : 0], class: "av-segbar" }));
+      }
+      tg.appendChild(text);
+      if (shown[i] !== String(labels[i])) tg.appendChild(sEl("title", null, String(labels[i])));
+      tg.addEventListener("mouseenter", () => { hover = { side, index: i }; draw(); });
+      tg.addEventListener("mouseleave", () => { hover = null; draw(); });
+      tg.addEventListener("click", (e) => {
+        e.stopPropagation();
+        const same = st.pinned && st.pinned.side === side && st.pinned.index === i;
+        st.pinned = same ? null : { side, index: i, token: String(labels[i]) };
+        update();
+      });
+      tokNodes[side].push({ g: tg, text, hit });
+      g.appendChild(tg);
+    }
+    svg.appendChild(g);
+  }
+
+  const body = hEl("div", { class: "av-body" }, svg);
+  const segLegend = isPair ? hEl("div", { class: "av-seglegend" },
+    hEl("span", { class: "av-segkey", style: `--c:${SEG_COLOURS[0]}` }), "Segment A",
+    hEl("span", { class: "av-segkey", style: `--c:${SEG_COLOURS[1]}` }), "Segment B") : null;
+  root.append(toolbar, hint, body);
+  if (segLegend) root.appendChild(segLegend);
+  root.setAttribute("data-layer", String(data.layer + 1));
+  root.setAttribute("data-n", String(n));
+
+  function focus() { return st.pinned || hover; }
+
+  function draw() {
+    const f = focus();
+    const visible = headList(st.visible);
+    const paths = [];
+    const minQ = f ? 1 : MIN_Q_ALL;
+    const strokeW = f ? 2.2 : (n > 150 ? 1.2 : 1.8);
+    for (const h of visible) {
+      const buckets = Array.from({ length: N_BUCKETS }, () => []);
+      const i0 = f && f.side === "from" ? f.index : 0;
+      const i1 = f && f.side === "from" ? f.index + 1 : n;
+      const onlyKey = f && f.side === "to" ? f.index : -1;
+      for (let i = i0; i < i1; i++) {
+        const r = h * n + i;
+        const yi = yOf(i);
+        for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
+          const q = edges.wts[e];
+          if (q < minQ) continue;
+          const j = edges.keys[e];
+          if (onlyKey >= 0 && j !== onlyKey) continue;
+          if (!segmentAllows(st.segment, seg[i], seg[j])) continue;
+          const b = Math.min(N_BUCKETS - 1, Math.floor((q * N_BUCKETS) / 256));
+          buckets[b].push(`M${xL} ${yi}L${xR} ${yOf(j)}`);
+        }
+      }
+      for (let b = 0; b < N_BUCKETS; b++) {
+        if (!buckets[b].length) continue;
+        paths.push(sEl("path", { d: buckets[b].join(""), stroke: headColour(h),
+          "stroke-opacity": ((b + 0.5) / N_BUCKETS).toFixed(3), "stroke-width": strokeW,
+          "data-head": h + 1 }));
+      }
+    }
+    linesG.replaceChildren(...paths);
+    for (const side of ["from", "to"]) {
+      tokNodes[side].forEach((t, i) => {
+        const active = sideAllows(st.segment, side, seg[i]);
+        const focused = f && f.side === side && f.index === i;
+        t.g.classList.toggle("av-dim", !active);
+        t.g.classList.toggle("av-focus", !!focused);
+        t.g.classList.toggle("av-pinned", !!(st.pinned && st.pinned.side === side && st.pinned.index === i));
+        t.hit.setAttribute("fill", focused ? "rgba(59,111,216,0.14)" : "transparent");
+        t.text.setAttribute("font-weight", focused ? "700" : "400");
+      });
+    }
+  }
+
+  function update(initial) {
+    const visible = headList(st.visible);
+    swatches.forEach((sw, h) => {
+      const on = st.visible.has(h);
+      sw.classList.toggle("av-off", !on);
+      sw.setAttribute("aria-pressed", on ? "true" : "false");
+    });
+    for (const [s, b] of Object.entries(segButtons)) {
+      b.classList.toggle("av-active", s === st.segment);
+      b.setAttribute("aria-pressed", s === st.segment ? "true" : "false");
+    }
+    let headsText;
+    if (visible.length === H) headsText = `all ${H} heads`;
+    else if (visible.length === 0) headsText = "no heads";
+    else if (visible.length === 1) headsText = `head ${visible[0] + 1}`;
+    else headsText = `heads ${visible.map((h) => h + 1).join(", ")}`;
+    title.replaceChildren(
+      hEl("span", { class: "av-title-main" }, `Layer ${data.layer + 1}`),
+      hEl("span", { class: "av-title-sub" },
+        ` \u00b7 ${headsText} \u00b7 ${n} ${n === 1 ? "token" : "tokens"}` +
+        (st.segment !== "All" ? ` \u00b7 ${SEGMENT_LABELS[st.segment]}` : "") +
+        (st.pinned ? ` \u00b7 pinned: ${st.pinned.side === "from" ? "from" : "to"} \u201c${st.pinned.token}\u201d` : "")));
+    root.setAttribute("data-heads", visible.map((h) => h + 1).join(","));
+    root.setAttribute("data-segment", st.segment);
+    draw();
+    sendState(!!initial);
+  }
+
+  // State goes back to Python only after the user changed something (each change reruns
+  // the page); the first render records the baseline.
+  function sendState(initial) {
+    const next = {
+      heads: headList(st.visible),
+      pinned: st.pinned ? { side: st.pinned.side, index: st.pinned.index, token: st.pinned.token } : null,
+      segment: st.segment,
+    };
+    if (initial) {
+      for (const [k, v] of Object.entries(next)) {
+        if (st.sent[k] === undefined) st.sent[k] = JSON.stringify(v);
+      }
+    }
+    clearTimeout(st.timer);
+    st.timer = setTimeout(() => {
+      for (const [k, v] of Object.entries(next)) {
+        const enc = JSON.stringify(v);
+        if (st.sent[k] !== enc) { st.sent[k] = enc; setStateValue(k, v); }
+      }
+    }, initial ? 0 : 300);
+  }
+
+  function exportSvg() {
+    const visible = headList(st.visible);
+    const band = 34;
+    const w = width, h = height + band;
+    const out = sEl("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}`, "font-family": FONT_STACK,
+      "font-size": fontSize, style: "color:#262730" });
+    out.appendChild(sEl("rect", { x: 0, y: 0, width: w, height: h, fill: "#ffffff" }));
+    out.appendChild(sEl("text", { x: pad, y: 20, "font-weight": 700, fill: "#262730" },
+      `Layer ${data.layer + 1}` + (st.segment !== "All" ? `  ${SEGMENT_LABELS[st.segment]}` : "")));
+    let x = pad + 90;
+    for (const hh of visible) {
+      out.appendChild(sEl("rect", { x, y: 9, width: 12, height: 12, rx: 2, fill: headColour(hh) }));
+      out.appendChild(sEl("text", { x: x + 15, y: 19.5, "font-size": 11, fill: "#262730" }, String(hh + 1)));
+      x += 36;
+    }
+    const content = svg.cloneNode(true);
+    content.removeAttribute("class");
+    content.querySelectorAll(".av-bg").forEach((node) => node.remove());
+    content.querySelectorAll(".av-dim").forEach((node) => node.setAttribute("opacity", "0.3"));
+    content.querySelectorAll("text[fill='currentColor']").forEach((node) => node.setAttribute("fill", "#262730"));
+    content.querySelectorAll(".av-colhead").forEach((node) => { node.setAttribute("fill", "#6b7280"); node.setAttribute("font-size", "11"); });
+    content.setAttribute("x", "0");
+    content.setAttribute("y", String(band));
+    out.appendChild(content);
+    return { svg: out, w, h };
+  }
+
+  const onKey = (e) => { if (e.key === "Escape" && st.pinned) { st.pinned = null; update(); } };
+  document.addEventListener("keydown", onKey);
+  update(true);
+  return () => {
+    document.removeEventListener("keydown", onKey);
+  };
+}
