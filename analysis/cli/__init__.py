@@ -15,6 +15,7 @@ import sys
 # One module per command group; each adds its sub-commands.
 COMMAND_MODULES = [
     "analysis.cli.attention",
+    "analysis.cli.stats",
 ]
 
 

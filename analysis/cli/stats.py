@@ -1,0 +1,80 @@
+"""``stats``: no-op statistics per head over a corpus file -> JSON (same numbers as the page)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from analysis.attention import InputError
+from analysis.models import DEFAULT_SPEC, load_model
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "stats", help="[SEP]/[CLS] no-op statistics per head over a corpus -> .json",
+        description="Per layer and head, averaged over the corpus: attention to [CLS], [SEP], "
+                    "punctuation, self, previous and next token, and entropy (Clark et al. "
+                    "2019). The format is chosen by the file's extension: .txt (a tab separates "
+                    "a pair), .jsonl (text, text_pair), .csv (column 'text', optional "
+                    "'text_pair'), .xml (SemEval review sentences).",
+    )
+    p.add_argument("--data", required=True, help="corpus file (.txt .jsonl .csv .xml)")
+    p.add_argument("--model", default=DEFAULT_SPEC,
+                   help="'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder")
+    p.add_argument("--max-examples", type=int, default=None, help="use at most N examples")
+    p.add_argument("--batch-size", type=int, default=16, help="examples per forward (16)")
+    p.add_argument("--text-column", default="text", help="text column for .csv/.jsonl")
+    p.add_argument("--pair-column", default=None, help="optional pair column for .csv/.jsonl")
+    p.add_argument("--out", required=True, help="output .json file")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from analysis.data import corpus_notes, read_corpus
+    from analysis.stats import CLI_METRICS, corpus_stats
+
+    if not args.out.endswith(".json"):
+        raise InputError("--out must name a .json file.")
+    if args.max_examples is not None and args.max_examples < 1:
+        raise InputError("--max-examples must be at least 1.")
+    if args.batch_size < 1:
+        raise InputError("--batch-size must be at least 1.")
+    out_dir = Path(args.out).expanduser().resolve().parent
+    if not out_dir.is_dir():
+        raise InputError(f"The folder of --out does not exist: {out_dir}")
+    dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
+                          max_examples=args.max_examples)
+    for note in corpus_notes(dataset):
+        print(f"note: {note}", file=sys.stderr)
+    loaded = load_model(args.model)
+    bar = _progress_bar(len(dataset))
+    try:
+        stats = corpus_stats(loaded, dataset, batch_size=args.batch_size, norms=False,
+                             progress=bar.update_to if bar else None)
+    finally:
+        if bar:
+            bar.close()
+    for note in stats.notes:
+        print(f"note: {note}", file=sys.stderr)
+    result = stats.to_json_dict(CLI_METRICS)
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=1)
+    print(f"wrote {args.out}: {stats.n_examples} examples, {stats.n_layers} layers x "
+          f"{stats.n_heads} heads, {stats.examples_per_second:.1f} examples/s")
+    return 0
+
+
+def _progress_bar(total: int):
+    """A tqdm bar on stderr when it is a terminal; None otherwise."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="ex", file=sys.stderr)
+
+    def update_to(done, _total):
+        bar.update(done - bar.n)
+
+    bar.update_to = update_to
+    return bar
