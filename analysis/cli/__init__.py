@@ -16,6 +16,7 @@ import sys
 COMMAND_MODULES = [
     "analysis.cli.attention",
     "analysis.cli.stats",
+    "analysis.cli.compare",
 ]
 
 
