@@ -2,22 +2,28 @@
 
 import streamlit as st
 
+from ui.sidebar import leave_legacy_navigation, render
+
+# A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
+leave_legacy_navigation()
+
 st.set_page_config(page_title="Attention dashboard", page_icon=":material/hub:", layout="wide")
 
-from ui.sidebar import render  # noqa: E402  (after set_page_config)
-
-st.markdown(
+st.html(
     "<style>.model-card{font-size:0.85rem;line-height:1.5;color:#444}"
     ".tok{display:inline-block;margin:2px 3px;padding:1px 6px;border-radius:4px;"
     "font-family:ui-monospace,monospace;font-size:0.85rem}"
     ".tok.a{background:#e7effd}.tok.b{background:#fdf0e3}.tok.sp{background:#555;color:#fff}"
-    "</style>",
-    unsafe_allow_html=True,
+    "</style>"
 )
 
 PAGES = [
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
             url_path="attention", default=True),
+    st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
+            url_path="drift"),
+    st.Page("pages/noop_stats.py", title="No-op statistics", icon=":material/bar_chart:",
+            url_path="noop-stats"),
 ]
 
 nav = st.navigation(PAGES)

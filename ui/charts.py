@@ -31,9 +31,12 @@ def map_frame(labels, matrix: np.ndarray, min_weight: float = 0.0) -> pd.DataFra
 
 
 def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,
-                      scheme: str = "blues", domain=(0.0, 1.0)) -> alt.Chart:
+                      scheme: str = "blues", domain=None) -> alt.Chart:
+    """One head's map; colour runs from 0 to the map's largest weight (shown in the legend)."""
     n = len(labels)
-    size = size or int(min(760, max(260, 18 * n)))
+    size = size or int(min(900, max(360, 22 * n)))
+    if domain is None:
+        domain = (0.0, float(df["weight"].max()) if len(df) else 1.0)
     return (
         alt.Chart(df, title=title)
         .mark_rect()
@@ -68,9 +71,10 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
         .mark_rect()
         .encode(
             x=alt.X("dim:O", title="dimension", axis=alt.Axis(labels=dims <= 64, ticks=False)),
-            y=alt.Y("row:O", title=None, axis=alt.Axis(labelExpr=label_expr(row_labels))),
+            y=alt.Y("row:O", title=None, axis=alt.Axis(labelExpr=label_expr(row_labels),
+                                                       labelOverlap=False, labelLimit=140)),
             color=alt.Color("value:Q", scale=scale),
             tooltip=["token:N", "dim:Q", alt.Tooltip("value:Q", format=".4f")],
         )
-        .properties(width=min(12 * dims, 560), height=max(16, height_per_row * rows))
+        .properties(width=min(12 * dims, 560), height=max(30, height_per_row * rows))
     )

@@ -7,8 +7,6 @@ from urllib.parse import urlencode
 
 from analysis.models import normalise_spec, DEFAULT_SPEC
 
-ATTENTION_PATH = "attention"
-
 # Bound widgets write their visible label into the URL, so these labels are the URL values.
 SOURCE_DEFAULT, SOURCE_HUB, SOURCE_FOLDER = "Embedded default", "Hugging Face id", "Local folder"
 SOURCES = [SOURCE_DEFAULT, SOURCE_HUB, SOURCE_FOLDER]
@@ -36,9 +34,10 @@ def input_params(text: str | None, pair: str | None) -> dict:
 
 def attention_link(spec: str, text: str, pair: str | None = None, layer: int = 1,
                    head: int = 1, view: str = "Heatmap", level: str = "token") -> str:
-    """Relative URL opening the Attention page on a head (layer and head 1-indexed)."""
+    """Relative URL opening the Attention page (the app's default page) on a head; layer and
+    head are 1-indexed. Relative, so it also works under a server base path."""
     params = {**spec_params(spec), **input_params(text, pair), "view": view,
               "layer": int(layer), "head": int(head)}
     if level != "token":
         params["level"] = level
-    return f"/{ATTENTION_PATH}?{urlencode(params)}"
+    return f"./?{urlencode(params)}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from analysis.models import DEFAULT_NAME, DEFAULT_SPEC, LoadedModel, ModelLoadError
 from ui.html import esc
@@ -97,8 +98,18 @@ def render() -> Context:
     return ctx
 
 
+def leave_legacy_navigation() -> None:
+    """Streamlit starts a server in its legacy pages-folder mode when pages/ exists, and in that
+    mode a URL such as /attention runs the page file alone, without app.py (no sidebar, no
+    st.navigation). Switch the mode off and start the run again through app.py."""
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def context() -> Context:
     """The sidebar's model and input for this run (app.py renders the sidebar first)."""
+    leave_legacy_navigation()
     ctx = st.session_state.get(_CTX_KEY)
     if ctx is None:
         ctx = render()
