@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "analysis.cli.attention",
     "analysis.cli.stats",
     "analysis.cli.compare",
+    "analysis.cli.absa",
 ]
 
 

@@ -1,0 +1,184 @@
+"""``finetune``, ``evaluate``, ``aspect-heads``: ABSA as sentence pairs (Sun et al. 2019) and
+aspect-head discovery. Same functions as the Aspect heads page."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from analysis.attention import InputError
+from analysis.models import DEFAULT_SPEC
+
+DATA_HELP = ("data file: SemEval-2014 XML, SemEval-2016 XML, ASTE triplets, this project's "
+             "JSON, or 'sample' for the bundled sample")
+
+
+def register(sub) -> None:
+    from analysis.absa import TASKS
+
+    p = sub.add_parser("finetune", help="fine-tune an encoder on ABSA sentence pairs",
+                       description="Fine-tune a copy of a model as an auxiliary-sentence pair "
+                                   "classifier (AdamW, lr 2e-5, warmup 0.1, batch 24).")
+    p.add_argument("--data", required=True, help=DATA_HELP)
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--model", default=DEFAULT_SPEC, help="base model spec (default: embedded)")
+    p.add_argument("--epochs", type=float, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--batch-size", type=int, default=24)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--pair-order", choices=("review-aux", "aux-review"), default=None,
+                   help="default: the paper's (review first for M tasks, aux first for B)")
+    p.add_argument("--heldout", type=float, default=0.0,
+                   help="fraction of sentences held out and evaluated (0 = train on all)")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="drop sentences whose offsets do not match their text")
+    p.add_argument("--out", required=True, help="checkpoint folder (written atomically)")
+    p.set_defaults(func=run_finetune)
+
+    p = sub.add_parser("evaluate", help="paper metrics of an ABSA checkpoint on a data file")
+    p.add_argument("--model", required=True, help="checkpoint folder written by finetune")
+    p.add_argument("--data", required=True, help=DATA_HELP)
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--skip-invalid", action="store_true")
+    p.add_argument("--out", required=True, help="output .json")
+    p.set_defaults(func=run_evaluate)
+
+    p = sub.add_parser("aspect-heads", help="rank heads attending to aspects, opinions, the "
+                                            "other aspect and [SEP] when absent")
+    p.add_argument("--model", required=True, help="checkpoint folder (or any model spec)")
+    p.add_argument("--data", required=True, help=DATA_HELP)
+    p.add_argument("--opinions", default=None,
+                   help="ASTE triplet file whose opinion words are linked to the data's terms")
+    p.add_argument("--task", choices=TASKS, default=None,
+                   help="auxiliary-sentence format (default: the checkpoint's, else qa_m)")
+    p.add_argument("--top-k", type=int, default=10, help="heads per kind in the output")
+    p.add_argument("--max-sentences", type=int, default=None)
+    p.add_argument("--causal", action="store_true",
+                   help="also mask the top-k heads of each kind and re-evaluate (checkpoints)")
+    p.add_argument("--skip-invalid", action="store_true")
+    p.add_argument("--out", required=True, help="output .json")
+    p.set_defaults(func=run_aspect_heads)
+
+
+def _json_out(path: str) -> Path:
+    if not path.endswith(".json"):
+        raise InputError("--out must name a .json file.")
+    return Path(path)
+
+
+def _write(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=float), encoding="utf-8")
+    tmp.replace(path)
+
+
+def run_finetune(args) -> int:
+    from tqdm import tqdm
+
+    from analysis import absa
+    from analysis.absa_data import load_absa, split_dataset
+    from analysis.models import load_model
+
+    ds = load_absa(args.data, skip_invalid=args.skip_invalid)
+    test = None
+    if args.heldout > 0:
+        ds, test = split_dataset(ds, args.heldout, seed=args.seed)
+    order = args.pair_order or absa.default_pair_order(args.task)
+    examples = absa.build_examples(ds, args.task, order)
+    loaded = load_model(args.model)
+    bar = tqdm(total=1, unit="step")
+
+    def progress(p):
+        bar.total = p.total_steps
+        bar.update(1)
+        bar.set_postfix(loss=f"{p.loss:.4f}", ex_s=f"{p.examples_per_s:.1f}")
+
+    result = absa.fine_tune(loaded, examples, args.task, epochs=args.epochs, lr=args.lr,
+                            batch_size=args.batch_size, max_length=args.max_length,
+                            seed=args.seed, progress=progress)
+    bar.close()
+    metrics = {}
+    if test is not None:
+        metrics = absa.evaluate(result.model, loaded.tokenizer,
+                                absa.build_examples(test, args.task, order), args.task,
+                                max_length=args.max_length)
+    card = absa.make_card(loaded.spec, args.task, order, str(args.data), args.seed, args.epochs,
+                          args.max_length, result, metrics, lr=args.lr)
+    out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
+    print(f"wrote {out}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
+          f"{result.losses[-1]:.4f}")
+    for k, v in metrics.items():
+        print(f"  {k}: {v:.2f}")
+    return 0
+
+
+def run_evaluate(args) -> int:
+    from analysis import absa
+    from analysis.absa_data import load_absa
+
+    out = _json_out(args.out)
+    loaded, card = absa.load_checkpoint(args.model, task=args.task)
+    ds = load_absa(args.data, skip_invalid=args.skip_invalid)
+    examples = absa.build_examples(ds, args.task, card.get("pair_order"))
+    metrics = absa.evaluate(loaded.model, loaded.tokenizer, examples, args.task,
+                            max_length=int(card.get("max_length", 128)))
+    _write(out, {**metrics, "model": str(args.model), "data": str(args.data),
+                 "task": args.task})
+    print(f"wrote {out}: aspect F1 {metrics['aspect_f1']:.2f}, 4-way {metrics['acc_4way']:.2f}, "
+          f"3-way {metrics['acc_3way']:.2f}, binary {metrics['acc_binary']:.2f}")
+    return 0
+
+
+def run_aspect_heads(args) -> int:
+    from tqdm import tqdm
+
+    from analysis import absa, heads
+    from analysis.absa_data import attach_opinions, load_absa, read_aste
+    from analysis.models import load_model
+
+    out = _json_out(args.out)
+    card = None
+    try:
+        loaded, card = absa.load_checkpoint(args.model)
+    except InputError:
+        if Path(args.model).is_dir() and (Path(args.model) / absa.CARD_NAME).exists():
+            raise
+        loaded = load_model(args.model)
+    task = args.task or (card or {}).get("task", "qa_m")
+    order = (card or {}).get("pair_order") if card and card["task"] == task else None
+    ds = load_absa(args.data, skip_invalid=args.skip_invalid)
+    if args.opinions:
+        ds = attach_opinions(ds, read_aste(args.opinions))
+    bar = tqdm(total=1, unit="pair")
+
+    def progress(done, total):
+        bar.total = total
+        bar.update(1)
+
+    t0 = time.perf_counter()
+    disc = heads.discover(loaded, ds, task, order, max_sentences=args.max_sentences,
+                          progress=progress)
+    bar.close()
+    result = heads.to_json(disc, args.top_k)
+    result.update({"model": str(args.model), "data": str(args.data), "task": task,
+                   "seconds": round(time.perf_counter() - t0, 1)})
+    if args.causal:
+        if card is None:
+            raise InputError("--causal needs a fine-tuned checkpoint folder.")
+        examples = absa.build_examples(ds, task, order)
+        result["causal"] = {
+            kind: heads.causal_check(loaded.model, loaded.tokenizer, examples, task,
+                                     disc.ranked[kind], args.top_k, loaded.n_layers,
+                                     loaded.n_heads)
+            for kind in heads.KINDS if disc.ranked[kind]}
+    _write(out, result)
+    print(f"wrote {out} (layer/head 0-indexed)")
+    for kind in heads.KINDS:
+        top = disc.ranked[kind][:3]
+        if top:
+            desc = ", ".join(f"{r['layer']}-{r['head']} ({r['score']:.3f}, acc "
+                             f"{r['accuracy']:.2f})" for r in top)
+            print(f"  {kind} [{len(disc.hs.scores[kind])} pairs]: {desc}")
+    return 0

@@ -1,0 +1,118 @@
+"""Benchmark: fine-tune the default model on SemEval-2014 restaurants (sentence pairs, Sun et
+al. 2019) and evaluate on a held-out split made here (fixed seed).
+
+    nice python bench/bench_absa.py --task qa_m --epochs 4 --out /work/absa_ckpt
+
+Prints the paper's metrics next to two baselines measured in the same run on the same
+held-out split: the majority label per pair (always "none") and the model before fine-tuning
+(a randomly initialised classifier head on the frozen default encoder). Also prints training
+time per epoch and ratios of the fine-tuned metrics to the baselines. Checkpoints go outside
+the repository (never commit weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+
+
+def main(argv=None) -> int:
+    from analysis import absa
+    from analysis.absa_data import read_semeval14, split_dataset
+    from analysis.models import load_model
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--task", default="qa_m", choices=absa.TASKS)
+    p.add_argument("--epochs", type=float, default=4)
+    p.add_argument("--max-steps", type=int, default=None, help="cap (timing runs)")
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=24)
+    p.add_argument("--test-fraction", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data", default=str(DATA))
+    p.add_argument("--out", default="/work/absa_ckpt")
+    p.add_argument("--json", default=None, help="write the numbers here too")
+    args = p.parse_args(argv)
+
+    if not Path(args.data).exists():
+        print(f"skip: {args.data} not found")
+        return 0
+    ds = read_semeval14(args.data)
+    train, test = split_dataset(ds, args.test_fraction, seed=args.seed)
+    tr_ex = absa.build_examples(train, args.task)
+    te_ex = absa.build_examples(test, args.task)
+    print(f"SemEval-14 restaurants: {len(train)} train / {len(test)} held-out sentences "
+          f"-> {len(tr_ex)} / {len(te_ex)} pairs ({absa.TASK_NAMES[args.task]})", flush=True)
+
+    loaded = load_model("default")
+    # Baseline 1: majority label (none for every pair).
+    import numpy as np
+
+    gold_m = [absa.LABELS.index(te_ex[k].gold) for k in range(
+        0, len(te_ex), len(absa.LABELS) if absa.is_binary(args.task) else 1)]
+    major = np.zeros((len(gold_m), len(absa.LABELS)))
+    major[:, absa.NONE] = 1.0
+    major[:, 0] = 0.5  # polarity fallback: positive (the most frequent polarity)
+    base_major = absa.metrics_from_scores(gold_m, major)
+    # Baseline 2: untrained classifier head on the default encoder.
+    t = time.perf_counter()
+    untrained = absa.make_classifier(loaded, args.task, seed=args.seed)
+    base_untrained = absa.evaluate(untrained, loaded.tokenizer, te_ex, args.task,
+                                   max_length=args.max_length)
+    eval_s = time.perf_counter() - t
+    print(f"baseline evaluation of {len(te_ex)} pairs took {eval_s:.1f}s", flush=True)
+
+    last = [time.perf_counter()]
+
+    def progress(pr):
+        if pr.step % 50 == 0 or pr.step == pr.total_steps:
+            now = time.perf_counter()
+            print(f"step {pr.step}/{pr.total_steps} epoch {pr.epoch + 1} loss {pr.loss:.4f} "
+                  f"{pr.examples_per_s:.1f} ex/s ({now - last[0]:.1f}s since last)", flush=True)
+            last[0] = now
+
+    result = absa.fine_tune(loaded, tr_ex, args.task, epochs=args.epochs, lr=args.lr,
+                            batch_size=args.batch_size, max_length=args.max_length,
+                            seed=args.seed, max_steps=args.max_steps, progress=progress)
+    metrics = absa.evaluate(result.model, loaded.tokenizer, te_ex, args.task,
+                            max_length=args.max_length)
+    card = absa.make_card("default", args.task, absa.default_pair_order(args.task),
+                          f"{Path(args.data).name} (held-out {args.test_fraction:.0%}, seed "
+                          f"{args.seed})", args.seed, args.epochs, args.max_length, result,
+                          metrics, heldout_ids=list(test["id"]), lr=args.lr)
+    out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
+    steps = len(result.losses)
+    print(f"\ntrained {steps} steps in {result.seconds:.0f}s "
+          f"({result.seconds / max(steps, 1):.2f}s/step); per epoch: "
+          f"{', '.join(f'{s:.0f}s' for s in result.seconds_per_epoch)}; checkpoint {out}")
+    print(f"{'metric':<18}{'fine-tuned':>11}{'untrained':>11}{'majority':>10}{'x untr.':>9}"
+          f"{'paper':>8}")
+    paper = {"qa_m": (91.5, 85.2), "nli_m": (91.7, 85.1), "qa_b": (92.0, 85.9),
+             "nli_b": (91.9, 85.1)}[args.task]
+    for key in ("aspect_precision", "aspect_recall", "aspect_f1", "acc_4way", "acc_3way",
+                "acc_binary"):
+        ratio = metrics[key] / base_untrained[key] if base_untrained[key] else float("nan")
+        ref = {"aspect_f1": paper[0], "acc_4way": paper[1]}.get(key)
+        print(f"{key:<18}{metrics[key]:>11.2f}{base_untrained[key]:>11.2f}"
+              f"{base_major[key]:>10.2f}{ratio:>9.2f}{(f'{ref:.1f}' if ref else ''):>8}")
+    ok = metrics["aspect_f1"] >= 88.5 and metrics["acc_4way"] >= 82
+    print(f"target aspect F1 >= 88.5 and 4-way >= 82: {'reached' if ok else 'NOT reached'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "metrics": metrics, "untrained": base_untrained, "majority": base_major,
+            "seconds": result.seconds, "seconds_per_epoch": result.seconds_per_epoch,
+            "steps": steps}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
