@@ -1,0 +1,178 @@
+"""One real-browser test: the app in Debian Chromium (Playwright), the Attention page opened by a
+deep link whose text is an XSS probe; layer and head switched with the page's widgets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "tests" / "screenshots"
+XSS = "<img src=x onerror=alert(1)>"
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent): "
+                    "apt-get install chromium to run the browser test")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: "
+                        "pip install -r requirements-dev.txt to run the browser test")
+    port = _free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                out = proc.stdout.read().decode(errors="replace") if proc.poll() is not None else ""
+                pytest.fail(f"streamlit did not start on port {port}:\n{out[-2000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _wait_idle(page, timeout=120_000):
+    # a rerun starts shortly after an interaction; give it a moment, then wait for the end
+    page.wait_for_timeout(400)
+    page.wait_for_selector(IDLE, timeout=timeout)
+
+
+def _pick(page, label: str, option: str):
+    """Choose ``option`` in the page's selectbox labelled ``label``."""
+    box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text(label, exact=True))
+    box.first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    _wait_idle(page)
+
+
+def _query(page) -> dict:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def test_attention_page_in_chromium(server):
+    from playwright.sync_api import expect, sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    dialogs, errors = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1300})
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            link = "/attention?" + urlencode({"mode": "One text", "a": XSS,
+                                              "view": "Head view", "layer": 1})
+            page.goto(server + link)
+            _wait_idle(page)
+            view = page.locator(".av-head")  # Playwright's CSS pierces the open shadow root
+            expect(view).to_have_attribute("data-layer", "1", timeout=60_000)
+
+            # the probe is shown as text, token by token, in both columns, and never run
+            tokens = view.locator(".av-col-from .av-tok-text").all_text_contents()
+            assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+            assert "<" in tokens and ">" in tokens and "=" in tokens
+            joined = "".join(t[2:] if t.startswith("##") else t for t in tokens[1:-1])
+            assert joined == XSS.replace(" ", "")
+            assert view.locator(".av-col-to .av-tok-text").all_text_contents() == tokens
+            assert view.locator("img").count() == 0
+            assert page.locator("img[src='x']").count() == 0
+            assert not dialogs, f"a dialog fired: {dialogs}"
+
+            # lines are drawn for all 12 heads; hovering a query token keeps only its lines
+            all_heads = sorted({int(h) for h in view.locator(".av-lines path")
+                                .evaluate_all("ps => ps.map(p => p.dataset.head)")})
+            assert all_heads == list(range(1, 13))
+            n_all = view.locator(".av-lines path").evaluate_all(
+                "ps => ps.reduce((s, p) => s + p.getAttribute('d').split('M').length - 1, 0)")
+            view.locator(".av-col-from .av-tok").nth(2).hover()
+            n_one = view.locator(".av-lines path").evaluate_all(
+                "ps => ps.reduce((s, p) => s + p.getAttribute('d').split('M').length - 1, 0)")
+            assert 0 < n_one < n_all
+            starts = set(view.locator(".av-lines path").evaluate_all(
+                "ps => ps.flatMap(p => p.getAttribute('d').split('M').slice(1)"
+                ".map(s => s.split('L')[0]))"))
+            assert len(starts) == 1  # every line leaves the hovered token
+
+            # double-clicking a head's swatch isolates it
+            view.locator(".av-swatch[data-head='5']").dblclick()
+            expect(view).to_have_attribute("data-heads", "5")
+            page.mouse.move(5, 5)
+            heads_drawn = set(view.locator(".av-lines path").evaluate_all(
+                "ps => ps.map(p => p.dataset.head)"))
+            assert heads_drawn == {"5"}
+            _wait_idle(page)
+
+            # switch the layer with the page's widget: the view redraws that layer
+            _pick(page, "Layer", "3")
+            expect(view).to_have_attribute("data-layer", "3", timeout=60_000)
+            expect(view.locator(".av-title-main")).to_have_text("Layer 3")
+            assert _query(page)["layer"] == "3"
+            assert view.get_attribute("data-heads") == "5"  # the user's head choice is kept
+            view.screenshot(path=str(SHOTS / "attention_head_view.png"))
+            page.screenshot(path=str(SHOTS / "attention.png"), full_page=True)
+
+            # the model view: clicking layer 2, head 7 opens that head in the heatmap
+            page.get_by_test_id("stButtonGroup").get_by_text("Model view", exact=True).click()
+            _wait_idle(page)
+            cell = page.locator(".av-model .av-cell[data-layer='2'][data-head='7']")
+            expect(cell).to_be_visible(timeout=60_000)
+            assert page.locator(".av-model .av-cell").count() == 6 * 12
+            page.locator(".av-model").screenshot(path=str(SHOTS / "attention_model_view.png"))
+            cell.click()
+            _wait_idle(page)
+            for _ in range(60):
+                q = _query(page)
+                if q.get("view") == "Heatmap" and q.get("layer") == "2" and q.get("head") == "7":
+                    break
+                page.wait_for_timeout(500)
+            assert (q.get("view"), q.get("layer"), q.get("head")) == ("Heatmap", "2", "7"), q
+
+            # switch the head with the page's widget: the strongest links change with it
+            links = page.get_by_text("Strongest links:", exact=False)
+            expect(links).to_be_visible(timeout=60_000)
+            before = links.inner_text()
+            _pick(page, "Head", "4")
+            assert _query(page)["head"] == "4"
+            expect(links).not_to_have_text(before, timeout=60_000)
+            assert not dialogs and page.locator("img[src='x']").count() == 0
+            assert not errors, errors
+        finally:
+            browser.close()
