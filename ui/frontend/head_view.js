@@ -309,6 +309,7 @@ export default function (component) {
     if (visible.length === H) headsText = `all ${H} heads`;
     else if (visible.length === 0) headsText = "no heads";
     else if (visible.length === 1) headsText = `head ${visible[0] + 1}`;
+    else if (visible.length > 6) headsText = `${visible.length} of ${H} heads`;
     else headsText = `heads ${visible.map((h) => h + 1).join(", ")}`;
     title.replaceChildren(
       hEl("span", { class: "av-title-main" }, `Layer ${data.layer + 1}`),
@@ -346,19 +347,24 @@ export default function (component) {
 
   function exportSvg() {
     const visible = headList(st.visible);
-    const band = 34;
+    const heading = `Layer ${data.layer + 1}` +
+      (st.segment !== "All" ? ` \u00b7 ${SEGMENT_LABELS[st.segment]}` : "");
+    const x0 = pad + Math.ceil(textWidth(heading, `700 ${fontSize}px ${FONT_STACK}`)) + 16;
+    const step = 34;
+    const perRow = Math.max(1, Math.floor((width - x0 - pad) / step));
+    const legendRows = Math.max(1, Math.ceil(visible.length / perRow));
+    const band = 16 + 20 * legendRows;
     const w = width, h = height + band;
     const out = sEl("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}`, "font-family": FONT_STACK,
       "font-size": fontSize, style: "color:#262730" });
     out.appendChild(sEl("rect", { x: 0, y: 0, width: w, height: h, fill: "#ffffff" }));
-    out.appendChild(sEl("text", { x: pad, y: 20, "font-weight": 700, fill: "#262730" },
-      `Layer ${data.layer + 1}` + (st.segment !== "All" ? `  ${SEGMENT_LABELS[st.segment]}` : "")));
-    let x = pad + 90;
-    for (const hh of visible) {
-      out.appendChild(sEl("rect", { x, y: 9, width: 12, height: 12, rx: 2, fill: headColour(hh) }));
-      out.appendChild(sEl("text", { x: x + 15, y: 19.5, "font-size": 11, fill: "#262730" }, String(hh + 1)));
-      x += 36;
-    }
+    out.appendChild(sEl("text", { x: pad, y: 20, "font-weight": 700, fill: "#262730" }, heading));
+    visible.forEach((hh, k) => {
+      const x = x0 + (k % perRow) * step, y = 9 + 20 * Math.floor(k / perRow);
+      out.appendChild(sEl("rect", { x, y, width: 12, height: 12, rx: 2, fill: headColour(hh) }));
+      out.appendChild(sEl("text", { x: x + 15, y: y + 10.5, "font-size": 11, fill: "#262730" },
+        String(hh + 1)));
+    });
     const content = svg.cloneNode(true);
     content.removeAttribute("class");
     content.querySelectorAll(".av-bg").forEach((node) => node.remove());
