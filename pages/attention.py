@@ -11,7 +11,9 @@ from analysis.attention import AttentionResult, InputError, attention_for, level
 from analysis.neuron import NeuronViewUnavailable, neuron_view
 from analysis.views import head_view_payload, model_view_payload
 from ui.attention_view import head_view, model_view
-from ui.charts import attention_heatmap, label_expr, map_frame, vector_heatmap
+from ui.charts import (
+    attention_heatmap, csv_download, label_expr, layer_frame, map_frame, vector_heatmap,
+)
 from ui.export import chart_downloads
 from ui.html import esc
 from ui.sidebar import context
@@ -98,10 +100,15 @@ if view == "Head view":
                                 is_pair=enc.is_pair, top_k=top_k)
     st.subheader(f"Head view, layer {layer}")
     head_view(payload, key="head_view")
+    csv_download(lambda: layer_frame(labels, maps[l0], layer_offset=l0),
+                 f"attention_L{layer}_all_heads_{level}.csv", "headview-csv",
+                 "CSV of this layer")
 elif view == "Model view":
     st.subheader("Model view: every layer and head")
     st.caption("Click a map to open that head in the heatmap.")
     clicked = model_view(model_view_payload(maps), key="model_view")
+    csv_download(lambda: layer_frame(labels, maps), f"attention_all_layers_{level}.csv",
+                 "modelview-csv", "CSV of every head")
     if clicked is not None:
         st.session_state[_PENDING] = clicked
         st.rerun()

@@ -140,3 +140,22 @@ def test_long_input_truncated_and_thinned():
     payload = component_payload(at)
     assert payload["n"] == 512
     assert at.slider(key="topk").value == 5
+
+
+def test_layer_frame_is_the_long_form_of_the_maps():
+    from ui.charts import layer_frame
+
+    maps = np.arange(2 * 3 * 2 * 2, dtype=np.float32).reshape(2, 3, 2, 2)
+    df = layer_frame(["a", "b"], maps)
+    assert len(df) == 24
+    row = df[(df.layer == 2) & (df["head"] == 3) & (df.from_pos == 1) & (df.to_pos == 0)]
+    assert row["weight"].item() == maps[1, 2, 1, 0] and row["from"].item() == "b"
+    one = layer_frame(["a", "b"], maps[1], layer_offset=1)
+    assert set(one["layer"]) == {2} and len(one) == 12
+
+
+def test_head_and_model_views_offer_csv():
+    at = open_app()
+    assert "CSV of this layer" in [b.label for b in at.get("download_button")]
+    at = open_app(view="Model view")
+    assert "CSV of every head" in [b.label for b in at.get("download_button")]

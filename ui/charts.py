@@ -30,6 +30,31 @@ def map_frame(labels, matrix: np.ndarray, min_weight: float = 0.0) -> pd.DataFra
     return df.reset_index(drop=True)
 
 
+def layer_frame(labels, maps: np.ndarray, layer_offset: int = 0) -> pd.DataFrame:
+    """Long table of several heads' maps: [H, n, n] (one layer) or [L, H, n, n] (all layers).
+    Layers and heads are 1-indexed, as in the UI."""
+    maps = maps if maps.ndim == 4 else maps[None]
+    L, H, n, _ = maps.shape
+    l, h, i, j = np.meshgrid(np.arange(L), np.arange(H), np.arange(n), np.arange(n),
+                             indexing="ij")
+    labels = np.asarray(labels, dtype=object)
+    return pd.DataFrame({
+        "layer": l.ravel() + 1 + layer_offset, "head": h.ravel() + 1,
+        "from_pos": i.ravel(), "to_pos": j.ravel(),
+        "from": labels[i.ravel()], "to": labels[j.ravel()],
+        "weight": maps.ravel().astype(float),
+    })
+
+
+def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
+    """A CSV download whose table is built only when clicked."""
+    import streamlit as st
+
+    st.download_button(label, data=lambda: df_fn().to_csv(index=False).encode("utf-8"),
+                       file_name=file_name, mime="text/csv", key=key,
+                       icon=":material/table:", on_click="ignore")
+
+
 def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,
                       scheme: str = "blues", domain=None) -> alt.Chart:
     """One head's map; colour runs from 0 to the map's largest weight (shown in the legend)."""
@@ -64,6 +89,7 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
     df = pd.DataFrame({"row": r.ravel(), "dim": d.ravel(), "value": matrix.ravel().astype(float),
                        "token": [row_labels[k] for k in r.ravel()]})
     lim = float(np.abs(matrix).max()) or 1.0
+    dense = rows <= 60
     scale = (alt.Scale(scheme="redblue", domain=[-lim, lim], reverse=True) if diverging
              else alt.Scale(scheme="blues"))
     return (
@@ -72,9 +98,10 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
         .encode(
             x=alt.X("dim:O", title="dimension", axis=alt.Axis(labels=dims <= 64, ticks=False)),
             y=alt.Y("row:O", title=None, axis=alt.Axis(labelExpr=label_expr(row_labels),
-                                                       labelOverlap=False, labelLimit=140)),
+                                                       labelOverlap=not dense, labelLimit=140)),
             color=alt.Color("value:Q", scale=scale),
             tooltip=["token:N", "dim:Q", alt.Tooltip("value:Q", format=".4f")],
         )
-        .properties(width=min(12 * dims, 560), height=max(30, height_per_row * rows))
+        .properties(width=min(12 * dims, 560),
+                    height=max(30, height_per_row * rows if dense else min(4 * rows, 1200)))
     )
