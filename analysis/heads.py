@@ -167,7 +167,8 @@ def build_pairs(tokenizer, ds, task: str = "qa_m", pair_order: str | None = None
             terms = row["terms"]
             own = [t for t in terms if t["category"] == cat]
             other = [t for t in terms if t["category"] and t["category"] != cat]
-            label = gold[cat] if gold is not None else ("none" if not own else own[0]["polarity"])
+            # without sentence-level categories (e.g. ASTE) absence is unknown: no no-op pairs
+            label = gold[cat] if gold is not None else (own[0]["polarity"] if own else "unknown")
             sets = {}
             t_words = _spans_to_words([(t["start"], t["end"]) for t in own], spans)
             o_words = _spans_to_words([(o["start"], o["end"]) for t in own for o in t["opinions"]],
