@@ -7,7 +7,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 // 20 distinguishable head colours (12 heads in BERT-base / MiniLM, 16 in BERT-large).
 const HEAD_COLOURS = [
   "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-  "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a",
+  "#e377c2", "#7f7f7f", "#a8a41c", "#139fb0", "#393b79", "#ad494a",
   "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
   "#31a354", "#756bb1",
 ];

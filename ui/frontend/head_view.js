@@ -100,13 +100,15 @@ export default function (component) {
     while (cut.length > 1 && textWidth(cut + "\u2026", font) > MAX_LABEL) cut = cut.slice(0, -1);
     return cut + "\u2026";
   });
+  const shownW = shown.map((t) => textWidth(t, font));
   const headFont = `600 11px ${FONT_STACK}`;
   const labelW = Math.ceil(Math.max(
-    textWidth("QUERY (FROM)", headFont) * 1.08, ...shown.map((t) => textWidth(t, font)))) + 18;
+    textWidth("QUERY (FROM)", headFont) * 1.08, ...shownW)) + 18;
   const host = parentElement.host || parentElement;
   const avail = Math.max(360, (host.clientWidth || 720) - 8);
   const gap = Math.max(140, Math.min(300, avail - 2 * labelW - 24));
-  const pad = 10;
+  const numW = 40; // room for the weights shown beside a focused token's partners
+  const pad = 10 + numW;
   const width = pad * 2 + labelW * 2 + gap;
   const top = 30;
   const height = top + n * rowH + 8;
@@ -178,7 +180,7 @@ export default function (component) {
       segBox) : null,
     hEl("div", { class: "av-controls av-right" }, svgBtn, pngBtn));
 
-  let note = "Hover a token to show only its lines; click it to pin. Click a head colour to hide it, double-click to show it alone.";
+  let note = "Hover a token to show only its lines (with one head shown, also their weights); click it to pin. Click a head colour to hide it, double-click to show it alone.";
   if (data.encoding === "sparse" || data.top_k || data.threshold > 0) {
     const parts = [];
     if (data.top_k) parts.push(`the ${data.top_k} strongest keys of every query per head`);
@@ -201,6 +203,9 @@ export default function (component) {
     fill: "currentColor" }, "Key (to)"));
   const linesG = sEl("g", { class: "av-lines", fill: "none", "stroke-linecap": "round" });
   svg.appendChild(linesG);
+  const weightsG = sEl("g", { class: "av-weights", "font-size": Math.max(10, fontSize - 2),
+    "dominant-baseline": "central" });
+  svg.appendChild(weightsG);
 
   const tokNodes = { from: [], to: [] };
   for (const side of ["from", "to"]) {
@@ -281,6 +286,35 @@ export default function (component) {
       }
     }
     linesG.replaceChildren(...paths);
+    // one head and a focused token: its partners' weights as numbers
+    const nums = [];
+    if (f && visible.length === 1) {
+      const h = visible[0];
+      const other = f.side === "from" ? "to" : "from";
+      const anchor = other === "to" ? "start" : "end";
+      const add = (k, q) => {
+        if (q < 2) return; // below 0.01 after rounding
+        const x = other === "to" ? xR + 16 + shownW[k] : xL - 16 - shownW[k];
+        nums.push(sEl("text", { x, y: yOf(k), "text-anchor": anchor, fill: "currentColor",
+          "fill-opacity": 0.7, "font-weight": 600, "data-index": k }, (q / 255).toFixed(2)));
+      };
+      if (f.side === "from") {
+        const r = h * n + f.index;
+        for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
+          const j = edges.keys[e];
+          if (segmentAllows(st.segment, seg[f.index], seg[j])) add(j, edges.wts[e]);
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          if (!segmentAllows(st.segment, seg[i], seg[f.index])) continue;
+          const r = h * n + i;
+          for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
+            if (edges.keys[e] === f.index) { add(i, edges.wts[e]); break; }
+          }
+        }
+      }
+    }
+    weightsG.replaceChildren(...nums);
     for (const side of ["from", "to"]) {
       tokNodes[side].forEach((t, i) => {
         const active = sideAllows(st.segment, side, seg[i]);
