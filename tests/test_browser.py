@@ -95,7 +95,8 @@ def test_attention_page_in_chromium(server):
                   "--disable-component-update"],
         )
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1300})
+            page = browser.new_page(viewport={"width": 1400, "height": 1300},
+                                    accept_downloads=True)
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.on("pageerror", lambda e: errors.append(str(e)))
             link = "/attention?" + urlencode({"mode": "One text", "a": XSS,
@@ -148,6 +149,18 @@ def test_attention_page_in_chromium(server):
             assert view.get_attribute("data-heads") == "5"  # the user's head choice is kept
             view.screenshot(path=str(SHOTS / "attention_head_view.png"))
             page.screenshot(path=str(SHOTS / "attention.png"), full_page=True)
+
+            # downloads: the SVG keeps the probe as escaped text, the PNG is a PNG
+            with page.expect_download() as dl:
+                view.locator(".av-btn", has_text="SVG").click()
+            assert dl.value.suggested_filename == "head_view_layer3.svg"
+            svg = Path(dl.value.path()).read_text(encoding="utf-8")
+            assert svg.startswith("<?xml") and "<svg" in svg
+            assert ">&lt;</text>" in svg and "<img" not in svg
+            assert 'data-head="5"' in svg and 'data-head="4"' not in svg
+            with page.expect_download() as dl:
+                view.locator(".av-btn", has_text="PNG").click()
+            assert Path(dl.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
             # the model view: clicking layer 2, head 7 opens that head in the heatmap
             page.get_by_test_id("stButtonGroup").get_by_text("Model view", exact=True).click()
