@@ -121,6 +121,8 @@ export default function (component) {
     root = hEl("div", { class: "av-root av-head" });
     parentElement.appendChild(root);
   }
+  const oldBody = root.querySelector(".av-body");
+  const scroll = oldBody ? [oldBody.scrollTop, oldBody.scrollLeft] : null;
   root.replaceChildren();
 
   const title = hEl("div", { class: "av-title" });
@@ -248,6 +250,7 @@ export default function (component) {
     hEl("span", { class: "av-segkey", style: `--c:${SEG_COLOURS[0]}` }), "Segment A",
     hEl("span", { class: "av-segkey", style: `--c:${SEG_COLOURS[1]}` }), "Segment B") : null;
   root.append(toolbar, hint, body);
+  if (scroll) [body.scrollTop, body.scrollLeft] = scroll; // keep the place on a layer switch
   if (segLegend) root.appendChild(segLegend);
   root.setAttribute("data-layer", String(data.layer + 1));
   root.setAttribute("data-n", String(n));
