@@ -2,8 +2,11 @@
 
 BertViz is installed for this benchmark only (it is not in requirements.txt):
 
-    pip install --no-deps bertviz==1.4.1   # --no-deps: keeps the project's torch/transformers
+    pip install bertviz==1.4.1   # benchmark only; it keeps torch 2.13 (requires torch>=1.0)
     nice python bench/bench_payload.py [--tokens 128] [--layer 3]
+
+(If pip ever wants to replace torch, use ``pip install --no-deps bertviz==1.4.1`` and install
+its other dependencies, IPython, boto3, requests and regex, yourself.)
 
 Input: a real sentence pair from SemEval-2014 restaurants (``../shared/data``; a fixed review
 text is used when that folder is absent) trimmed to exactly ``--tokens`` tokens, run through the
@@ -102,7 +105,7 @@ def main(argv=None) -> int:
         from bertviz import head_view as bertviz_head_view
     except ImportError:
         bertviz_bytes = None
-        print("\nBertViz is not installed: pip install --no-deps bertviz==1.4.1 "
+        print("\nBertViz is not installed: pip install bertviz==1.4.1 "
               "(baseline below is the full float JSON of all layers instead)")
     else:
         html = bertviz_head_view(list(out.attentions), enc.tokens, b_start, html_action="return")
