@@ -71,7 +71,7 @@ if pending is not None:
     st.session_state["layer"], st.session_state["head"] = pending[0] + 1, pending[1] + 1
     st.session_state["view"] = "Heatmap"
 
-c1, c2, c3, c4, c5 = st.columns([3, 1, 1, 1.3, 1.3], vertical_alignment="bottom")
+c1, c2, c3, c4, c5 = st.columns([4.2, 1, 1, 1.4, 1.6], vertical_alignment="bottom")
 view = c1.segmented_control("View", VIEWS, default="Head view", key="view",
                             bind="query-params") or "Head view"
 layer = c2.selectbox("Layer", list(range(1, L + 1)), key="layer", bind="query-params")
