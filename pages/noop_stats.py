@@ -278,7 +278,12 @@ for note in corpus_notes(dataset):
     st.caption(note)
 
 fingerprint = corpus_fingerprint(dataset)
-stats = compute_stats(ctx.spec, fingerprint, len(dataset), batch_size, use_norms, loaded, dataset)
+try:
+    stats = compute_stats(ctx.spec, fingerprint, len(dataset), batch_size, use_norms, loaded,
+                          dataset)
+except DataError as exc:
+    st.error(str(exc), icon=":material/error:")
+    st.stop()
 for note in stats.notes + ([stats.norms_note] if stats.norms_note else []):
     st.warning(note, icon=":material/info:")
 

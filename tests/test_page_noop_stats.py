@@ -1,0 +1,123 @@
+"""AppTest of the No-op statistics page on the bundled sample corpus (capped small)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis.data import sample_corpus
+from analysis.stats import corpus_stats
+
+CAP = 20
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture
+def app(monkeypatch):
+    # ui.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run (AppTest resets
+    # PagesManager.uses_pages_directory each run), and that rerun drops the page chosen with
+    # switch_page; a real server only does it once. Keep it out of the test.
+    import ui.sidebar
+
+    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.session_state["noop_max"] = CAP
+    at.switch_page("pages/noop_stats.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def specs(at):
+    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def chart_data(at, title_part: str):
+    """The data frame behind the chart whose title contains ``title_part``."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    for c in at.get("vega_lite_chart"):
+        if title_part in json.dumps(json.loads(c.proto.spec).get("title")):
+            raws = [d.data.data for d in c.proto.datasets] or [c.proto.data.data]
+            frames = [convert_arrow_bytes_to_pandas_df(r) for r in raws]
+            return max(frames, key=len)  # layered charts: the per-head data, not the rules
+    raise AssertionError(f"no chart titled {title_part!r}")
+
+
+def test_page_on_sample_corpus(app, default_model):
+    at = app
+    assert [t.value for t in at.title] == ["No-op statistics"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Examples"] == str(CAP)
+    assert at.number_input(key="noop_max").value == CAP
+    ref = corpus_stats(default_model, sample_corpus(max_examples=CAP), norms=True)
+    assert metrics["Tokens"] == f"{ref.n_tokens:,}"
+
+    # the reading is computed from the numbers
+    text = at.markdown[0].value
+    assert "the main attention sink is [CLS], not [SEP]" in text
+    pct_cls = round(100 * ref.metrics["cls"].mean())
+    assert f"{pct_cls}% of attention goes to [CLS]" in text
+    assert f"against {ref.uniform_entropy:.2f} for uniform attention" in text
+
+    # charts: fig. 2, three heatmap grids, entropy, weight vs norm
+    charts = specs(at)
+    assert len(charts) == 6
+    titles = json.dumps([c.get("title") for c in charts])
+    for t in ("per layer (points: heads)", "Share of attention per head", "Entropy per head",
+              "Norm share per head", "uniform attention", "Weight vs norm"):
+        assert t in titles
+    fig2 = chart_data(at, "points: heads")
+    assert len(fig2) == 3 * 6 * 12
+    sep_l1h1 = fig2[(fig2["statistic"] == "sep") & (fig2["layer"] == 1) & (fig2["head"] == 1)]
+    assert sep_l1h1["value"].tolist() == [pytest.approx(ref.metrics["sep"][0, 0], abs=1e-6)]
+    norm = chart_data(at, "Weight vs norm")
+    assert len(norm) == 72
+    assert norm["norm share to [CLS]+[SEP]"].mean() == pytest.approx(
+        (ref.metrics["norm_cls"] + ref.metrics["norm_sep"]).mean(), abs=1e-6)
+
+    # tables: top no-op heads (with links to the Attention page) and positional heads
+    noop, pos = at.dataframe[0].value, at.dataframe[1].value
+    assert noop.shape[0] == 10
+    w = ref.metrics["cls"] + ref.metrics["sep"]
+    l, h = np.unravel_index(np.argmax(w), w.shape)
+    assert (noop.iloc[0]["layer"], noop.iloc[0]["head"]) == (l + 1, h + 1)
+    assert noop.iloc[0]["to [CLS]+[SEP]"] == pytest.approx(w[l, h], abs=1e-6)
+    assert f"layer={l + 1}" in noop.iloc[0]["open"] and f"head={h + 1}" in noop.iloc[0]["open"]
+    assert "kitchen" in noop.iloc[0]["open"]  # the corpus's first example
+    assert {"layer", "head", "direction", "share"} <= set(pos.columns)
+    assert (pos["share"] > 0.5).all() and pos.iloc[0]["direction"] == "previous"
+
+    # gradients: the embedded MiniLM has no LM head and no task head; the page says so
+    infos = " ".join(i.value for i in at.info)
+    assert "no trained masked-LM head" in infos
+    assert not at.error
+
+    # the JSON download and the CSV/PNG/SVG exports are there
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert sum(lbl == "CSV" for lbl in labels) == 6 and sum(lbl == "SVG" for lbl in labels) == 6
+    assert any("JSON" in lbl for lbl in labels)
+
+
+def test_page_pasted_corpus_and_bad_input(app):
+    at = app
+    at.button_group(key="noop_source").set_value("Paste")
+    at.run()
+    assert "Paste some sentences" in " ".join(i.value for i in at.info)
+    at.text_area(key="noop_paste").input("The soup was cold.\n\nThe staff, however, were kind.\tWe stayed.")
+    at.run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Examples"] == "2"
+    assert "Skipped 1 blank line(s)." in [c.value for c in at.caption]
+    assert "(2 examples)" in at.markdown[0].value
+    # pasted text with nothing the model can read: one clear message, no traceback
+    at.text_area(key="noop_paste").input("\u200b\u200b")
+    at.run()
+    assert not at.exception
+    assert "None of the examples has any token this model can read." in at.error[0].value
