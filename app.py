@@ -24,6 +24,7 @@ PAGES = [
             url_path="drift"),
     st.Page("pages/noop_stats.py", title="No-op statistics", icon=":material/bar_chart:",
             url_path="noop-stats"),
+    st.Page("pages/aspect_heads.py", title="Aspect heads", icon=":material/target:", url_path="aspect-heads"),
 ]
 
 nav = st.navigation(PAGES)

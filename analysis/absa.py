@@ -305,15 +305,17 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
               lr: float = 2e-5, warmup: float = 0.1, batch_size: int = 24, max_length: int = 128,
               seed: int = 0, max_steps: int | None = None,
               progress: Callable[[TrainProgress], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> FineTuneResult:
+              should_stop: Callable[[], bool] | None = None,
+              time_budget_s: float | None = None) -> FineTuneResult:
     """Fine-tune a copy of ``loaded.model`` as a pair classifier for ``task``.
 
     AdamW (weight decay 0.01, none on biases and LayerNorm), linear warmup over ``warmup``
     of the steps then linear decay, length-bucketed shuffled batches. ``epochs`` may be
-    fractional; ``max_steps`` caps the steps. ``progress`` is called after every step."""
+    fractional; ``max_steps`` caps the steps. ``progress`` is called after every step.
+    ``time_budget_s``: every 25 steps the planned number of steps is lowered to what fits in
+    the remaining time at the measured speed, and the warmup/decay schedule follows the new
+    plan, so training ends on time with the learning rate decayed to zero."""
     import torch
-    from transformers import get_linear_schedule_with_warmup
-
     if not examples:
         raise DataError("No training examples.")
     random.seed(seed)
@@ -337,15 +339,25 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
          "weight_decay": 0.0},
     ]
     opt = torch.optim.AdamW(params, lr=lr)
-    sched = get_linear_schedule_with_warmup(opt, int(warmup * total), total)
+    plan = {"total": total}
+
+    def lr_factor(k: int) -> float:
+        """Linear warmup over ``warmup`` of the planned steps, then linear decay to 0."""
+        n = plan["total"]
+        w = int(warmup * n)
+        if k < w:
+            return k / max(1, w)
+        return max(0.0, (n - k) / max(1, n - w))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor)
     model.train()
     losses, per_epoch = [], []
     t0 = time.perf_counter()
     step, epoch, seen = 0, 0, 0
-    while step < total:
+    while step < plan["total"]:
         te = time.perf_counter()
         for idx in bucketed_batches(lengths, batch_size, rng):
-            if step >= total or (should_stop and should_stop()):
+            if step >= plan["total"] or (should_stop and should_stop()):
                 break
             batch = _batch(tok, enc, idx)
             out = model(**batch, labels=labels[idx])
@@ -357,9 +369,13 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
             step += 1
             seen += len(idx)
             losses.append(float(out.loss.detach()))
+            el = time.perf_counter() - t0
+            if time_budget_s and step % 25 == 0:
+                fit = step + int(max(0.0, time_budget_s - el) / (el / step))
+                plan["total"] = max(step + 1, min(plan["total"], fit))
             if progress:
-                el = time.perf_counter() - t0
-                progress(TrainProgress(step, total, epoch, losses[-1], seen / el if el else 0.0))
+                progress(TrainProgress(step, plan["total"], epoch, losses[-1],
+                                       seen / el if el else 0.0))
         per_epoch.append(time.perf_counter() - te)
         epoch += 1
         if should_stop and should_stop():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -22,6 +23,29 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+
+
+def _deadline(hhmm):
+    """A should_stop callback that turns true after HH:MM UTC today (None: never)."""
+    if not hhmm:
+        return None
+    import datetime as dt
+
+    h, m = (int(x) for x in hhmm.split(":"))
+    now = dt.datetime.now(dt.timezone.utc)
+    end = now.replace(hour=h, minute=m, second=0, microsecond=0)
+    return lambda: dt.datetime.now(dt.timezone.utc) >= end
+
+
+def _budget(hhmm):
+    """Seconds from now until HH:MM UTC today (None: no budget)."""
+    if not hhmm:
+        return None
+    import datetime as dt
+
+    h, m = (int(x) for x in hhmm.split(":"))
+    now = dt.datetime.now(dt.timezone.utc)
+    return max(60.0, (now.replace(hour=h, minute=m, second=0, microsecond=0) - now).total_seconds())
 
 
 def main(argv=None) -> int:
@@ -41,6 +65,10 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--out", default="/work/absa_ckpt")
     p.add_argument("--json", default=None, help="write the numbers here too")
+    p.add_argument("--train-until", default=None,
+                   help="UTC time HH:MM: plan the steps (and the lr schedule) to end by then")
+    p.add_argument("--stop-at", default=None,
+                   help="UTC time HH:MM after which training stops early (then evaluates)")
     args = p.parse_args(argv)
 
     if not Path(args.data).exists():
@@ -82,7 +110,9 @@ def main(argv=None) -> int:
 
     result = absa.fine_tune(loaded, tr_ex, args.task, epochs=args.epochs, lr=args.lr,
                             batch_size=args.batch_size, max_length=args.max_length,
-                            seed=args.seed, max_steps=args.max_steps, progress=progress)
+                            seed=args.seed, max_steps=args.max_steps, progress=progress,
+                            should_stop=_deadline(args.stop_at),
+                            time_budget_s=_budget(args.train_until))
     metrics = absa.evaluate(result.model, loaded.tokenizer, te_ex, args.task,
                             max_length=args.max_length)
     card = absa.make_card("default", args.task, absa.default_pair_order(args.task),
@@ -91,6 +121,10 @@ def main(argv=None) -> int:
                           metrics, heldout_ids=list(test["id"]), lr=args.lr)
     out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
     steps = len(result.losses)
+    if args.max_steps is None and steps < math.ceil(len(tr_ex) / args.batch_size * args.epochs):
+        print(f"note: trained {steps} of the {math.ceil(len(tr_ex) / args.batch_size * args.epochs)}"
+              f" planned steps (time budget --train-until {args.train_until}, --stop-at "
+              f"{args.stop_at})")
     print(f"\ntrained {steps} steps in {result.seconds:.0f}s "
           f"({result.seconds / max(steps, 1):.2f}s/step); per epoch: "
           f"{', '.join(f'{s:.0f}s' for s in result.seconds_per_epoch)}; checkpoint {out}")

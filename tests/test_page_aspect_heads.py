@@ -1,0 +1,136 @@
+"""AppTest of the Aspect heads page with a small checkpoint made here (tiny BERT, the default
+model's tokenizer) and a two-step fine-tune of the sidebar model on the bundled sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def tiny_ckpt(tiny_model_dir, tmp_path_factory):
+    from analysis import absa as A
+    from analysis.absa_data import load_sample
+    from analysis.models import load_model
+
+    base_dir = tiny_model_dir("bert")
+    base = load_model(str(base_dir))
+    ex = A.build_examples(load_sample().select(range(8)), "qa_m")
+    res = A.fine_tune(base, ex, "qa_m", epochs=1, max_steps=2, batch_size=8, lr=1e-3)
+    card = A.make_card(str(base_dir), "qa_m", "review-aux", "sample[:8]", 0, 1, 128, res,
+                       {"aspect_f1": 40.0, "acc_4way": 50.0, "acc_3way": 55.0,
+                        "acc_binary": 60.0})
+    return A.save_checkpoint(res.model, base.tokenizer,
+                             tmp_path_factory.mktemp("ah") / "ckpt", card)
+
+
+@pytest.fixture(autouse=True)
+def _stay_on_page(monkeypatch):
+    """ui.sidebar.leave_legacy_navigation() reruns the first script run under AppTest, and the
+    rerun forgets a page whose url_path differs from its file name ('aspect-heads'); it only
+    matters for a real server, so it is switched off here."""
+    import ui.sidebar
+
+    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None)
+
+
+def open_page():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.switch_page("pages/aspect_heads.py")
+    at.run()
+    assert not at.exception
+    return at
+
+
+def chart_frames(at):
+    import pyarrow as pa
+
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        for ds in chart.proto.datasets:
+            out.append(pa.ipc.open_stream(ds.data.data).read_all().to_pandas())
+    return out
+
+
+def frame_with(at, column):
+    frames = [d.value for d in at.dataframe if column in list(d.value.columns)]
+    assert frames, column
+    return frames
+
+
+def test_page_starts_with_instructions():
+    at = open_page()
+    assert [t.value for t in at.title] == ["Aspect heads"]
+    assert "Fine-tune a model" in at.info[0].value
+    assert at.button(key="ah_train").label == "Fine-tune"
+    assert not at.error
+
+
+def test_bad_checkpoint_folder_is_one_message(tmp_path):
+    at = open_page()
+    at.radio(key="ah_source").set_value("Load a checkpoint folder")
+    at.run()
+    at.text_input(key="ah_folder").set_value(str(tmp_path))
+    at.button(key="ah_load").click()
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "is not an ABSA checkpoint" in at.error[0].value
+
+
+def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
+    at = open_page()
+    at.radio(key="ah_source").set_value("Load a checkpoint folder")
+    at.run()
+    at.text_input(key="ah_folder").set_value(str(tiny_ckpt))
+    at.button(key="ah_load").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.success[0].value.startswith("QA-M model on sample[:8] (2 layers × 4 heads")
+    metrics = {mm.label: mm.value for mm in at.metric}
+    assert metrics["aspect F1"] == "40.0" and metrics["binary acc."] == "60.0"
+    at.number_input(key="ah_max").set_value(6)
+    at.button(key="ah_find").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    tables = frame_with(at, "95% CI")
+    assert len(tables) == 4  # one ranked table per kind
+    for t in tables:
+        assert len(t) == 8 and list(t.columns[:3]) == ["layer", "head", "score"]
+        assert t["score"].is_monotonic_decreasing
+        assert set(t["layer"]) == {1, 2} and set(t["head"]) == {1, 2, 3, 4}  # 1-indexed
+        assert (t["change"] - (t["score"] - t["before"])).abs().max() < 1e-9
+        assert t["open"].str.contains("view=Head").all()
+    baselines = frame_with(at, "baseline")
+    assert len(baselines) == 4 and len(baselines[0]) == 4
+    grids = [f for f in chart_frames(at) if "model" in f.columns]
+    assert len(grids) == 4  # one before|after heatmap per kind
+    for g in grids:
+        assert sorted(g["model"].unique()) == ["after fine-tuning", "before fine-tuning"]
+        assert len(g) == 2 * 8
+    assert any("green outline" in c.value for c in at.caption)
+    assert any("base model head view" in mdn.value for mdn in at.markdown)
+    at.number_input(key="ah_k").set_value(2)
+    at.button(key="ah_causal_btn").click()
+    at.run()
+    assert not at.exception
+    causal = frame_with(at, "full model")[0]
+    assert list(causal["metric"]) == ["aspect F1", "4-way acc.", "3-way acc.", "binary acc."]
+    assert (causal["change (top)"] - (causal["top-2 masked"] - causal["full model"])).abs().max() \
+        < 1e-9
+
+
+def test_fine_tune_on_the_sample_two_steps():
+    at = open_page()
+    at.number_input(key="ah_epochs").set_value(0.01)  # ceil(0.01 * 40 steps) = 1 step
+    at.button(key="ah_train").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.success[0].value.startswith("QA-M model on bundled sample (6 layers × 12 heads")
+    metrics = {mm.label: mm.value for mm in at.metric}
+    assert set(metrics) == {"aspect F1", "4-way acc.", "3-way acc.", "binary acc."}
+    assert at.text_input(key="ah_save_to") is not None
