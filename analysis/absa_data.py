@@ -211,6 +211,8 @@ def read_semeval16(path, skip_invalid: bool = False):
     for s in sentences:
         sid = s.get("id", str(len(rows)))
         text = s.findtext("text") or ""
+        if (s.get("OutOfScope") or "").upper() == "TRUE":
+            continue  # not annotated
         terms, seen, by_cat = [], set(), {}
         for o in s.findall("./Opinions/Opinion"):
             cat = map_semeval16_category(o.get("category", ""))
@@ -332,6 +334,11 @@ def read_json(path, skip_invalid: bool = False):
                                         "end": o.get("end")} for o in t.get("opinions", [])]})
         cats = [{"category": c.get("category"), "polarity": c.get("polarity")}
                 for c in s.get("categories", [])]
+        if not terms and not cats:
+            if skip_invalid:
+                continue
+            raise DataError(f"{path.name}: sentence {s.get('id', i)} has no annotated aspects "
+                            "(no terms and no categories); annotate it or remove it.")
         rows.append({"id": str(s.get("id", i)), "text": s["text"], "terms": terms,
                      "categories": cats, "source": s.get("source", "json")})
     return to_dataset(rows, skip_invalid)

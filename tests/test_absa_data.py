@@ -143,6 +143,10 @@ def test_json_errors(tmp_path):
     bad["sentences"][0]["terms"][0]["category"] = "parking"
     with pytest.raises(DataError, match="unknown category 'parking'"):
         D.read_json(write(tmp_path, "b.json", json.dumps(bad)))
+    unannotated = {"sentences": [good["sentences"][0], {"id": "b", "text": "We went."}]}
+    with pytest.raises(DataError, match="sentence b has no annotated aspects"):
+        D.read_json(write(tmp_path, "u.json", json.dumps(unannotated)))
+    assert len(D.read_json(tmp_path / "u.json", skip_invalid=True)) == 1
     with pytest.raises(DataError, match="holds no sentences"):
         D.read_json(write(tmp_path, "e.json", '{"sentences": []}'))
     with pytest.raises(DataError, match="not valid JSON"):
@@ -188,7 +192,8 @@ def test_real_files(shared_data):
     with pytest.raises(DataError, match="offsets"):
         D.read_semeval16(path16)  # this copy holds some sentences with broken offsets
     se16 = D.read_semeval16(path16, skip_invalid=True)
-    assert len(se16) == 1900 and se16.info.description == "skipped 55 invalid sentence(s)"
+    # 57 OutOfScope sentences are not annotated and are left out
+    assert len(se16) == 1843 and se16.info.description == "skipped 55 invalid sentence(s)"
     aste = D.read_aste(shared_data / "aste_v2_14res" / "train_triplets.txt")
     assert len(aste) == 1266
     linked = D.attach_opinions(D.assign_single_category(se14), aste)
