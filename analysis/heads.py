@@ -164,7 +164,10 @@ def build_pairs(tokenizer, ds, task: str = "qa_m", pair_order: str | None = None
                 continue
             spans = {w: (s + shift, e + shift) for w, (s, e) in
                      review_word_spans(tokenizer, enc, review_first).items()}
-            terms = row["terms"]
+            # SemEval-14 terms carry no category: in a sentence with exactly one category
+            # they belong to it (DESIGN.md section 5); otherwise they stay unassigned
+            sole = row["categories"][0]["category"] if len(row["categories"]) == 1 else ""
+            terms = [{**t, "category": t["category"] or sole} for t in row["terms"]]
             own = [t for t in terms if t["category"] == cat]
             other = [t for t in terms if t["category"] and t["category"] != cat]
             # without sentence-level categories (e.g. ASTE) absence is unknown: no no-op pairs

@@ -49,8 +49,9 @@ def register(sub) -> None:
                                             "other aspect and [SEP] when absent")
     p.add_argument("--model", required=True, help="checkpoint folder (or any model spec)")
     p.add_argument("--data", required=True, help=DATA_HELP)
-    p.add_argument("--opinions", default=None,
-                   help="ASTE triplet file whose opinion words are linked to the data's terms")
+    p.add_argument("--opinions", nargs="+", default=None, metavar="ASTE_FILE",
+                   help="ASTE triplet file(s) whose opinion words are linked to the data's "
+                        "terms (same sentence text up to whitespace)")
     p.add_argument("--task", choices=TASKS, default=None,
                    help="auxiliary-sentence format (default: the checkpoint's, else qa_m)")
     p.add_argument("--top-k", type=int, default=10, help="heads per kind in the output")
@@ -149,8 +150,8 @@ def run_aspect_heads(args) -> int:
     task = args.task or (card or {}).get("task", "qa_m")
     order = (card or {}).get("pair_order") if card and card["task"] == task else None
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
-    if args.opinions:
-        ds = attach_opinions(ds, read_aste(args.opinions))
+    for path in args.opinions or []:
+        ds = attach_opinions(ds, read_aste(path))
     bar = tqdm(total=1, unit="pair")
 
     def progress(done, total):
