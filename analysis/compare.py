@@ -214,6 +214,14 @@ def pattern_shares(types: np.ndarray) -> dict[str, float]:
     return {name: float((types == k).sum() / total) for k, name in enumerate(PATTERN_TYPES)}
 
 
+def pattern_transitions(types_before: np.ndarray, types_after: np.ndarray) -> np.ndarray:
+    """[5, 5] counts of maps of type i before and type j after (same example and head)."""
+    k = len(PATTERN_TYPES)
+    out = np.zeros((k, k), dtype=np.int64)
+    np.add.at(out, (np.asarray(types_before).ravel(), np.asarray(types_after).ravel()), 1)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Batched versions (torch), one padded batch at a time
 

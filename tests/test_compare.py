@@ -235,6 +235,8 @@ def test_pattern_features_hand_made_maps():
         "vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous"]
     shares = C.pattern_shares(types)
     assert shares == {name: pytest.approx(0.2) for name in C.PATTERN_TYPES}
+    moved = C.pattern_transitions(types, np.roll(types, 1))  # each map moves to the previous type
+    assert moved.sum() == 5 and moved[0, 4] == 1 and moved[1, 0] == 1 and np.trace(moved) == 0
 
 
 def test_pattern_thresholds_are_the_rules():

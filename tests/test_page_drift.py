@@ -1,0 +1,116 @@
+"""AppTest of the Fine-tuning drift page: the default model vs a small fine-tuned copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis import compare as C
+
+from test_compare import make_finetuned_copy
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def finetuned(tmp_path_factory):
+    return str(make_finetuned_copy(tmp_path_factory.mktemp("ft-page") / "model"))
+
+
+def chart_frames(at):
+    """The data frames behind the page's Altair charts."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        for ds in chart.proto.datasets:
+            out.append(pa.ipc.open_stream(ds.data.data).read_all().to_pandas())
+    return out
+
+
+def _frame(at, column):
+    """The dataframe on the page that has ``column``."""
+    frames = [d.value for d in at.dataframe if column in list(d.value.columns)]
+    assert len(frames) == 1, column
+    return frames[0]
+
+
+def _open_page():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.switch_page("pages/drift.py")
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_drift_page_without_after_model_explains_how_to_get_one():
+    at = _open_page()
+    assert [t.value for t in at.title] == ["Fine-tuning drift"]
+    info = " ".join(i.value for i in at.info)
+    assert "Aspect heads" in info and "python -m analysis finetune" in info
+    assert not at.error
+
+
+def test_drift_page_compares_default_with_finetuned_copy(finetuned):
+    at = _open_page()
+    at.number_input(key="drift_max").set_value(12)
+    at.text_input(key="drift_after").set_value(finetuned)
+    at.run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.success and at.success[0].value.startswith("Most changed head: layer ")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Examples"] == "12"
+    assert 0.0 < float(metrics["Mean head cosine"]) < 1.0
+    # tables: the 10 most changed examples of the picked head, RSA/CKA per layer incl. embeddings
+    low = _frame(at, "attention page (before)")
+    assert len(low) == 10 and (np.diff(low["cosine"].to_numpy()) >= 0).all()
+    rep = _frame(at, "CKA")
+    assert rep.shape == (7, 3) and list(rep["layer"]) == list(range(7))
+    assert ((rep["CKA"] > 0) & (rep["CKA"] <= 1 + 1e-9)).all()
+    assert ((rep["RSA"] > 0) & (rep["RSA"] <= 1 + 1e-9)).all()
+    assert rep["CKA"].iloc[-1] < 1.0  # fine-tuning moved the top layer
+    moves = _frame(at, "block")
+    assert moves.shape == (5, 6) and int(moves[list(C.PATTERN_TYPES)].to_numpy().sum()) == 12 * 6 * 12
+    frames = chart_frames(at)
+    assert len(frames) >= 9
+    grid = [f for f in frames if "cosine" in f.columns and "head" in f.columns]
+    assert grid and len(grid[0]) == 6 * 12
+    # the heatmap shows the library's numbers for the same corpus and models
+    from analysis.data import sample_corpus
+
+    before, after = C.load_pair("default", finetuned)
+    ref = C.compare_models(before, after, C.corpus_from_dataset(
+        before.tokenizer, sample_corpus(max_examples=12), max_examples=12)).cosine
+    g = grid[0].sort_values(["layer", "head"])
+    np.testing.assert_allclose(g["cosine"].to_numpy().reshape(6, 12), ref, atol=1e-6)
+    subheaders = [s.value for s in at.subheader]
+    for expected in ("Per-head cosine similarity, before vs after", "One head",
+                     "Layerwise representation similarity", "No-op drift",
+                     "Pattern types (Kovaleva et al. 2019)", "Split by label and by prediction"):
+        assert expected in subheaders
+    # the sample corpus has no labels: said plainly
+    assert any("no label column" in i.value for i in at.info)
+    # picking another head and moving a threshold re-renders without recomputing errors
+    at.selectbox(key="drift_layer").set_value(1)
+    at.selectbox(key="drift_head").set_value(1)
+    at.slider(key="drift_t_vertical").set_value(0.2)
+    at.run()
+    assert not at.exception
+    assert "Head 1-1" in " ".join(c.value for c in at.caption)
+
+
+def test_drift_page_missing_folder_and_identical_models(tmp_path):
+    at = _open_page()
+    at.number_input(key="drift_max").set_value(4)
+    at.text_input(key="drift_after").set_value(str(tmp_path / "nowhere"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and at.error[0].value.startswith("After model: The folder")
+    at.text_input(key="drift_after").set_value("default")
+    at.run()
+    assert not at.exception and not at.error
+    assert any("identical weights" in i.value for i in at.info)
