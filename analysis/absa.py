@@ -249,6 +249,7 @@ def make_classifier(loaded, task: str, seed: int = 0):
     state = {k: v.detach().clone() for k, v in src_base.state_dict().items()}
     missing, unexpected = base.load_state_dict(state, strict=False)
     bad = [k for k in missing if not k.startswith("pooler")]
+    unexpected = [k for k in unexpected if not k.startswith("pooler")]  # RoBERTa heads: none
     if bad or unexpected:
         raise InputError(f"{loaded.spec}: the encoder weights do not fit a classifier "
                          f"({len(bad)} missing, {len(unexpected)} unexpected).")

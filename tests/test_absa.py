@@ -250,3 +250,18 @@ def test_cli_finetune_evaluate(tiny_model_dir, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: Sentence 0: unknown category 'parking'") and "\n" not in err
     assert not (tmp_path / "z").exists()
+
+
+@pytest.mark.parametrize("arch", ["roberta", "distilbert", "electra"])
+def test_other_encoders_fine_tune_and_mask_heads(tiny_model_dir, arch):
+    from analysis.models import load_model
+
+    loaded = load_model(str(tiny_model_dir(arch)))
+    ex = A.build_examples(load_sample().select(range(2)), "nli_m")
+    res = A.fine_tune(loaded, ex, "nli_m", epochs=2, batch_size=len(ex), lr=1e-3)
+    assert res.losses[1] < res.losses[0]
+    mask = np.ones((loaded.n_layers, loaded.n_heads))
+    mask[0, 0] = 0
+    full = A.predict_probs(res.model, loaded.tokenizer, ex)
+    masked = A.predict_probs(res.model, loaded.tokenizer, ex, head_mask=mask)
+    assert np.abs(full - masked).max() > 1e-7
