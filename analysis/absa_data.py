@@ -420,7 +420,9 @@ def attach_opinions(base, aste):
                     t["opinions"] = [{"word": row["text"][s:e], "start": s, "end": e}
                                      for s, e in (o for o in ops if o)]
         rows.append(row)
-    return to_dataset(rows)
+    out = to_dataset(rows)
+    out.info.description = base.info.description
+    return out
 
 
 def assign_single_category(ds):

@@ -48,12 +48,20 @@ def fail(exc: BaseException) -> None:
              icon=":material/error:")
 
 
-def _saved_upload(upload) -> Path:
-    """Uploaded bytes -> a temporary file with the same suffix (readers sniff the format)."""
-    folder = Path(tempfile.mkdtemp(prefix="absa-upload-"))
-    path = folder / Path(upload.name).name
-    path.write_bytes(upload.getvalue())
-    return path
+@st.cache_data(max_entries=4, show_spinner="Reading the data...")
+def read_uploads(name: str, data: bytes, skip: bool, op_name: str | None,
+                 op_data: bytes | None):
+    """Uploaded reviews (+ optional ASTE opinions) -> Dataset; the bytes go to a temporary
+    folder (the readers sniff the format from the file) that is removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="absa-upload-") as tmp:
+        path = Path(tmp) / Path(name).name
+        path.write_bytes(data)
+        ds = load_absa(path, skip_invalid=skip)
+        if op_name is not None:
+            op_path = Path(tmp) / ("opinions-" + Path(op_name).name)
+            op_path.write_bytes(op_data)
+            ds = attach_opinions(ds, read_aste(op_path))
+        return ds
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,11 +196,11 @@ try:
         skip = st.checkbox("Skip sentences whose offsets do not match their text",
                            key="ah_skip")
         if up is not None:
-            ds = load_absa(_saved_upload(up), skip_invalid=skip)
+            ds = read_uploads(up.name, up.getvalue(), skip,
+                              up_op.name if up_op is not None else None,
+                              up_op.getvalue() if up_op is not None else None)
             if ds.info.description:
                 st.caption(f"{up.name}: {ds.info.description}.")
-            if up_op is not None:
-                ds = attach_opinions(ds, read_aste(_saved_upload(up_op)))
 except (DataError, InputError, UnicodeDecodeError, FileNotFoundError) as exc:
     fail(exc)
     ds = None
