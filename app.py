@@ -17,14 +17,18 @@ st.html(
     "</style>"
 )
 
+# Each url_path equals its file's stem: a server's first request is looked up by file name
+# (Streamlit's legacy pages-folder mode, left at once by ui.sidebar), so a shared deep link to
+# any page works even as the very first visit.
 PAGES = [
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
             url_path="attention", default=True),
+    st.Page("pages/noop_stats.py", title="No-op statistics", icon=":material/bar_chart:",
+            url_path="noop_stats"),
+    st.Page("pages/aspect_heads.py", title="Aspect heads", icon=":material/target:",
+            url_path="aspect_heads"),
     st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
             url_path="drift"),
-    st.Page("pages/noop_stats.py", title="No-op statistics", icon=":material/bar_chart:",
-            url_path="noop-stats"),
-    st.Page("pages/aspect_heads.py", title="Aspect heads", icon=":material/target:", url_path="aspect-heads"),
 ]
 
 nav = st.navigation(PAGES)
