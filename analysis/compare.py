@@ -240,36 +240,54 @@ def _batch_masks(encodings: Sequence[Encoding]):
     return lengths, valid, special, segments
 
 
-def batch_head_cosine(att_before, att_after, valid) -> "torch.Tensor":
-    """Per-example per-head cosine for one layer: [B,H,T,T] x2, valid [B,T] -> [B,H]."""
+class BatchMasks:
+    """Masks of one padded batch, built once and shared by every layer and both models."""
+
+    def __init__(self, valid, special, segments):
+        import torch
+
+        f = torch.float32
+        self.valid = valid  # [B,T] bool
+        self.n = valid.sum(-1).to(f)  # [B] real tokens
+        pair = valid[:, :, None] & valid[:, None, :]
+        self.pair = pair[:, None].to(f)  # [B,1,T,T] real (query, key) cells
+        self.special = (special & valid).to(f)[:, None, :, None]  # [B,1,T,1] special keys
+        same = (segments[:, :, None] == segments[:, None, :]) & ~special[:, None, :] & pair
+        same = same.to(f)
+        self.uniform = (same / same.sum(-1, keepdim=True).clamp_min(1.0))[:, None]  # [B,1,T,T]
+
+
+def _cosine(am, bm) -> "torch.Tensor":
+    """Cosine of masked maps [B,H,T,T] (padding cells already zero) -> [B,H]."""
     import torch
 
-    pair = (valid[:, :, None] & valid[:, None, :])[:, None].to(att_before.dtype)
-    a = att_before * pair
-    b = att_after * pair
-    dot = (a * b).sum((-1, -2))
-    denom = torch.sqrt((a * a).sum((-1, -2)) * (b * b).sum((-1, -2)))
+    fa, fb = am.flatten(2), bm.flatten(2)
+    dot = torch.linalg.vecdot(fa, fb)
+    denom = torch.linalg.vector_norm(fa, dim=-1) * torch.linalg.vector_norm(fb, dim=-1)
     return torch.where(denom > 0, dot / denom.clamp_min(1e-30), torch.zeros_like(dot))
+
+
+def _features(am, masks: BatchMasks) -> "torch.Tensor":
+    """Pattern features of masked maps [B,H,T,T] (padding cells already zero) -> [B,H,3]."""
+    import torch
+
+    n = masks.n[:, None]
+    vertical = (am @ masks.special).sum((-1, -2)) / n
+    diagonal = sum(torch.diagonal(am, k, -2, -1).sum(-1) for k in (-1, 0, 1)) / n
+    tv = (am - masks.uniform).abs_().sum((-1, -2))  # padding rows: 0 - 0
+    return torch.stack([vertical, diagonal, 1.0 - 0.5 * tv / n], dim=-1)
+
+
+def batch_head_cosine(att_before, att_after, valid) -> "torch.Tensor":
+    """Per-example per-head cosine for one layer: [B,H,T,T] x2, valid [B,T] -> [B,H]."""
+    pair = (valid[:, :, None] & valid[:, None, :])[:, None].to(att_before.dtype)
+    return _cosine(att_before * pair, att_after * pair)
 
 
 def batch_pattern_features(att, valid, special, segments) -> "torch.Tensor":
     """Pattern features for one layer: att [B,H,T,T] -> [B,H,3] (see pattern_features)."""
-    import torch
-
-    t = att.shape[-1]
-    lengths = valid.sum(-1).to(att.dtype)  # [B]
-    pair = valid[:, :, None] & valid[:, None, :]
-    a = att * pair[:, None].to(att.dtype)
-    vertical = (a * special[:, None, None, :].to(att.dtype)).sum((-1, -2)) / lengths[:, None]
-    idx = torch.arange(t)
-    band = ((idx[:, None] - idx[None, :]).abs() <= 1).to(att.dtype)
-    diagonal = (a * band).sum((-1, -2)) / lengths[:, None]
-    uniform = ((segments[:, :, None] == segments[:, None, :]) & ~special[:, None, :] & pair)
-    uniform = uniform.to(att.dtype)
-    uniform = uniform / uniform.sum(-1, keepdim=True).clamp_min(1.0)
-    tv = 0.5 * (a - uniform[:, None]).abs().sum(-1)  # [B,H,T]
-    tv = (tv * valid[:, None, :].to(att.dtype)).sum(-1) / lengths[:, None]
-    return torch.stack([vertical, diagonal, 1.0 - tv], dim=-1)
+    masks = BatchMasks(valid, special, segments)
+    return _features(att.float() * masks.pair, masks)
 
 
 def batch_rsa(hid_before, hid_after, valid) -> "torch.Tensor":
@@ -588,11 +606,13 @@ def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batc
             out_b = forward(before.model, before.tokenizer, group, hidden_states=True)
             out_a = forward(after.model, before.tokenizer, group, hidden_states=True)
             rows = torch.as_tensor(idx)
+            masks = BatchMasks(valid, special, segments)
             for l in range(L):
-                ab, aa = out_b.attentions[l].float(), out_a.attentions[l].float()
-                cosine[rows, l] = batch_head_cosine(ab, aa, valid).numpy()
-                feats_b[rows, l] = batch_pattern_features(ab, valid, special, segments).numpy()
-                feats_a[rows, l] = batch_pattern_features(aa, valid, special, segments).numpy()
+                am = out_b.attentions[l].float() * masks.pair
+                bm = out_a.attentions[l].float() * masks.pair
+                cosine[rows, l] = _cosine(am, bm).numpy()
+                feats_b[rows, l] = _features(am, masks).numpy()
+                feats_a[rows, l] = _features(bm, masks).numpy()
             for l in range(L + 1):
                 hb, ha = out_b.hidden_states[l].float(), out_a.hidden_states[l].float()
                 rsa_ex[rows, l] = batch_rsa(hb, ha, valid).numpy()
@@ -638,6 +658,18 @@ def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batc
         identical=identical_weights(before, after), labels=labels, predictions=preds,
         label_note=label_note, notices=notices,
     )
+
+
+def checkpoint_stamp(spec: str) -> str:
+    """Modification time of a local checkpoint folder's files ('' for hub ids and the default),
+    so that caches keyed by spec notice a folder that was trained again."""
+    from pathlib import Path
+
+    path = Path(str(spec)).expanduser()
+    if not path.is_dir():
+        return ""
+    times = [f.stat().st_mtime_ns for f in path.iterdir() if f.is_file()]
+    return str(max(times)) if times else ""
 
 
 def load_pair(before_spec: str, after_spec: str,

@@ -31,8 +31,8 @@ def after_model(spec: str):
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def run_compare(before_spec: str, after_spec: str, corpus_key: str, max_examples: int,
-                _before, _after, _dataset):
+def run_compare(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str,
+                max_examples: int, _before, _after, _dataset):
     corpus = C.corpus_from_dataset(_before.tokenizer, _dataset, max_length=_before.max_length,
                                    max_examples=max_examples)
     return C.compare_models(_before, _after, corpus, batch_size=BATCH_SIZE)
@@ -56,10 +56,18 @@ def grid_chart(df: pd.DataFrame, value: str, title: str, scale: alt.Scale, fmt: 
         x=alt.X("head:O", title="head"), y=alt.Y("layer:O", title="layer"),
         color=alt.Color(f"{value}:Q", scale=scale, title=value),
         tooltip=["layer:O", "head:O", alt.Tooltip(f"{value}:Q", format=fmt)],
-    ).properties(width=34 * df["head"].nunique(), height=30 * df["layer"].nunique())
+    ).properties(width=40 * df["head"].nunique() + 130, height=34 * df["layer"].nunique() + 90)
     if select:
         chart = chart.add_params(alt.selection_point(name="pick", fields=["layer", "head"]))
     return chart
+
+
+def map_chart(labels, matrix: np.ndarray, title: str, size: int, **kw) -> alt.Chart:
+    """Token-level heatmap of one map; the chart's box leaves room for labels and legend
+    (Streamlit fits the whole chart, axes included, into the given size)."""
+    width = max(len(str(l)) for l in labels) * 6 + 90
+    return attention_heatmap(map_frame(labels, matrix), labels, title, size=size, **kw
+                             ).properties(width=size + width, height=size + width - 50)
 
 
 def diverging(values: np.ndarray) -> alt.Scale:
@@ -164,7 +172,9 @@ for note in corpus_notes(dataset):
 key = corpus_fingerprint(dataset) + ("-labels" if "label" in dataset.column_names else "")
 try:
     with st.spinner(f"Running both models on {min(len(dataset), max_examples)} examples..."):
-        result = run_compare(before.spec, after.spec, key, max_examples, before, after, dataset)
+        result = run_compare(before.spec, after.spec,
+                             (C.checkpoint_stamp(before.spec), C.checkpoint_stamp(after.spec)),
+                             key, max_examples, before, after, dataset)
 except (DataError, InputError) as exc:
     st.error(str(exc).splitlines()[0], icon=":material/error:")
     st.stop()
@@ -185,8 +195,8 @@ m[0].metric("Examples", result.n_examples)
 m[1].metric("Tokens", int(result.n_tokens.sum()))
 m[2].metric("Mean head cosine", f"{cos.mean():.3f}")
 lo = np.unravel_index(int(np.argmin(cos)), cos.shape)
-m[3].metric("Most changed head", f"{lo[0] + 1}-{lo[1] + 1}", f"{cos[lo]:.3f}",
-            delta_color="off")
+m[3].metric("Most changed head", f"{lo[0] + 1}-{lo[1] + 1}", f"cosine {cos[lo]:.3f}",
+            delta_color="off", delta_arrow="off")
 m[4].metric("RSA / CKA, last layer", f"{result.rsa[-1]:.3f} / {result.cka[-1]:.3f}")
 
 tab_heads, tab_layers, tab_noop, tab_patterns, tab_labels = st.tabs(
@@ -203,7 +213,7 @@ with tab_heads:
     chart_cos = grid_chart(df_cos, "cosine", "Cosine similarity per head",
                            alt.Scale(scheme="viridis", domain=[lo_val, 1.0]), select=True)
     st.altair_chart(chart_cos, key="drift_cos_chart", on_select=on_pick,
-                    selection_mode="pick")
+                    selection_mode="pick", width="content")
     chart_downloads(chart_cos, "drift_cosine", key="dl-drift-cos", df=df_cos)
 
     df_layer = pd.DataFrame({"layer": np.arange(1, L + 1), "mean cosine": cos.mean(1),
@@ -250,26 +260,26 @@ with tab_heads:
 
     choice = st.selectbox(
         "Example (most changed first)", order[: min(len(order), 200)].tolist(),
-        format_func=lambda i: f"{per_ex[i]:.3f}  {result.texts[i][:90]}", key="drift_example")
+        format_func=lambda i: f"{per_ex[i]:.3f}  {result.texts[i][:90]}",
+        key=f"drift_example_{layer}_{head}")
     enc, mb, ma = maps_of(before.spec, after.spec, result.texts[choice], result.pairs[choice],
                           before, after)
     labels = list(enc.tokens)
     a_b, a_a = mb[layer - 1, head - 1], ma[layer - 1, head - 1]
-    size = int(min(420, max(220, 14 * len(labels))))
+    size = int(min(280, max(180, 10 * len(labels))))
+    lim = float(np.abs(a_a - a_b).max() or 1e-6)
     charts = [
-        attention_heatmap(map_frame(labels, a_b), labels, "before", size=size),
-        attention_heatmap(map_frame(labels, a_a), labels, "after", size=size),
-        attention_heatmap(map_frame(labels, a_a - a_b), labels, "after - before", size=size,
-                          scheme="redblue",
-                          domain=(-float(np.abs(a_a - a_b).max() or 1e-6),
-                                  float(np.abs(a_a - a_b).max() or 1e-6))),
+        map_chart(labels, a_b, "before", size),
+        map_chart(labels, a_a, "after", size),
+        map_chart(labels, a_a - a_b, "after - before", size, scheme="redblue",
+                  domain=(-lim, lim)),
     ]
     st.caption(f"Example {choice}, head {layer}-{head}: cosine "
                f"{C.head_cosine(a_b[None, None], a_a[None, None])[0, 0]:.4f}.")
     cols = st.columns(3)
     for col, chart, name in zip(cols, charts, ("before", "after", "difference")):
         with col:
-            st.altair_chart(chart)
+            st.altair_chart(chart, width="content")
             chart_downloads(chart, f"drift_{name}_{layer}_{head}", key=f"dl-drift-map-{name}")
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +315,7 @@ with tab_noop:
     df_delta["before"] = result.noop_before[kind].ravel()
     df_delta["after"] = result.noop_after[kind].ravel()
     chart_delta = grid_chart(df_delta, "change", f"Change in {KINDS[kind]}", diverging(delta))
-    st.altair_chart(chart_delta)
+    st.altair_chart(chart_delta, width="content")
     chart_downloads(chart_delta, f"drift_noop_{kind}", key="dl-drift-noop", df=df_delta)
     df_nl = pd.DataFrame({
         "layer": np.tile(np.arange(1, L + 1), 2),
@@ -343,7 +353,7 @@ with tab_patterns:
                              "share": [sb[t] for t in C.PATTERN_TYPES] + [sa[t] for t in
                                                                           C.PATTERN_TYPES]})
     chart_share = alt.Chart(df_share, title="Share of maps per type").mark_bar().encode(
-        x=alt.X("type:N", sort=list(C.PATTERN_TYPES), title=None),
+        x=alt.X("type:N", sort=list(C.PATTERN_TYPES), title=None, axis=alt.Axis(labelAngle=0)),
         xOffset=alt.XOffset("model:N", sort=["before", "after"]),
         y=alt.Y("share:Q", axis=alt.Axis(format="%")), color=alt.Color("model:N",
                                                                         sort=["before", "after"]),
@@ -373,9 +383,8 @@ with tab_patterns:
             mat = (gb if which == "before" else ga)[li, hi]
             v, d, b = feats[ex, li, hi]
             with cols[k % 3]:
-                st.altair_chart(attention_heatmap(
-                    map_frame(enc_g.tokens, mat), enc_g.tokens,
-                    f"ex {ex}, head {li + 1}-{hi + 1}", size=220))
+                st.altair_chart(map_chart(enc_g.tokens, mat, f"ex {ex}, head {li + 1}-{hi + 1}",
+                                          200), width="content")
                 st.caption(f"vertical {v:.2f} · diagonal {d:.2f} · block {b:.2f}")
 
 # ---------------------------------------------------------------------------------------------

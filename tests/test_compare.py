@@ -354,6 +354,16 @@ def test_different_tokenizer_and_shape_are_refused(base):
         C.check_compatible(base, smaller)
 
 
+def test_checkpoint_stamp_changes_when_a_folder_is_written_again(tmp_path):
+    assert C.checkpoint_stamp("default") == "" and C.checkpoint_stamp(str(tmp_path / "x")) == ""
+    (tmp_path / "config.json").write_text("{}")
+    first = C.checkpoint_stamp(str(tmp_path))
+    import os
+
+    os.utime(tmp_path / "config.json", ns=(1, int(first) + 10**9))
+    assert first and C.checkpoint_stamp(str(tmp_path)) == str(int(first) + 10**9)
+
+
 def test_missing_folder_and_empty_corpus(base, tmp_path):
     with pytest.raises(ModelLoadError, match=r"^After model: The folder .* does not exist\."):
         C.load_pair("default", str(tmp_path / "nowhere"))

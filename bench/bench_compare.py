@@ -1,0 +1,116 @@
+"""Benchmark: before/after comparison pipeline vs a plain per-example loop.
+
+Corpus: the first 1,000 sentences of SemEval-2014 restaurants train (../shared/data).
+"After": the default model with the queries of a few heads perturbed, saved to a temp folder
+and loaded back like any fine-tuned checkpoint.
+
+- pipeline: ``analysis.compare.compare_models`` - both models on the same length-sorted
+  batches, every measure (per-head cosine, RSA, CKA, no-op statistics, pattern features)
+  accumulated per batch.
+- baseline: for each example, one forward of each model and the per-head cosine of the
+  cropped maps (``head_cosine``): the same cosine map and nothing else.
+
+Prints examples/s of both, the ratio, and the max abs difference of the per-example cosine
+maps (must be <= 1e-4). Run with ``nice python bench/bench_compare.py [--n 1000]``. Runs go
+pipeline, loop, pipeline; the pipeline's time is the mean of its two runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from analysis import compare as C  # noqa: E402
+from analysis.attention import forward, stack_attentions  # noqa: E402
+from analysis.data import read_corpus  # noqa: E402
+from analysis.models import load_model  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+
+
+def perturbed_copy(base, folder: Path) -> str:
+    """Save the default model with the queries of three heads (layers 4-6) scaled."""
+    model = copy.deepcopy(base.model)
+    dh = model.config.hidden_size // base.n_heads
+    with torch.no_grad():
+        for layer, head, scale in ((3, 1, 1.5), (4, 7, 2.0), (5, 2, 3.0)):
+            model.encoder.layer[layer].attention.self.query.weight[head * dh:(head + 1) * dh] *= scale
+    model.save_pretrained(folder)
+    base.tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def plain_loop(before, after, encodings) -> np.ndarray:
+    out = np.zeros((len(encodings), before.n_layers, before.n_heads))
+    for i, enc in enumerate(encodings):
+        mb = stack_attentions(forward(before.model, before.tokenizer, [enc]), 0, enc.n_tokens)
+        ma = stack_attentions(forward(after.model, after.tokenizer, [enc]), 0, enc.n_tokens)
+        out[i] = C.head_cosine(mb, ma)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=32)
+    args = parser.parse_args()
+    if not DATA.is_file():
+        print(f"skip: {DATA} not found")
+        return 0
+    base = load_model("default")
+    with tempfile.TemporaryDirectory() as tmp:
+        before, after = C.load_pair("default", perturbed_copy(base, Path(tmp) / "after"))
+        ds = read_corpus(DATA, max_examples=args.n)
+        corpus = C.corpus_from_dataset(before.tokenizer, ds, max_examples=args.n)
+        n = len(corpus.encodings)
+        n_tok = sum(e.n_tokens for e in corpus.encodings)
+        print(f"{n} SemEval-2014 sentences, {n_tok} tokens (mean {n_tok / n:.1f}), "
+              f"torch threads {torch.get_num_threads()}")
+        # warm-up
+        C.compare_models(before, after, C.Corpus(corpus.encodings[:8], list(range(8))))
+        plain_loop(before, after, corpus.encodings[:8])
+
+        # pipeline, loop, pipeline: the pipeline's time is the mean of the runs around the
+        # loop, so that load from other processes on a shared machine hits both alike.
+        t_pipe = []
+        t0 = time.perf_counter()
+        result = C.compare_models(before, after, corpus, batch_size=args.batch_size)
+        t_pipe.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ref = plain_loop(before, after, corpus.encodings)
+        t_loop = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        C.compare_models(before, after, corpus, batch_size=args.batch_size)
+        t_pipe.append(time.perf_counter() - t0)
+        print(f"runs (s): pipeline {t_pipe[0]:.1f}, loop {t_loop:.1f}, pipeline {t_pipe[1]:.1f}")
+        t_pipe = sum(t_pipe) / 2
+
+    diff = float(np.abs(result.cosine_examples - ref).max())
+    print(f"pipeline (all measures, batch {args.batch_size}): {t_pipe:7.1f} s  "
+          f"{n / t_pipe:7.1f} examples/s")
+    print(f"plain per-example loop (cosine only):  {t_loop:7.1f} s  {n / t_loop:7.1f} examples/s")
+    print(f"ratio pipeline / loop: {t_loop / t_pipe:.2f}x   max abs diff of per-example cosine "
+          f"maps: {diff:.2e} ({'ok' if diff <= 1e-4 else 'FAIL'} <= 1e-4)")
+    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    cos = result.cosine
+    low = np.dstack(np.unravel_index(np.argsort(cos, axis=None)[:3], cos.shape))[0]
+    print("most changed heads (layer-head, 1-indexed): " +
+          ", ".join(f"{l + 1}-{h + 1} {cos[l, h]:.3f}" for l, h in low))
+    print(f"RSA per layer: {np.round(result.rsa, 4).tolist()}")
+    print(f"CKA per layer: {np.round(result.cka, 4).tolist()}")
+    return 0 if diff <= 1e-4 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
