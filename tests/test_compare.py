@@ -354,6 +354,28 @@ def test_different_tokenizer_and_shape_are_refused(base):
         C.check_compatible(base, smaller)
 
 
+def make_two_layer_folder(folder: Path) -> Path:
+    """A randomly initialised 2-layer BERT with the default tokenizer (a different shape)."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=2,
+                        num_attention_heads=12, intermediate_size=512)
+    folder.mkdir(parents=True, exist_ok=True)
+    BertModel(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
+    return folder
+
+
+def test_folder_of_another_shape_is_refused_plainly(tmp_path):
+    folder = make_two_layer_folder(tmp_path / "small")
+    with pytest.raises(C.CompareError) as info:
+        C.load_pair("default", str(folder))
+    assert str(info.value) == (
+        "The models have different shapes: before has 6 layers x 12 heads, after has 2 layers "
+        "x 12 heads; heads can only be compared between checkpoints of one architecture.")
+
+
 def test_checkpoint_stamp_changes_when_a_folder_is_written_again(tmp_path):
     assert C.checkpoint_stamp("default") == "" and C.checkpoint_stamp(str(tmp_path / "x")) == ""
     (tmp_path / "config.json").write_text("{}")

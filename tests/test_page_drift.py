@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis import compare as C
 
-from test_compare import make_finetuned_copy
+from test_compare import make_finetuned_copy, make_two_layer_folder
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -110,6 +110,11 @@ def test_drift_page_missing_folder_and_identical_models(tmp_path):
     at.run()
     assert not at.exception
     assert len(at.error) == 1 and at.error[0].value.startswith("After model: The folder")
+    at.text_input(key="drift_after").set_value(str(make_two_layer_folder(tmp_path / "small")))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and at.error[0].value.startswith(
+        "The models have different shapes: before has 6 layers x 12 heads, after has 2 layers")
     at.text_input(key="drift_after").set_value("default")
     at.run()
     assert not at.exception and not at.error
