@@ -637,7 +637,11 @@ def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batc
                       "predictions cannot be told apart; the split is by gold label only.")
         preds = None
     elif labels is not None and head and names:
-        if not ({str(x) for x in labels} & set(names.values())):
+        gold = {str(x) for x in labels}
+        by_id = {str(v): str(k) for k, v in names.items()}
+        if not (gold & set(names.values())) and gold <= {str(k) for k in names}:
+            preds = [by_id.get(str(p), str(p)) for p in preds]  # the data holds label ids
+        elif not (gold & set(names.values())):
             label_note = (f"The after-model's labels ({', '.join(sorted(set(names.values())))}) "
                           "do not match the data's labels, so correct vs wrong cannot be shown.")
             preds = None

@@ -336,6 +336,16 @@ def test_finetuned_checkpoint_with_head_splits_by_label_and_prediction(base, cor
     assert correct.tolist() == [p == g for p, g in zip(res.predictions, LABELS)]
     assert set(groups["prediction"]) == {k for k, m in (("correct", correct),
                                                         ("wrong", ~correct)) if m.any()}
+    # gold labels given as the classifier's ids (0 = negative, 1 = positive) work too
+    ids = C.encode_corpus(before.tokenizer, SENTENCES, labels=[
+        str(after.model.config.label2id[lab]) for lab in LABELS])
+    res_ids = C.compare_models(before, after, ids, batch_size=3)
+    assert res_ids.correct.tolist() == correct.tolist()
+    # labels the classifier does not know: said plainly, split by gold label only
+    odd = C.encode_corpus(before.tokenizer, SENTENCES, labels=["x", "y"] * 3)
+    res_odd = C.compare_models(before, after, odd, batch_size=3)
+    assert res_odd.correct is None and "do not match the data's labels" in res_odd.label_note
+    assert set(res_odd.groups()) == {"label"}
 
 
 # ---------------------------------------------------------------------------------------------
