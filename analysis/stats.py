@@ -315,16 +315,39 @@ def encode_corpus(loaded, dataset, max_examples=None):
     return encs, skipped
 
 
-def corpus_stats(loaded, dataset, batch_size: int = 16, max_examples: int | None = None,
+def budget_batches(lengths: Sequence[int], batch_size: int, per_token_pair: int,
+                   max_batch_mb: float = 256.0) -> list[list[int]]:
+    """Length-sorted batches (longest first) of at most ``batch_size`` examples whose padded
+    attention maps (``per_token_pair`` bytes per query-key pair, all layers and heads) fit in
+    ``max_batch_mb``; a single example always forms a batch."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    budget = max_batch_mb * 2 ** 20
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        n_max = lengths[cur[0]] if cur else lengths[i]
+        if cur and (len(cur) >= batch_size or (len(cur) + 1) * n_max * n_max * per_token_pair
+                    > budget):
+            batches.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def corpus_stats(loaded, dataset, batch_size: int = 64, max_examples: int | None = None,
                  progress: Callable[[int, int], None] | None = None,
-                 punct: Sequence[str] = PUNCT, norms: bool = True) -> CorpusStats:
+                 punct: Sequence[str] = PUNCT, norms: bool = True,
+                 max_batch_mb: float = 256.0) -> CorpusStats:
     """Stream a corpus (a Dataset with ``text`` / ``text_pair``) through the model and return
-    per-head means. Batches are length-sorted; per batch the statistics are computed on the
-    padded tensors and added to running sums, so memory does not grow with the corpus.
-    ``progress(done, total)`` is called after every batch."""
+    per-head means. Batches are length-sorted (at most ``batch_size`` examples, and no more
+    than ``max_batch_mb`` of attention maps, so long inputs get smaller batches); per batch the
+    statistics are computed on the padded tensors and added to running sums, so memory does not
+    grow with the corpus. ``progress(done, total)`` is called after every batch."""
     import torch
 
-    from analysis.attention import _collate, length_sorted_batches
+    from analysis.attention import _collate
 
     t0 = time.perf_counter()
     encs, skipped = encode_corpus(loaded, dataset, max_examples)
@@ -345,7 +368,8 @@ def corpus_stats(loaded, dataset, batch_size: int = 16, max_examples: int | None
         if hooks is not None:
             hooks.__enter__()
         try:
-            for idx in length_sorted_batches([e.n_tokens for e in encs], bs):
+            per_pair = 4 * L * H * (3 if norms else 2)  # maps + one temporary per layer
+            for idx in budget_batches([e.n_tokens for e in encs], bs, per_pair, max_batch_mb):
                 group = [encs[i] for i in idx]
                 batch = _collate(tok, group, device)
                 out = model(**batch, output_attentions=True)

@@ -210,8 +210,9 @@ st.session_state.setdefault("noop_max", DEFAULT_CAP)
 cap = int(c2.number_input("Examples (at most)", min_value=1, max_value=20000, step=50,
                           key="noop_max",
                           help="Only the first N examples are used; more takes longer."))
-batch_size = int(c3.selectbox("Batch size", [8, 16, 32, 64], index=2, key="noop_batch",
-                              help="Examples per forward pass (sorted by length)."))
+batch_size = int(c3.selectbox("Batch size", [16, 32, 64, 128], index=2, key="noop_batch",
+                              help="At most this many examples per forward pass (sorted by "
+                                   "length; long inputs get smaller batches)."))
 o1, o2, o3 = st.columns([1.2, 1.2, 1.6], vertical_alignment="bottom")
 use_norms = o1.toggle("Attention norms", value=True, key="noop_norms",
                       help="Kobayashi et al. 2020: ||A[i,j] f(x_j)||, f = value projection then "

@@ -362,3 +362,15 @@ def test_cli_stats_bad_input(tmp_path, capsys):
         assert main(["stats", *args]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and expect in err and "\n" not in err
+
+
+def test_budget_batches_sorted_capped_and_memory_bounded():
+    from analysis.stats import budget_batches
+
+    lengths = [5, 50, 7, 50, 6, 400, 8]
+    mb = 6000 / 2 ** 20  # a budget of 6000 query-key pairs (1 byte each)
+    b = budget_batches(lengths, batch_size=3, per_token_pair=1, max_batch_mb=mb)
+    # longest first; 400^2 alone exceeds the budget but still runs; 2 x 50^2 fits, 3 x 50^2
+    # does not; the short ones stop at batch_size
+    assert b == [[5], [1, 3], [6, 2, 4], [0]]
+    assert budget_batches(lengths, 3, 1, max_batch_mb=1.0) == [[5, 1, 3], [6, 2, 4], [0]]

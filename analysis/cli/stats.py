@@ -23,7 +23,8 @@ def register(sub) -> None:
     p.add_argument("--model", default=DEFAULT_SPEC,
                    help="'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder")
     p.add_argument("--max-examples", type=int, default=None, help="use at most N examples")
-    p.add_argument("--batch-size", type=int, default=16, help="examples per forward (16)")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="at most N examples per forward (64; long inputs get fewer)")
     p.add_argument("--text-column", default="text", help="text column for .csv/.jsonl")
     p.add_argument("--pair-column", default=None, help="optional pair column for .csv/.jsonl")
     p.add_argument("--out", required=True, help="output .json file")
