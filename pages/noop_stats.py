@@ -28,6 +28,8 @@ PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
 CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
 CAT_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,", "other tokens"],
                        range=["#d62728", "#1f77b4", "#2ca02c", "#7f7f7f"])
+FIG2_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,"],
+                        range=["#d62728", "#1f77b4", "#2ca02c"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,7 +105,7 @@ def figure2(stats) -> tuple[alt.Chart, pd.DataFrame]:
     df["to"] = df["statistic"].map(CAT_LABEL)
     base = alt.Chart(df).encode(
         x=alt.X("layer:O", title="layer"),
-        color=alt.Color("to:N", title="attention to", scale=CAT_COLORS),
+        color=alt.Color("to:N", title="attention to", scale=FIG2_COLORS),
     )
     points = base.mark_circle(size=28, opacity=0.45).encode(
         y=alt.Y("value:Q", title="average attention", scale=alt.Scale(domain=[0, 1])),
@@ -155,12 +157,12 @@ def gradient_chart(grads) -> tuple[alt.Chart, pd.DataFrame]:
     rows = []
     for cat, m in grads.per_head.items():
         for l, v in enumerate(m.mean(axis=1)):
-            rows.append({"to": CAT_LABEL[cat], "layer": l + 1, "mean |dL/dA|": float(v)})
+            rows.append({"to": CAT_LABEL[cat], "layer": l + 1, "mean_abs_grad": float(v)})
     df = pd.DataFrame(rows)
     chart = alt.Chart(df).mark_line(point=True, strokeWidth=2.5).encode(
-        x="layer:O", y=alt.Y("mean |dL/dA|:Q", title="mean |dL/dA|"),
+        x="layer:O", y=alt.Y("mean_abs_grad:Q", title="mean |dL/dA|"),
         color=alt.Color("to:N", title="attention to", scale=CAT_COLORS),
-        tooltip=["to", "layer", alt.Tooltip("mean |dL/dA|:Q", format=".3e")],
+        tooltip=["to", "layer", alt.Tooltip("mean_abs_grad:Q", title="mean |dL/dA|", format=".3e")],
     ).properties(height=300, title="Gradient of the loss with respect to attention weights")
     return chart, df
 
@@ -168,18 +170,20 @@ def gradient_chart(grads) -> tuple[alt.Chart, pd.DataFrame]:
 def norm_chart(stats) -> tuple[alt.Chart, pd.DataFrame]:
     w = stats.metrics["cls"] + stats.metrics["sep"]
     n = stats.metrics["norm_cls"] + stats.metrics["norm_sep"]
-    rows = [{"layer": l + 1, "head": h + 1, "weight to [CLS]+[SEP]": float(w[l, h]),
-             "norm share to [CLS]+[SEP]": float(n[l, h])}
+    # field names without brackets: Vega-Lite reads "[...]" in a field name as a nested access
+    rows = [{"layer": l + 1, "head": h + 1, "weight": float(w[l, h]), "norm_share": float(n[l, h])}
             for l in range(w.shape[0]) for h in range(w.shape[1])]
     df = pd.DataFrame(rows)
     diag = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0, 1]})).mark_line(
         strokeDash=[4, 4], color="#999").encode(x="x:Q", y="y:Q")
     pts = alt.Chart(df).mark_circle(size=60, opacity=0.75).encode(
-        x=alt.X("weight to [CLS]+[SEP]:Q", scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("norm share to [CLS]+[SEP]:Q", scale=alt.Scale(domain=[0, 1])),
+        x=alt.X("weight:Q", title="attention weight on [CLS]+[SEP]",
+                scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("norm_share:Q", title="share of ||A f(x)|| on [CLS]+[SEP]",
+                scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("layer:O", scale=alt.Scale(scheme="viridis")),
-        tooltip=["layer", "head", alt.Tooltip("weight to [CLS]+[SEP]:Q", format=".3f"),
-                 alt.Tooltip("norm share to [CLS]+[SEP]:Q", format=".3f")],
+        tooltip=["layer", "head", alt.Tooltip("weight:Q", title="weight", format=".3f"),
+                 alt.Tooltip("norm_share:Q", title="norm share", format=".3f")],
     )
     chart = (diag + pts).properties(
         height=360, width=420,

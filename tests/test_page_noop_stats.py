@@ -78,7 +78,7 @@ def test_page_on_sample_corpus(app, default_model):
     assert sep_l1h1["value"].tolist() == [pytest.approx(ref.metrics["sep"][0, 0], abs=1e-6)]
     norm = chart_data(at, "Weight vs norm")
     assert len(norm) == 72
-    assert norm["norm share to [CLS]+[SEP]"].mean() == pytest.approx(
+    assert norm["norm_share"].mean() == pytest.approx(
         (ref.metrics["norm_cls"] + ref.metrics["norm_sep"]).mean(), abs=1e-6)
 
     # tables: top no-op heads (with links to the Attention page) and positional heads
