@@ -224,8 +224,9 @@ use_norms = o1.toggle("Attention norms", value=True, key="noop_norms",
 use_grads = o2.toggle("Gradient importance", value=True, key="noop_grads",
                       help="Clark et al. fig. 3: mean |dL/dA| per key category, with the "
                            "model's own loss.")
-n_grad = int(o3.number_input("Examples for gradients", min_value=1, max_value=2000, value=32,
-                             step=16, key="noop_ngrad", disabled=not use_grads))
+st.session_state.setdefault("noop_ngrad", 32)
+n_grad = int(o3.number_input("Examples for gradients", min_value=1, max_value=2000, step=16,
+                             key="noop_ngrad", disabled=not use_grads))
 
 dataset = None
 try:

@@ -121,3 +121,39 @@ def test_page_pasted_corpus_and_bad_input(app):
     at.run()
     assert not at.exception
     assert "None of the examples has any token this model can read." in at.error[0].value
+
+
+def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
+    """A checkpoint that ships a masked-LM head gets the gradient chart, from its own loss."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    import ui.sidebar
+    from analysis.models import default_model_path
+    from ui.links import SOURCE_FOLDER
+
+    tok = AutoTokenizer.from_pretrained(default_model_path())
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=3,
+                     num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
+    BertForMaskedLM(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    at = AppTest.from_file(APP, default_timeout=240)
+    # the shared sidebar's model picker (URL-bound): a local folder
+    at.query_params["src"] = SOURCE_FOLDER
+    at.query_params["model"] = str(tmp_path)
+    at.run()
+    at.session_state["noop_max"] = CAP
+    at.session_state["noop_ngrad"] = 6
+    at.switch_page("pages/noop_stats.py")
+    at.run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["Examples"] == str(CAP)
+    assert any("masked-language-model loss" in c.value for c in at.caption)
+    grad = chart_data(at, "Gradient of the loss")
+    assert sorted(grad["to"].unique()) == sorted(["[CLS]", "[SEP]", ". and ,", "other tokens"])
+    assert sorted(grad["layer"].unique()) == [1, 2, 3]
+    assert (grad["mean_abs_grad"] > 0).all()
+    fig2 = chart_data(at, "points: heads")
+    assert len(fig2) == 3 * 3 * 4  # three statistics x 3 layers x 4 heads
