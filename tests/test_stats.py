@@ -374,3 +374,18 @@ def test_budget_batches_sorted_capped_and_memory_bounded():
     # does not; the short ones stop at batch_size
     assert b == [[5], [1, 3], [6, 2, 4], [0]]
     assert budget_batches(lengths, 3, 1, max_batch_mb=1.0) == [[5, 1, 3], [6, 2, 4], [0]]
+
+
+@pytest.mark.parametrize("arch,has_norms", [("roberta", True), ("distilbert", True),
+                                            ("albert", False)])
+def test_other_architectures_batch_equals_loop(tiny_model_dir, arch, has_norms):
+    from analysis.models import load_model
+
+    lm = load_model(str(tiny_model_dir(arch)))
+    ds = read_pasted("The soup was cold, sadly.\nIs it open?\tYes, on Sundays.\nOk.")
+    st = corpus_stats(lm, ds, batch_size=2)
+    ref = corpus_stats_loop(lm, ds)
+    for k, v in ref.items():
+        assert np.abs(st.metrics[k] - v).max() < 1e-5, k
+    assert ("norm_sep" in st.metrics) is has_norms
+    assert (st.norms_note is None) is has_norms
