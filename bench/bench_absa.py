@@ -65,6 +65,9 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--out", default="/work/absa_ckpt")
     p.add_argument("--json", default=None, help="write the numbers here too")
+    p.add_argument("--init", default=None,
+                   help="continue from this checkpoint (a second stage with a fresh schedule) "
+                        "instead of the default model")
     p.add_argument("--train-until", default=None,
                    help="UTC time HH:MM: plan the steps (and the lr schedule) to end by then")
     p.add_argument("--stop-at", default=None,
@@ -108,7 +111,12 @@ def main(argv=None) -> int:
                   f"{pr.examples_per_s:.1f} ex/s ({now - last[0]:.1f}s since last)", flush=True)
             last[0] = now
 
-    result = absa.fine_tune(loaded, tr_ex, args.task, epochs=args.epochs, lr=args.lr,
+    start = loaded
+    if args.init:
+        start, init_card = absa.load_checkpoint(args.init, task=args.task)
+        print(f"continuing from {args.init} ({init_card['n_train_pairs']} pairs, "
+              f"{init_card.get('train_seconds')}s before)", flush=True)
+    result = absa.fine_tune(start, tr_ex, args.task, epochs=args.epochs, lr=args.lr,
                             batch_size=args.batch_size, max_length=args.max_length,
                             seed=args.seed, max_steps=args.max_steps, progress=progress,
                             should_stop=_deadline(args.stop_at),
@@ -118,7 +126,8 @@ def main(argv=None) -> int:
     card = absa.make_card("default", args.task, absa.default_pair_order(args.task),
                           f"{Path(args.data).name} (held-out {args.test_fraction:.0%}, seed "
                           f"{args.seed})", args.seed, args.epochs, args.max_length, result,
-                          metrics, heldout_ids=list(test["id"]), lr=args.lr)
+                          metrics, heldout_ids=list(test["id"]), lr=args.lr,
+                          init=args.init)
     out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
     steps = len(result.losses)
     if args.max_steps is None and steps < math.ceil(len(tr_ex) / args.batch_size * args.epochs):
