@@ -185,10 +185,13 @@ class ValueNormHooks:
         for (vmod, omod), v in zip(self.pairs, self.values):
             B, N, D = v.shape
             dh = D // n_heads
-            vh = v.float().reshape(B, N, n_heads, dh)  # [B, N, H, dh]
-            wo = omod.weight.detach().float().reshape(omod.weight.shape[0], n_heads, dh)
-            f = torch.einsum("bnhd,ohd->bhno", vh, wo)  # [B, H, N, D_out]
-            out.append(torch.linalg.vector_norm(f, dim=-1))  # [B, H, N]
+            vh = v.double().reshape(B, N, n_heads, dh)  # [B, N, H, dh]
+            wo = omod.weight.detach().double().reshape(omod.weight.shape[0], n_heads, dh)
+            # ||v W_O^h||^2 = v^T (W_O^h^T W_O^h) v: a dh x dh Gram matrix per head instead of
+            # materialising f (B x H x N x D_out)
+            gram = torch.einsum("ohd,ohe->hde", wo, wo)  # [H, dh, dh]
+            sq = torch.einsum("bnhd,hde,bnhe->bhn", vh, gram, vh).clamp_min(0.0)
+            out.append(sq.sqrt().float())  # [B, H, N]
         return out
 
 
