@@ -130,7 +130,7 @@ elif view == "Neuron view":
                    f"{nv.max_abs_diff:.1e}.")
         tok_labels = [f"{i + 1}: {t}" for i, t in enumerate(enc.tokens)]
         st.altair_chart(vector_heatmap(nv.query[None, :], [enc.tokens[nv.query_index]],
-                                       "query vector q"))
+                                       "query vector q"), width="content")
         ka, kb = st.columns(2)
         ka.altair_chart(vector_heatmap(nv.keys, tok_labels, "key vectors k_j"))
         kb.altair_chart(vector_heatmap(nv.products, tok_labels, "q x k_j (elementwise)"))

@@ -79,6 +79,16 @@ def _pick(page, label: str, option: str):
     _wait_idle(page)
 
 
+def _saturated_pixels(png: bytes) -> int:
+    """Pixels of a screenshot that are clearly coloured (chart marks, not grey text/axes)."""
+    import io
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    return sum(1 for r, g, b in img.getdata() if max(r, g, b) - min(r, g, b) > 60)
+
+
 def _query(page) -> dict:
     return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
 
@@ -99,7 +109,7 @@ def test_attention_page_in_chromium(server):
                                     accept_downloads=True)
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
             page.on("pageerror", lambda e: errors.append(str(e)))
-            link = "/attention?" + urlencode({"mode": "One text", "a": XSS,
+            link = "/?" + urlencode({"mode": "One text", "a": XSS,
                                               "view": "Head view", "layer": 1})
             page.goto(server + link)
             _wait_idle(page)
@@ -116,6 +126,8 @@ def test_attention_page_in_chromium(server):
             assert view.locator("img").count() == 0
             assert page.locator("img[src='x']").count() == 0
             assert not dialogs, f"a dialog fired: {dialogs}"
+            # the deep link resolved to a page (no Streamlit "Page not found" modal)
+            assert page.get_by_text("Page not found").count() == 0
 
             # lines are drawn for all 12 heads; hovering a query token keeps only its lines
             all_heads = sorted({int(h) for h in view.locator(".av-lines path")
@@ -185,6 +197,15 @@ def test_attention_page_in_chromium(server):
             _pick(page, "Head", "4")
             assert _query(page)["head"] == "4"
             expect(links).not_to_have_text(before, timeout=60_000)
+
+            # the neuron view: the one-row query-vector chart keeps a visible, coloured body
+            page.get_by_test_id("stButtonGroup").get_by_text("Neuron view", exact=True).click()
+            _wait_idle(page)
+            expect(page.get_by_text("Neuron view, layer 2, head 4")).to_be_visible(timeout=60_000)
+            q_chart = page.get_by_test_id("stVegaLiteChart").first
+            q_chart.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            assert _saturated_pixels(q_chart.screenshot()) > 300
             assert not dialogs and page.locator("img[src='x']").count() == 0
             assert not errors, errors
         finally:

@@ -90,6 +90,7 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
                        "token": [row_labels[k] for k in r.ravel()]})
     lim = float(np.abs(matrix).max()) or 1.0
     dense = rows <= 60
+    body = height_per_row * rows if dense else min(4 * rows, 1200)
     scale = (alt.Scale(scheme="redblue", domain=[-lim, lim], reverse=True) if diverging
              else alt.Scale(scheme="blues"))
     return (
@@ -99,9 +100,11 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
             x=alt.X("dim:O", title="dimension", axis=alt.Axis(labels=dims <= 64, ticks=False)),
             y=alt.Y("row:O", title=None, axis=alt.Axis(labelExpr=label_expr(row_labels),
                                                        labelOverlap=not dense, labelLimit=140)),
-            color=alt.Color("value:Q", scale=scale),
+            color=alt.Color("value:Q", scale=scale,
+                            legend=alt.Legend(gradientLength=int(min(200, max(24, body))))),
             tooltip=["token:N", "dim:Q", alt.Tooltip("value:Q", format=".4f")],
         )
-        .properties(width=min(12 * dims, 560),
-                    height=max(30, height_per_row * rows if dense else min(4 * rows, 1200)))
+        # Streamlit fits the whole chart (title and axes too) into this height: leave them
+        # room so that even a one-row chart (the query vector) keeps a visible body.
+        .properties(width=min(12 * dims, 560), height=max(30, body) + 110)
     )
