@@ -15,6 +15,7 @@ returns post-softmax maps. Failures raise :class:`ModelLoadError` with a one-lin
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,22 +72,26 @@ def normalise_spec(spec: str | None) -> str:
     return spec
 
 
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
 def resolve_spec(spec: str | None) -> tuple[str, str]:
     """Return (where to load from, display name) for a spec, without loading anything."""
     spec = normalise_spec(spec)
     if spec == DEFAULT_SPEC:
         return default_model_path(), DEFAULT_NAME
     path = Path(spec).expanduser()
-    looks_like_path = spec.startswith((".", "/", "~")) or os.sep in spec.rstrip("/") and path.exists()
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelLoadError(
                 f"The folder {spec} holds no model: config.json is missing."
             )
         return str(path), path.name
-    if looks_like_path or path.suffix:
-        if path.exists():
-            raise ModelLoadError(f"{spec} is a file, not a model folder.")
+    if path.exists():
+        raise ModelLoadError(f"{spec} is a file, not a model folder.")
+    # Anything that cannot be a hub id ("name" or "org/name": letters, digits, "-", "_",
+    # "."; dots included, as in BAAI/bge-small-en-v1.5) is a folder that is not there.
+    if spec.startswith((".", "/", "~")) or not _HUB_ID.fullmatch(spec):
         raise ModelLoadError(f"The folder {spec} does not exist.")
     return spec, spec
 

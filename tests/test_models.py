@@ -6,6 +6,7 @@ import pytest
 
 from analysis.models import (
     LoadedModel, ModelLoadError, check_attention_output, load_model, normalise_spec,
+    resolve_spec,
 )
 
 
@@ -46,6 +47,25 @@ def test_folder_without_model(tmp_path):
 def test_missing_folder(tmp_path):
     with pytest.raises(ModelLoadError, match="does not exist"):
         load_model(str(tmp_path / "nope" / "model"))
+
+
+@pytest.mark.parametrize("spec", ["BAAI/bge-small-en-v1.5", "bert-base-uncased",
+                                  "sentence-transformers/all-MiniLM-L12-v2", "roberta-base"])
+def test_hub_ids_with_dots_and_dashes_are_hub_ids(spec):
+    assert resolve_spec(spec) == (spec, spec)
+
+
+@pytest.mark.parametrize("spec", ["./ckpt", "~/no/such/ckpt", "a/b/c", "runs\\ckpt"])
+def test_path_like_specs_are_missing_folders(spec):
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        resolve_spec(spec)
+
+
+def test_a_file_is_not_a_model_folder(tmp_path):
+    f = tmp_path / "model.bin"
+    f.write_bytes(b"0")
+    with pytest.raises(ModelLoadError, match="is a file, not a model folder"):
+        resolve_spec(str(f))
 
 
 def test_unknown_hub_id_offline_gives_one_line():
