@@ -38,6 +38,7 @@ import numpy as np
 from analysis.absa_data import CATEGORIES
 from analysis.attention import InputError
 from analysis.errors import DataError
+from analysis.models import this_thread_only
 
 TASKS = ("qa_m", "nli_m", "qa_b", "nli_b")
 TASK_NAMES = {"qa_m": "QA-M", "nli_m": "NLI-M", "qa_b": "QA-B", "nli_b": "NLI-B"}
@@ -452,7 +453,7 @@ def masked_heads(model, head_mask):
         def hook(module, args, scale=scale):
             return (args[0] * scale.to(args[0].dtype),) + tuple(args[1:])
 
-        handles.append(proj.register_forward_pre_hook(hook))
+        handles.append(proj.register_forward_pre_hook(this_thread_only(hook)))
     try:
         yield model
     finally:

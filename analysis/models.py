@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +71,22 @@ def normalise_spec(spec: str | None) -> str:
     if spec.lower() in ("", "default", DEFAULT_NAME.lower(), "all-minilm-l6-v2"):
         return DEFAULT_SPEC
     return spec
+
+
+def this_thread_only(hook):
+    """Wrap a forward (pre-)hook so that it acts only on forwards run by the thread that
+    registers it. A loaded model is shared by every Streamlit session (one thread each): a
+    hook one session adds for a capture or a head mask must neither see nor change another
+    session's forward running at the same time. Returning None leaves the module's input or
+    output as it is."""
+    owner = threading.get_ident()
+
+    def wrapped(*args, **kwargs):
+        if threading.get_ident() != owner:
+            return None
+        return hook(*args, **kwargs)
+
+    return wrapped
 
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import Encoding, InputError, forward, stack_attentions
+from .models import this_thread_only
 
 QUERY_NAMES = ("query", "q_lin", "query_proj", "q")
 KEY_NAMES = ("key", "k_lin", "key_proj", "k")
@@ -68,9 +69,9 @@ def capture_qk(model, tokenizer, encoding: Encoding):
             if id(mod) in seen:
                 continue
             seen.add(id(mod))
-            handles.append(mod.register_forward_hook(
+            handles.append(mod.register_forward_hook(this_thread_only(
                 lambda _m, _inp, out, sink=sink: sink.append(out[0].detach().float().cpu().numpy())
-            ))
+            )))
     try:
         out = forward(model, tokenizer, [encoding])
     finally:

@@ -40,6 +40,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from analysis.errors import DataError
+from analysis.models import this_thread_only
 
 PUNCT = (".", ",")
 WEIGHT_METRICS = ("cls", "sep", "punct", "self", "prev", "next", "entropy", "entropy_cls")
@@ -170,7 +171,7 @@ class ValueNormHooks:
         for k, (vmod, _) in enumerate(self.pairs):
             def hook(module, args, output, k=k):
                 self.values[k] = output.detach()
-            self.handles.append(vmod.register_forward_hook(hook))
+            self.handles.append(vmod.register_forward_hook(this_thread_only(hook)))
         return self
 
     def __exit__(self, *exc):

@@ -223,6 +223,27 @@ def test_masking_a_head_equals_zeroing_its_output_columns(tiny):
         A.predict_probs(clf, tiny.tokenizer, ex, head_mask=np.ones((3, 4)))
 
 
+def test_a_head_mask_leaves_other_threads_forwards_alone(tiny):
+    """Models are shared across Streamlit sessions (threads): one session's causal check must
+    not mask another session's forward running meanwhile."""
+    import threading
+
+    clf = A.make_classifier(tiny, "qa_m", seed=1)
+    ex = A.build_examples(load_sample().select(range(2)), "qa_m")
+    full = A.predict_probs(clf, tiny.tokenizer, ex)
+    mask = np.zeros((2, 4), dtype=np.float32)
+    seen = {}
+    with A.masked_heads(clf, mask):
+        masked_here = A.predict_probs(clf, tiny.tokenizer, ex)
+        t = threading.Thread(target=lambda: seen.update(
+            other=A.predict_probs(clf, tiny.tokenizer, ex)))
+        t.start()
+        t.join()
+    change = np.abs(full - masked_here).max()
+    assert change > 1e-6  # masked in the thread that asked
+    assert np.abs(seen["other"] - full).max() < change / 100  # untouched elsewhere
+
+
 def test_cli_finetune_evaluate(tiny_model_dir, tmp_path, capsys):
     from analysis.cli import main
 
