@@ -465,13 +465,20 @@ def masked_heads(model, head_mask):
 # Checkpoints
 
 
+def check_checkpoint_target(out_dir) -> Path:
+    """The resolved folder a checkpoint may be written to: new, empty, or an earlier
+    checkpoint of this dashboard (replaced); any other file or folder is refused."""
+    out = Path(out_dir).expanduser().resolve()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / CARD_NAME).exists())):
+        raise InputError(f"{out} exists and is not an ABSA checkpoint; choose a new folder.")
+    return out
+
+
 def save_checkpoint(model, tokenizer, out_dir, card: dict) -> Path:
     """Write model (safetensors), tokenizer and ``absa_card.json`` to a temporary folder next
     to ``out_dir`` and rename it into place, so a crash never leaves a half-written model.
     An existing checkpoint of this dashboard is replaced; any other non-empty folder is refused."""
-    out = Path(out_dir).expanduser().resolve()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / CARD_NAME).exists())):
-        raise InputError(f"{out} exists and is not an ABSA checkpoint; choose a new folder.")
+    out = check_checkpoint_target(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:

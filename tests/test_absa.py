@@ -256,9 +256,13 @@ def test_cli_finetune_evaluate(tiny_model_dir, tmp_path, capsys):
                "--out", str(res)])
     assert rc == 0
     m = json.loads(res.read_text())
+    loaded, card = A.load_checkpoint(out, task="qa_m")
+    ref = A.evaluate(loaded.model, loaded.tokenizer,
+                     A.build_examples(load_sample(), "qa_m", card["pair_order"]), "qa_m")
     for key in ("aspect_precision", "aspect_recall", "aspect_f1", "acc_4way", "acc_3way",
                 "acc_binary"):
         assert 0.0 <= m[key] <= 100.0
+        assert m[key] == pytest.approx(ref[key], abs=1e-9)  # the library's numbers
     capsys.readouterr()
     assert main(["evaluate", "--model", str(out), "--data", "sample", "--task", "nli_b",
                  "--out", str(res)]) == 2
@@ -271,6 +275,43 @@ def test_cli_finetune_evaluate(tiny_model_dir, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: Sentence 0: unknown category 'parking'") and "\n" not in err
     assert not (tmp_path / "z").exists()
+
+
+def test_cli_refuses_a_bad_out_folder_before_training(tmp_path, capsys, monkeypatch):
+    from analysis.cli import main
+
+    def no_training(*a, **k):
+        raise AssertionError("trained although --out is unusable")
+
+    monkeypatch.setattr(A, "fine_tune", no_training)
+    taken = tmp_path / "notes"
+    taken.mkdir()
+    (taken / "mine.txt").write_text("keep me")
+    assert main(["finetune", "--data", "sample", "--task", "qa_m", "--out", str(taken)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "exists and is not an ABSA checkpoint" in err and "\n" not in err
+    assert (taken / "mine.txt").read_text() == "keep me"
+
+
+def test_cli_aspect_heads_refuses_another_task_than_the_checkpoints(tmp_path, capsys):
+    from analysis.cli import main
+
+    ck = make_tiny_checkpoint(tmp_path / "ck", "qa_m")
+    rc = main(["aspect-heads", "--model", str(ck), "--data", "sample", "--task", "qa_b",
+               "--causal", "--out", str(tmp_path / "h.json")])
+    assert rc == 2
+    assert "fine-tuned for QA-M, not QA-B" in capsys.readouterr().err
+    assert not (tmp_path / "h.json").exists()
+
+
+def test_cli_json_has_null_for_undefined_metrics(tmp_path):
+    from analysis.cli.absa import _write
+
+    out = tmp_path / "m.json"
+    _write(out, {"acc_binary": float("nan"), "acc_4way": np.float64(50.0), "x": [np.inf, 1]})
+    assert json.loads(out.read_text()) == {"acc_binary": None, "acc_4way": 50.0,
+                                          "x": [None, 1]}
+    assert "NaN" not in out.read_text()
 
 
 @pytest.mark.parametrize("arch", ["roberta", "distilbert", "electra"])

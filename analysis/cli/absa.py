@@ -4,6 +4,7 @@ aspect-head discovery. Same functions as the Aspect heads page."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -69,10 +70,29 @@ def _json_out(path: str) -> Path:
     return Path(path)
 
 
+def _finite(obj):
+    """NaN/inf (a metric with nothing to count, e.g. binary accuracy without pos/neg gold)
+    become null, so the file is strict JSON."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0:  # numpy scalar
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def _write(path: Path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=float), encoding="utf-8")
+    tmp.write_text(json.dumps(_finite(data), indent=2, default=float, allow_nan=False),
+                   encoding="utf-8")
     tmp.replace(path)
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.2f}"
 
 
 def run_finetune(args) -> int:
@@ -82,6 +102,7 @@ def run_finetune(args) -> int:
     from analysis.absa_data import load_absa, split_dataset
     from analysis.models import load_model
 
+    absa.check_checkpoint_target(args.out)  # before hours of training, not after
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
     test = None
     if args.heldout > 0:
@@ -111,7 +132,7 @@ def run_finetune(args) -> int:
     print(f"wrote {out}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
           f"{result.losses[-1]:.4f}")
     for k, v in metrics.items():
-        print(f"  {k}: {v:.2f}")
+        print(f"  {k}: {_fmt(v)}")
     return 0
 
 
@@ -127,8 +148,9 @@ def run_evaluate(args) -> int:
                             max_length=int(card.get("max_length", 128)))
     _write(out, {**metrics, "model": str(args.model), "data": str(args.data),
                  "task": args.task})
-    print(f"wrote {out}: aspect F1 {metrics['aspect_f1']:.2f}, 4-way {metrics['acc_4way']:.2f}, "
-          f"3-way {metrics['acc_3way']:.2f}, binary {metrics['acc_binary']:.2f}")
+    print(f"wrote {out}: aspect F1 {_fmt(metrics['aspect_f1'])}, 4-way "
+          f"{_fmt(metrics['acc_4way'])}, 3-way {_fmt(metrics['acc_3way'])}, binary "
+          f"{_fmt(metrics['acc_binary'])}")
     return 0
 
 
@@ -147,6 +169,10 @@ def run_aspect_heads(args) -> int:
         if Path(args.model).is_dir() and (Path(args.model) / absa.CARD_NAME).exists():
             raise
         loaded = load_model(args.model)
+    if card is not None and args.task and args.task != card["task"]:
+        raise InputError(f"{args.model} was fine-tuned for {absa.TASK_NAMES[card['task']]}, "
+                         f"not {absa.TASK_NAMES[args.task]}: leave --task out or use "
+                         f"--task {card['task']}.")
     task = args.task or (card or {}).get("task", "qa_m")
     order = (card or {}).get("pair_order") if card and card["task"] == task else None
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
