@@ -12,7 +12,8 @@ from analysis.neuron import NeuronViewUnavailable, neuron_view
 from analysis.views import head_view_payload, model_view_payload
 from ui.attention_view import head_view, model_view
 from ui.charts import (
-    attention_heatmap, csv_download, label_expr, layer_frame, map_frame, vector_heatmap,
+    attention_heatmap, csv_download, label_expr, layer_frame, map_frame, vector_frame,
+    vector_heatmap,
 )
 from ui.export import chart_downloads
 from ui.html import esc
@@ -129,11 +130,20 @@ elif view == "Neuron view":
                    f"The softmax matches the attention the model returned to within "
                    f"{nv.max_abs_diff:.1e}.")
         tok_labels = [f"{i + 1}: {t}" for i, t in enumerate(enc.tokens)]
-        st.altair_chart(vector_heatmap(nv.query[None, :], [enc.tokens[nv.query_index]],
-                                       "query vector q"), width="content")
+        q_chart = vector_heatmap(nv.query[None, :], [enc.tokens[nv.query_index]],
+                                 "query vector q")
+        st.altair_chart(q_chart, width="content")
+        name = f"neuron_L{layer}_H{head}_q{nv.query_index + 1}"
+        chart_downloads(q_chart, f"{name}_query", "neuron-q-dl",
+                        vector_frame(nv.query[None, :], [enc.tokens[nv.query_index]]))
         ka, kb = st.columns(2)
-        ka.altair_chart(vector_heatmap(nv.keys, tok_labels, "key vectors k_j"))
-        kb.altair_chart(vector_heatmap(nv.products, tok_labels, "q x k_j (elementwise)"))
+        for col, matrix, title, part in ((ka, nv.keys, "key vectors k_j", "keys"),
+                                         (kb, nv.products, "q x k_j (elementwise)", "products")):
+            with col:
+                chart = vector_heatmap(matrix, tok_labels, title)
+                st.altair_chart(chart)
+                chart_downloads(chart, f"{name}_{part}", f"neuron-{part}-dl",
+                                vector_frame(matrix, tok_labels))
         df = pd.DataFrame({"position": np.arange(1, enc.n_tokens + 1), "token": enc.tokens,
                            "score": nv.scores, "softmax": nv.softmax,
                            "model_attention": nv.returned})
@@ -147,8 +157,7 @@ elif view == "Neuron view":
         chart = alt.hconcat(score.properties(title="dot product", width=260),
                             soft.properties(title="softmax", width=260))
         st.altair_chart(chart)
-        chart_downloads(chart, f"neuron_L{layer}_H{head}_q{nv.query_index + 1}", "neuron-dl",
-                        df)
+        chart_downloads(chart, name, "neuron-dl", df)
 else:  # Heatmap
     min_weight = 0.0
     if n > LONG_INPUT:

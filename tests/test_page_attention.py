@@ -89,6 +89,11 @@ def test_neuron_view_softmax_matches_attention(default_model):
     assert frames, "softmax chart missing"
     np.testing.assert_allclose(frames[0]["softmax"].to_numpy(), ref, atol=1e-5)
     np.testing.assert_allclose(frames[0]["model_attention"].to_numpy(), ref, atol=1e-6)
+    # every chart of the view downloads: query, keys, products, scores (PNG, SVG, CSV each)
+    keys = [b.key for b in at.get("download_button")]
+    for part in ("neuron-q-dl", "neuron-keys-dl", "neuron-products-dl", "neuron-dl"):
+        assert [k for k in keys if k.startswith(part + "-")] == [
+            f"{part}-png", f"{part}-svg", f"{part}-csv"], keys
 
 
 def test_model_view_grid_and_click_opens_heatmap():

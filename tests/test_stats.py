@@ -358,6 +358,11 @@ def test_cli_stats_bad_input(tmp_path, capsys):
          "not found"),
         (["--data", str(csvf), "--out", str(tmp_path / "o.txt")], ".json"),
     ]
+    blanks = tmp_path / "b.txt"
+    blanks.write_text("The soup was cold.\n\nService was fine.\n", encoding="utf-8")
+    # a note about the blank line goes to stdout; stderr holds the one error line
+    cases.append((["--data", str(blanks), "--model", str(tmp_path / "none"), "--out",
+                   str(tmp_path / "o.json")], "does not exist"))
     for args, expect in cases:
         assert main(["stats", *args]) == 2
         err = capsys.readouterr().err.strip()

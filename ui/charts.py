@@ -81,6 +81,14 @@ def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = N
     )
 
 
+def vector_frame(matrix: np.ndarray, row_labels) -> pd.DataFrame:
+    """Rows x dimensions as a wide table (one column per dimension) for CSV export."""
+    df = pd.DataFrame(np.asarray(matrix, dtype=float),
+                      columns=[f"dim_{d}" for d in range(matrix.shape[1])])
+    df.insert(0, "token", list(row_labels))
+    return df
+
+
 def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool = True,
                    height_per_row: int = 16) -> alt.Chart:
     """Rows x dimensions heatmap (neuron view: query, keys, products)."""

@@ -47,7 +47,7 @@ def run(args) -> int:
     dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
                           max_examples=args.max_examples)
     for note in corpus_notes(dataset):
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {note}")
     loaded = load_model(args.model)
     bar = _progress_bar(len(dataset))
     try:
@@ -57,7 +57,7 @@ def run(args) -> int:
         if bar:
             bar.close()
     for note in stats.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {note}")
     result = stats.to_json_dict(CLI_METRICS)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1)
