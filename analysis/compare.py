@@ -38,7 +38,8 @@ import numpy as np
 
 from analysis.attention import Encoding, InputError, encode, forward, length_sorted_batches
 from analysis.errors import DataError
-from analysis.models import LoadedModel, load_config, load_model, normalise_spec
+from analysis.models import (LoadedModel, checkpoint_stamp, load_config, load_model,  # noqa: F401
+                             normalise_spec)
 
 PATTERN_TYPES = ("vertical", "diagonal", "vertical+diagonal", "block", "heterogeneous")
 FEATURE_NAMES = ("vertical", "diagonal", "block")
@@ -662,18 +663,6 @@ def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batc
         identical=identical_weights(before, after), labels=labels, predictions=preds,
         label_note=label_note, notices=notices,
     )
-
-
-def checkpoint_stamp(spec: str) -> str:
-    """Modification time of a local checkpoint folder's files ('' for hub ids and the default),
-    so that caches keyed by spec notice a folder that was trained again."""
-    from pathlib import Path
-
-    path = Path(str(spec)).expanduser()
-    if not path.is_dir():
-        return ""
-    times = [f.stat().st_mtime_ns for f in path.iterdir() if f.is_file()]
-    return str(max(times)) if times else ""
 
 
 def load_pair(before_spec: str, after_spec: str,

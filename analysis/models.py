@@ -89,6 +89,16 @@ def this_thread_only(hook):
     return wrapped
 
 
+def checkpoint_stamp(spec: str) -> str:
+    """Modification time of a local checkpoint folder's files ('' for hub ids and the default),
+    so that caches keyed by spec notice a folder that was trained again."""
+    path = Path(str(spec)).expanduser()
+    if not path.is_dir():
+        return ""
+    times = [f.stat().st_mtime_ns for f in path.iterdir() if f.is_file()]
+    return str(max(times)) if times else ""
+
+
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 

@@ -18,7 +18,7 @@ from analysis import heads as Hd
 from analysis.absa_data import attach_opinions, load_absa, load_sample, read_aste, split_dataset
 from analysis.attention import InputError
 from analysis.errors import DataError
-from analysis.models import ModelLoadError
+from analysis.models import ModelLoadError, checkpoint_stamp
 from ui.export import chart_downloads
 from ui.html import esc
 from ui.links import attention_link
@@ -38,9 +38,13 @@ S = st.session_state
 
 
 @st.cache_resource(max_entries=2, show_spinner="Loading the checkpoint...")
-def checkpoint(path: str):
-    """A saved ABSA checkpoint (read-only, shared)."""
+def _checkpoint(path: str, stamp: str):
     return A.load_checkpoint(path)
+
+
+def checkpoint(path: str):
+    """A saved ABSA checkpoint (read-only, shared); loaded anew when the folder is rewritten."""
+    return _checkpoint(path, checkpoint_stamp(path))
 
 
 def fail(exc: BaseException) -> None:
@@ -112,7 +116,7 @@ if source == MODEL_SOURCES[0]:
             metrics = A.evaluate(res.model, ctx.loaded.tokenizer, te_ex, task)
             bar.empty()
             card = A.make_card(ctx.spec, task, order, "bundled sample", seed, float(epochs), 128,
-                               res, metrics)
+                               res, metrics, heldout_ids=list(test["id"]))
             S["ah_model"] = {"loaded": A.as_loaded(ctx.loaded, res.model, "fine-tuned"),
                              "card": card, "folder": None, "base": ctx.spec,
                              "eval": te_ex, "losses": res.losses}
@@ -390,21 +394,33 @@ if links:
 
 # ---------------------------------------------------------------------------------------------
 st.header("4. Causal check")
-st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mask` did) and "
-           "re-evaluate the task on the held-out sentences, next to masking k random heads "
-           "(mean of 3 draws). Metrics in percent.")
-c1, c2 = st.columns(2)
-ckind = c1.selectbox("Kind", kinds_with, format_func=lambda k: KIND_SHORT[k], key="ah_ckind")
-k = int(c2.number_input("k", min_value=1, max_value=after.n_layers * after.n_heads, value=3,
-                        key="ah_k"))
 eval_ex = model_state["eval"]
+eval_on = f"the {len(eval_ex) if eval_ex else 0} held-out pairs of the fine-tuning run"
 if eval_ex is None:
     data_eval = S.get("ah_disc_data")
+    held = set(card.get("heldout_ids") or [])
+    if data_eval is not None and held and "id" in data_eval.column_names:
+        kept = data_eval.filter(lambda r: r["id"] in held)
+        if len(kept):
+            data_eval = kept
+    if data_eval is not None:
+        if held and data_eval.num_rows and all(i in held for i in data_eval["id"]):
+            eval_on = f"the checkpoint's {data_eval.num_rows} held-out sentences (from its card)"
+        else:
+            eval_on = (f"the {data_eval.num_rows} gold sentences of step 2 (the checkpoint's card "
+                       "names no held-out sentences among them, so some may be training data)")
     try:
         eval_ex = A.build_examples(data_eval, task, order) if data_eval is not None else None
     except DataError as exc:
         st.caption(f"No evaluation data: {exc}")
         eval_ex = None
+st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mask` did) and "
+           f"re-evaluate the task on {eval_on}, next to masking k random heads "
+           "(mean of 3 draws). Metrics in percent.")
+c1, c2 = st.columns(2)
+ckind = c1.selectbox("Kind", kinds_with, format_func=lambda k: KIND_SHORT[k], key="ah_ckind")
+k = int(c2.number_input("k", min_value=1, max_value=after.n_layers * after.n_heads, value=3,
+                        key="ah_k"))
 if eval_ex and st.button("Run causal check", key="ah_causal_btn", icon=":material/science:"):
     with st.spinner("Evaluating with heads masked..."):
         t0 = time.perf_counter()

@@ -105,6 +105,18 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
         assert set(t["layer"]) == {1, 2} and set(t["head"]) == {1, 2, 3, 4}  # 1-indexed
         assert (t["change"] - (t["score"] - t["before"])).abs().max() < 1e-9
         assert t["open"].str.contains("view=Head").all()
+    # the page's numbers are the library's (kinds in the page's order, layers 1-indexed)
+    from analysis import absa as A
+    from analysis import heads as Hd
+    from analysis.absa_data import load_sample
+
+    ref = Hd.discover(A.load_checkpoint(tiny_ckpt)[0], load_sample(), "qa_m", "review-aux",
+                      max_sentences=6)
+    for t, kind in zip(tables, Hd.KINDS):
+        exp = ref.ranked[kind]
+        assert list(zip(t["layer"] - 1, t["head"] - 1)) == [(r["layer"], r["head"]) for r in exp]
+        assert t["score"].tolist() == pytest.approx([r["score"] for r in exp], abs=1e-9)
+        assert t["accuracy"].tolist() == pytest.approx([r["accuracy"] for r in exp], abs=1e-9)
     baselines = frame_with(at, "baseline")
     assert len(baselines) == 4 and len(baselines[0]) == 4
     grids = [f for f in chart_frames(at) if "model" in f.columns]
@@ -114,6 +126,8 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
         assert len(g) == 2 * 8
     assert any("green outline" in c.value for c in at.caption)
     assert any("base model head view" in mdn.value for mdn in at.markdown)
+    # a card without held-out ids: the caption says the data may include training sentences
+    assert any("some may be training data" in c.value for c in at.caption)
     at.number_input(key="ah_k").set_value(2)
     at.button(key="ah_causal_btn").click()
     at.run()

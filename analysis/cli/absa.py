@@ -127,7 +127,8 @@ def run_finetune(args) -> int:
                                 absa.build_examples(test, args.task, order), args.task,
                                 max_length=args.max_length)
     card = absa.make_card(loaded.spec, args.task, order, str(args.data), args.seed, args.epochs,
-                          args.max_length, result, metrics, lr=args.lr)
+                          args.max_length, result, metrics, lr=args.lr,
+                          heldout_ids=list(test["id"]) if test is not None else [])
     out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
     print(f"wrote {out}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
           f"{result.losses[-1]:.4f}")
