@@ -81,14 +81,19 @@ def kept_keys(maps: np.ndarray, top_k: int | None = None, threshold: float = 0.0
 
 def head_view_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
                       special: np.ndarray, *, layer: int, is_pair: bool,
-                      top_k: int | None = None, threshold: float = 0.0) -> dict:
+                      top_k: int | None = None, threshold: float = 0.0,
+                      highlight: Sequence[int] = ()) -> dict:
     """JSON-ready payload of one layer for the head view.
 
     ``maps``: one layer's ``[H, n, n]`` map (rows sum to 1), already at the level shown
     (token or word, specials hidden or not). ``segments``: 0 = A, 1 = B per label;
-    ``special``: True for [CLS]/[SEP]-like labels. ``layer`` is 0-indexed.
+    ``special``: True for [CLS]/[SEP]-like labels. ``layer`` is 0-indexed. ``highlight``:
+    positions drawn as marked (e.g. the gold words of an aspect head).
     """
     maps, n_heads, n = _check_layer(labels, maps, segments, special)
+    marked = sorted({int(i) for i in highlight})
+    if marked and not 0 <= marked[0] <= marked[-1] < n:
+        raise ValueError(f"highlight positions must lie in 0..{n - 1}, got {marked}.")
     if not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1, got {threshold}.")
     if n > 65535:
@@ -107,6 +112,7 @@ def head_view_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
         "top_k": None if top_k is None else int(top_k),
         "threshold": float(threshold),
         "scale": SCALE,
+        "highlight": marked,
     }
     keep = kept_keys(maps, top_k, threshold)
     n_edges = int(keep.sum())

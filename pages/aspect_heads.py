@@ -19,6 +19,8 @@ from analysis.absa_data import attach_opinions, load_absa, load_sample, read_ast
 from analysis.attention import InputError
 from analysis.errors import DataError
 from analysis.models import ModelLoadError, checkpoint_stamp
+from analysis.views import head_view_payload
+from ui.attention_view import head_view
 from ui.export import chart_downloads
 from ui.html import esc
 from ui.links import attention_link
@@ -353,11 +355,12 @@ enc = d_after.encodings[idx[choice]]
 layer, head = top[pick]["layer"], top[pick]["head"]
 
 
-def weights_from_q(lm, enc_, layer_, head_) -> np.ndarray:
-    from analysis.attention import forward, stack_attentions, word_level
+def word_maps(lm, enc_):
+    """(labels, word-level maps [L,H,W,W], segments, special) of one pair on one model."""
+    from analysis.attention import AttentionResult, forward, level_view, stack_attentions
 
     att = stack_attentions(forward(lm.model, lm.tokenizer, [enc_]), 0, enc_.n_tokens)
-    return Hd.query_row(word_level(att, enc_.word_ids), pair.q)[layer_, head_]
+    return level_view(AttentionResult(enc_, att), "word")
 
 
 def words_html(weights: np.ndarray, gold: list[int]) -> str:
@@ -381,9 +384,19 @@ st.caption(f"Gold ({KIND_SHORT[ekind]}): **{esc(', '.join(pair.words[i] for i in
            f"underlined aspect word; category {pair.category}, label {pair.label}.")
 views = [("after fine-tuning", after)] + ([("before fine-tuning", before)]
                                           if before is not None else [])
-for name, lm in views:
+shown = {name: word_maps(lm, enc) for name, lm in views}
+for name, (_, wmaps, _, _) in shown.items():
     st.markdown(f"*{name}*")
-    st.markdown(words_html(weights_from_q(lm, enc, layer, head), gold), unsafe_allow_html=True)
+    st.markdown(words_html(Hd.query_row(wmaps, pair.q)[layer, head], gold),
+                unsafe_allow_html=True)
+hv_name = st.radio("Head view of", list(shown), horizontal=True, key="ah_hv_model")
+labels_w, wmaps, segs_w, special_w = shown[hv_name]
+st.caption(f"Layer {layer + 1} at word level, head {head + 1} shown and the aspect word "
+           f"'{pair.words[pair.q[0]]}' pinned; gold words in green. Toggle heads or click "
+           "another word in the view.")
+head_view(head_view_payload(labels_w, wmaps[layer], segs_w, special_w, layer=layer,
+                            is_pair=True, highlight=gold),
+          key=f"ah_head_view_{hv_name}", heads=[head], pin=pair.q[0])
 links = []
 if model_state["folder"]:
     links.append(f"[fine-tuned head view]({attention_link(model_state['folder'], pair.text_a, pair.text_b, layer + 1, head + 1, view='Head view', level='word')})")

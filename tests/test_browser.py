@@ -210,3 +210,58 @@ def test_attention_page_in_chromium(server):
             assert not errors, errors
         finally:
             browser.close()
+
+
+def test_aspect_example_in_the_head_view(server, tmp_path):
+    """Aspect heads page: a checkpoint loaded by folder, heads found, and the example of the top
+    aspect head drawn in the real head view with the aspect word pinned and gold words marked."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from test_absa import make_tiny_checkpoint
+
+    ck = make_tiny_checkpoint(tmp_path / "ck")
+    errors = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1300})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server + "/aspect_heads")
+            _wait_idle(page)
+            page.get_by_text("Load a checkpoint folder", exact=True).click()
+            _wait_idle(page)
+            box = page.get_by_role("textbox", name="Checkpoint folder", exact=True)
+            box.fill(str(ck))
+            box.press("Enter")
+            _wait_idle(page)
+            page.get_by_role("button", name="Load", exact=True).click()
+            _wait_idle(page)
+            page.get_by_role("button", name="Find aspect heads").click()
+            _wait_idle(page, timeout=240_000)
+            view = page.locator(".av-head")
+            expect(view).to_have_count(1, timeout=60_000)
+            view.scroll_into_view_if_needed()
+            # one head shown, the aspect word pinned: every line leaves that one word
+            assert len(view.get_attribute("data-heads").split(",")) == 1
+            pinned = view.locator(".av-col-from .av-tok.av-pinned")
+            expect(pinned).to_have_count(1)
+            assert pinned.get_attribute("data-token") in ("price", "anecdotes", "food",
+                                                          "ambience", "service")
+            starts = set(view.locator(".av-lines path").evaluate_all(
+                "ps => ps.flatMap(p => p.getAttribute('d').split('M').slice(1)"
+                ".map(s => s.split('L')[0]))"))
+            assert len(starts) == 1
+            # gold words are marked in both columns and drawn green
+            gold = view.locator(".av-col-to .av-tok.av-marked")
+            assert gold.count() >= 1
+            assert view.locator(".av-col-from .av-tok.av-marked").count() == gold.count()
+            fill = gold.first.locator(".av-tok-text").evaluate("t => getComputedStyle(t).fill")
+            assert fill == "rgb(26, 127, 55)"
+            view.screenshot(path=str(SHOTS / "aspect_example_head_view.png"))
+            assert not errors, errors
+        finally:
+            browser.close()

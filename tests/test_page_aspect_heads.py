@@ -125,6 +125,19 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
         assert sorted(g["model"].unique()) == ["after fine-tuning", "before fine-tuning"]
         assert len(g) == 2 * 8
     assert any("green outline" in c.value for c in at.caption)
+    # the example opens in the real head view: the top head of the kind shown, the aspect
+    # word of the auxiliary sentence pinned, the gold words marked
+    import json
+
+    hv = [json.loads(c.proto.json) for c in at.get("bidi_component")
+          if c.proto.component_name == "attention_head_view"]
+    assert len(hv) == 1
+    top = ref.ranked["aspect"][0]
+    pair0 = ref.hs.pairs[ref.hs.pair_index["aspect"][0]]
+    assert hv[0]["layer"] == top["layer"] and hv[0]["ui"]["heads"] == [top["head"]]
+    assert hv[0]["ui"]["pin"] == {"side": "from", "index": pair0.q[0]}
+    assert hv[0]["highlight"] == sorted(pair0.sets["aspect"]) and hv[0]["highlight"]
+    assert hv[0]["labels"][pair0.q[0]] in ("price", "anecdotes", "food", "ambience", "service")
     assert any("base model head view" in mdn.value for mdn in at.markdown)
     # a card without held-out ids: the caption says the data may include training sentences
     assert any("some may be training data" in c.value for c in at.caption)

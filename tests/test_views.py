@@ -151,6 +151,18 @@ def test_head_payload_rejects_mismatched_input():
     with pytest.raises(ValueError, match="top_k"):
         head_view_payload(list("abc"), maps, [0, 0, 0], [0, 0, 0], layer=0, is_pair=False,
                           top_k=0)
+    with pytest.raises(ValueError, match="highlight positions must lie in 0..2"):
+        head_view_payload(list("abc"), maps, [0, 0, 0], [0, 0, 0], layer=0, is_pair=False,
+                          highlight=[1, 3])
+
+
+def test_highlight_is_sorted_unique_positions():
+    maps = random_maps((2, 4, 4))
+    p = head_view_payload(list("abcd"), maps, [0] * 4, [0] * 4, layer=0, is_pair=False,
+                          highlight=[3, 1, 3])
+    assert p["highlight"] == [1, 3]
+    assert head_view_payload(list("abcd"), maps, [0] * 4, [0] * 4, layer=0,
+                             is_pair=False)["highlight"] == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,7 +253,7 @@ def test_components_receive_the_payload_unchanged():
                               np.array([0, 0, 1]), np.array([0, 0, 1], bool), layer=2,
                               is_pair=True)
         st.session_state["sent"] = p
-        st.session_state["head_state"] = head_view(p, key="hv", heads=[0])
+        st.session_state["head_state"] = head_view(p, key="hv", heads=[0], pin=1)
         st.session_state["clicked"] = model_view(model_view_payload(m[None]), key="mv")
 
     at = AppTest.from_function(app, default_timeout=60)
@@ -251,7 +263,7 @@ def test_components_receive_the_payload_unchanged():
     assert [c.proto.component_name for c in comps] == ["attention_head_view",
                                                         "attention_model_view"]
     head = json.loads(comps[0].proto.json)
-    assert head["ui"] == {"heads": [0]}
+    assert head["ui"] == {"heads": [0], "pin": {"side": "from", "index": 1}}
     assert {k: v for k, v in head.items() if k != "ui"} == at.session_state["sent"]
     assert head["labels"][0] == "<img src=x onerror=alert(1)>"
     model = json.loads(comps[1].proto.json)

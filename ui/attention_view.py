@@ -34,18 +34,21 @@ def _noop() -> None:
     return None
 
 
-def head_view(payload: dict, *, key: str, heads: Sequence[int] | None = None) -> dict | None:
+def head_view(payload: dict, *, key: str, heads: Sequence[int] | None = None,
+              pin: int | None = None) -> dict | None:
     """Render the head view of one layer.
 
     ``heads``: 0-indexed heads shown when the view opens or when this value changes (None:
-    all); the user can then toggle heads in the view. Returns the view's state once the user
+    all); the user can then toggle heads in the view. ``pin``: a query ("from") position
+    pinned when the view opens or when this value changes, so only its lines show. Returns the view's state once the user
     has changed something: ``{"heads": [0-indexed visible heads], "pinned": {"side":
     "from"|"to", "index": i, "token": label} or None, "segment": "All"|"A->A"|...}``
     (keys the user has not touched are absent), else None.
     """
     if payload.get("view") != "head":
         raise ValueError("head_view needs a payload from analysis.views.head_view_payload.")
-    ui = {"heads": [int(h) for h in heads] if heads is not None else None}
+    ui = {"heads": [int(h) for h in heads] if heads is not None else None,
+          "pin": {"side": "from", "index": int(pin)} if pin is not None else None}
     result = _HEAD_VIEW(
         key=key, data={**payload, "ui": ui},
         on_heads_change=_noop, on_pinned_change=_noop, on_segment_change=_noop,

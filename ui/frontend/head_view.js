@@ -72,10 +72,20 @@ export default function (component) {
   const sig = JSON.stringify([H, labels]);
   if (st.sig !== sig) {
     st.pinned = null; // other tokens: a pinned index would point elsewhere
+    st.initPin = undefined; // ... and a pin asked for by the page applies to the new tokens
     if (st.nHeads !== H) st.visible = null;
     st.nHeads = H;
     st.sig = sig;
   }
+  const initPin = JSON.stringify(ui.pin ?? null);
+  if (st.initPin !== initPin) {
+    const p = ui.pin;
+    const ok = p && (p.side === "from" || p.side === "to") && Number.isInteger(p.index) &&
+      p.index >= 0 && p.index < n;
+    st.pinned = ok ? { side: p.side, index: p.index, token: String(labels[p.index]) } : null;
+    st.initPin = initPin;
+  }
+  const marked = new Set(Array.isArray(data.highlight) ? data.highlight : []);
   const initHeads = JSON.stringify(ui.heads ?? null);
   if (st.initHeads !== initHeads) {
     const wanted = Array.isArray(ui.heads) ? ui.heads.filter((h) => h >= 0 && h < H) : [];
@@ -100,7 +110,8 @@ export default function (component) {
     while (cut.length > 1 && textWidth(cut + "\u2026", font) > MAX_LABEL) cut = cut.slice(0, -1);
     return cut + "\u2026";
   });
-  const shownW = shown.map((t) => textWidth(t, font));
+  const boldFont = `700 ${font}`; // marked tokens are bold: measure them so
+  const shownW = shown.map((t, i) => textWidth(t, marked.has(i) ? boldFont : font));
   const headFont = `600 11px ${FONT_STACK}`;
   const labelW = Math.ceil(Math.max(
     textWidth("QUERY (FROM)", headFont) * 1.08, ...shownW)) + 18;
@@ -222,8 +233,8 @@ export default function (component) {
       const text = sEl("text", { ...textAttrs, "dominant-baseline": "central",
         class: special[i] ? "av-tok-text av-special" : "av-tok-text",
         fill: special[i] ? "#8a8f98" : "currentColor" }, shown[i]);
-      const tg = sEl("g", { class: "av-tok", "data-side": side, "data-index": i,
-        "data-token": labels[i] }, hit);
+      const tg = sEl("g", { class: marked.has(i) ? "av-tok av-marked" : "av-tok",
+        "data-side": side, "data-index": i, "data-token": labels[i] }, hit);
       if (isPair) {
         const bx = side === "from" ? pad + 1 : xR + labelW - 4;
         tg.appendChild(sEl("rect", { x: bx, y: y - rowH / 2 + 3, width: 3, height: rowH - 6,
