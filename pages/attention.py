@@ -25,7 +25,7 @@ _LAST_GOOD = "_attention_last_good"
 _PENDING = "_attention_pending_head"
 
 
-@st.cache_data(max_entries=64, show_spinner="Running the model...")
+@st.cache_data(max_entries=16, show_spinner="Running the model...")
 def compute(spec: str, text: str, pair: str | None, _loaded) -> AttentionResult:
     return attention_for(_loaded, text, pair)
 
