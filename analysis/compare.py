@@ -576,6 +576,31 @@ def _label_names(model) -> dict[int, str] | None:
     return {int(k): str(v) for k, v in id2label.items()} if id2label else None
 
 
+def batched_head_cosine(before: LoadedModel, after: LoadedModel,
+                        encodings: Sequence[Encoding], batch_size: int = 32) -> np.ndarray:
+    """Only the per-example, per-head cosine of :func:`compare_models` ([N, L, H], the
+    examples' own order), on the same length-sorted batches and masks, without the other
+    measures: a quick check, and the like-for-like counterpart of a per-example loop."""
+    import torch
+
+    out = np.zeros((len(encodings), before.n_layers, before.n_heads), dtype=np.float32)
+    for idx in length_sorted_batches([e.n_tokens for e in encodings], max(1, int(batch_size))):
+        group = [encodings[i] for i in idx]
+        _, valid, special, segments = _batch_masks(group)
+        pair = BatchMasks(valid, special, segments).pair
+        with torch.inference_mode():
+            out_b = forward(before.model, before.tokenizer, group)
+            out_a = forward(after.model, before.tokenizer, group)
+            rows = torch.as_tensor(idx)
+            for l in range(before.n_layers):
+                out[rows, l] = _cosine(out_b.attentions[l].float() * pair,
+                                       out_a.attentions[l].float() * pair).numpy()
+    return out
+
+
+NOOP_STATS = ("cls", "sep", "punct")  # Clark et al. statistics whose drift is measured
+
+
 def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
                    progress: Callable[[int, int], None] | None = None) -> CompareResult:
     """Run both models on the same batches and accumulate every measure (see module doc)."""
@@ -619,7 +644,8 @@ def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batc
                 rsa_ex[rows, l] = batch_rsa(hb, ha, valid).numpy()
                 cka_acc[l].update(hb[valid], ha[valid])
             for store, out in ((noop_b, out_b), (noop_a, out_a)):
-                stats = batch_stats(out.attentions, group)  # {name: [B, L, H]}
+                # {name: [B, L, H]}: the no-op statistics shown (cls, sep, punct)
+                stats = batch_stats(out.attentions, group, metrics=NOOP_STATS)
                 for k, v in stats.items():
                     store[k] = store.get(k, 0.0) + np.asarray(v, dtype=np.float64).sum(0)
             if head:

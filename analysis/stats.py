@@ -254,11 +254,13 @@ def _batch_selectors(encodings, N: int, punct):
     return sel, lengths
 
 
-def batch_stats(attentions, encodings, punct=PUNCT, fnorms=None) -> dict[str, "np.ndarray"]:
+def batch_stats(attentions, encodings, punct=PUNCT, fnorms=None,
+                metrics: Sequence[str] = WEIGHT_METRICS) -> dict[str, "np.ndarray"]:
     """Statistics of a padded batch at once: ``attentions`` is the model's tuple of L tensors
     [B, H, N, N] (post-softmax; padded keys carry 0), ``encodings`` the batch's examples.
     Returns {name: [B, L, H] float64} per example, equal to :func:`example_stats` on each
-    cropped map. ``fnorms`` (list of [B, H, N]) adds the norm shares."""
+    cropped map, for the ``metrics`` asked (a subset of WEIGHT_METRICS; the rest is not
+    computed). ``fnorms`` (list of [B, H, N]) adds the norm shares."""
     import torch
 
     N = attentions[0].shape[-1]
@@ -268,22 +270,35 @@ def batch_stats(attentions, encodings, punct=PUNCT, fnorms=None) -> dict[str, "n
     pos = torch.arange(N)
     rows = (pos[None, :] < torch.from_numpy(lengths)[:, None]).float()  # [B, N] real queries
     rows_h = rows[:, None, :]  # [B, 1, N]
-    names = list(WEIGHT_METRICS) + (list(NORM_METRICS) if fnorms is not None else [])
+    unknown = set(metrics) - set(WEIGHT_METRICS)
+    if unknown:
+        raise ValueError(f"Unknown statistics {sorted(unknown)}: use {WEIGHT_METRICS}.")
+    want = set(metrics)
+    names = [m for m in WEIGHT_METRICS if m in want] + (
+        list(NORM_METRICS) if fnorms is not None else [])
     out = {k: [] for k in names}
     for li, a in enumerate(attentions):
         a = a.float()
-        col = torch.einsum("bhij,bi->bhj", a, rows)  # [B, H, N]
-        for k in ("cls", "sep", "punct"):
-            out[k].append((col * sel[k][:, None, :]).sum(-1).double() / n)
-        diag = torch.diagonal(a, dim1=-2, dim2=-1)  # [B, H, N]
-        out["self"].append((diag * rows_h).sum(-1).double() / n)
-        below = torch.diagonal(a, offset=-1, dim1=-2, dim2=-1)  # A[i, i-1], i = 1..N-1
-        out["prev"].append((below * rows_h[..., 1:]).sum(-1).double() / n)
-        above = torch.diagonal(a, offset=1, dim1=-2, dim2=-1)  # A[i, i+1], i = 0..N-2
-        out["next"].append((above * rows_h[..., 1:]).sum(-1).double() / n)
-        ent = -torch.xlogy(a, a).sum(-1)  # [B, H, N] row entropies (0 log 0 = 0)
-        out["entropy"].append((ent * rows_h).sum(-1).double() / n)
-        out["entropy_cls"].append(ent[..., 0].double())
+        keys = [k for k in ("cls", "sep", "punct") if k in want]
+        if keys:
+            col = torch.einsum("bhij,bi->bhj", a, rows)  # [B, H, N]
+            for k in keys:
+                out[k].append((col * sel[k][:, None, :]).sum(-1).double() / n)
+        if "self" in want:
+            diag = torch.diagonal(a, dim1=-2, dim2=-1)  # [B, H, N]
+            out["self"].append((diag * rows_h).sum(-1).double() / n)
+        if "prev" in want:
+            below = torch.diagonal(a, offset=-1, dim1=-2, dim2=-1)  # A[i, i-1], i = 1..N-1
+            out["prev"].append((below * rows_h[..., 1:]).sum(-1).double() / n)
+        if "next" in want:
+            above = torch.diagonal(a, offset=1, dim1=-2, dim2=-1)  # A[i, i+1], i = 0..N-2
+            out["next"].append((above * rows_h[..., 1:]).sum(-1).double() / n)
+        if want & {"entropy", "entropy_cls"}:
+            ent = -torch.xlogy(a, a).sum(-1)  # [B, H, N] row entropies (0 log 0 = 0)
+            if "entropy" in want:
+                out["entropy"].append((ent * rows_h).sum(-1).double() / n)
+            if "entropy_cls" in want:
+                out["entropy_cls"].append(ent[..., 0].double())
         if fnorms is not None:
             w = a * fnorms[li][:, :, None, :].float()
             tot = w.sum(-1, keepdim=True)

@@ -295,6 +295,9 @@ def test_one_perturbed_head_is_the_only_one_that_drops(base, corpus):
     # the pipeline's numbers equal the one-example reference
     enc, mb, ma = C.example_maps(base, after, corpus.texts[2], corpus.pairs[2])
     np.testing.assert_allclose(res.cosine_examples[2], C.head_cosine(mb, ma), atol=1e-5)
+    # the cosine-only batched path gives the pipeline's per-example cosines, in corpus order
+    quick = C.batched_head_cosine(base, after, corpus.encodings, batch_size=3)
+    np.testing.assert_allclose(quick, res.cosine_examples, atol=1e-6)
     from analysis.stats import example_stats
 
     # no-op statistics: the corpus mean of Clark's per-example statistics, before and after

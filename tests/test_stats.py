@@ -126,6 +126,13 @@ def test_batch_stats_equals_example_stats_on_padded_maps():
         ref.update(example_norm_stats(crop, np.stack([f[b, :, :n].numpy() for f in fn]), enc))
         for k, v in ref.items():
             assert np.abs(got[k][b] - v).max() < 1e-6, (b, k)
+    # a subset computes only what is asked, with the same values
+    some = batch_stats(atts, encs, metrics=("sep", "next", "entropy_cls"))
+    assert sorted(some) == ["entropy_cls", "next", "sep"]
+    for k in some:
+        np.testing.assert_array_equal(some[k], got[k])
+    with pytest.raises(ValueError, match="Unknown statistics"):
+        batch_stats(atts, encs, metrics=("sep", "nope"))
 
 
 def test_value_norms_reproduce_the_attention_output(default_model):
