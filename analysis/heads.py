@@ -6,7 +6,10 @@ sets in the review come from data that links them:
 
 - ``aspect``            T: words of the aspect terms of that category (category present);
 - ``aspect_sentiment``  T or O: the terms and their opinion words (needs linked opinions);
-- ``opposite``          X: words of the terms of other categories;
+- ``opposite``          X: words of the terms of other categories, in pairs whose own category
+                        is present (an absent category's pairs belong to ``noop``: with them,
+                        X would mostly be "the aspect that is there", e.g. every SemEval-14
+                        sentence whose terms all have one category);
 - ``noop``              the [SEP] word(s), when the category is absent (label none).
 
 For each layer and head, on the word-level map W (Clark pooling: to = sum, from = mean):
@@ -182,7 +185,7 @@ def build_pairs(tokenizer, ds, task: str = "qa_m", pair_order: str | None = None
                     sets["aspect_sentiment"] = sorted(set(t_words) | set(o_words))
             x_words = [w for w in _spans_to_words([(t["start"], t["end"]) for t in other], spans)
                        if w not in t_words]
-            if x_words:
+            if x_words and label not in ("none", "unknown"):
                 sets["opposite"] = x_words
             if label == "none":
                 sets["noop"] = sep

@@ -110,7 +110,10 @@ def test_gold_sets_of_pairs(default_model):
     assert [w[i] for i in food2.sets["opposite"]] == ["waiter"]
     assert "noop" not in food2.sets
     price1 = next(p for p in pairs if p.sentence == 0 and p.category == "price")
-    assert price1.label == "none" and [w for w in price1.sets] == ["opposite", "noop"]
+    # the category is absent: [SEP] is the gold (no-op); other aspects are no "opposite" here
+    assert price1.label == "none" and [w for w in price1.sets] == ["noop"]
+    service2 = next(p for p in pairs if p.sentence == 1 and p.category == "service")
+    assert [service2.words[i] for i in service2.sets["opposite"]] == ["pasta"]
     assert [price1.words[i] for i in price1.sets["noop"]] == ["[SEP]", "[SEP]"]
     # aux first (B-task order): the query still is the aspect word, now in segment A
     _, pairs_b = Hd.build_pairs(default_model.tokenizer, two_sentences(), "nli_b")
@@ -124,11 +127,13 @@ def test_scores_of_a_synthetic_model_are_exact(fake_loaded):
     disc = Hd.discover(fake_loaded, two_sentences(), "qa_m", n_boot=100)
     hs = disc.hs
     assert {k: len(hs.scores[k]) for k in Hd.KINDS} == {
-        "aspect": 3, "aspect_sentiment": 3, "opposite": 9, "noop": 7}
+        "aspect": 3, "aspect_sentiment": 3, "opposite": 2, "noop": 7}
     asp = Hd.score_matrix(hs, "aspect")
     np.testing.assert_allclose(asp[0], [2 / 3, 0.0, 0.0], atol=1e-6)
     np.testing.assert_allclose(Hd.score_matrix(hs, "aspect", "accuracy")[0], [2 / 3, 0, 0])
-    np.testing.assert_allclose(Hd.score_matrix(hs, "opposite")[0], [8 / 9, 0, 0], atol=1e-6)
+    # head 0 looks at 'pasta': the other aspect when asked about service, not about food
+    np.testing.assert_allclose(Hd.score_matrix(hs, "opposite")[0], [1 / 2, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(Hd.score_matrix(hs, "opposite", "accuracy")[0], [1 / 2, 0, 0])
     np.testing.assert_allclose(Hd.score_matrix(hs, "noop")[0], [0, 1, 0], atol=1e-6)
     np.testing.assert_allclose(Hd.score_matrix(hs, "noop", "accuracy")[0], [0, 1, 0])
     top = disc.ranked["noop"][0]
