@@ -65,6 +65,15 @@ def server():
             proc.kill()
 
 
+def _launch(playwright):
+    """Debian's Chromium, headless, with no background traffic (the network is closed)."""
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+              "--disable-component-update"],
+    )
+
+
 def _wait_idle(page, timeout=120_000):
     # a rerun starts shortly after an interaction; give it a moment, then wait for the end
     page.wait_for_timeout(400)
@@ -99,11 +108,7 @@ def test_attention_page_in_chromium(server):
     SHOTS.mkdir(parents=True, exist_ok=True)
     dialogs, errors = [], []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update"],
-        )
+        browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300},
                                     accept_downloads=True)
@@ -222,11 +227,7 @@ def test_aspect_example_in_the_head_view(server, tmp_path):
     ck = make_tiny_checkpoint(tmp_path / "ck")
     errors = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update"],
-        )
+        browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300})
             page.on("pageerror", lambda e: errors.append(str(e)))
