@@ -133,6 +133,15 @@ def test_unknown_model_keeps_default_with_message():
     assert at.get("vega_lite_chart"), "the page should keep working on the last good model"
 
 
+def test_decoder_only_folder_is_refused_and_the_view_stays(tiny_model_dir):
+    at = open_app(src="Local folder", model=str(tiny_model_dir("gpt2")), view="Heatmap")
+    errors = [e.value for e in at.sidebar.error]
+    assert len(errors) == 1 and "decoder-only" in errors[0]
+    cards = [m.value for m in at.sidebar.markdown if "model-card" in m.value]
+    assert "all-MiniLM-L6-v2" in cards[0]  # the last model that loaded is still in use
+    assert at.get("vega_lite_chart")
+
+
 def test_folder_without_model_message(tmp_path):
     at = open_app(src="Local folder", model=str(tmp_path))
     assert "holds no model" in at.sidebar.error[0].value
