@@ -43,6 +43,25 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, args, needle):
     assert not (tmp_path / "x.npz").exists()
 
 
+def test_unusual_characters(tmp_path, capsys):
+    """Emoji become [UNK] (said on stdout), zero-width and direction marks are removed (said),
+    right-to-left text is analysed as it is; text made only of invisible characters is empty."""
+    out = tmp_path / "x.npz"
+    assert main(["attention", "--text", "great food \U0001F600", "--out", str(out)]) == 0
+    io = capsys.readouterr()
+    assert "[UNK]" in io.out and not io.err
+    assert "[UNK]" in np.load(out)["tokens"].tolist()
+    assert main(["attention", "--text", "good\u200b food \u202e", "--out", str(out)]) == 0
+    io = capsys.readouterr()
+    assert "removed 2 invisible" in io.out and not io.err
+    assert np.load(out)["tokens"].tolist() == ["[CLS]", "good", "food", "[SEP]"]
+    assert main(["attention", "--text", "\u05e9\u05dc\u05d5\u05dd", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["attention", "--text", "\u200b\u200d\u2060", "--out", str(tmp_path / "y.npz")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "empty" in err[0]
+
+
 def test_module_entry_point_decoder_model(tmp_path, tiny_model_dir):
     proc = subprocess.run(
         [sys.executable, "-m", "analysis", "attention", "--text", "hello", "--model",
