@@ -408,20 +408,19 @@ if links:
 # ---------------------------------------------------------------------------------------------
 st.header("4. Causal check")
 eval_ex = model_state["eval"]
-eval_on = f"the {len(eval_ex) if eval_ex else 0} held-out pairs of the fine-tuning run"
-if eval_ex is None:
-    data_eval = S.get("ah_disc_data")
+if eval_ex is not None:
+    eval_on = f"the {len(eval_ex)} held-out pairs of the fine-tuning run"
+else:
+    data_eval = S.get("ah_disc_data")  # set by step 2, which ran before this section
     held = set(card.get("heldout_ids") or [])
-    if data_eval is not None and held and "id" in data_eval.column_names:
-        kept = data_eval.filter(lambda r: r["id"] in held)
-        if len(kept):
-            data_eval = kept
-    if data_eval is not None:
-        if held and data_eval.num_rows and all(i in held for i in data_eval["id"]):
-            eval_on = f"the checkpoint's {data_eval.num_rows} held-out sentences (from its card)"
-        else:
-            eval_on = (f"the {data_eval.num_rows} gold sentences of step 2 (the checkpoint's card "
-                       "names no held-out sentences among them, so some may be training data)")
+    kept = (data_eval.filter(lambda r: r["id"] in held)
+            if held and "id" in data_eval.column_names else None)
+    if kept is not None and len(kept):
+        data_eval = kept
+        eval_on = f"the checkpoint's {len(kept)} held-out sentences (from its card)"
+    else:
+        eval_on = (f"the {data_eval.num_rows} gold sentences of step 2 (the checkpoint's card "
+                   "names no held-out sentences among them, so some may be training data)")
     try:
         eval_ex = A.build_examples(data_eval, task, order) if data_eval is not None else None
     except DataError as exc:

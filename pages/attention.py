@@ -130,12 +130,11 @@ elif view == "Neuron view":
                    f"The softmax matches the attention the model returned to within "
                    f"{nv.max_abs_diff:.1e}.")
         tok_labels = [f"{i + 1}: {t}" for i, t in enumerate(enc.tokens)]
-        q_chart = vector_heatmap(nv.query[None, :], [enc.tokens[nv.query_index]],
-                                 "query vector q")
+        q_row, q_label = nv.query[None, :], [enc.tokens[nv.query_index]]
+        q_chart = vector_heatmap(q_row, q_label, "query vector q")
         st.altair_chart(q_chart, width="content")
         name = f"neuron_L{layer}_H{head}_q{nv.query_index + 1}"
-        chart_downloads(q_chart, f"{name}_query", "neuron-q-dl",
-                        vector_frame(nv.query[None, :], [enc.tokens[nv.query_index]]))
+        chart_downloads(q_chart, f"{name}_query", "neuron-q-dl", vector_frame(q_row, q_label))
         ka, kb = st.columns(2)
         for col, matrix, title, part in ((ka, nv.keys, "key vectors k_j", "keys"),
                                          (kb, nv.products, "q x k_j (elementwise)", "products")):

@@ -151,6 +151,32 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
         < 1e-9
 
 
+def test_causal_check_uses_the_cards_held_out_sentences(tiny_ckpt, tmp_path):
+    import json
+    import shutil
+
+    from analysis.absa import CARD_NAME
+    from analysis.absa_data import load_sample
+
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_ckpt, ck)
+    card = json.loads((ck / CARD_NAME).read_text())
+    card["heldout_ids"] = load_sample()["id"][2:4]  # two of the first six sentences
+    (ck / CARD_NAME).write_text(json.dumps(card))
+    at = open_page()
+    at.radio(key="ah_source").set_value("Load a checkpoint folder")
+    at.run()
+    at.text_input(key="ah_folder").set_value(str(ck))
+    at.button(key="ah_load").click()
+    at.run()
+    at.number_input(key="ah_max").set_value(6)
+    at.button(key="ah_find").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("the checkpoint's 2 held-out sentences (from its card)" in c.value
+               for c in at.caption)
+
+
 def test_fine_tune_on_the_sample_two_steps():
     at = open_page()
     at.number_input(key="ah_epochs").set_value(0.01)  # ceil(0.01 * 40 steps) = 1 step

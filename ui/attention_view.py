@@ -40,8 +40,8 @@ def head_view(payload: dict, *, key: str, heads: Sequence[int] | None = None,
 
     ``heads``: 0-indexed heads shown when the view opens or when this value changes (None:
     all); the user can then toggle heads in the view. ``pin``: a query ("from") position
-    pinned when the view opens or when this value changes, so only its lines show. Returns the view's state once the user
-    has changed something: ``{"heads": [0-indexed visible heads], "pinned": {"side":
+    pinned when the view opens or when this value changes, so only its lines show. Returns
+    the view's state once the user has changed something: ``{"heads": [0-indexed visible heads], "pinned": {"side":
     "from"|"to", "index": i, "token": label} or None, "segment": "All"|"A->A"|...}``
     (keys the user has not touched are absent), else None.
     """
