@@ -308,7 +308,8 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
               seed: int = 0, max_steps: int | None = None,
               progress: Callable[[TrainProgress], None] | None = None,
               should_stop: Callable[[], bool] | None = None,
-              time_budget_s: float | None = None) -> FineTuneResult:
+              time_budget_s: float | None = None,
+              epoch_end: Callable[[int, object], None] | None = None) -> FineTuneResult:
     """Fine-tune a copy of ``loaded.model`` as a pair classifier for ``task``.
 
     AdamW (weight decay 0.01, none on biases and LayerNorm), linear warmup over ``warmup``
@@ -316,7 +317,9 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     fractional; ``max_steps`` caps the steps. ``progress`` is called after every step.
     ``time_budget_s``: every 25 steps the planned number of steps is lowered to what fits in
     the remaining time at the measured speed, and the warmup/decay schedule follows the new
-    plan, so training ends on time with the learning rate decayed to zero."""
+    plan, so training ends on time with the learning rate decayed to zero. ``epoch_end(k,
+    model)`` is called after each full pass k (1-based; not after a pass cut short) with
+    the model in eval mode (training resumes afterwards): a learning curve on held-out data."""
     import torch
     if not examples:
         raise DataError("No training examples.")
@@ -358,8 +361,10 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     step, epoch, seen = 0, 0, 0
     while step < plan["total"]:
         te = time.perf_counter()
+        full_pass = True
         for idx in bucketed_batches(lengths, batch_size, rng):
             if step >= plan["total"] or (should_stop and should_stop()):
+                full_pass = False
                 break
             batch = _batch(tok, enc, idx)
             out = model(**batch, labels=labels[idx])
@@ -380,6 +385,12 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
                                        seen / el if el else 0.0))
         per_epoch.append(time.perf_counter() - te)
         epoch += 1
+        if epoch_end and full_pass:
+            tc = time.perf_counter()
+            model.eval()
+            epoch_end(epoch, model)
+            model.train()
+            t0 += time.perf_counter() - tc  # the callback's time is not training time
         if should_stop and should_stop():
             break
     model.eval()

@@ -72,6 +72,8 @@ def main(argv=None) -> int:
                    help="UTC time HH:MM: plan the steps (and the lr schedule) to end by then")
     p.add_argument("--stop-at", default=None,
                    help="UTC time HH:MM after which training stops early (then evaluates)")
+    p.add_argument("--eval-every-epoch", action="store_true",
+                   help="evaluate on the held-out split after each full pass (learning curve)")
     args = p.parse_args(argv)
 
     if not Path(args.data).exists():
@@ -116,11 +118,21 @@ def main(argv=None) -> int:
         start, init_card = absa.load_checkpoint(args.init, task=args.task)
         print(f"continuing from {args.init} ({init_card['n_train_pairs']} pairs, "
               f"{init_card.get('train_seconds')}s before)", flush=True)
+    curve = []
+
+    def epoch_end(k, model):
+        m = absa.evaluate(model, loaded.tokenizer, te_ex, args.task, max_length=args.max_length)
+        curve.append({"epoch": k, **m})
+        print(f"held-out after epoch {k}: aspect F1 {m['aspect_f1']:.2f}, 4-way "
+              f"{m['acc_4way']:.2f}, 3-way {m['acc_3way']:.2f}, binary {m['acc_binary']:.2f}",
+              flush=True)
+
     result = absa.fine_tune(start, tr_ex, args.task, epochs=args.epochs, lr=args.lr,
                             batch_size=args.batch_size, max_length=args.max_length,
                             seed=args.seed, max_steps=args.max_steps, progress=progress,
                             should_stop=_deadline(args.stop_at),
-                            time_budget_s=_budget(args.train_until))
+                            time_budget_s=_budget(args.train_until),
+                            epoch_end=epoch_end if args.eval_every_epoch else None)
     metrics = absa.evaluate(result.model, loaded.tokenizer, te_ex, args.task,
                             max_length=args.max_length)
     card = absa.make_card("default", args.task, absa.default_pair_order(args.task),
@@ -153,7 +165,8 @@ def main(argv=None) -> int:
         Path(args.json).write_text(json.dumps({
             "metrics": metrics, "untrained": base_untrained, "majority": base_major,
             "seconds": result.seconds, "seconds_per_epoch": result.seconds_per_epoch,
-            "steps": steps}, indent=2))
+            "steps": steps, "lr": args.lr, "epochs": args.epochs, "task": args.task,
+            "batch_size": args.batch_size, "curve": curve}, indent=2))
     return 0
 
 

@@ -156,6 +156,22 @@ def test_two_step_fine_tune_lowers_loss_and_leaves_base_untouched(tiny):
                        tiny.model.embeddings.word_embeddings.weight)
 
 
+def test_epoch_end_sees_each_full_pass_in_eval_mode(tiny):
+    ex = A.build_examples(load_sample().select(range(2)), "nli_m")  # 10 pairs
+    seen = []
+    res = A.fine_tune(tiny, ex, "nli_m", epochs=3, batch_size=4, lr=1e-3,
+                      epoch_end=lambda k, m: seen.append((k, m.training)))
+    assert [k for k, _ in seen] == [1, 2, 3]
+    assert not any(training for _, training in seen)
+    assert res.model.training is False
+    assert len(res.losses) == 9  # ceil(10 / 4) steps a pass
+    # a pass cut short by max_steps gets no call
+    seen.clear()
+    A.fine_tune(tiny, ex, "nli_m", epochs=3, batch_size=4, lr=1e-3, max_steps=4,
+                epoch_end=lambda k, m: seen.append(k))
+    assert seen == [1]
+
+
 def torch_equal(a, b) -> bool:
     import torch
 
