@@ -61,7 +61,9 @@ def main(argv=None) -> int:
     p.add_argument("--max-length", type=int, default=128)
     p.add_argument("--batch-size", type=int, default=24)
     p.add_argument("--test-fraction", type=float, default=0.1)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="training seed (classifier init, order)")
+    p.add_argument("--split-seed", type=int, default=0,
+                   help="seed of the held-out split (keep 0 to compare runs)")
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--out", default="/work/absa_ckpt")
     p.add_argument("--json", default=None, help="write the numbers here too")
@@ -80,7 +82,7 @@ def main(argv=None) -> int:
         print(f"skip: {args.data} not found")
         return 0
     ds = read_semeval14(args.data)
-    train, test = split_dataset(ds, args.test_fraction, seed=args.seed)
+    train, test = split_dataset(ds, args.test_fraction, seed=args.split_seed)
     tr_ex = absa.build_examples(train, args.task)
     te_ex = absa.build_examples(test, args.task)
     print(f"SemEval-14 restaurants: {len(train)} train / {len(test)} held-out sentences "
@@ -137,7 +139,7 @@ def main(argv=None) -> int:
                             max_length=args.max_length)
     card = absa.make_card("default", args.task, absa.default_pair_order(args.task),
                           f"{Path(args.data).name} (held-out {args.test_fraction:.0%}, seed "
-                          f"{args.seed})", args.seed, args.epochs, args.max_length, result,
+                          f"{args.split_seed})", args.seed, args.epochs, args.max_length, result,
                           metrics, heldout_ids=list(test["id"]), lr=args.lr,
                           init=args.init)
     out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
