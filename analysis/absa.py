@@ -485,6 +485,20 @@ def check_checkpoint_target(out_dir) -> Path:
     return out
 
 
+def finite_json(obj):
+    """``obj`` with NaN/inf (a metric with nothing to count, e.g. binary accuracy without
+    positive/negative gold) as None and numpy scalars as Python numbers: strict JSON."""
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0:  # numpy scalar
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def save_checkpoint(model, tokenizer, out_dir, card: dict) -> Path:
     """Write model (safetensors), tokenizer and ``absa_card.json`` to a temporary folder next
     to ``out_dir`` and rename it into place, so a crash never leaves a half-written model.
@@ -495,7 +509,8 @@ def save_checkpoint(model, tokenizer, out_dir, card: dict) -> Path:
     try:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        (tmp / CARD_NAME).write_text(json.dumps(card, indent=2, default=float), encoding="utf-8")
+        (tmp / CARD_NAME).write_text(json.dumps(finite_json(card), indent=2, default=float,
+                                                allow_nan=False), encoding="utf-8")
         old = None
         if out.exists():
             old = out.parent / f".{out.name}.old-{os.getpid()}-{int(time.time())}"

@@ -54,6 +54,16 @@ def fail(exc: BaseException) -> None:
              icon=":material/error:")
 
 
+def learning_curve_frame(card: dict) -> pd.DataFrame | None:
+    """The card's held-out metrics after each epoch, long form (epoch, metric, value); None
+    when the card has none (fewer than one full epoch, no held-out data, older cards)."""
+    rows = [{"epoch": c["epoch"], "metric": label, "value": c[k]}
+            for c in card.get("curve") or [] if isinstance(c, dict) and "epoch" in c
+            for k, label in METRIC_LABELS.items()
+            if isinstance(c.get(k), (int, float)) and c[k] == c[k]]
+    return pd.DataFrame(rows) if rows else None
+
+
 @st.cache_data(max_entries=4, show_spinner="Reading the data...")
 def read_uploads(name: str, data: bytes, skip: bool, op_name: str | None,
                  op_data: bytes | None):
@@ -112,13 +122,21 @@ if source == MODEL_SOURCES[0]:
                              text=f"step {p.step}/{p.total_steps} · epoch {p.epoch + 1} · "
                                   f"loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
 
+            curve = []
+
+            def epoch_end(k: int, model) -> None:
+                bar.progress(1.0, text=f"Evaluating on the held-out sentences after epoch "
+                                       f"{k}...")
+                curve.append({"epoch": k, **A.evaluate(model, ctx.loaded.tokenizer, te_ex,
+                                                       task)})
+
             res = A.fine_tune(ctx.loaded, tr_ex, task, epochs=float(epochs), seed=seed,
-                              progress=progress)
+                              progress=progress, epoch_end=epoch_end)
             bar.progress(1.0, text="Evaluating on the held-out sentences...")
             metrics = A.evaluate(res.model, ctx.loaded.tokenizer, te_ex, task)
             bar.empty()
             card = A.make_card(ctx.spec, task, order, "bundled sample", seed, float(epochs), 128,
-                               res, metrics, heldout_ids=list(test["id"]))
+                               res, metrics, heldout_ids=list(test["id"]), curve=curve)
             S["ah_model"] = {"loaded": A.as_loaded(ctx.loaded, res.model, "fine-tuned"),
                              "card": card, "folder": None, "base": ctx.spec,
                              "eval": te_ex, "losses": res.losses}
@@ -160,7 +178,8 @@ st.success(f"{A.TASK_NAMES[task]} model on {card.get('data', '?')} "
 if m:
     cols = st.columns(len(METRIC_LABELS))
     for col, (k, label) in zip(cols, METRIC_LABELS.items()):
-        col.metric(label, f"{m[k]:.1f}" if k in m and m[k] == m[k] else "n/a")
+        v = m.get(k)
+        col.metric(label, f"{v:.1f}" if isinstance(v, (int, float)) and v == v else "n/a")
     st.caption("Held-out metrics in percent, as in the paper: aspect detection micro F1; "
                "sentiment accuracy over the gold aspects (4-way, 3-way, positive/negative).")
 if model_state["losses"]:
@@ -168,6 +187,14 @@ if model_state["losses"]:
                             "loss": model_state["losses"]})
     st.altair_chart(alt.Chart(loss_df, title="Training loss").mark_line().encode(
         x="step:Q", y="loss:Q"), width="stretch", height=160)
+curve_df = learning_curve_frame(card)
+if curve_df is not None:
+    st.altair_chart(alt.Chart(curve_df, title="Held-out metrics after each epoch").mark_line(
+        point=True).encode(x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
+                           y=alt.Y("value:Q", title="percent"),
+                           color=alt.Color("metric:N", sort=list(METRIC_LABELS.values())),
+                           tooltip=["epoch:Q", "metric:N", alt.Tooltip("value:Q", format=".2f")]),
+                    width="stretch", height=200)
 if model_state["folder"] is None:
     c1, c2 = st.columns([4, 1])
     out = c1.text_input("Save to folder", key="ah_save_to", placeholder="/path/to/new-folder")

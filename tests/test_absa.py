@@ -260,6 +260,39 @@ def test_a_head_mask_leaves_other_threads_forwards_alone(tiny):
     assert np.abs(seen["other"] - full).max() < change / 100  # untouched elsewhere
 
 
+def test_cli_finetune_with_heldout_records_the_curve(tiny_model_dir, tmp_path, capsys):
+    from analysis.cli import main
+
+    out = tmp_path / "ck"
+    rc = main(["finetune", "--data", "sample", "--task", "nli_m", "--model",
+               str(tiny_model_dir("bert")), "--epochs", "2", "--heldout", "0.2",
+               "--out", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr()
+    text = (out / A.CARD_NAME).read_text()
+    card = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the card"))
+    assert [c["epoch"] for c in card["curve"]] == [1, 2]
+    assert card["curve"][-1]["aspect_f1"] == pytest.approx(card["metrics"]["aspect_f1"])
+    assert "held-out after epoch 2: aspect F1" in printed.out + printed.err
+    # the last point is what the checkpoint scores on the card's held-out sentences
+    loaded, _ = A.load_checkpoint(out, task="nli_m")
+    held = load_sample().filter(lambda r: r["id"] in set(card["heldout_ids"]))
+    ref = A.evaluate(loaded.model, loaded.tokenizer, A.build_examples(held, "nli_m"), "nli_m")
+    assert card["curve"][-1]["acc_4way"] == pytest.approx(ref["acc_4way"], abs=1e-9)
+
+
+def test_card_is_strict_json_with_undefined_metrics_as_null(tiny, tmp_path):
+    ex = A.build_examples(load_sample().select(range(2)), "nli_m")
+    res = A.fine_tune(tiny, ex, "nli_m", epochs=1, batch_size=8, max_steps=1, lr=1e-3)
+    card = A.make_card("tiny", "nli_m", "review-aux", "s", 0, 1, 128, res,
+                       {"acc_binary": float("nan"), "aspect_f1": np.float64(12.5)},
+                       curve=[{"epoch": 1, "acc_binary": float("inf")}])
+    out = A.save_checkpoint(res.model, tiny.tokenizer, tmp_path / "ck", card)
+    back = json.loads((out / A.CARD_NAME).read_text(), parse_constant=lambda c: pytest.fail(c))
+    assert back["metrics"] == {"acc_binary": None, "aspect_f1": 12.5}
+    assert back["curve"] == [{"epoch": 1, "acc_binary": None}]
+
+
 def test_cli_finetune_evaluate(tiny_model_dir, tmp_path, capsys):
     from analysis.cli import main
 

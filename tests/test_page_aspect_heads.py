@@ -23,7 +23,11 @@ def tiny_ckpt(tiny_model_dir, tmp_path_factory):
     res = A.fine_tune(base, ex, "qa_m", epochs=1, max_steps=2, batch_size=8, lr=1e-3)
     card = A.make_card(str(base_dir), "qa_m", "review-aux", "sample[:8]", 0, 1, 128, res,
                        {"aspect_f1": 40.0, "acc_4way": 50.0, "acc_3way": 55.0,
-                        "acc_binary": 60.0})
+                        "acc_binary": 60.0},
+                       curve=[{"epoch": 1, "aspect_f1": 30.0, "acc_4way": 45.0,
+                               "acc_3way": 50.0, "acc_binary": 55.0},
+                              {"epoch": 2, "aspect_f1": 40.0, "acc_4way": 50.0,
+                               "acc_3way": 55.0, "acc_binary": float("nan")}])
     return A.save_checkpoint(res.model, base.tokenizer,
                              tmp_path_factory.mktemp("ah") / "ckpt", card)
 
@@ -55,6 +59,13 @@ def chart_frames(at):
         for ds in chart.proto.datasets:
             out.append(pa.ipc.open_stream(ds.data.data).read_all().to_pandas())
     return out
+
+
+def curve_frame(at):
+    """The data of the held-out learning-curve chart (the only chart with an epoch column)."""
+    frames = [f for f in chart_frames(at) if "epoch" in f.columns]
+    assert len(frames) == 1, len(frames)
+    return frames[0]
 
 
 def frame_with(at, column):
@@ -93,6 +104,11 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
     assert at.success[0].value.startswith("QA-M model on sample[:8] (2 layers × 4 heads")
     metrics = {mm.label: mm.value for mm in at.metric}
     assert metrics["aspect F1"] == "40.0" and metrics["binary acc."] == "60.0"
+    curve = curve_frame(at).sort_values(["epoch", "metric"])
+    assert curve[["epoch", "metric", "value"]].values.tolist() == [
+        [1, "3-way acc.", 50.0], [1, "4-way acc.", 45.0], [1, "aspect F1", 30.0],
+        [1, "binary acc.", 55.0],
+        [2, "3-way acc.", 55.0], [2, "4-way acc.", 50.0], [2, "aspect F1", 40.0]]  # NaN left out
     at.number_input(key="ah_max").set_value(6)
     at.button(key="ah_find").click()
     at.run()
@@ -186,4 +202,30 @@ def test_fine_tune_on_the_sample_two_steps():
     assert at.success[0].value.startswith("QA-M model on bundled sample (6 layers × 12 heads")
     metrics = {mm.label: mm.value for mm in at.metric}
     assert set(metrics) == {"aspect F1", "4-way acc.", "3-way acc.", "binary acc."}
+    assert not [f for f in chart_frames(at) if "epoch" in f.columns]  # no full epoch: no curve
     assert at.text_input(key="ah_save_to") is not None
+
+
+def test_fine_tune_two_epochs_draws_the_held_out_curve(tiny_model_dir):
+    """The sidebar's model (a tiny BERT folder) fine-tuned for two epochs: the page evaluates
+    on the held-out sentences after each epoch, the card keeps that curve, and its last point
+    is the model's final held-out evaluation."""
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params["src"] = "Local folder"
+    at.query_params["model"] = str(tiny_model_dir("bert"))
+    at.run()
+    at.switch_page("pages/aspect_heads.py")
+    at.run()
+    at.number_input(key="ah_epochs").set_value(2.0)
+    at.button(key="ah_train").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.success[0].value.startswith("QA-M model on bundled sample (2 layers × 4 heads")
+    card = at.session_state["ah_model"]["card"]
+    assert [c["epoch"] for c in card["curve"]] == [1, 2]
+    last = card["curve"][-1]
+    assert all(last[k] == card["metrics"][k] for k in ("aspect_f1", "acc_4way", "acc_binary"))
+    drawn = curve_frame(at)
+    assert sorted(set(drawn["epoch"])) == [1, 2]
+    assert drawn.loc[(drawn.epoch == 2) & (drawn.metric == "aspect F1"), "value"].item() == \
+        pytest.approx(card["metrics"]["aspect_f1"])

@@ -70,23 +70,11 @@ def _json_out(path: str) -> Path:
     return Path(path)
 
 
-def _finite(obj):
-    """NaN/inf (a metric with nothing to count, e.g. binary accuracy without pos/neg gold)
-    become null, so the file is strict JSON."""
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    if hasattr(obj, "item") and getattr(obj, "ndim", 1) == 0:  # numpy scalar
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 def _write(path: Path, data: dict) -> None:
+    from analysis.absa import finite_json
+
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(_finite(data), indent=2, default=float, allow_nan=False),
+    tmp.write_text(json.dumps(finite_json(data), indent=2, default=float, allow_nan=False),
                    encoding="utf-8")
     tmp.replace(path)
 
@@ -117,18 +105,28 @@ def run_finetune(args) -> int:
         bar.update(1)
         bar.set_postfix(loss=f"{p.loss:.4f}", ex_s=f"{p.examples_per_s:.1f}")
 
+    test_ex = absa.build_examples(test, args.task, order) if test is not None else None
+    curve = []
+
+    def epoch_end(k, model):
+        m = absa.evaluate(model, loaded.tokenizer, test_ex, args.task, max_length=args.max_length)
+        curve.append({"epoch": k, **m})
+        bar.write(f"held-out after epoch {k}: aspect F1 {_fmt(m['aspect_f1'])}, 4-way "
+                  f"{_fmt(m['acc_4way'])}")
+
     result = absa.fine_tune(loaded, examples, args.task, epochs=args.epochs, lr=args.lr,
                             batch_size=args.batch_size, max_length=args.max_length,
-                            seed=args.seed, progress=progress)
+                            seed=args.seed, progress=progress,
+                            epoch_end=epoch_end if test_ex else None)
     bar.close()
     metrics = {}
-    if test is not None:
-        metrics = absa.evaluate(result.model, loaded.tokenizer,
-                                absa.build_examples(test, args.task, order), args.task,
+    if test_ex is not None:
+        metrics = absa.evaluate(result.model, loaded.tokenizer, test_ex, args.task,
                                 max_length=args.max_length)
     card = absa.make_card(loaded.spec, args.task, order, str(args.data), args.seed, args.epochs,
                           args.max_length, result, metrics, lr=args.lr,
-                          heldout_ids=list(test["id"]) if test is not None else [])
+                          heldout_ids=list(test["id"]) if test is not None else [],
+                          curve=curve)
     out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
     print(f"wrote {out}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
           f"{result.losses[-1]:.4f}")
