@@ -141,7 +141,7 @@ def main(argv=None) -> int:
                           f"{Path(args.data).name} (held-out {args.test_fraction:.0%}, seed "
                           f"{args.split_seed})", args.seed, args.epochs, args.max_length, result,
                           metrics, heldout_ids=list(test["id"]), lr=args.lr,
-                          init=args.init)
+                          init=args.init, curve=curve)
     out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
     steps = len(result.losses)
     if args.max_steps is None and steps < math.ceil(len(tr_ex) / args.batch_size * args.epochs):
