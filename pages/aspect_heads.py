@@ -191,7 +191,7 @@ curve_df = learning_curve_frame(card)
 if curve_df is not None:
     st.altair_chart(alt.Chart(curve_df, title="Held-out metrics after each epoch").mark_line(
         point=True).encode(x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
-                           y=alt.Y("value:Q", title="percent"),
+                           y=alt.Y("value:Q", title="percent", scale=alt.Scale(zero=False)),
                            color=alt.Color("metric:N", sort=list(METRIC_LABELS.values())),
                            tooltip=["epoch:Q", "metric:N", alt.Tooltip("value:Q", format=".2f")]),
                     width="stretch", height=200)
