@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_util import chart_frames
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
@@ -51,14 +53,15 @@ def open_page():
     return at
 
 
-def chart_frames(at):
-    import pyarrow as pa
-
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            out.append(pa.ipc.open_stream(ds.data.data).read_all().to_pandas())
-    return out
+def load_on_page(folder):
+    """The page with ``folder`` typed into "Load a checkpoint folder" and loaded."""
+    at = open_page()
+    at.radio(key="ah_source").set_value("Load a checkpoint folder")
+    at.run()
+    at.text_input(key="ah_folder").set_value(str(folder))
+    at.button(key="ah_load").click()
+    at.run()
+    return at
 
 
 def curve_frame(at):
@@ -83,23 +86,13 @@ def test_page_starts_with_instructions():
 
 
 def test_bad_checkpoint_folder_is_one_message(tmp_path):
-    at = open_page()
-    at.radio(key="ah_source").set_value("Load a checkpoint folder")
-    at.run()
-    at.text_input(key="ah_folder").set_value(str(tmp_path))
-    at.button(key="ah_load").click()
-    at.run()
+    at = load_on_page(tmp_path)
     assert not at.exception
     assert len(at.error) == 1 and "is not an ABSA checkpoint" in at.error[0].value
 
 
 def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
-    at = open_page()
-    at.radio(key="ah_source").set_value("Load a checkpoint folder")
-    at.run()
-    at.text_input(key="ah_folder").set_value(str(tiny_ckpt))
-    at.button(key="ah_load").click()
-    at.run()
+    at = load_on_page(tiny_ckpt)
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.success[0].value.startswith("QA-M model on sample[:8] (2 layers × 4 heads")
     metrics = {mm.label: mm.value for mm in at.metric}
@@ -179,12 +172,7 @@ def test_causal_check_uses_the_cards_held_out_sentences(tiny_ckpt, tmp_path):
     card = json.loads((ck / CARD_NAME).read_text())
     card["heldout_ids"] = load_sample()["id"][2:4]  # two of the first six sentences
     (ck / CARD_NAME).write_text(json.dumps(card))
-    at = open_page()
-    at.radio(key="ah_source").set_value("Load a checkpoint folder")
-    at.run()
-    at.text_input(key="ah_folder").set_value(str(ck))
-    at.button(key="ah_load").click()
-    at.run()
+    at = load_on_page(ck)
     at.number_input(key="ah_max").set_value(6)
     at.button(key="ah_find").click()
     at.run()

@@ -3,11 +3,11 @@
 import json
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis.attention import attention_for, level_view
+from apptest_util import chart_frames
 from ui.sidebar import EXAMPLE_A, EXAMPLE_B
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -26,14 +26,6 @@ def component_payload(at, name="attention_head_view") -> dict:
     comps = [c for c in at.get("bidi_component") if c.proto.component_name == name]
     assert comps, f"component {name} not rendered"
     return json.loads(comps[0].proto.json)
-
-
-def chart_frames(at):
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            out.append(pa.ipc.open_stream(ds.data.data).read_all().to_pandas())
-    return out
 
 
 def test_app_opens_on_head_view_with_example(default_model):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis import compare as C
 
+from apptest_util import chart_frames
 from test_compare import make_finetuned_copy, make_two_layer_folder
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -19,15 +19,6 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 @pytest.fixture(scope="module")
 def finetuned(tmp_path_factory):
     return str(make_finetuned_copy(tmp_path_factory.mktemp("ft-page") / "model"))
-
-
-def chart_frames(at):
-    """The data frames behind the page's Altair charts."""
-    out = []
-    for chart in at.get("vega_lite_chart"):
-        for ds in chart.proto.datasets:
-            out.append(pa.ipc.open_stream(ds.data.data).read_all().to_pandas())
-    return out
 
 
 def _frame(at, column):
