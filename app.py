@@ -23,12 +23,10 @@ st.html(
 PAGES = [
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
             url_path="attention", default=True),
-    st.Page("pages/noop_stats.py", title="No-op statistics", icon=":material/bar_chart:",
-            url_path="noop_stats"),
-    st.Page("pages/aspect_heads.py", title="Aspect heads", icon=":material/target:",
-            url_path="aspect_heads"),
-    st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
-            url_path="drift"),
+    st.Page("pages/noop.py", title="No-op statistics", icon=":material/bar_chart:",
+            url_path="noop"),
+    st.Page("pages/aspects.py", title="Aspects", icon=":material/target:", url_path="aspects"),
+    st.Page("pages/drift.py", title="Drift", icon=":material/compare_arrows:", url_path="drift"),
 ]
 
 nav = st.navigation(PAGES)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,22 +70,6 @@ def normalise_spec(spec: str | None) -> str:
     if spec.lower() in ("", "default", DEFAULT_NAME.lower(), "all-minilm-l6-v2"):
         return DEFAULT_SPEC
     return spec
-
-
-def this_thread_only(hook):
-    """Wrap a forward (pre-)hook so that it acts only on forwards run by the thread that
-    registers it. A loaded model is shared by every Streamlit session (one thread each): a
-    hook one session adds for a capture or a head mask must neither see nor change another
-    session's forward running at the same time. Returning None leaves the module's input or
-    output as it is."""
-    owner = threading.get_ident()
-
-    def wrapped(*args, **kwargs):
-        if threading.get_ident() != owner:
-            return None
-        return hook(*args, **kwargs)
-
-    return wrapped
 
 
 def checkpoint_stamp(spec: str) -> str:
@@ -260,12 +243,11 @@ def load_model(spec: str | None = DEFAULT_SPEC, model_class=None) -> LoadedModel
 
 def check_attention_output(loaded: LoadedModel) -> None:
     """Run a two-token forward and make sure post-softmax attention maps come back."""
-    import torch
+    from analysis.forward import forward
 
     enc = loaded.tokenizer("attention check", return_tensors="pt")
     try:
-        with torch.no_grad():
-            out = loaded.model(**enc, output_attentions=True)
+        out = forward(loaded.model, inputs=dict(enc)).output
     except Exception as exc:
         raise ModelLoadError(
             f"{loaded.spec} could not run a forward pass: {str(exc).splitlines()[0]}"

@@ -45,15 +45,14 @@ FALLBACK = (
 def review_sentences(limit: int = 40) -> list[str]:
     if not DATA.is_file():
         return [s.strip() + "." for s in FALLBACK.split(".") if s.strip()]
-    from defusedxml import ElementTree
+    from analysis.corpus import read_corpus
 
-    root = ElementTree.parse(DATA).getroot()
-    return [s.findtext("text").strip() for s in root.iter("sentence")][:limit]
+    return list(read_corpus(DATA, max_examples=limit)["text"])
 
 
 def pair_of_length(tokenizer, sentences: list[str], n: int):
     """(text A, text B) of consecutive review sentences whose pair encoding has n tokens."""
-    from analysis.attention import encode
+    from analysis.encoding import encode
 
     for start in range(len(sentences) - 1):
         a_words: list[str] = []
@@ -86,14 +85,15 @@ def main(argv=None) -> int:
     p.add_argument("--top-k", type=int, default=5, help="the page's long-input setting")
     args = p.parse_args(argv)
 
-    from analysis.attention import forward, stack_attentions
+    from analysis.attention.views import head_view_payload, model_view_payload
+    from analysis.forward import forward
     from analysis.models import load_model
-    from analysis.views import full_json_size, head_view_payload, model_view_payload, payload_size
+    from bench.reference_attention import full_json_size, payload_size
 
     loaded = load_model("default")
     enc = pair_of_length(loaded.tokenizer, review_sentences(), args.tokens)
     out = forward(loaded.model, loaded.tokenizer, [enc])
-    att = stack_attentions(out, 0, enc.n_tokens)
+    att = out.maps(0)
     l0 = args.layer - 1
     b_start = int(enc.segments.argmax())
     print(f"model: {loaded.name} ({loaded.n_layers} layers x {loaded.n_heads} heads)")

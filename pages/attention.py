@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import altair as alt
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from analysis.attention import AttentionResult, InputError, attention_for, level_view
-from analysis.neuron import NeuronViewUnavailable, neuron_view
-from analysis.views import head_view_payload, model_view_payload
+from analysis.attention import AttentionResult, attention_for, level_view
+from analysis.attention.neuron import NeuronViewUnavailable, neuron_view
+from analysis.attention.views import head_view_payload, model_view_payload
+from analysis.errors import InputError
+from ui.attention import neuron_section
 from ui.attention_view import head_view, model_view
-from ui.charts import (
-    attention_heatmap, csv_download, label_expr, layer_frame, map_frame, vector_frame,
-    vector_heatmap,
-)
+from ui.charts import attention_heatmap, csv_download, layer_frame, map_frame
 from ui.export import chart_downloads
-from ui.html import esc
+from ui.html import token_chips
 from ui.sidebar import context
 
 VIEWS = ["Head view", "Model view", "Neuron view", "Heatmap"]
@@ -28,17 +24,6 @@ _PENDING = "_attention_pending_head"
 @st.cache_data(max_entries=16, show_spinner="Running the model...")
 def compute(spec: str, text: str, pair: str | None, _loaded) -> AttentionResult:
     return attention_for(_loaded, text, pair)
-
-
-def structure_html(result: AttentionResult, limit: int = 160) -> str:
-    """[CLS]/[SEP] structure as escaped token chips coloured by segment."""
-    enc = result.encoding
-    chips = []
-    for tok, seg, sp in list(zip(enc.tokens, enc.segments, enc.special))[:limit]:
-        cls = "sp" if sp else ("b" if seg else "a")
-        chips.append(f"<span class='tok {cls}'>{esc(tok)}</span>")
-    more = f" &hellip; (+{enc.n_tokens - limit} tokens)" if enc.n_tokens > limit else ""
-    return "<div class='tokens'>" + "".join(chips) + more + "</div>"
 
 
 ctx = context()
@@ -64,7 +49,7 @@ except InputError as exc:
 enc = result.encoding
 for notice in enc.notices:
     st.warning(notice, icon=":material/info:")
-st.markdown(structure_html(result), unsafe_allow_html=True)
+st.markdown(token_chips(enc.tokens, enc.segments, enc.special), unsafe_allow_html=True)
 
 # A head clicked in the model view opens in the head view / heatmap.
 pending = st.session_state.pop(_PENDING, None)
@@ -125,38 +110,7 @@ elif view == "Neuron view":
     except NeuronViewUnavailable as exc:
         st.error(str(exc), icon=":material/error:")
     else:
-        st.subheader(f"Neuron view, layer {layer}, head {head}, query '{enc.tokens[nv.query_index]}'")
-        st.caption(f"score_j = q . k_j / sqrt({nv.query.shape[0]}); attention = softmax(score). "
-                   f"The softmax matches the attention the model returned to within "
-                   f"{nv.max_abs_diff:.1e}.")
-        tok_labels = [f"{i + 1}: {t}" for i, t in enumerate(enc.tokens)]
-        q_row, q_label = nv.query[None, :], [enc.tokens[nv.query_index]]
-        q_chart = vector_heatmap(q_row, q_label, "query vector q")
-        st.altair_chart(q_chart, width="content")
-        name = f"neuron_L{layer}_H{head}_q{nv.query_index + 1}"
-        chart_downloads(q_chart, f"{name}_query", "neuron-q-dl", vector_frame(q_row, q_label))
-        ka, kb = st.columns(2)
-        for col, matrix, title, part in ((ka, nv.keys, "key vectors k_j", "keys"),
-                                         (kb, nv.products, "q x k_j (elementwise)", "products")):
-            with col:
-                chart = vector_heatmap(matrix, tok_labels, title)
-                st.altair_chart(chart)
-                chart_downloads(chart, f"{name}_{part}", f"neuron-{part}-dl",
-                                vector_frame(matrix, tok_labels))
-        df = pd.DataFrame({"position": np.arange(1, enc.n_tokens + 1), "token": enc.tokens,
-                           "score": nv.scores, "softmax": nv.softmax,
-                           "model_attention": nv.returned})
-        bars = alt.Chart(df).encode(
-            y=alt.Y("position:O", title=None,
-                    axis=alt.Axis(labelExpr=label_expr(tok_labels, offset=1))))
-        score = bars.mark_bar(color="#8a8a8a").encode(
-            x=alt.X("score:Q", title="q . k / sqrt(d)"), tooltip=["token", "score"])
-        soft = bars.mark_bar(color="#3b6fd8").encode(
-            x=alt.X("softmax:Q", scale=alt.Scale(domain=[0, 1])), tooltip=["token", "softmax"])
-        chart = alt.hconcat(score.properties(title="dot product", width=260),
-                            soft.properties(title="softmax", width=260))
-        st.altair_chart(chart)
-        chart_downloads(chart, name, "neuron-dl", df)
+        neuron_section(nv, enc, layer, head)
 else:  # Heatmap
     min_weight = 0.0
     if n > LONG_INPUT:

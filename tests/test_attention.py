@@ -1,135 +1,10 @@
-"""Attention extraction, pooling and filtering: exact values on hand-made maps and the
-default model on real sentences."""
+"""The Attention study on the default model: maps of real sentences, and the word-level view
+without special tokens (docs/METHODS.md section 1)."""
 
 import numpy as np
-import pytest
 
-from analysis.attention import (
-    InputError, attention_for, attentions_for_texts, clean_text, drop_specials, encode,
-    length_sorted_batches, level_view, segment_mask, word_level,
-)
-
-HAND = np.array([
-    [0.10, 0.20, 0.30, 0.40],
-    [0.25, 0.25, 0.25, 0.25],
-    [0.00, 0.50, 0.50, 0.00],
-    [1.00, 0.00, 0.00, 0.00],
-], dtype=np.float32)
-
-
-def test_word_level_sums_to_columns_and_means_rows():
-    # tokens 1 and 2 are pieces of one word
-    w = word_level(HAND, [0, 1, 1, 2])
-    expected = np.array([[0.1, 0.5, 0.4], [0.125, 0.75, 0.125], [1.0, 0.0, 0.0]])
-    np.testing.assert_allclose(w, expected, atol=1e-7)
-    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-6)
-
-
-def test_word_level_keeps_leading_axes():
-    stacked = np.stack([HAND, HAND[::-1]])[None]  # [1, 2, 4, 4]
-    w = word_level(stacked, [0, 0, 1, 1])
-    assert w.shape == (1, 2, 2, 2)
-    # first map: to word0 = cols 0+1, from word0 = mean rows 0,1
-    np.testing.assert_allclose(w[0, 0, 0], [(0.3 + 0.5) / 2, (0.7 + 0.5) / 2], atol=1e-7)
-
-
-def test_drop_specials_renormalises_rows():
-    sub = drop_specials(HAND, np.array([False, True, True, False]))
-    np.testing.assert_allclose(sub, [[0.5, 0.5], [0.5, 0.5]], atol=1e-7)
-
-
-def test_drop_specials_row_with_no_mass_left_is_zero_not_nan():
-    m = np.array([[0, 1.0], [0.5, 0.5]], dtype=np.float32)
-    sub = drop_specials(m, np.array([True, False]))
-    assert sub.tolist() == [[0.0]]
-
-
-def test_segment_mask_blocks():
-    seg = np.array([0, 0, 1])
-    assert segment_mask(seg, "A->B").tolist() == [[False, False, True], [False, False, True],
-                                                 [False, False, False]]
-    assert segment_mask(seg, "B->A").tolist() == [[False, False, False], [False, False, False],
-                                                 [True, True, False]]
-    assert segment_mask(seg, "All").all()
-    with pytest.raises(InputError):
-        segment_mask(seg, "C->D")
-
-
-def test_length_sorted_batches_cover_every_index_once():
-    batches = length_sorted_batches([3, 9, 1, 9, 5], 2)
-    assert batches == [[1, 3], [4, 0], [2]]
-
-
-@pytest.mark.parametrize("bad", ["", "   ", "\u200b\u200b", None])
-def test_empty_text_is_refused(bad):
-    with pytest.raises(InputError, match="empty"):
-        clean_text(bad)
-
-
-def test_invisible_characters_are_removed_with_a_notice():
-    text, notes = clean_text("good\u200b food\u200f")
-    assert text == "good food"
-    assert "2 invisible" in notes[0]
-
-
-def test_pair_segments_and_specials(default_model):
-    enc = encode(default_model.tokenizer, "The food was great.", "what about the food ?")
-    assert enc.tokens[0] == "[CLS]" and enc.tokens.count("[SEP]") == 2
-    first_sep = enc.tokens.index("[SEP]")
-    assert enc.segments[: first_sep + 1].tolist() == [0] * (first_sep + 1)
-    assert enc.segments[first_sep + 1:].tolist() == [1] * (enc.n_tokens - first_sep - 1)
-    assert enc.special.tolist() == [t in ("[CLS]", "[SEP]") for t in enc.tokens]
-
-
-@pytest.fixture(scope="module")
-def bpe_tokenizer():
-    """A tiny fast tokenizer with RoBERTa's framing (<s> A </s></s> B </s>)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "a": 4, "b": 5, "c": 6}
-    core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
-    return PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>",
-                                   sep_token="</s>", cls_token="<s>", unk_token="<unk>",
-                                   pad_token="<pad>")
-
-
-def test_roberta_double_separator_splits_between_segments(bpe_tokenizer):
-    enc = encode(bpe_tokenizer, "a b", "c")
-    assert enc.tokens == ["<s>", "a", "b", "</s>", "</s>", "c", "</s>"]
-    # A ends with the first </s>; the second one opens B
-    assert enc.segments.tolist() == [0, 0, 0, 0, 1, 1, 1]
-    assert enc.words == ["<s>", "a", "b", "</s>", "</s>", "c", "</s>"]
-
-
-def test_unknown_token_is_content_not_special(default_model):
-    enc = encode(default_model.tokenizer, "pizza \U0001F355")
-    unk = enc.tokens.index("[UNK]")
-    assert not enc.special[unk]
-
-
-def test_words_group_wordpieces_with_original_spelling(default_model):
-    enc = encode(default_model.tokenizer, "The Unbelievably tasty food")
-    assert enc.words == ["[CLS]", "The", "Unbelievably", "tasty", "food", "[SEP]"]
-    pieces = [t for t, w in zip(enc.tokens, enc.word_ids) if w == 2]
-    assert pieces == ["un", "##bel", "##ie", "##va", "##bly"]
-
-
-def test_emoji_and_rtl_text_are_analysed_with_notice(default_model):
-    r = attention_for(default_model, "I love \U0001F355 and \u05e9\u05dc\u05d5\u05dd")
-    assert "[UNK]" in r.encoding.tokens
-    assert any("unknown" in n for n in r.encoding.notices)
-    np.testing.assert_allclose(r.attentions.sum(-1), 1.0, atol=1e-5)
-
-
-def test_long_input_is_truncated_with_notice(default_model):
-    r = attention_for(default_model, "word " * 700)
-    assert r.encoding.n_tokens == 512 and r.encoding.truncated
-    assert r.encoding.n_tokens_full == 702
-    assert "truncated" in r.encoding.notices[-1]
-    assert r.attentions.shape == (6, 12, 512, 512)
+from analysis.attention import attention_for, level_view
+from analysis.encoding import word_level
 
 
 def test_default_model_rows_sum_to_one_on_real_sentence(default_model):
@@ -139,17 +14,6 @@ def test_default_model_rows_sum_to_one_on_real_sentence(default_model):
     assert r.attentions.dtype == np.float32
     np.testing.assert_allclose(r.attentions.sum(-1), 1.0, atol=1e-5)
     assert (r.attentions >= 0).all()
-
-
-def test_batch_equals_one_by_one(default_model):
-    texts = ["Great pizza.", "The staff were friendly and the prices were fair for the area.",
-             "Slow service", "We waited an hour for a cold burger and nobody apologised."]
-    pairs = [None, "what do you think of the price of it ?", None, "service"]
-    batched = attentions_for_texts(default_model, texts, pairs, batch_size=3)
-    for t, p, b in zip(texts, pairs, batched):
-        single = attention_for(default_model, t, p)
-        assert b.encoding.tokens == single.encoding.tokens
-        np.testing.assert_allclose(b.attentions, single.attentions, atol=2e-6)
 
 
 def test_level_view_word_without_specials(default_model):

@@ -231,7 +231,7 @@ def test_aspect_example_in_the_head_view(server, tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300})
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(server + "/aspect_heads")
+            page.goto(server + "/aspects")
             _wait_idle(page)
             page.get_by_text("Load a checkpoint folder", exact=True).click()
             _wait_idle(page)

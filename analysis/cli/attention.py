@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.attention import InputError, attention_for
+from analysis.attention import attention_for
+from analysis.errors import InputError
 from analysis.models import DEFAULT_SPEC, load_model
 
 

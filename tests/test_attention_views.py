@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -9,16 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.views import (
-    decode_head_payload,
-    decode_model_payload,
-    full_json_size,
-    head_view_payload,
-    kept_keys,
-    model_view_payload,
-    payload_size,
-    pool_map,
-)
+from analysis.attention.views import head_view_payload, kept_keys, model_view_payload, pool_map
+from bench.reference_attention import full_json_size, payload_size
 
 ROOT = Path(__file__).resolve().parents[1]
 XSS = "<img src=x onerror=alert(1)>"
@@ -39,6 +32,34 @@ REVIEW_B = (
 )
 
 
+# What the views draw: the inverse of the payload encoding (the JavaScript does the same).
+
+
+def _unb64(text: str, dtype) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=dtype)
+
+
+def decode_head_payload(payload: dict) -> np.ndarray:
+    """The ``[H, n, n]`` float map a head view draws (dropped cells are 0)."""
+    n_heads, n = payload["n_heads"], payload["n"]
+    weights = _unb64(payload["weights"], np.uint8).astype(np.float32) / payload["scale"]
+    if payload["encoding"] == "dense":
+        return weights.reshape(n_heads, n, n)
+    counts = _unb64(payload["counts"], "<u2").astype(np.int64)
+    keys = _unb64(payload["keys"], "<u2").astype(np.int64)
+    rows = np.repeat(np.arange(n_heads * n), counts)
+    out = np.zeros((n_heads * n, n), dtype=np.float32)
+    out[rows, keys] = weights
+    return out.reshape(n_heads, n, n)
+
+
+def decode_model_payload(payload: dict) -> np.ndarray:
+    """The ``[L, H, s, s]`` float thumbnails a model view draws."""
+    q = _unb64(payload["thumbs"], np.uint8).astype(np.float32) / payload["scale"]
+    s = payload["size"]
+    return q.reshape(payload["n_layers"], payload["n_heads"], s, s)
+
+
 def random_maps(shape, seed=0):
     rng = np.random.default_rng(seed)
     m = rng.random(shape).astype(np.float32) ** 3
@@ -47,7 +68,7 @@ def random_maps(shape, seed=0):
 
 def pair_with_n_tokens(tokenizer, n):
     """A real review + auxiliary-sentence pair whose encoding has exactly n tokens."""
-    from analysis.attention import encode
+    from analysis.encoding import encode
 
     words_b = REVIEW_B.split()
     for k in range(len(words_b), 0, -1):
@@ -218,11 +239,10 @@ def test_payload_size_is_the_json_streamlit_sends():
 
 
 def test_128_token_pair_payload_is_under_two_percent_of_full_json(default_model):
-    from analysis.attention import forward, stack_attentions
+    from analysis.forward import forward
 
     enc = pair_with_n_tokens(default_model.tokenizer, 128)
-    out = forward(default_model.model, default_model.tokenizer, [enc])
-    att = stack_attentions(out, 0, enc.n_tokens)
+    att = forward(default_model.model, default_model.tokenizer, [enc]).maps(0)
     assert att.shape == (6, 12, 128, 128)
     p = head_view_payload(enc.tokens, att[2], enc.segments, enc.special, layer=2, is_pair=True)
     assert p["encoding"] == "dense"
@@ -245,7 +265,7 @@ def test_components_receive_the_payload_unchanged():
         import numpy as np
         import streamlit as st
 
-        from analysis.views import head_view_payload, model_view_payload
+        from analysis.attention.views import head_view_payload, model_view_payload
         from ui.attention_view import head_view, model_view
 
         m = np.array([[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]], dtype=np.float32)

@@ -1,14 +1,13 @@
-"""Encode a text or a sentence pair, run the encoder, and return post-softmax attention maps.
+"""Encode a text or a sentence pair into tokens, segments, special-token marks and words;
+pool token maps to words; hide special tokens; filter by segment (docs/METHODS.md section 1).
 
-Conventions (see DESIGN.md section 2):
+Conventions:
 
-- ``attentions[l, h, i, j]``: layer ``l``, head ``h``, from query token ``i`` to key token
-  ``j``; every row sums to 1.
-- Segment A = [CLS] and the first text up to and including the first [SEP]; B = the rest.
+- Segment A = [CLS] and the first text up to and including the first [SEP]; B = the rest
+  (RoBERTa's extra separators between the texts belong to B).
 - Word level (Clark et al. 2019): attention *to* a word is the sum of its wordpieces'
   columns, attention *from* a word the mean of its wordpieces' rows; rows still sum to 1.
-- Batches are padded and every map is cropped to the example's own length, so a batch gives
-  the same numbers as one example at a time.
+- [CLS]/[SEP]/<s>/</s>/padding are special; [UNK] and [MASK] stand for real words.
 """
 
 from __future__ import annotations
@@ -16,19 +15,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
+
+from analysis.errors import DataError, InputError
 
 # Zero-width and bidirectional control characters: invisible, and they make tokens nobody
 # can read. They are removed before tokenisation and the user is told.
 INVISIBLE = re.compile("[\u200b\u200c\u200d\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u00ad]")
 
 SEGMENT_FILTERS = ("All", "A->A", "B->B", "A->B", "B->A")
-
-
-class InputError(ValueError):
-    """The user's text cannot be analysed (message is user-facing, one line)."""
 
 
 def clean_text(text: str | None, label: str = "Text") -> tuple[str, list[str]]:
@@ -198,111 +195,6 @@ def _group_words(tokenizer, enc, tokens, special, text, pair, seq_ids):
 
 
 # ---------------------------------------------------------------------------------------------
-# Forward passes
-
-
-def _collate(tokenizer, encodings: Sequence[Encoding], device=None):
-    import torch
-
-    n = max(e.n_tokens for e in encodings)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    ids = torch.full((len(encodings), n), pad, dtype=torch.long)
-    mask = torch.zeros((len(encodings), n), dtype=torch.long)
-    use_tt = "token_type_ids" in getattr(tokenizer, "model_input_names", []) and all(
-        e.token_type_ids is not None for e in encodings
-    )
-    tt = torch.zeros((len(encodings), n), dtype=torch.long) if use_tt else None
-    for b, e in enumerate(encodings):
-        ids[b, : e.n_tokens] = torch.tensor(e.input_ids)
-        mask[b, : e.n_tokens] = 1
-        if use_tt:
-            tt[b, : e.n_tokens] = torch.tensor(e.token_type_ids)
-    batch = {"input_ids": ids, "attention_mask": mask}
-    if use_tt:
-        batch["token_type_ids"] = tt
-    if device is not None:
-        batch = {k: v.to(device) for k, v in batch.items()}
-    return batch
-
-
-def forward(model, tokenizer, encodings: Sequence[Encoding], hidden_states: bool = False,
-            head_mask=None, grad: bool = False):
-    """One padded forward over ``encodings``; returns the transformers output object."""
-    import torch
-
-    device = next(model.parameters()).device
-    batch = _collate(tokenizer, encodings, device)
-    kwargs = dict(output_attentions=True, output_hidden_states=hidden_states)
-    if head_mask is not None:
-        kwargs["head_mask"] = head_mask
-    if grad:
-        return model(**batch, **kwargs)
-    with torch.no_grad():
-        return model(**batch, **kwargs)
-
-
-def stack_attentions(output, index: int, n: int) -> np.ndarray:
-    """[L, H, n, n] float32 map of example ``index`` in a batch output, cropped to n tokens."""
-    return np.stack(
-        [a[index, :, :n, :n].detach().float().cpu().numpy() for a in output.attentions]
-    ).astype(np.float32)
-
-
-def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices grouped into batches of similar length (longest first), order-stable."""
-    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    return [order[k : k + batch_size] for k in range(0, len(order), batch_size)]
-
-
-def batch_attentions(loaded, encodings: Sequence[Encoding], batch_size: int = 16,
-                     hidden_states: bool = False) -> Iterator[tuple[int, Encoding, np.ndarray, object]]:
-    """Yield ``(index, encoding, attentions[L,H,n,n], hidden)`` for every encoding.
-
-    Batches are length-sorted; results come in batch order, each with its original index.
-    ``hidden`` is a [L+1, n, d] array when ``hidden_states`` is set, else None.
-    """
-    lengths = [e.n_tokens for e in encodings]
-    for idx in length_sorted_batches(lengths, max(1, int(batch_size))):
-        group = [encodings[i] for i in idx]
-        out = forward(loaded.model, loaded.tokenizer, group, hidden_states=hidden_states)
-        for b, i in enumerate(idx):
-            n = encodings[i].n_tokens
-            hid = None
-            if hidden_states:
-                hid = np.stack([h[b, :n].float().cpu().numpy() for h in out.hidden_states])
-            yield i, encodings[i], stack_attentions(out, b, n), hid
-
-
-@dataclass
-class AttentionResult:
-    encoding: Encoding
-    attentions: np.ndarray  # [L, H, T, T] float32
-
-    @property
-    def tokens(self) -> list[str]:
-        return self.encoding.tokens
-
-
-def attention_for(loaded, text: str, pair: str | None = None) -> AttentionResult:
-    """Encode one text (or pair) and return its attention maps."""
-    enc = encode(loaded.tokenizer, text, pair, max_length=loaded.max_length)
-    out = forward(loaded.model, loaded.tokenizer, [enc])
-    return AttentionResult(enc, stack_attentions(out, 0, enc.n_tokens))
-
-
-def attentions_for_texts(loaded, texts: Iterable[str], pairs: Iterable[str | None] | None = None,
-                         batch_size: int = 16) -> list[AttentionResult]:
-    """Batched attention for many inputs, returned in input order."""
-    texts = list(texts)
-    pairs = list(pairs) if pairs is not None else [None] * len(texts)
-    encs = [encode(loaded.tokenizer, t, p, loaded.max_length) for t, p in zip(texts, pairs)]
-    results: list[AttentionResult | None] = [None] * len(encs)
-    for i, enc, att, _ in batch_attentions(loaded, encs, batch_size=batch_size):
-        results[i] = AttentionResult(enc, att)
-    return results  # type: ignore[return-value]
-
-
-# ---------------------------------------------------------------------------------------------
 # Pooling, filtering
 
 
@@ -344,29 +236,73 @@ def segment_mask(segments: np.ndarray, which: str) -> np.ndarray:
     return table[which]
 
 
-def level_view(result: AttentionResult, level: str = "token", hide_special: bool = False):
-    """(labels, maps [L,H,n,n], segments, special) at token or word level, optionally without
-    special tokens (rows renormalised)."""
-    enc = result.encoding
-    att = result.attentions
-    labels = list(enc.tokens)
-    segments = enc.segments
-    special = enc.special
-    if level == "word":
-        att = word_level(att, enc.word_ids)
-        labels = list(enc.words)
-        first = {}
-        for i, w in enumerate(enc.word_ids):
-            first.setdefault(w, i)
-        pos = [first[w] for w in range(len(labels))]
-        segments = enc.segments[pos]
-        special = enc.special[pos]
-    elif level != "token":
-        raise InputError(f"Unknown level {level!r}: use 'token' or 'word'.")
-    if hide_special:
-        keep = ~special
-        att = drop_specials(att, keep)
-        labels = [l for l, k in zip(labels, keep) if k]
-        segments = segments[keep]
-        special = special[keep]
-    return labels, att, segments, special
+# ---------------------------------------------------------------------------------------------
+# A corpus
+
+
+@dataclass
+class Corpus:
+    """Encoded examples with their source rows and optional gold labels; blank examples were
+    skipped and counted, long ones truncated to the model's maximum and counted."""
+
+    encodings: list[Encoding]
+    rows: list[int]
+    labels: list | None = None
+    skipped: int = 0
+    truncated: int = 0
+
+    @property
+    def texts(self) -> list[str]:
+        return [e.text for e in self.encodings]
+
+    @property
+    def pairs(self) -> list[str | None]:
+        return [e.pair for e in self.encodings]
+
+
+EMPTY_CORPUS = ("The corpus is empty. None of the examples has any token this model can read.")
+
+
+def encode_corpus(tokenizer, texts: Sequence[str], pairs: Sequence[str | None] | None = None,
+                  labels: Sequence | None = None, max_length: int = 512,
+                  max_examples: int | None = None) -> Corpus:
+    """Encode examples in order until ``max_examples`` are encoded, skipping (and counting)
+    those with no token the model can read; a blank pair makes a single text. Raises
+    DataError when nothing is left."""
+    pairs = list(pairs) if pairs is not None else [None] * len(texts)
+    encs, rows, labs, skipped, truncated = [], [], [], 0, 0
+    for i, (text, pair) in enumerate(zip(texts, pairs)):
+        if max_examples is not None and len(encs) >= max_examples:
+            break
+        if pair is not None and not str(pair).strip():
+            pair = None
+        try:
+            enc = encode(tokenizer, text, pair, max_length=max_length)
+        except InputError:
+            skipped += 1
+            continue
+        truncated += int(enc.truncated)
+        encs.append(enc)
+        rows.append(i)
+        if labels is not None:
+            labs.append(labels[i])
+    if not encs:
+        raise DataError(EMPTY_CORPUS)
+    return Corpus(encs, rows, labs if labels is not None else None, skipped, truncated)
+
+
+def encode_dataset(tokenizer, dataset, max_length: int = 512,
+                   max_examples: int | None = None) -> Corpus:
+    """:func:`encode_corpus` over a ``datasets.Dataset`` with columns ``text``, optional
+    ``text_pair`` and ``label`` (labels that are all blank count as none)."""
+    if dataset is None or len(dataset) == 0:
+        raise DataError(EMPTY_CORPUS)
+    cols = dataset.column_names
+    n = len(dataset) if max_examples is None else min(len(dataset), int(max_examples) * 2 + 16)
+    part = dataset.select(range(n)) if n < len(dataset) else dataset
+    texts = part["text"]
+    pairs = part["text_pair"] if "text_pair" in cols else None
+    labels = part["label"] if "label" in cols else None
+    if labels is not None and all(lab is None or str(lab).strip() == "" for lab in labels):
+        labels = None
+    return encode_corpus(tokenizer, texts, pairs, labels, max_length, max_examples)

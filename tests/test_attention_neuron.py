@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.attention import InputError, encode, forward
+from analysis.attention.neuron import neuron_view
+from analysis.encoding import encode
+from analysis.errors import InputError
+from analysis.forward import forward
 from analysis.models import load_model
-from analysis.neuron import neuron_view
 
 
 def test_default_model_dot_products_reproduce_attention(default_model):

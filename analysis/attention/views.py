@@ -19,7 +19,6 @@ BertViz, by comparison, sends every layer and head of the input as full-precisio
 from __future__ import annotations
 
 import base64
-import json
 from typing import Sequence
 
 import numpy as np
@@ -30,10 +29,6 @@ PAYLOAD_VERSION = 1
 
 def _b64(array: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
-
-
-def _unb64(text: str, dtype) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text), dtype=dtype)
 
 
 def quantise(weights: np.ndarray) -> np.ndarray:
@@ -134,20 +129,6 @@ def head_view_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
     return payload
 
 
-def decode_head_payload(payload: dict) -> np.ndarray:
-    """The ``[H, n, n]`` float map a head view draws (dropped cells are 0)."""
-    n_heads, n = payload["n_heads"], payload["n"]
-    weights = _unb64(payload["weights"], np.uint8).astype(np.float32) / payload["scale"]
-    if payload["encoding"] == "dense":
-        return weights.reshape(n_heads, n, n)
-    counts = _unb64(payload["counts"], "<u2").astype(np.int64)
-    keys = _unb64(payload["keys"], "<u2").astype(np.int64)
-    rows = np.repeat(np.arange(n_heads * n), counts)
-    out = np.zeros((n_heads * n, n), dtype=np.float32)
-    out[rows, keys] = weights
-    return out.reshape(n_heads, n, n)
-
-
 def _bins(n: int, size: int) -> np.ndarray:
     """Start index of each of ``size`` near-equal bins over ``n`` cells."""
     return (np.arange(size) * n) // size
@@ -193,23 +174,3 @@ def model_view_payload(maps: np.ndarray, *, max_size: int = 32) -> dict:
         "scale": SCALE,
         "thumbs": _b64(quantise(thumbs)),
     }
-
-
-def decode_model_payload(payload: dict) -> np.ndarray:
-    """The ``[L, H, s, s]`` float thumbnails a model view draws."""
-    q = _unb64(payload["thumbs"], np.uint8).astype(np.float32) / payload["scale"]
-    s = payload["size"]
-    return q.reshape(payload["n_layers"], payload["n_heads"], s, s)
-
-
-def payload_size(payload: dict) -> int:
-    """Bytes of the JSON Streamlit sends for ``payload`` (``json.dumps`` as it serialises
-    component data)."""
-    return len(json.dumps(payload).encode("utf-8"))
-
-
-def full_json_size(maps: np.ndarray, labels: Sequence[str]) -> int:
-    """Bytes of every layer's and head's map as full-precision JSON floats plus the labels:
-    what an uncompressed view (BertViz-style) sends."""
-    return len(json.dumps({"attn": np.asarray(maps, dtype=np.float32).tolist(),
-                           "labels": list(labels)}).encode("utf-8"))

@@ -6,7 +6,8 @@ the attention the model itself returned, so the view never shows numbers the mod
 
 Hooks go on the query and key projections, found by name (``query``/``key`` in BERT, RoBERTa,
 ELECTRA, ALBERT...; ``q_lin``/``k_lin`` in DistilBERT). ALBERT shares one layer module across
-all layers, so outputs are recorded in call order: the l-th call is layer l.
+all layers, so outputs are recorded in call order: the l-th call is layer l
+(:func:`analysis.hooks.capture`). Formulas: docs/METHODS.md section 2.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import Encoding, InputError, forward, stack_attentions
-from .models import this_thread_only
-
-QUERY_NAMES = ("query", "q_lin", "query_proj", "q")
-KEY_NAMES = ("key", "k_lin", "key_proj", "k")
+from analysis.encoding import Encoding
+from analysis.errors import InputError
+from analysis.forward import CaptureUnavailable, forward
 
 
 class NeuronViewUnavailable(Exception):
@@ -41,43 +40,16 @@ class NeuronView:
     max_abs_diff: float
 
 
-def _projection_modules(model, names) -> list:
-    import torch
-
-    found = []
-    for full, mod in model.named_modules():
-        leaf = full.rsplit(".", 1)[-1]
-        if leaf in names and isinstance(mod, torch.nn.Linear) and "attention" in full:
-            found.append(mod)
-    return found
-
-
 def capture_qk(model, tokenizer, encoding: Encoding):
-    """Forward once with hooks; returns (queries [L][n, D], keys [L][n, D], attentions)."""
-    queries, keys = [], []
-    q_mods = _projection_modules(model, QUERY_NAMES)
-    k_mods = _projection_modules(model, KEY_NAMES)
-    if not q_mods or not k_mods:
-        raise NeuronViewUnavailable(
-            "This architecture has no separate query/key projections, so the neuron view "
-            "cannot be shown for it."
-        )
-    handles = []
-    seen = set()
-    for mods, sink in ((q_mods, queries), (k_mods, keys)):
-        for mod in mods:
-            if id(mod) in seen:
-                continue
-            seen.add(id(mod))
-            handles.append(mod.register_forward_hook(this_thread_only(
-                lambda _m, _inp, out, sink=sink: sink.append(out[0].detach().float().cpu().numpy())
-            )))
+    """Forward once with the query and key projections captured; returns (queries [L][n, D],
+    keys [L][n, D], attentions [L, H, n, n])."""
     try:
-        out = forward(model, tokenizer, [encoding])
-    finally:
-        for h in handles:
-            h.remove()
-    return queries, keys, stack_attentions(out, 0, encoding.n_tokens)
+        fw = forward(model, tokenizer, [encoding], capture=("query", "key"))
+    except CaptureUnavailable as exc:
+        raise NeuronViewUnavailable(str(exc)) from None
+    q = [t[0].float().cpu().numpy() for t in fw.captured["query"]]
+    k = [t[0].float().cpu().numpy() for t in fw.captured["key"]]
+    return q, k, fw.maps(0)
 
 
 def neuron_view(loaded, encoding: Encoding, layer: int, head: int, query_index: int,

@@ -1,0 +1,63 @@
+"""The corpus table: a ``datasets.Dataset`` with ``text`` and ``text_pair``, its notes (what
+a reader skipped or capped) and its fingerprint (for cache keys)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from analysis.errors import DataError
+
+
+def _features():
+    from datasets import Features, Value
+
+    return Features({"text": Value("string"), "text_pair": Value("string")})
+
+
+def make_dataset(texts, pairs=None, notes=None):
+    """A Dataset with columns text / text_pair from two lists; ``notes`` are kept in
+    ``info.description`` (one per line) for :func:`corpus_notes`."""
+    from datasets import Dataset, DatasetInfo
+
+    texts = list(texts)
+    pairs = list(pairs) if pairs is not None else [None] * len(texts)
+    if len(pairs) != len(texts):
+        raise DataError("Texts and pairs differ in number.")
+    features = _features()
+    info = DatasetInfo(description="\n".join(notes or []), features=features)
+    return Dataset.from_dict({"text": texts, "text_pair": pairs}, features=features, info=info)
+
+
+def corpus_notes(dataset) -> list[str]:
+    """What the reader skipped or changed (blank lines, empty cells, the cap), one line each."""
+    desc = getattr(getattr(dataset, "info", None), "description", "") or ""
+    return [line for line in desc.splitlines() if line.strip()]
+
+
+def corpus_fingerprint(dataset) -> str:
+    """A short content hash of the examples (for cache keys)."""
+    h = hashlib.sha1()
+    for row in dataset:
+        h.update((row["text"] or "").encode("utf-8"))
+        h.update(b"\x1f")
+        h.update((row["text_pair"] if row["text_pair"] is not None else "\x00").encode("utf-8"))
+        h.update(b"\x1e")
+    return h.hexdigest()[:16]
+
+
+def cap_note(n_total: int, max_examples: int | None) -> list[str]:
+    if max_examples is not None and n_total > max_examples:
+        return [f"Capped to the first {max_examples} of {n_total} examples."]
+    return []
+
+
+def check_cap(max_examples):
+    if max_examples is None:
+        return None
+    try:
+        max_examples = int(max_examples)
+    except (TypeError, ValueError):
+        raise DataError("The number of examples must be a whole number.") from None
+    if max_examples < 1:
+        raise DataError("The number of examples must be at least 1.")
+    return max_examples

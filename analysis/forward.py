@@ -1,0 +1,146 @@
+"""The one forward pass: encodings in, what a study asks for out.
+
+:func:`forward` pads a group of encodings (or takes ready inputs), runs the model once and
+returns a :class:`Forward` holding the model's output (attentions, hidden states, logits,
+loss) and what the asked captures recorded through :mod:`analysis.hooks`:
+
+- ``"query"``, ``"key"``: each layer's query / key projection output [B, N, D];
+- ``"value_norms"``: each layer's ``||f_h(x_j)||`` [B, H, N] (Kobayashi et al. 2020);
+
+with heads masked when ``head_mask`` is given, and gradients only when ``grad`` is set.
+:func:`forward_batches` runs a whole list of encodings through :func:`forward` in the batches
+of :func:`analysis.batching.batches`. Maps are cropped to each example's own length, so a
+batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+
+from analysis import hooks
+from analysis.batching import batches, collate
+from analysis.errors import InputError
+
+CAPTURES = ("query", "key", "value_norms")
+
+
+class CaptureUnavailable(InputError):
+    """The architecture has no modules for the asked capture (message is user-facing)."""
+
+
+@dataclass
+class Forward:
+    """One forward over a padded batch."""
+
+    output: object  # the transformers output: attentions, hidden_states, logits, loss
+    lengths: list[int]
+    captured: dict[str, list] = field(default_factory=dict)
+
+    @property
+    def attentions(self):
+        return self.output.attentions
+
+    @property
+    def hidden_states(self):
+        return self.output.hidden_states
+
+    def maps(self, b: int) -> np.ndarray:
+        """[L, H, n, n] float32 maps of example ``b``, cropped to its n tokens."""
+        n = self.lengths[b]
+        return np.stack([a[b, :, :n, :n].detach().float().cpu().numpy()
+                         for a in self.output.attentions]).astype(np.float32)
+
+    def hidden(self, b: int) -> np.ndarray:
+        """[L+1, n, d] hidden states of example ``b`` (embeddings first)."""
+        n = self.lengths[b]
+        return np.stack([h[b, :n].float().cpu().numpy() for h in self.output.hidden_states])
+
+
+def capture_unavailable(model, name: str) -> str | None:
+    """Why ``model`` cannot give the capture ``name`` (one plain line), or None when it can."""
+    try:
+        _capture_modules(model, name)
+    except CaptureUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def _capture_modules(model, name: str):
+    if name in ("query", "key"):
+        mods = hooks.projection_modules(model, hooks.QUERY_NAMES if name == "query"
+                                        else hooks.KEY_NAMES)
+        if not mods:
+            raise CaptureUnavailable(
+                "This architecture has no separate query/key projections, so the neuron view "
+                "cannot be shown for it.")
+        return mods
+    pairs = hooks.value_modules(model, model.config.num_hidden_layers)
+    if pairs is None:
+        raise CaptureUnavailable(
+            f"Attention norms are not available for {model.config.model_type} models (the "
+            "value/output projections were not found).")
+    return pairs
+
+
+def _device(model):
+    """The device of the model's weights (None for a model object without parameters)."""
+    params = getattr(model, "parameters", None)
+    return next(params()).device if params is not None else None
+
+
+def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs: dict | None = None,
+            attentions: bool = True, hidden_states: bool = False, capture: Sequence[str] = (),
+            head_mask=None, grad: bool = False, labels=None) -> Forward:
+    """One forward of ``model`` over ``encodings`` (padded by :func:`collate`) or over ready
+    ``inputs``; see the module docstring for the rest."""
+    import torch
+
+    unknown = set(capture) - set(CAPTURES)
+    if unknown:
+        raise ValueError(f"Unknown capture {sorted(unknown)}: use {CAPTURES}.")
+    device = _device(model)
+    if inputs is None:
+        inputs = collate(tokenizer, encodings, device)
+        lengths = [e.n_tokens for e in encodings]
+    else:
+        inputs = {k: v.to(device) if device is not None else v for k, v in inputs.items()}
+        lengths = inputs["attention_mask"].sum(-1).tolist()
+    kwargs = dict(output_attentions=attentions, output_hidden_states=hidden_states)
+    if labels is not None:
+        kwargs["labels"] = labels.to(device) if device is not None else labels
+    with contextlib.ExitStack() as stack:
+        if head_mask is not None:
+            stack.enter_context(hooks.masked_heads(model, head_mask))
+        stores = {}
+        for name in capture:
+            mods = _capture_modules(model, name)
+            if name == "value_norms":
+                stores[name] = (mods, stack.enter_context(hooks.capture([v for v, _ in mods])))
+            else:
+                stores[name] = (mods, stack.enter_context(hooks.capture(mods)))
+        stack.enter_context(torch.enable_grad() if grad else torch.inference_mode())
+        output = model(**inputs, **kwargs)
+        captured = {}
+        for name, (mods, store) in stores.items():
+            if name == "value_norms":
+                n_heads = model.config.num_attention_heads
+                captured[name] = [hooks.head_value_norms(v, o, n_heads)
+                                  for (_, o), v in zip(mods, store)]
+            else:
+                captured[name] = list(store)
+    return Forward(output, lengths, captured)
+
+
+def forward_batches(model, tokenizer, encodings: Sequence, batch_size: int = 16, *,
+                    ascending: bool = False, bytes_per_token_pair: int = 0,
+                    max_batch_mb: float = 256.0, **kwargs) -> Iterator[tuple[list[int], Forward]]:
+    """``(indices, Forward)`` for every batch of :func:`analysis.batching.batches` over the
+    encodings' lengths; ``kwargs`` go to :func:`forward`."""
+    lengths = [e.n_tokens for e in encodings]
+    for idx in batches(lengths, batch_size, ascending=ascending,
+                       bytes_per_token_pair=bytes_per_token_pair, max_batch_mb=max_batch_mb):
+        yield idx, forward(model, tokenizer, [encodings[i] for i in idx], **kwargs)

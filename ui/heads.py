@@ -1,0 +1,59 @@
+"""The layers x heads heatmap and its long-form table: one helper for every per-head figure
+(Clark's statistics, aspect-head scores, drift cosine...). Layers and heads are 1-indexed, as
+everywhere in the UI."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+
+def heads_frame(matrices: Mapping[str, np.ndarray] | np.ndarray, value: str = "value",
+                key: str = "map", labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Long table of one or more [L, H] matrices: ``key`` (the matrix's name; left out for a
+    single bare matrix), ``label`` (when ``labels`` names them), ``layer``, ``head``, ``value``."""
+    single = not isinstance(matrices, Mapping)
+    items = {"": matrices}.items() if single else matrices.items()
+    frames = []
+    for name, m in items:
+        m = np.asarray(m, dtype=float)
+        layers, heads = np.meshgrid(np.arange(m.shape[0]), np.arange(m.shape[1]), indexing="ij")
+        df = pd.DataFrame({"layer": layers.ravel() + 1, "head": heads.ravel() + 1,
+                           value: m.ravel()})
+        if not single:
+            df.insert(0, key, name)
+            if labels is not None:
+                df.insert(1, "label", labels.get(name, name))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def heads_heatmap(df: pd.DataFrame, value: str = "value", *, title: str = "",
+                  scale: alt.Scale | None = None, scheme: str = "blues", domain=None,
+                  legend: str | None = None, fmt: str = ".3f", facet: str | None = None,
+                  facet_sort=None, columns: int = 3, cell: tuple[int, int] | None = None,
+                  select: str | None = None) -> alt.Chart:
+    """Heatmap of a :func:`heads_frame` table: head on x, layer on y, ``value`` as colour;
+    one panel per value of ``facet`` (``columns`` per row). ``select`` names a point
+    selection on (layer, head) for click events."""
+    n_layers, n_heads = int(df["layer"].max()), int(df["head"].max())
+    if scale is None:
+        scale = alt.Scale(scheme=scheme, domain=domain) if domain else alt.Scale(scheme=scheme)
+    tips = ([facet] if facet else []) + ["layer:O", "head:O",
+                                         alt.Tooltip(f"{value}:Q", format=fmt)]
+    w, h = cell or ((190 // n_heads or 12, 130 // n_layers or 12) if facet else (40, 34))
+    chart = alt.Chart(df).mark_rect().encode(
+        x=alt.X("head:O", title="head"), y=alt.Y("layer:O", title="layer"),
+        color=alt.Color(f"{value}:Q", scale=scale, title=legend if legend is not None else value),
+        tooltip=tips,
+    )
+    if select:
+        chart = chart.add_params(alt.selection_point(name=select, fields=["layer", "head"]))
+    if facet:
+        chart = chart.properties(width=w * n_heads, height=h * n_layers).facet(
+            facet=alt.Facet(f"{facet}:N", title=None, sort=facet_sort), columns=columns)
+        return chart.properties(title=title) if title else chart
+    return chart.properties(title=title, width=w * n_heads + 130, height=h * n_layers + 90)
