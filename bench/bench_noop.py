@@ -1,14 +1,15 @@
 """Benchmark: streaming no-op statistics vs a plain per-sentence loop (same run, same machine).
 
-    nice python bench/bench_stats.py [--sizes 1000 4000] [--batch-size 64]
+    nice python bench/bench_noop.py [--sizes 1000 4000] [--batch-size 64]
 
 Corpus: SemEval-2014 restaurant train sentences from ../shared/data (3,044 sentences; sizes
 above that cycle through them again). Model: the embedded default (all-MiniLM-L6-v2).
 
-- *pipeline*: ``analysis.stats.corpus_stats`` (length-sorted padded batches, statistics of the
+- *pipeline*: ``analysis.noop.corpus_stats`` (length-sorted padded batches, statistics of the
   whole batch at once with torch under masks, running sums; no map kept);
 - *loop*: one forward per sentence with ``output_attentions``, then the same statistics in numpy
-  (``analysis.stats.example_stats``), which is the definition.
+  (``bench.reference_noop.corpus_stats_loop`` over ``analysis.noop.example_stats``, the
+  definition; docs/METHODS.md section 3).
 
 - *forwards only*: the pipeline's batches through the model and nothing else: the floor of
   any batched pipeline here, so ``loop / forwards only`` is the largest ratio this machine
@@ -42,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def corpus(n: int):
-    from analysis.data import make_dataset, read_corpus
+    from analysis.corpus import make_dataset, read_corpus
 
     base = read_corpus(DATA)["text"]
     texts = [base[i % len(base)] for i in range(n)]
@@ -57,7 +58,8 @@ def child(method: str, n: int, batch_size: int, norms: bool, out: str) -> None:
     import torch
 
     from analysis.models import load_model
-    from analysis.stats import corpus_stats, corpus_stats_loop
+    from analysis.noop import corpus_stats
+    from bench.reference_noop import corpus_stats_loop
 
     loaded = load_model("default")
     ds = corpus(n)
@@ -82,17 +84,14 @@ def child(method: str, n: int, batch_size: int, norms: bool, out: str) -> None:
 def forward_only(loaded, ds, batch_size: int) -> dict:
     """The pipeline's batches and forwards with nothing else (no statistics): the floor that
     any batched pipeline pays on this machine, to read the ratio against."""
-    import torch
+    from analysis.encoding import encode_dataset
+    from analysis.forward import forward_batches
 
-    from analysis.attention import _collate
-    from analysis.stats import budget_batches, encode_corpus
-
-    encs, _ = encode_corpus(loaded, ds)
+    encs = encode_dataset(loaded.tokenizer, ds, loaded.max_length).encodings
     per_pair = 4 * loaded.n_layers * loaded.n_heads * 2
-    with torch.inference_mode():
-        for idx in budget_batches([e.n_tokens for e in encs], batch_size, per_pair):
-            batch = _collate(loaded.tokenizer, [encs[i] for i in idx])
-            loaded.model(**batch, output_attentions=True)
+    for _ in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
+                             bytes_per_token_pair=per_pair):
+        pass
     return {}
 
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis.data import sample_corpus
-from analysis.stats import corpus_stats
+from analysis.corpus import sample_corpus
+from analysis.noop import corpus_stats
 
 CAP = 20
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -27,7 +27,7 @@ def app(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.session_state["noop_max"] = CAP
-    at.switch_page("pages/noop_stats.py")
+    at.switch_page("pages/noop.py")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -146,7 +146,7 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
     at.run()
     at.session_state["noop_max"] = CAP
     at.session_state["noop_ngrad"] = 6
-    at.switch_page("pages/noop_stats.py")
+    at.switch_page("pages/noop.py")
     at.run()
     assert not at.exception and not at.error
     assert {m.label: m.value for m in at.metric}["Examples"] == str(CAP)

@@ -1,4 +1,5 @@
-"""``stats``: no-op statistics per head over a corpus file -> JSON (same numbers as the page)."""
+"""``noop`` (alias ``stats``): no-op statistics per head over a corpus file -> JSON (same
+numbers as the No-op statistics page; docs/METHODS.md section 3)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from analysis.attention import InputError
+from analysis.errors import InputError
 from analysis.models import DEFAULT_SPEC, load_model
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "stats", help="[SEP]/[CLS] no-op statistics per head over a corpus -> .json",
+        "noop", aliases=["stats"],
+        help="[SEP]/[CLS] no-op statistics per head over a corpus -> .json",
         description="Per layer and head, averaged over the corpus: attention to [CLS], [SEP], "
                     "punctuation, self, previous and next token, and entropy (Clark et al. "
                     "2019). The format is chosen by the file's extension: .txt (a tab separates "
@@ -31,10 +33,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from analysis.data import corpus_notes, read_corpus
-    from analysis.stats import CLI_METRICS, corpus_stats
-
+def _check_args(args) -> None:
     if not args.out.endswith(".json"):
         raise InputError("--out must name a .json file.")
     if args.max_examples is not None and args.max_examples < 1:
@@ -44,6 +43,13 @@ def run(args) -> int:
     out_dir = Path(args.out).expanduser().resolve().parent
     if not out_dir.is_dir():
         raise InputError(f"The folder of --out does not exist: {out_dir}")
+
+
+def run(args) -> int:
+    from analysis.corpus import corpus_notes, read_corpus
+    from analysis.noop import CLI_METRICS, corpus_stats
+
+    _check_args(args)
     dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
                           max_examples=args.max_examples)
     for note in corpus_notes(dataset):
@@ -58,9 +64,8 @@ def run(args) -> int:
             bar.close()
     for note in stats.notes:
         print(f"note: {note}")
-    result = stats.to_json_dict(CLI_METRICS)
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(result, fh, indent=1)
+        json.dump(stats.to_json_dict(CLI_METRICS), fh, indent=1)
     print(f"wrote {args.out}: {stats.n_examples} examples, {stats.n_layers} layers x "
           f"{stats.n_heads} heads, {stats.examples_per_second:.1f} examples/s")
     return 0

@@ -1,0 +1,190 @@
+"""Gradient importance (Clark et al. 2019, fig. 3; docs/METHODS.md section 5): how much the
+loss depends on the attention to [SEP], [CLS], punctuation and other tokens.
+
+:func:`loss_head` finds a real loss for a checkpoint (its own masked-LM head, else a fine-tuned
+classification head, else none, with a note); :func:`gradient_importance` back-propagates each
+example's loss to every attention weight and averages ``|dL/dA[i,j]|`` per key category:
+``g_c[l,h] = (1/(n k_c)) sum_i sum_{j in c} |dL/dA[l,h,i,j]|``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from analysis.batching import batches, collate
+from analysis.errors import DataError
+from analysis.forward import forward
+from analysis.noop.measures import CATEGORIES, PUNCT, selectors
+
+
+@dataclass
+class LossHead:
+    """The loss available for a checkpoint: kind 'mlm', 'task' or None, with a plain note."""
+
+    kind: str | None
+    model: object | None
+    tokenizer: object | None
+    note: str
+
+
+def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
+    """The checkpoint's own masked-LM head when it is complete, else (None, why not)."""
+    from transformers import AutoModelForMaskedLM
+
+    if getattr(tokenizer, "mask_token_id", None) is None:
+        return None, "its tokenizer has no mask token"
+    try:
+        model, info = AutoModelForMaskedLM.from_pretrained(
+            source, local_files_only=True, output_loading_info=True, attn_implementation="eager")
+    except Exception as exc:  # no MLM class for this architecture
+        return None, f"it has no masked-LM head ({str(exc).splitlines()[0][:100]})"
+    prefix = getattr(model, "base_model_prefix", "")
+    missing = sorted(k for k in info.get("missing_keys", []) if not k.startswith(prefix + "."))
+    if missing:
+        return None, (f"its checkpoint has no trained masked-LM head ({len(missing)} head "
+                      f"weights missing, e.g. {missing[0]})")
+    model.eval()
+    return LossHead("mlm", model, tokenizer,
+                    f"Loss: masked-language-model loss of {name}'s own LM head "
+                    "(15% of the word pieces of each example masked, fixed seed)."), ""
+
+
+def loss_head(spec: str) -> LossHead:
+    """Find a real loss for ``spec``: the masked-LM loss when the checkpoint ships a complete LM
+    head, else the task loss of a fine-tuned sequence-classification checkpoint, else none
+    (the note says why). Loads a separate model instance (the shared one is never touched)."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from analysis.models import (ModelLoadError, _quiet_transformers, load_config,
+                                 normalise_spec, resolve_spec)
+
+    _quiet_transformers()
+    spec = normalise_spec(spec)
+    source, name = resolve_spec(spec)
+    archs = list(getattr(load_config(spec), "architectures", None) or [])
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
+    except Exception as exc:
+        raise ModelLoadError(f"Could not load the tokenizer of {spec}: {str(exc)[:120]}") from exc
+    head, mlm_note = _mlm_head(source, name, tokenizer)
+    if head is not None:
+        return head
+    if any(a.endswith("ForSequenceClassification") for a in archs):
+        model = AutoModelForSequenceClassification.from_pretrained(
+            source, local_files_only=True, attn_implementation="eager")
+        model.eval()
+        labels = getattr(model.config, "id2label", {}) or {}
+        return LossHead("task", model, tokenizer,
+                        f"Loss: the classification loss of {name}'s fine-tuned head "
+                        f"({len(labels)} labels); the corpus has no gold labels, so the target "
+                        "is the model's own predicted label.")
+    return LossHead(None, None, tokenizer,
+                    f"Gradient importance needs a real loss, and {name} has none: {mlm_note}, and "
+                    f"it is not a fine-tuned classifier (architectures: {', '.join(archs) or 'none'})."
+                    " Pick a checkpoint with an LM head or a fine-tuned classification head.")
+
+
+def _mask_positions(enc, rate: float, seed: int) -> np.ndarray:
+    """Positions to mask for one example, fixed by its content (so batch == one by one)."""
+    cand = np.flatnonzero(~np.asarray(enc.special, dtype=bool))
+    key = zlib.crc32(("\x1f".join(enc.tokens)).encode("utf-8")) ^ seed
+    rng = np.random.default_rng(key)
+    k = max(1, int(round(rate * len(cand))))
+    return np.sort(rng.choice(cand, size=min(k, len(cand)), replace=False))
+
+
+@dataclass
+class GradientImportance:
+    kind: str
+    note: str
+    n_examples: int
+    per_head: dict[str, np.ndarray]  # category -> [L, H] mean |dL/dA|
+
+    def per_layer(self, cat: str) -> np.ndarray:
+        return self.per_head[cat].mean(axis=1)
+
+
+def _masked_inputs(head: LossHead, group, mask_rate: float, seed: int):
+    """Padded inputs for a batch and, for the MLM loss, the labels [B, N] (-100 where not
+    masked) with the chosen positions replaced by the mask token."""
+    import torch
+
+    batch = collate(head.tokenizer, group)
+    if head.kind != "mlm":
+        return batch, None
+    B, N = batch["input_ids"].shape
+    labels = torch.full((B, N), -100, dtype=torch.long)
+    ids = batch["input_ids"].clone()
+    for b, enc in enumerate(group):
+        pos = torch.from_numpy(_mask_positions(enc, mask_rate, seed))
+        labels[b, pos] = ids[b, pos]
+        ids[b, pos] = head.tokenizer.mask_token_id
+    batch["input_ids"] = ids
+    return batch, labels
+
+
+def _batch_loss(kind: str, logits, labels):
+    """Sum over the batch of each example's loss: mean cross-entropy over its masked positions
+    (MLM), or cross-entropy against the model's own predicted label (task)."""
+    import torch
+
+    logits = logits.float()
+    if kind == "mlm":
+        labels = labels.to(logits.device)
+        ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels,
+                                               reduction="none")  # [B, N]
+        m = (labels != -100).float()
+        return ((ce * m).sum(1) / m.sum(1)).sum()
+    target = logits.argmax(-1).detach()
+    return torch.nn.functional.cross_entropy(logits, target, reduction="sum")
+
+
+def _add_categories(sums: dict, g, group, punct) -> None:
+    """Add each example's mean |dL/dA| over the cells whose key is in each category."""
+    import torch
+
+    for b, enc in enumerate(group):
+        n = enc.n_tokens
+        sel = selectors(enc, punct)
+        gb = g[b, :, :, :n, :n]
+        for cat in CATEGORIES:
+            cols = torch.from_numpy(sel[cat])
+            k = int(cols.sum())
+            if k == 0:
+                continue
+            val = gb[..., cols].sum(dim=(-1, -2)).double().numpy() / (n * k)  # [L, H]
+            sums.setdefault(cat, [np.zeros_like(val), 0])
+            sums[cat][0] += val
+            sums[cat][1] += 1
+
+
+def gradient_importance(head: LossHead, encodings, batch_size: int = 8,
+                        punct: Sequence[str] = PUNCT, mask_rate: float = 0.15, seed: int = 0,
+                        progress: Callable[[int, int], None] | None = None) -> GradientImportance:
+    """Mean |dL/dA[i,j]| over the cells (i, j) whose key j is [SEP], [CLS], punctuation or
+    another token, per layer and head, averaged over examples. L is each example's own loss
+    (summed over the batch, so every example's gradient is its own)."""
+    import torch
+
+    if head.kind is None:
+        raise DataError(head.note)
+    sums: dict[str, list] = {}
+    total, done = len(encodings), 0
+    for idx in batches([e.n_tokens for e in encodings], batch_size):
+        group = [encodings[i] for i in idx]
+        inputs, labels = _masked_inputs(head, group, mask_rate, seed)
+        fw = forward(head.model, inputs=inputs, grad=True)
+        with torch.enable_grad():
+            loss = _batch_loss(head.kind, fw.output.logits, labels)
+            grads = torch.autograd.grad(loss, fw.attentions)
+        g = torch.stack([x.detach().abs().float().cpu() for x in grads], dim=1)  # [B,L,H,N,N]
+        _add_categories(sums, g, group, punct)
+        done += len(idx)
+        if progress is not None:
+            progress(done, total)
+    per_head = {cat: s / max(c, 1) for cat, (s, c) in sums.items()}
+    return GradientImportance(head.kind, head.note, total, per_head)

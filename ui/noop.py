@@ -1,0 +1,228 @@
+"""No-op statistics page blocks: the cached computations (corpus statistics, the loss head,
+gradient importance) and the charts and tables (docs/METHODS.md sections 3, 4 and 5)."""
+
+from __future__ import annotations
+
+import time
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from analysis.encoding import encode_dataset
+from analysis.models import ModelLoadError
+from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
+                           positional_heads)
+from ui.errors import show_error
+from ui.export import chart_downloads
+from ui.heads import heads_frame, heads_heatmap
+from ui.links import attention_link
+
+PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
+CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
+CAT_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,", "other tokens"],
+                       range=["#d62728", "#1f77b4", "#2ca02c", "#7f7f7f"])
+FIG2_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,"],
+                        range=["#d62728", "#1f77b4", "#2ca02c"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached computations
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def compute_stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
+                  _loaded, _dataset):
+    """Corpus statistics, cached per (model, corpus, settings); shows a progress bar with
+    examples/s while it runs (replayed, finished, on a cache hit)."""
+    bar = st.progress(0.0, text=f"Running {n_examples} examples through the model...")
+    t0 = time.perf_counter()
+
+    def progress(done, total):
+        rate = done / max(time.perf_counter() - t0, 1e-9)
+        bar.progress(done / total, text=f"{done} / {total} examples, {rate:.1f} examples/s")
+
+    stats = corpus_stats(_loaded, _dataset, batch_size=batch_size, progress=progress,
+                         norms=norms)
+    bar.progress(1.0, text=f"{stats.n_examples} examples in {stats.seconds:.1f} s "
+                           f"({stats.examples_per_second:.1f} examples/s)")
+    return stats
+
+
+@st.cache_resource(max_entries=2, show_spinner="Looking for the model's loss head...")
+def get_loss_head(spec: str):
+    return loss_head(spec)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def compute_gradients(spec: str, fingerprint: str, n_examples: int, _loaded, _dataset):
+    head = get_loss_head(spec)
+    if head.kind is None:
+        return None
+    bar = st.progress(0.0, text="Back-propagating the loss to every attention weight...")
+
+    def progress(done, total):
+        bar.progress(done / total, text=f"Gradients: {done} / {total} examples")
+
+    encs = encode_dataset(_loaded.tokenizer, _dataset, _loaded.max_length, n_examples).encodings
+    grads = gradient_importance(head, encs, batch_size=8, progress=progress)
+    bar.empty()
+    return grads
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts
+
+
+def stats_frame(stats, names) -> pd.DataFrame:
+    """Long table (statistic, label, layer, head, value) of the statistics ``names``."""
+    return heads_frame({n: stats.metrics[n] for n in names}, key="statistic", labels=LABELS)
+
+
+def show_chart(chart, df, basename: str, key: str, stretch: bool = False) -> None:
+    """The chart with its PNG/SVG/CSV downloads."""
+    if stretch:
+        st.altair_chart(chart, width="stretch")
+    else:
+        st.altair_chart(chart)
+    chart_downloads(chart, basename, key=key, df=df)
+
+
+def figure2(stats) -> tuple[alt.Chart, pd.DataFrame]:
+    """Clark et al. fig. 2: per-layer mean attention to [CLS], [SEP], punctuation (lines) with
+    every head as a point."""
+    df = stats_frame(stats, ["cls", "sep", "punct"])
+    df["to"] = df["statistic"].map(CAT_LABEL)
+    base = alt.Chart(df).encode(
+        x=alt.X("layer:O", title="layer"),
+        color=alt.Color("to:N", title="attention to", scale=FIG2_COLORS),
+    )
+    points = base.mark_circle(size=28, opacity=0.45).encode(
+        y=alt.Y("value:Q", title="average attention", scale=alt.Scale(domain=[0, 1])),
+        xOffset=alt.XOffset("to:N"),
+        tooltip=["to", "layer", "head", alt.Tooltip("value:Q", format=".3f")],
+    )
+    lines = base.mark_line(point=True, strokeWidth=2.5).encode(y="mean(value):Q")
+    chart = (points + lines).properties(height=320, title="Attention to special tokens and "
+                                        "punctuation per layer (points: heads)")
+    return chart, df
+
+
+def heatmap_grid(stats, names, title: str, domain=None,
+                 scheme="blues") -> tuple[alt.Chart, pd.DataFrame]:
+    """One layers x heads heatmap per statistic, three per row."""
+    df = stats_frame(stats, names)
+    chart = heads_heatmap(df, "value", title=title, scheme=scheme, domain=domain, legend="",
+                          facet="label", facet_sort=[LABELS[n] for n in names], columns=3)
+    return chart, df
+
+
+def entropy_chart(stats) -> tuple[alt.Chart, pd.DataFrame]:
+    """Entropy per layer (all rows, [CLS]'s row) against uniform attention."""
+    df = stats_frame(stats, ["entropy", "entropy_cls"])
+    df["rows"] = df["statistic"].map({"entropy": "all tokens", "entropy_cls": "[CLS] only"})
+    base = alt.Chart(df).encode(x=alt.X("layer:O"), color=alt.Color("rows:N", title="rows"))
+    pts = base.mark_circle(size=28, opacity=0.4).encode(
+        y=alt.Y("value:Q", title="entropy (nats)"), xOffset="rows:N",
+        tooltip=["rows", "layer", "head", alt.Tooltip("value:Q", format=".3f")])
+    lines = base.mark_line(point=True, strokeWidth=2.5).encode(y="mean(value):Q")
+    ref = alt.Chart(pd.DataFrame({"uniform": [stats.uniform_entropy]})).mark_rule(
+        strokeDash=[6, 4], color="black").encode(y="uniform:Q", tooltip=[
+            alt.Tooltip("uniform:Q", title="uniform attention", format=".3f")])
+    chart = (pts + lines + ref).properties(
+        height=300, title=f"Attention entropy per layer (dashed: uniform attention, "
+                          f"{stats.uniform_entropy:.2f} nats)")
+    out = df.copy()
+    out["uniform_reference"] = stats.uniform_entropy
+    return chart, out
+
+
+def gradient_chart(grads) -> tuple[alt.Chart, pd.DataFrame]:
+    """Mean |dL/dA| per layer for each key category (Clark et al. fig. 3)."""
+    rows = []
+    for cat in grads.per_head:
+        for l, v in enumerate(grads.per_layer(cat)):
+            rows.append({"to": CAT_LABEL[cat], "layer": l + 1, "mean_abs_grad": float(v)})
+    df = pd.DataFrame(rows)
+    chart = alt.Chart(df).mark_line(point=True, strokeWidth=2.5).encode(
+        x="layer:O", y=alt.Y("mean_abs_grad:Q", title="mean |dL/dA|"),
+        color=alt.Color("to:N", title="attention to", scale=CAT_COLORS),
+        tooltip=["to", "layer", alt.Tooltip("mean_abs_grad:Q", title="mean |dL/dA|", format=".3e")],
+    ).properties(height=300, title="Gradient of the loss with respect to attention weights")
+    return chart, df
+
+
+def norm_chart(stats) -> tuple[alt.Chart, pd.DataFrame]:
+    """Per head: attention weight on [CLS]+[SEP] against its share of ||A f(x)||."""
+    w = stats.metrics["cls"] + stats.metrics["sep"]
+    n = stats.metrics["norm_cls"] + stats.metrics["norm_sep"]
+    # field names without brackets: Vega-Lite reads "[...]" in a field name as a nested access
+    df = heads_frame(w, value="weight")
+    df["norm_share"] = heads_frame(n, value="norm_share")["norm_share"]
+    diag = alt.Chart(pd.DataFrame({"x": [0, 1], "y": [0, 1]})).mark_line(
+        strokeDash=[4, 4], color="#999").encode(x="x:Q", y="y:Q")
+    pts = alt.Chart(df).mark_circle(size=60, opacity=0.75).encode(
+        x=alt.X("weight:Q", title="attention weight on [CLS]+[SEP]",
+                scale=alt.Scale(domain=[0, 1])),
+        y=alt.Y("norm_share:Q", title="share of ||A f(x)|| on [CLS]+[SEP]",
+                scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("layer:O", scale=alt.Scale(scheme="viridis")),
+        tooltip=["layer", "head", alt.Tooltip("weight:Q", title="weight", format=".3f"),
+                 alt.Tooltip("norm_share:Q", title="norm share", format=".3f")],
+    )
+    chart = (diag + pts).properties(
+        height=360, width=420,
+        title="Weight vs norm share on [CLS]+[SEP] per head (below the diagonal: no-op)")
+    return chart, df
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks
+
+
+def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, dataset) -> None:
+    """The gradient chart for the model's own loss, or why there is none."""
+    try:
+        head = get_loss_head(spec)
+    except ModelLoadError as exc:
+        show_error(exc)
+        return
+    if head.kind is None:
+        st.info(head.note, icon=":material/info:")
+        return
+    st.caption(head.note)
+    grads = compute_gradients(spec, fingerprint, n_examples, loaded, dataset)
+    show_chart(*gradient_chart(grads), "noop_gradients", "noop-grad", stretch=True)
+    st.caption(f"Mean |dL/dA[i,j]| over the cells whose key j is in each category, per "
+               f"layer, over {grads.n_examples} examples. Where the [SEP] line is low, "
+               "changing attention to [SEP] barely changes the loss: a no-op.")
+
+
+def heads_tables(stats, spec: str, text: str, pair: str | None) -> None:
+    """The top no-op heads and the positional heads, each linked to the Attention page on the
+    corpus's first example (``text``, ``pair``)."""
+    link_col = st.column_config.LinkColumn(
+        "Attention page", display_text="open head",
+        help=f"Opens the head on the corpus's first example: {text[:60]}")
+
+    def with_links(rows: list[dict]) -> pd.DataFrame:
+        df = pd.DataFrame(rows)
+        if not df.empty:
+            df["open"] = [attention_link(spec, text, pair, layer=r["layer"], head=r["head"])
+                          for r in rows]
+        return df
+
+    st.markdown("**No-op heads**: most weight on [SEP]/[CLS]")
+    st.dataframe(with_links(noop_heads(stats, top=10)), hide_index=True,
+                 column_config={"open": link_col}, key="noop_table_noop")
+    st.markdown("**Positional heads**: more than 50% on the previous or next token")
+    pos = positional_heads(stats, threshold=0.5)
+    if pos:
+        st.dataframe(with_links(pos), hide_index=True, column_config={"open": link_col},
+                     key="noop_table_pos")
+        return
+    best = max(((k, float(stats.metrics[k].max())) for k in ("prev", "next")),
+               key=lambda kv: kv[1])
+    st.info(f"No head puts more than 50% on the previous or next token; the most is "
+            f"{100 * best[1]:.0f}% on the {'previous' if best[0] == 'prev' else 'next'} "
+            "token.", icon=":material/info:")
