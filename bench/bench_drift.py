@@ -4,18 +4,18 @@ Corpus: the first 1,000 sentences of SemEval-2014 restaurants train (../shared/d
 "After": the default model with the queries of a few heads perturbed, saved to a temp folder
 and loaded back like any fine-tuned checkpoint.
 
-- pipeline: ``analysis.compare.compare_models`` - both models on the same length-sorted
+- pipeline: ``analysis.drift.compare_models`` - both models on the same length-sorted
   batches, every measure (per-head cosine, RSA, CKA, no-op statistics, pattern features)
   accumulated per batch.
 - baseline: for each example, one forward of each model and the per-head cosine of the
   cropped maps (``head_cosine``): the same cosine map and nothing else.
-- batched, cosine only: ``analysis.compare.batched_head_cosine``, the pipeline's batches and
-  masks computing only that cosine map (the loop's work, batched).
+- batched, cosine only: ``bench.reference_drift.batched_head_cosine``, the pipeline's batches
+  and masks computing only that cosine map (the loop's work, batched).
 
 Prints examples/s of both, the ratio, and the max abs difference of the per-example cosine
 maps (must be <= 1e-4), and the time of the same batched forwards with nothing else (the
 floor of any batched pipeline here, so loop / forwards-only is the largest ratio this machine
-allows). Run with ``nice python bench/bench_compare.py [--n 1000]``. Runs go
+allows). Run with ``nice python bench/bench_drift.py [--n 1000]``. Runs go
 pipeline, loop, pipeline; the pipeline's time is the mean of its two runs.
 """
 
@@ -35,10 +35,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis import compare as C  # noqa: E402
-from analysis.attention import forward, length_sorted_batches, stack_attentions  # noqa: E402
-from analysis.data import read_corpus  # noqa: E402
+from analysis.corpus import read_corpus  # noqa: E402
+from analysis.drift import compare_models, head_cosine, load_pair  # noqa: E402
+from analysis.encoding import Corpus, encode_dataset  # noqa: E402
+from analysis.forward import forward, forward_batches  # noqa: E402
 from analysis.models import load_model  # noqa: E402
+from bench.reference_drift import batched_head_cosine  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
 
@@ -58,20 +60,19 @@ def perturbed_copy(base, folder: Path) -> str:
 def plain_loop(before, after, encodings) -> np.ndarray:
     out = np.zeros((len(encodings), before.n_layers, before.n_heads))
     for i, enc in enumerate(encodings):
-        mb = stack_attentions(forward(before.model, before.tokenizer, [enc]), 0, enc.n_tokens)
-        ma = stack_attentions(forward(after.model, after.tokenizer, [enc]), 0, enc.n_tokens)
-        out[i] = C.head_cosine(mb, ma)
+        mb = forward(before.model, before.tokenizer, [enc]).maps(0)
+        ma = forward(after.model, after.tokenizer, [enc]).maps(0)
+        out[i] = head_cosine(mb, ma)
     return out
 
 
 def forwards_only(before, after, encodings, batch_size: int) -> None:
     """The pipeline's batches through both models (attentions and hidden states) and nothing
     else: the floor of any batched pipeline on this machine."""
-    for idx in length_sorted_batches([e.n_tokens for e in encodings], batch_size):
-        group = [encodings[i] for i in idx]
-        with torch.inference_mode():
-            forward(before.model, before.tokenizer, group, hidden_states=True)
-            forward(after.model, before.tokenizer, group, hidden_states=True)
+    runs = [forward_batches(m.model, before.tokenizer, encodings, batch_size, hidden_states=True)
+            for m in (before, after)]
+    for _ in zip(*runs):
+        pass
 
 
 def main() -> int:
@@ -84,31 +85,31 @@ def main() -> int:
         return 0
     base = load_model("default")
     with tempfile.TemporaryDirectory() as tmp:
-        before, after = C.load_pair("default", perturbed_copy(base, Path(tmp) / "after"))
+        before, after = load_pair("default", perturbed_copy(base, Path(tmp) / "after"))
         ds = read_corpus(DATA, max_examples=args.n)
-        corpus = C.corpus_from_dataset(before.tokenizer, ds, max_examples=args.n)
+        corpus = encode_dataset(before.tokenizer, ds, max_examples=args.n)
         n = len(corpus.encodings)
         n_tok = sum(e.n_tokens for e in corpus.encodings)
         print(f"{n} SemEval-2014 sentences, {n_tok} tokens (mean {n_tok / n:.1f}), "
               f"torch threads {torch.get_num_threads()}")
         # warm-up
-        C.compare_models(before, after, C.Corpus(corpus.encodings[:8], list(range(8))))
+        compare_models(before, after, Corpus(corpus.encodings[:8], list(range(8))))
         plain_loop(before, after, corpus.encodings[:8])
 
         # pipeline, loop, pipeline: the pipeline's time is the mean of the runs around the
         # loop, so that load from other processes on a shared machine hits both alike.
         t_pipe = []
         t0 = time.perf_counter()
-        result = C.compare_models(before, after, corpus, batch_size=args.batch_size)
+        result = compare_models(before, after, corpus, batch_size=args.batch_size)
         t_pipe.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         ref = plain_loop(before, after, corpus.encodings)
         t_loop = time.perf_counter() - t0
         t0 = time.perf_counter()
-        C.compare_models(before, after, corpus, batch_size=args.batch_size)
+        compare_models(before, after, corpus, batch_size=args.batch_size)
         t_pipe.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        quick = C.batched_head_cosine(before, after, corpus.encodings, args.batch_size)
+        quick = batched_head_cosine(before, after, corpus.encodings, args.batch_size)
         t_quick = time.perf_counter() - t0
         t0 = time.perf_counter()
         forwards_only(before, after, corpus.encodings, args.batch_size)

@@ -1,4 +1,4 @@
-"""AppTest of the Fine-tuning drift page: the default model vs a small fine-tuned copy."""
+"""AppTest of the Drift page: the default model vs a small fine-tuned copy."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis import compare as C
+from analysis.drift import PATTERN_TYPES, compare_models, load_pair
+from analysis.encoding import encode_dataset
 
 from apptest_util import chart_frames
-from test_compare import make_finetuned_copy, make_two_layer_folder
+from test_drift_pair import make_two_layer_folder
+from test_drift_run import make_finetuned_copy
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -65,16 +67,16 @@ def test_drift_page_compares_default_with_finetuned_copy(finetuned):
     assert ((rep["RSA"] > 0) & (rep["RSA"] <= 1 + 1e-9)).all()
     assert rep["CKA"].iloc[-1] < 1.0  # fine-tuning moved the top layer
     moves = _frame(at, "block")
-    assert moves.shape == (5, 6) and int(moves[list(C.PATTERN_TYPES)].to_numpy().sum()) == 12 * 6 * 12
+    assert moves.shape == (5, 6) and int(moves[list(PATTERN_TYPES)].to_numpy().sum()) == 12 * 6 * 12
     frames = chart_frames(at)
     assert len(frames) >= 9
     grid = [f for f in frames if "cosine" in f.columns and "head" in f.columns]
     assert grid and len(grid[0]) == 6 * 12
     # the heatmap shows the library's numbers for the same corpus and models
-    from analysis.data import sample_corpus
+    from analysis.corpus import sample_corpus
 
-    before, after = C.load_pair("default", finetuned)
-    ref = C.compare_models(before, after, C.corpus_from_dataset(
+    before, after = load_pair("default", finetuned)
+    ref = compare_models(before, after, encode_dataset(
         before.tokenizer, sample_corpus(max_examples=12), max_examples=12)).cosine
     g = grid[0].sort_values(["layer", "head"])
     np.testing.assert_allclose(g["cosine"].to_numpy().reshape(6, 12), ref, atol=1e-6)

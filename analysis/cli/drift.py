@@ -1,17 +1,24 @@
-"""``compare``: what fine-tuning changed, head by head and layer by layer -> JSON."""
+"""``drift`` (alias ``compare``): what fine-tuning changed, head by head and layer by layer
+-> JSON (docs/METHODS.md section 9)."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from analysis.attention import InputError
+from analysis.errors import InputError
+
+THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
+              ("diagonal", 0.5, "mass on i-1, i, i+1"),
+              ("mixed", 0.3, "both masses, for vertical+diagonal"),
+              ("block", 0.6, "closeness to uniform within the segment"))
 
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "compare", help="before/after fine-tuning: per-head cosine, RSA, CKA, no-op drift, "
-                        "pattern types -> .json",
+        "drift", aliases=["compare"],
+        help="before/after fine-tuning: per-head cosine, RSA, CKA, no-op drift, "
+             "pattern types -> .json",
         description="Compare two checkpoints of one architecture and tokenizer over a corpus "
                     "(Kovaleva et al. 2019; Merchant et al. 2020; Kornblith et al. 2019).",
     )
@@ -26,48 +33,53 @@ def register(sub) -> None:
                    help="gold label column (.jsonl/.csv) for the split by label / prediction")
     p.add_argument("--max-examples", type=int, default=None, help="use at most N examples")
     p.add_argument("--batch-size", type=int, default=32)
-    for name, default, what in (("vertical", 0.5, "mass on [CLS]/[SEP]"),
-                                ("diagonal", 0.5, "mass on i-1, i, i+1"),
-                                ("mixed", 0.3, "both masses, for vertical+diagonal"),
-                                ("block", 0.6, "closeness to uniform within the segment")):
+    for name, default, what in THRESHOLDS:
         p.add_argument(f"--{name}", type=float, default=default,
                        help=f"pattern threshold: {what} (default {default})")
     p.add_argument("--out", required=True, help="output .json file")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from analysis.compare import (PatternThresholds, compare_models, corpus_from_dataset,
-                                  load_pair, read_labels)
-    from analysis.data import read_corpus
-
+def _check(args) -> None:
     if not args.out.endswith(".json"):
         raise InputError("--out must name a .json file.")
     if args.batch_size < 1:
         raise InputError("--batch-size must be at least 1.")
-    for name in ("vertical", "diagonal", "mixed", "block"):
+    for name, _, _ in THRESHOLDS:
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise InputError(f"--{name} must be between 0 and 1.")
-    thresholds = PatternThresholds(args.vertical, args.diagonal, args.mixed, args.block)
+
+
+def _dataset(args):
+    """The corpus file's rows, with its gold labels where it has them, and a note when labels
+    were asked for but cannot be used."""
+    from analysis.corpus import read_corpus, read_labels
+
     dataset = read_corpus(args.data, fmt=args.fmt, text_column=args.text_column,
                           pair_column=args.pair_column, max_examples=args.max_examples)
-    before, after = load_pair(args.before, args.after)
     labels, note = read_labels(args.data, dataset, fmt=args.fmt, text_column=args.text_column,
                                label_column=args.label_column)
     if labels is not None:
         dataset = dataset.add_column("label", labels)
-    corpus = corpus_from_dataset(before.tokenizer, dataset, max_length=before.max_length,
-                                 max_examples=args.max_examples)
-    try:
-        from tqdm import tqdm
+    return dataset, note
 
-        bar = tqdm(total=len(corpus.encodings), unit="ex", file=sys.stderr, leave=False)
-        progress = lambda done, total: bar.update(done - bar.n)  # noqa: E731
-    except ImportError:  # pragma: no cover
-        bar, progress = None, None
-    result = compare_models(before, after, corpus, batch_size=args.batch_size, progress=progress)
-    if bar is not None:
-        bar.close()
+
+def run(args) -> int:
+    from tqdm import tqdm
+
+    from analysis.drift import PatternThresholds, compare_models, load_pair
+    from analysis.encoding import encode_dataset
+
+    _check(args)
+    thresholds = PatternThresholds(*(getattr(args, name) for name, _, _ in THRESHOLDS))
+    dataset, note = _dataset(args)
+    before, after = load_pair(args.before, args.after)
+    corpus = encode_dataset(before.tokenizer, dataset, max_length=before.max_length,
+                            max_examples=args.max_examples)
+    bar = tqdm(total=len(corpus.encodings), unit="ex", file=sys.stderr, leave=False)
+    result = compare_models(before, after, corpus, batch_size=args.batch_size,
+                            progress=lambda done, total: bar.update(done - bar.n))
+    bar.close()
     out = result.to_json(thresholds)
     if note:
         out["label_note"] = note

@@ -1,0 +1,263 @@
+"""The drift study over a corpus: both models on the same batches, every measure accumulated
+batch by batch into a :class:`DriftResult` (docs/METHODS.md section 9).
+
+Per-example results are small (O(layers x heads) numbers); no attention map or hidden state
+outlives its batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from analysis.drift.batched import BatchMasks, batch_cosine, batch_features, batch_rsa
+from analysis.drift.pair import check_compatible, identical_weights
+from analysis.drift.patterns import PatternThresholds, classify_patterns, pattern_shares
+from analysis.drift.similarity import CKAAccumulator
+from analysis.encoding import EMPTY_CORPUS, Corpus, encode
+from analysis.errors import DataError
+from analysis.forward import forward, forward_batches
+from analysis.models import LoadedModel
+
+NOOP_STATS = ("cls", "sep", "punct")  # Clark et al. statistics whose drift is measured
+
+
+@dataclass
+class DriftResult:
+    """Every measure of one drift study: per example (in corpus order) and aggregated."""
+
+    before: str
+    after: str
+    n_layers: int
+    n_heads: int
+    texts: list[str]
+    pairs: list[str | None]
+    rows: list[int]
+    n_tokens: np.ndarray  # [N]
+    cosine_examples: np.ndarray  # [N, L, H]
+    rsa_examples: np.ndarray  # [N, L+1] (nan where undefined)
+    cka: np.ndarray  # [L+1]
+    noop_before: dict  # name -> [L, H] mean over examples
+    noop_after: dict
+    features_before: np.ndarray  # [N, L, H, 3]
+    features_after: np.ndarray
+    identical: bool = False
+    labels: list | None = None
+    predictions: list | None = None
+    label_note: str = ""
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def n_examples(self) -> int:
+        return len(self.texts)
+
+    @property
+    def cosine(self) -> np.ndarray:
+        """[L, H] mean cosine over examples."""
+        return self.cosine_examples.mean(0)
+
+    @property
+    def rsa(self) -> np.ndarray:
+        """[L+1] mean of the per-example RSA (undefined examples left out)."""
+        finite = np.isfinite(self.rsa_examples)
+        counts = finite.sum(0)
+        sums = np.where(finite, self.rsa_examples, 0.0).sum(0)
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+    @property
+    def noop_delta(self) -> dict:
+        return {k: self.noop_after[k] - self.noop_before[k] for k in self.noop_before}
+
+    @property
+    def correct(self) -> np.ndarray | None:
+        if self.labels is None or self.predictions is None:
+            return None
+        return np.array([str(p) == str(g) for p, g in zip(self.predictions, self.labels)])
+
+    @property
+    def all_ones(self) -> bool:
+        return bool(np.all(self.cosine_examples > 1 - 1e-6))
+
+    def summary(self) -> str:
+        """One plain sentence about the result."""
+        if self.identical or self.all_ones:
+            why = "identical weights" if self.identical else "identical attention on this corpus"
+            return (f"The two models have {why}: every head's cosine similarity is 1, "
+                    "so fine-tuning changed nothing here.")
+        cos = self.cosine
+        l, h = np.unravel_index(int(np.argmin(cos)), cos.shape)
+        layer_means = cos.mean(1)
+        top = int(np.argmin(layer_means))
+        return (f"Most changed head: layer {l + 1}, head {h + 1} (mean cosine {cos[l, h]:.3f}); "
+                f"most changed layer: {top + 1} (mean {layer_means[top]:.3f}).")
+
+    def pattern_types(self, thresholds: PatternThresholds | None = None):
+        return (classify_patterns(self.features_before, thresholds),
+                classify_patterns(self.features_after, thresholds))
+
+    def groups(self) -> dict[str, dict[str, np.ndarray]]:
+        """Mean cosine map [L,H] per gold label and per correct/wrong prediction."""
+        out: dict[str, dict[str, np.ndarray]] = {}
+        if self.labels is not None:
+            labs = np.array([str(x) for x in self.labels])
+            out["label"] = {v: self.cosine_examples[labs == v].mean(0) for v in sorted(set(labs))}
+        correct = self.correct
+        if correct is not None:
+            out["prediction"] = {
+                name: self.cosine_examples[mask].mean(0)
+                for name, mask in (("correct", correct), ("wrong", ~correct)) if mask.any()
+            }
+        return out
+
+    def to_json(self, thresholds: PatternThresholds | None = None) -> dict:
+        tb, ta = self.pattern_types(thresholds)
+
+        def lst(a):
+            return np.round(np.asarray(a, dtype=np.float64), 6).tolist()
+
+        rsa = [None if not np.isfinite(x) else round(float(x), 6) for x in self.rsa]
+        cka = [None if not np.isfinite(x) else round(float(x), 6) for x in self.cka]
+        out = {
+            "before": self.before, "after": self.after, "n_examples": self.n_examples,
+            "n_layers": self.n_layers, "n_heads": self.n_heads,
+            "cosine": lst(self.cosine), "rsa": rsa, "cka": cka,
+            "noop_delta": {k: lst(v) for k, v in self.noop_delta.items()},
+            "patterns": {"before": pattern_shares(tb), "after": pattern_shares(ta),
+                         "thresholds": asdict(thresholds or PatternThresholds())},
+            "identical": bool(self.identical or self.all_ones),
+            "summary": self.summary(),
+        }
+        groups = self.groups()
+        if groups:
+            out["groups"] = {k: {g: lst(m) for g, m in v.items()} for k, v in groups.items()}
+        if self.label_note:
+            out["label_note"] = self.label_note
+        return out
+
+
+class _Measures:
+    """Running per-example measures of a corpus of ``n`` examples, filled batch by batch."""
+
+    def __init__(self, n: int, n_layers: int, n_heads: int):
+        self.cosine = np.zeros((n, n_layers, n_heads), dtype=np.float32)
+        self.rsa = np.full((n, n_layers + 1), np.nan, dtype=np.float64)
+        self.features_before = np.zeros((n, n_layers, n_heads, 3), dtype=np.float32)
+        self.features_after = np.zeros((n, n_layers, n_heads, 3), dtype=np.float32)
+        self.noop_before: dict[str, np.ndarray] = {}
+        self.noop_after: dict[str, np.ndarray] = {}
+        self.cka = [CKAAccumulator() for _ in range(n_layers + 1)]
+
+    def add(self, idx: list[int], group: list, out_b, out_a) -> None:
+        """Add one batch: rows ``idx`` of the corpus, their encodings and both forwards."""
+        import torch
+
+        from analysis.noop import batch_stats  # Clark et al. statistics (section 3)
+
+        rows = torch.as_tensor(idx)
+        masks = BatchMasks.of(group)
+        for l, (att_b, att_a) in enumerate(zip(out_b.attentions, out_a.attentions)):
+            am, bm = masks.crop(att_b), masks.crop(att_a)
+            self.cosine[rows, l] = batch_cosine(am, bm).numpy()
+            self.features_before[rows, l] = batch_features(am, masks).numpy()
+            self.features_after[rows, l] = batch_features(bm, masks).numpy()
+        hidden = zip(out_b.output.hidden_states, out_a.output.hidden_states)
+        for l, (hb, ha) in enumerate(hidden):
+            hb, ha = hb.float(), ha.float()
+            self.rsa[rows, l] = batch_rsa(hb, ha, masks.valid).numpy()
+            self.cka[l].update(hb[masks.valid], ha[masks.valid])
+        for store, out in ((self.noop_before, out_b), (self.noop_after, out_a)):
+            stats = batch_stats(out.attentions, group, metrics=NOOP_STATS)  # {name: [B, L, H]}
+            for k, v in stats.items():
+                store[k] = store.get(k, 0.0) + np.asarray(v, dtype=np.float64).sum(0)
+
+
+def _label_names(model) -> dict[int, str] | None:
+    cfg = getattr(model, "config", None)
+    id2label = getattr(cfg, "id2label", None) or {}
+    return {int(k): str(v) for k, v in id2label.items()} if id2label else None
+
+
+def _has_head(model) -> bool:
+    return hasattr(model, "classifier") and hasattr(getattr(model, "config", None), "id2label")
+
+
+def _match_labels(labels: list | None, preds: list | None,
+                  names: dict[int, str] | None) -> tuple[list | None, str]:
+    """Predictions to compare with the gold ``labels`` (None when they cannot be) and a note
+    saying why not. ``preds`` is None when the after-model has no classification head;
+    predictions are named through ``names`` (id2label), or compared as ids when every gold
+    label is a label id and none is a label name."""
+    if labels is None:
+        return None, "The data has no label column, so no split by label or by prediction."
+    if preds is None:
+        return None, ("The after-model has no classification head, so correct vs wrong "
+                      "predictions cannot be told apart; the split is by gold label only.")
+    if not names:
+        return preds, ""
+    gold = {str(x) for x in labels}
+    if gold & set(names.values()):
+        return preds, ""
+    if gold <= {str(k) for k in names}:
+        by_id = {str(v): str(k) for k, v in names.items()}
+        return [by_id.get(str(p), str(p)) for p in preds], ""  # the data holds label ids
+    return None, (f"The after-model's labels ({', '.join(sorted(set(names.values())))}) "
+                  "do not match the data's labels, so correct vs wrong cannot be shown.")
+
+
+def _corpus_notices(corpus: Corpus, max_length: int) -> list[str]:
+    notices = []
+    if corpus.skipped:
+        notices.append(f"{corpus.skipped} empty example(s) were skipped.")
+    if corpus.truncated:
+        notices.append(f"{corpus.truncated} example(s) were truncated to {max_length} tokens.")
+    return notices
+
+
+def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
+                   progress: Callable[[int, int], None] | None = None) -> DriftResult:
+    """Run both models on the same length-sorted batches (the before-model's tokenizer) and
+    accumulate every measure; ``progress(done, total)`` after each batch."""
+    import torch
+
+    notices = check_compatible(before, after)
+    encs = corpus.encodings
+    if not encs:
+        raise DataError(EMPTY_CORPUS)
+    measures = _Measures(len(encs), before.n_layers, before.n_heads)
+    head = _has_head(after.model)
+    preds: list | None = [None] * len(encs) if head else None
+    names = _label_names(after.model) if head else None
+    runs = [forward_batches(m.model, before.tokenizer, encs, max(1, int(batch_size)),
+                            hidden_states=True) for m in (before, after)]
+    done = 0
+    with torch.inference_mode():
+        for (idx, out_b), (_, out_a) in zip(*runs):
+            measures.add(idx, [encs[i] for i in idx], out_b, out_a)
+            if head:
+                for i, p in zip(idx, out_a.output.logits.argmax(-1).tolist()):
+                    preds[i] = names.get(p, str(p)) if names else p
+            done += len(idx)
+            if progress is not None:
+                progress(done, len(encs))
+    preds, label_note = _match_labels(corpus.labels, preds, names)
+    return DriftResult(
+        before=before.spec, after=after.spec, n_layers=before.n_layers, n_heads=before.n_heads,
+        texts=corpus.texts, pairs=corpus.pairs, rows=corpus.rows,
+        n_tokens=np.array([e.n_tokens for e in encs]), cosine_examples=measures.cosine,
+        rsa_examples=measures.rsa, cka=np.array([acc.value() for acc in measures.cka]),
+        noop_before={k: v / len(encs) for k, v in measures.noop_before.items()},
+        noop_after={k: v / len(encs) for k, v in measures.noop_after.items()},
+        features_before=measures.features_before, features_after=measures.features_after,
+        identical=identical_weights(before, after), labels=corpus.labels, predictions=preds,
+        label_note=label_note, notices=notices + _corpus_notices(corpus, before.max_length),
+    )
+
+
+def example_maps(before: LoadedModel, after: LoadedModel, text: str, pair: str | None = None):
+    """(encoding, maps_before [L,H,n,n], maps_after) of one example, both on the same tokens."""
+    enc = encode(before.tokenizer, text, pair, max_length=before.max_length)
+    out_b = forward(before.model, before.tokenizer, [enc])
+    out_a = forward(after.model, before.tokenizer, [enc])
+    return enc, out_b.maps(0), out_a.maps(0)

@@ -1,0 +1,266 @@
+"""The Drift page's cached models and results, and its blocks of charts and tables
+(docs/METHODS.md section 9). Layers and heads are 1-indexed, as everywhere in the UI."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from analysis.corpus import corpus_fingerprint
+from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, compare_models, gallery,
+                            head_cosine, load_after, load_pair, pattern_shares,
+                            pattern_transitions)
+from analysis.drift import example_maps as _example_maps
+from analysis.encoding import encode_dataset
+from analysis.models import LoadedModel, checkpoint_stamp
+from ui.charts import attention_heatmap, map_frame
+from ui.export import chart_downloads
+from ui.heads import heads_frame, heads_heatmap
+from ui.links import attention_link
+from ui.resources import get_model
+
+KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
+         "punct": "attention to . and ,"}
+BATCH_SIZE = 32
+MODELS = ["before", "after"]
+
+# ---------------------------------------------------------------------------------------------
+# Cached models and results
+
+
+@st.cache_resource(max_entries=2, show_spinner="Loading the fine-tuned model...")
+def _after_model(spec: str, stamp: str) -> LoadedModel:
+    """The after-checkpoint, with its classification head when it has one (read-only)."""
+    return load_after(spec, get_model)
+
+
+def model_pair(before_spec: str, after_spec: str) -> tuple[LoadedModel, LoadedModel]:
+    """Both checkpoints, loaded once per spec (see :func:`analysis.drift.load_pair`)."""
+    return load_pair(before_spec, after_spec, get_model,
+                     after_loader=lambda spec: _after_model(spec, checkpoint_stamp(spec)))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, _before, _after,
+         _dataset) -> DriftResult:
+    corpus = encode_dataset(_before.tokenizer, _dataset, max_length=_before.max_length)
+    return compare_models(_before, _after, corpus, batch_size=BATCH_SIZE)
+
+
+def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:
+    """:func:`analysis.drift.compare_models` over the picked corpus, cached per models (and
+    their checkpoints' stamps) and corpus."""
+    key = corpus_fingerprint(dataset) + ("-labels" if "label" in dataset.column_names else "")
+    stamps = (checkpoint_stamp(before.spec), checkpoint_stamp(after.spec))
+    return _run(before.spec, after.spec, stamps, key, before, after, dataset)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _maps(before_spec: str, after_spec: str, text: str, pair: str | None, _before, _after):
+    return _example_maps(_before, _after, text, pair)
+
+
+def example_maps(before: LoadedModel, after: LoadedModel, result: DriftResult, i: int):
+    """(encoding, maps before [L,H,n,n], maps after) of the result's example ``i``."""
+    return _maps(before.spec, after.spec, result.texts[i], result.pairs[i], before, after)
+
+
+# ---------------------------------------------------------------------------------------------
+# Charts
+
+
+def _show(chart, basename: str, key: str, df: pd.DataFrame | None = None, **kw) -> None:
+    st.altair_chart(chart, **kw)
+    chart_downloads(chart, basename, key=key, df=df)
+
+
+def _lines(df: pd.DataFrame, y: str, color: str, title: str, zero: bool = True) -> alt.Chart:
+    """A per-layer line chart, one line per ``color`` value."""
+    return alt.Chart(df, title=title).mark_line(point=True).encode(
+        x="layer:O", y=alt.Y(f"{y}:Q", scale=alt.Scale(zero=zero)), color=f"{color}:N",
+        tooltip=[f"{color}:N", "layer:O", alt.Tooltip(f"{y}:Q", format=".4f")],
+    ).properties(width=420, height=220)
+
+
+def map_chart(labels, matrix: np.ndarray, title: str, size: int, **kw) -> alt.Chart:
+    """Token-level heatmap of one map; the chart's box leaves room for labels and legend
+    (Streamlit fits the whole chart, axes included, into the given size)."""
+    width = max(len(str(l)) for l in labels) * 6 + 90
+    return attention_heatmap(map_frame(labels, matrix), labels, title, size=size, **kw
+                             ).properties(width=size + width, height=size + width - 50)
+
+
+def _on_pick() -> None:
+    """A click on the cosine heatmap picks that head in the selectors below it."""
+    event = st.session_state.get("drift_cos_chart")
+    points = (event or {}).get("selection", {}).get("pick", []) if event else []
+    if points:
+        st.session_state["drift_layer"] = int(points[0]["layer"])
+        st.session_state["drift_head"] = int(points[0]["head"])
+
+
+def cosine_grid(result: DriftResult) -> None:
+    """The layers x heads mean cosine (a click picks a head) and its per-layer means."""
+    cos = result.cosine
+    df_cos = heads_frame(cos, "cosine")
+    scale = alt.Scale(scheme="viridis", domain=[float(min(cos.min(), 0.999)), 1.0])
+    chart = heads_heatmap(df_cos, "cosine", title="Cosine similarity per head", scale=scale,
+                          select="pick")
+    st.altair_chart(chart, key="drift_cos_chart", on_select=_on_pick, selection_mode="pick",
+                    width="content")
+    chart_downloads(chart, "drift_cosine", key="dl-drift-cos", df=df_cos)
+    df_layer = pd.DataFrame({"layer": np.arange(1, result.n_layers + 1),
+                             "mean cosine": cos.mean(1), "min cosine": cos.min(1)})
+    chart_layer = alt.Chart(df_layer, title="Per-layer mean cosine").mark_bar().encode(
+        x=alt.X("layer:O"), y=alt.Y("mean cosine:Q", scale=alt.Scale(zero=False)),
+        tooltip=["layer:O", alt.Tooltip("mean cosine:Q", format=".4f"),
+                 alt.Tooltip("min cosine:Q", format=".4f")],
+    ).properties(width=34 * result.n_heads, height=200)
+    _show(chart_layer, "drift_cosine_per_layer", "dl-drift-layer", df_layer)
+
+
+def head_examples(result: DriftResult, before_spec: str, layer: int, head: int) -> np.ndarray:
+    """One head's cosine over the examples (histogram) and its 10 most changed examples,
+    with links to the attention page; returns the examples, most changed first."""
+    per_ex = result.cosine_examples[:, layer - 1, head - 1]
+    st.caption(f"Head {layer}-{head}: mean cosine {per_ex.mean():.3f}, median "
+               f"{np.median(per_ex):.3f}, min {per_ex.min():.3f} over {len(per_ex)} examples.")
+    df = pd.DataFrame({"example": np.arange(len(per_ex)), "cosine": per_ex.astype(float)})
+    chart = alt.Chart(df, title=f"Cosine over examples, head {layer}-{head}").mark_bar().encode(
+        x=alt.X("cosine:Q", bin=alt.Bin(maxbins=30), title="cosine"),
+        y=alt.Y("count():Q", title="examples")).properties(height=200, width=420)
+    _show(chart, f"drift_head_{layer}_{head}_distribution", "dl-drift-dist", df)
+    order = np.argsort(per_ex, kind="stable")
+    low = order[:10]
+    st.dataframe(pd.DataFrame({
+        "example": low, "cosine": per_ex[low].astype(float),
+        "text": [result.texts[i] + (f"  |  {result.pairs[i]}" if result.pairs[i] else "")
+                 for i in low],
+        "attention page (before)": [attention_link(before_spec, result.texts[i],
+                                                   result.pairs[i], layer, head) for i in low],
+    }), hide_index=True, key="drift_low_table", column_config={
+        "attention page (before)": st.column_config.LinkColumn(display_text="open head"),
+        "cosine": st.column_config.NumberColumn(format="%.4f")})
+    return order
+
+
+def head_maps(enc, maps_before: np.ndarray, maps_after: np.ndarray, choice: int, layer: int,
+              head: int) -> None:
+    """One example's map of one head: before, after and their difference."""
+    labels = list(enc.tokens)
+    a_b, a_a = maps_before[layer - 1, head - 1], maps_after[layer - 1, head - 1]
+    size = int(min(280, max(180, 10 * len(labels))))
+    lim = float(np.abs(a_a - a_b).max() or 1e-6)
+    charts = [map_chart(labels, a_b, "before", size), map_chart(labels, a_a, "after", size),
+              map_chart(labels, a_a - a_b, "after - before", size, scheme="redblue",
+                        domain=(-lim, lim))]
+    st.caption(f"Example {choice}, head {layer}-{head}: cosine "
+               f"{head_cosine(a_b[None, None], a_a[None, None])[0, 0]:.4f}.")
+    for col, chart, name in zip(st.columns(3), charts, ("before", "after", "difference")):
+        with col:
+            _show(chart, f"drift_{name}_{layer}_{head}", f"dl-drift-map-{name}", width="content")
+
+
+def representation(result: DriftResult) -> None:
+    """RSA and linear CKA per layer (0 = embeddings): chart and table."""
+    df = pd.DataFrame({"layer": np.arange(result.n_layers + 1), "RSA": result.rsa,
+                       "CKA": result.cka})
+    long = df.melt("layer", var_name="measure", value_name="similarity")
+    chart = alt.Chart(long, title="RSA and linear CKA per layer").mark_line(point=True).encode(
+        x=alt.X("layer:O", title="layer (0 = embeddings)"),
+        y=alt.Y("similarity:Q", scale=alt.Scale(zero=False)), color="measure:N",
+        tooltip=["layer:O", "measure:N", alt.Tooltip("similarity:Q", format=".4f")],
+    ).properties(width=420, height=260)
+    _show(chart, "drift_rsa_cka", "dl-drift-rep", df)
+    st.dataframe(df, hide_index=True, key="drift_rep_table", column_config={
+        "RSA": st.column_config.NumberColumn(format="%.4f"),
+        "CKA": st.column_config.NumberColumn(format="%.4f")})
+
+
+def noop_drift(result: DriftResult, kind: str) -> None:
+    """after - before of one no-op statistic per head (diverging), and per-layer means."""
+    delta = result.noop_delta[kind]
+    df = heads_frame(delta, "change")
+    df["before"] = result.noop_before[kind].ravel()
+    df["after"] = result.noop_after[kind].ravel()
+    lim = float(np.nanmax(np.abs(delta))) or 1e-6
+    chart = heads_heatmap(df, "change", title=f"Change in {KINDS[kind]}",
+                          scale=alt.Scale(scheme="redblue", domain=[-lim, lim], reverse=True))
+    _show(chart, f"drift_noop_{kind}", "dl-drift-noop", df, width="content")
+    L = result.n_layers
+    df_layers = pd.DataFrame({
+        "layer": np.tile(np.arange(1, L + 1), 2), "model": ["before"] * L + ["after"] * L,
+        "share": np.concatenate([result.noop_before[kind].mean(1),
+                                 result.noop_after[kind].mean(1)]),
+    })
+    _show(_lines(df_layers, "share", "model", f"Per-layer mean {KINDS[kind]}"),
+          f"drift_noop_{kind}_layers", "dl-drift-noop-layers", df_layers)
+
+
+def pattern_moves(result: DriftResult, thresholds: PatternThresholds) -> None:
+    """Share of maps per type before and after, and how maps moved between types."""
+    tb, ta = result.pattern_types(thresholds)
+    shares = {"before": pattern_shares(tb), "after": pattern_shares(ta)}
+    df = pd.DataFrame([{"type": t, "model": m, "share": shares[m][t]}
+                       for m in MODELS for t in PATTERN_TYPES])
+    chart = alt.Chart(df, title="Share of maps per type").mark_bar().encode(
+        x=alt.X("type:N", sort=list(PATTERN_TYPES), title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("model:N", sort=MODELS),
+        y=alt.Y("share:Q", axis=alt.Axis(format="%")), color=alt.Color("model:N", sort=MODELS),
+        tooltip=["type:N", "model:N", alt.Tooltip("share:Q", format=".1%")],
+    ).properties(width=460, height=240)
+    _show(chart, "drift_pattern_shares", "dl-drift-share", df)
+    moves = pd.DataFrame(pattern_transitions(tb, ta), columns=list(PATTERN_TYPES))
+    moves.insert(0, "before / after", list(PATTERN_TYPES))
+    st.caption("How maps moved between types (rows: before, columns: after; counts of "
+               "example-head maps).")
+    st.dataframe(moves, hide_index=True, key="drift_moves_table")
+
+
+def pattern_gallery(result: DriftResult, before: LoadedModel, after: LoadedModel, which: str,
+                    pattern: str, thresholds: PatternThresholds) -> None:
+    """Up to six maps of one type, with their features."""
+    picks = gallery(result, which, pattern, thresholds, k=6)
+    if not picks:
+        st.info(f"No {which} map is of type {pattern} with these thresholds.",
+                icon=":material/info:")
+        return
+    feats = result.features_before if which == "before" else result.features_after
+    cols = st.columns(3)
+    for k, (ex, li, hi) in enumerate(picks):
+        enc, maps_b, maps_a = example_maps(before, after, result, ex)
+        mat = (maps_b if which == "before" else maps_a)[li, hi]
+        v, d, b = feats[ex, li, hi]
+        with cols[k % 3]:
+            st.altair_chart(map_chart(enc.tokens, mat, f"ex {ex}, head {li + 1}-{hi + 1}", 200),
+                            width="content")
+            st.caption(f"vertical {v:.2f} · diagonal {d:.2f} · block {b:.2f}")
+
+
+def groups(result: DriftResult) -> None:
+    """Mean cosine per gold label and per correct/wrong prediction: table and per layer."""
+    if result.label_note:
+        st.info(result.label_note, icon=":material/info:")
+    found = result.groups()
+    for name, title in (("label", "gold label"), ("prediction", "after-model's prediction")):
+        if name not in found:
+            continue
+        grp = found[name]
+        if name == "label":
+            labs = np.array([str(x) for x in result.labels])
+            counts = {g: int((labs == g).sum()) for g in grp}
+        else:
+            correct = result.correct
+            counts = {"correct": int(correct.sum()), "wrong": int((~correct).sum())}
+        st.markdown(f"**By {title}**")
+        st.dataframe(pd.DataFrame({
+            "group": list(grp), "examples": [counts[g] for g in grp],
+            "mean cosine": [float(v.mean()) for v in grp.values()],
+            "last layer mean cosine": [float(v[-1].mean()) for v in grp.values()],
+        }), hide_index=True, key=f"drift_group_{name}")
+        df = pd.DataFrame([{"group": g, "layer": li + 1, "mean cosine": float(v[li].mean())}
+                           for g, v in grp.items() for li in range(result.n_layers)])
+        _show(_lines(df, "mean cosine", "group", f"Per-layer mean cosine by {title}",
+                     zero=False), f"drift_by_{name}", f"dl-drift-group-{name}", df)
