@@ -25,8 +25,10 @@ PAGES = [
             url_path="attention", default=True),
     st.Page("pages/noop.py", title="No-op statistics", icon=":material/bar_chart:",
             url_path="noop"),
-    st.Page("pages/aspects.py", title="Aspects", icon=":material/target:", url_path="aspects"),
-    st.Page("pages/drift.py", title="Drift", icon=":material/compare_arrows:", url_path="drift"),
+    st.Page("pages/aspects.py", title="Aspect heads", icon=":material/target:",
+            url_path="aspects"),
+    st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
+            url_path="drift"),
 ]
 
 nav = st.navigation(PAGES)

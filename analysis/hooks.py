@@ -99,6 +99,16 @@ def attention_output_projections(model) -> list:
 # Hooks
 
 
+def _holding(handles, value):
+    """Yield ``value`` while the hooks are registered; remove them afterwards, whatever
+    happened in the block."""
+    try:
+        yield value
+    finally:
+        for h in handles:
+            h.remove()
+
+
 @contextlib.contextmanager
 def capture(modules, transform=lambda out: out.detach()):
     """Within the block, every call of one of ``modules`` by this thread appends
@@ -110,11 +120,7 @@ def capture(modules, transform=lambda out: out.detach()):
         def hook(module, args, output):
             store.append(transform(output))
         handles.append(mod.register_forward_hook(this_thread_only(hook)))
-    try:
-        yield store
-    finally:
-        for h in handles:
-            h.remove()
+    yield from _holding(handles, store)
 
 
 @contextlib.contextmanager
@@ -138,11 +144,7 @@ def masked_heads(model, head_mask):
             return (args[0] * scale.to(args[0].dtype),) + tuple(args[1:])
 
         handles.append(proj.register_forward_pre_hook(this_thread_only(hook)))
-    try:
-        yield model
-    finally:
-        for h in handles:
-            h.remove()
+    yield from _holding(handles, model)
 
 
 def head_value_norms(values, out_proj, n_heads: int):

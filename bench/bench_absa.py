@@ -49,12 +49,16 @@ def _budget(hhmm):
 
 
 def main(argv=None) -> int:
-    from analysis import absa
-    from analysis.absa_data import read_semeval14, split_dataset
+    from analysis.aspects import tasks
+    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.aspects.data import split_dataset
+    from analysis.aspects.finetune import evaluate, make_classifier
+    from analysis.aspects.pipeline import run_fine_tune
+    from analysis.aspects.readers import read_semeval14
     from analysis.models import load_model
 
     p = argparse.ArgumentParser()
-    p.add_argument("--task", default="qa_m", choices=absa.TASKS)
+    p.add_argument("--task", default="qa_m", choices=tasks.TASKS)
     p.add_argument("--epochs", type=float, default=4)
     p.add_argument("--max-steps", type=int, default=None, help="cap (timing runs)")
     p.add_argument("--lr", type=float, default=2e-5)
@@ -83,26 +87,26 @@ def main(argv=None) -> int:
         return 0
     ds = read_semeval14(args.data)
     train, test = split_dataset(ds, args.test_fraction, seed=args.split_seed)
-    tr_ex = absa.build_examples(train, args.task)
-    te_ex = absa.build_examples(test, args.task)
+    tr_ex = tasks.build_examples(train, args.task)
+    te_ex = tasks.build_examples(test, args.task)
     print(f"SemEval-14 restaurants: {len(train)} train / {len(test)} held-out sentences "
-          f"-> {len(tr_ex)} / {len(te_ex)} pairs ({absa.TASK_NAMES[args.task]})", flush=True)
+          f"-> {len(tr_ex)} / {len(te_ex)} pairs ({tasks.TASK_NAMES[args.task]})", flush=True)
 
     loaded = load_model("default")
     # Baseline 1: majority label (none for every pair).
     import numpy as np
 
-    gold_m = [absa.LABELS.index(te_ex[k].gold) for k in range(
-        0, len(te_ex), len(absa.LABELS) if absa.is_binary(args.task) else 1)]
-    major = np.zeros((len(gold_m), len(absa.LABELS)))
-    major[:, absa.NONE] = 1.0
+    gold_m = [tasks.LABELS.index(te_ex[k].gold) for k in range(
+        0, len(te_ex), len(tasks.LABELS) if tasks.is_binary(args.task) else 1)]
+    major = np.zeros((len(gold_m), len(tasks.LABELS)))
+    major[:, tasks.NONE] = 1.0
     major[:, 0] = 0.5  # polarity fallback: positive (the most frequent polarity)
-    base_major = absa.metrics_from_scores(gold_m, major)
+    base_major = tasks.metrics_from_scores(gold_m, major)
     # Baseline 2: untrained classifier head on the default encoder.
     t = time.perf_counter()
-    untrained = absa.make_classifier(loaded, args.task, seed=args.seed)
-    base_untrained = absa.evaluate(untrained, loaded.tokenizer, te_ex, args.task,
-                                   max_length=args.max_length)
+    untrained = make_classifier(loaded, args.task, seed=args.seed)
+    base_untrained = evaluate(untrained, loaded.tokenizer, te_ex, args.task,
+                              max_length=args.max_length)
     eval_s = time.perf_counter() - t
     print(f"baseline evaluation of {len(te_ex)} pairs took {eval_s:.1f}s", flush=True)
 
@@ -117,32 +121,25 @@ def main(argv=None) -> int:
 
     start = loaded
     if args.init:
-        start, init_card = absa.load_checkpoint(args.init, task=args.task)
+        start, init_card = load_checkpoint(args.init, task=args.task)
         print(f"continuing from {args.init} ({init_card['n_train_pairs']} pairs, "
               f"{init_card.get('train_seconds')}s before)", flush=True)
-    curve = []
 
-    def epoch_end(k, model):
-        m = absa.evaluate(model, loaded.tokenizer, te_ex, args.task, max_length=args.max_length)
-        curve.append({"epoch": k, **m})
+    def on_curve(k, m):
         print(f"held-out after epoch {k}: aspect F1 {m['aspect_f1']:.2f}, 4-way "
               f"{m['acc_4way']:.2f}, 3-way {m['acc_3way']:.2f}, binary {m['acc_binary']:.2f}",
               flush=True)
 
-    result = absa.fine_tune(start, tr_ex, args.task, epochs=args.epochs, lr=args.lr,
-                            batch_size=args.batch_size, max_length=args.max_length,
-                            seed=args.seed, max_steps=args.max_steps, progress=progress,
-                            should_stop=_deadline(args.stop_at),
-                            time_budget_s=_budget(args.train_until),
-                            epoch_end=epoch_end if args.eval_every_epoch else None)
-    metrics = absa.evaluate(result.model, loaded.tokenizer, te_ex, args.task,
-                            max_length=args.max_length)
-    card = absa.make_card("default", args.task, absa.default_pair_order(args.task),
-                          f"{Path(args.data).name} (held-out {args.test_fraction:.0%}, seed "
-                          f"{args.split_seed})", args.seed, args.epochs, args.max_length, result,
-                          metrics, heldout_ids=list(test["id"]), lr=args.lr,
-                          init=args.init, curve=curve)
-    out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
+    run = run_fine_tune(start, train, test, args.task, base_spec="default",
+                        data=f"{Path(args.data).name} (held-out {args.test_fraction:.0%}, seed "
+                             f"{args.split_seed})",
+                        epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
+                        max_length=args.max_length, seed=args.seed, out=args.out,
+                        epoch_curve=args.eval_every_epoch, progress=progress, on_curve=on_curve,
+                        card_extra={"init": args.init}, max_steps=args.max_steps,
+                        should_stop=_deadline(args.stop_at),
+                        time_budget_s=_budget(args.train_until))
+    result, metrics, curve, out = run.result, run.card["metrics"], run.card["curve"], run.folder
     steps = len(result.losses)
     if args.max_steps is None and steps < math.ceil(len(tr_ex) / args.batch_size * args.epochs):
         print(f"note: trained {steps} of the {math.ceil(len(tr_ex) / args.batch_size * args.epochs)}"

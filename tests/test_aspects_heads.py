@@ -1,17 +1,17 @@
-"""Aspect-head discovery: exact scores on hand-made word maps and on a synthetic model whose
-heads attend to known positions; baselines; bootstrap; causal check; CLI."""
+"""Aspect-head scoring: exact scores on hand-made word maps and on a synthetic model whose
+heads attend to known positions; bootstrap intervals; ranking and the JSON."""
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from analysis import absa as A
-from analysis import heads as Hd
-from analysis.absa_data import load_sample, to_dataset
+from analysis.aspects import heads as Hd
+from analysis.aspects.data import to_dataset
+from analysis.aspects.gold import KINDS
+from test_aspects_gold import two_sentences
 
 
 def test_pure_scoring_on_a_hand_made_word_map():
@@ -71,25 +71,6 @@ class FakeModel:
         return SimpleNamespace(attentions=(att,))
 
 
-def two_sentences():
-    return to_dataset([
-        {"id": "1", "text": "The pasta was great.", "source": "json",
-         "terms": [{"term": "pasta", "start": 4, "end": 9, "category": "food",
-                    "polarity": "positive",
-                    "opinions": [{"word": "great", "start": 14, "end": 19}]}],
-         "categories": [{"category": "food", "polarity": "positive"}]},
-        {"id": "2", "text": "The pasta was cold but the waiter was kind.", "source": "json",
-         "terms": [{"term": "pasta", "start": 4, "end": 9, "category": "food",
-                    "polarity": "negative",
-                    "opinions": [{"word": "cold", "start": 14, "end": 18}]},
-                   {"term": "waiter", "start": 27, "end": 33, "category": "service",
-                    "polarity": "positive",
-                    "opinions": [{"word": "kind", "start": 38, "end": 42}]}],
-         "categories": [{"category": "food", "polarity": "negative"},
-                        {"category": "service", "polarity": "positive"}]},
-    ])
-
-
 @pytest.fixture(scope="module")
 def fake_loaded(default_model):
     from analysis.models import LoadedModel
@@ -99,34 +80,10 @@ def fake_loaded(default_model):
     return LoadedModel("fake", "fake", tok, model, "bert", 1, 3, 0, 128, {})
 
 
-def test_gold_sets_of_pairs(default_model):
-    encs, pairs = Hd.build_pairs(default_model.tokenizer, two_sentences(), "qa_m")
-    assert len(pairs) == 10
-    food2 = next(p for p in pairs if p.sentence == 1 and p.category == "food")
-    w = food2.words
-    assert [w[i] for i in food2.q] == ["food"]
-    assert [w[i] for i in food2.sets["aspect"]] == ["pasta"]
-    assert [w[i] for i in food2.sets["aspect_sentiment"]] == ["pasta", "cold"]
-    assert [w[i] for i in food2.sets["opposite"]] == ["waiter"]
-    assert "noop" not in food2.sets
-    price1 = next(p for p in pairs if p.sentence == 0 and p.category == "price")
-    # the category is absent: [SEP] is the gold (no-op); other aspects are no "opposite" here
-    assert price1.label == "none" and [w for w in price1.sets] == ["noop"]
-    service2 = next(p for p in pairs if p.sentence == 1 and p.category == "service")
-    assert [service2.words[i] for i in service2.sets["opposite"]] == ["pasta"]
-    assert [price1.words[i] for i in price1.sets["noop"]] == ["[SEP]", "[SEP]"]
-    # aux first (B-task order): the query still is the aspect word, now in segment A
-    _, pairs_b = Hd.build_pairs(default_model.tokenizer, two_sentences(), "nli_b")
-    misc = next(p for p in pairs_b if p.category == "anecdotes/miscellaneous")
-    assert misc.text_a == "positive - anecdotes" and [misc.words[i] for i in misc.q] == \
-        ["anecdotes"]
-    assert misc.review[0] > misc.q[0]
-
-
 def test_scores_of_a_synthetic_model_are_exact(fake_loaded):
     disc = Hd.discover(fake_loaded, two_sentences(), "qa_m", n_boot=100)
     hs = disc.hs
-    assert {k: len(hs.scores[k]) for k in Hd.KINDS} == {
+    assert {k: len(hs.scores[k]) for k in KINDS} == {
         "aspect": 3, "aspect_sentiment": 3, "opposite": 2, "noop": 7}
     asp = Hd.score_matrix(hs, "aspect")
     np.testing.assert_allclose(asp[0], [2 / 3, 0.0, 0.0], atol=1e-6)
@@ -163,44 +120,3 @@ def test_no_pairs_is_a_clear_error(fake_loaded):
                       "source": "json"}])
     with pytest.raises(DataError, match="No usable"):
         Hd.discover(fake_loaded, ds, "qa_m")
-
-
-def test_causal_check_masks_the_ranked_heads(tiny_model_dir):
-    from analysis.models import load_model
-
-    tiny = load_model(str(tiny_model_dir("bert")))
-    clf = A.make_classifier(tiny, "qa_m", seed=2)
-    ex = A.build_examples(load_sample().select(range(6)), "qa_m")
-    ranked = [{"layer": 1, "head": 3}, {"layer": 0, "head": 0}]
-    res = Hd.causal_check(clf, tiny.tokenizer, ex, "qa_m", ranked, 2, 2, 4, n_random=2)
-    full = A.evaluate(clf, tiny.tokenizer, ex, "qa_m")
-    masked = A.evaluate(clf, tiny.tokenizer, ex, "qa_m",
-                        head_mask=Hd.head_mask_for([(1, 3), (0, 0)], 2, 4))
-    assert res["masked_heads"] == [(1, 3), (0, 0)]
-    for key in ("aspect_f1", "acc_4way"):
-        assert res["full"][key] == pytest.approx(full[key])
-        assert res["top_k"][key] == pytest.approx(masked[key])
-        assert res["delta_top_k"][key] == pytest.approx(masked[key] - full[key])
-    m = Hd.head_mask_for([(1, 3)], 2, 4)
-    assert m.sum() == 7 and m[1, 3] == 0
-
-
-def test_cli_aspect_heads(tmp_path, capsys):
-    from analysis.cli import main
-    from test_absa import make_tiny_checkpoint
-
-    ck = make_tiny_checkpoint(tmp_path / "ck")
-    out = tmp_path / "heads.json"
-    rc = main(["aspect-heads", "--model", str(ck), "--data", "sample", "--max-sentences", "6",
-               "--top-k", "3", "--out", str(out)])
-    assert rc == 0
-    data = json.loads(out.read_text())
-    kinds = [h["kind"] for h in data["heads"]]
-    assert kinds.count("aspect") == 3 and kinds.count("noop") == 3
-    assert all(0 <= h["layer"] < 2 and 0 <= h["head"] < 4 for h in data["heads"])
-    assert all(h["ci_low"] <= h["score"] + 1e-9 <= h["ci_high"] + 2e-9 for h in data["heads"])
-    assert set(data["baselines"]) == set(Hd.KINDS)
-    capsys.readouterr()
-    assert main(["aspect-heads", "--model", str(ck), "--data", "sample", "--out",
-                 str(tmp_path / "x.txt")]) == 2
-    assert capsys.readouterr().err.strip() == "error: --out must name a .json file."

@@ -1,4 +1,5 @@
-"""ABSA readers: SemEval-2014/2016 XML, ASTE triplets, the bundled sample, linking."""
+"""ABSA readers: SemEval-2014/2016 XML, ASTE triplets, this project's JSON, the bundled
+sample; the format sniffer."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis import absa_data as D
+from analysis.aspects import readers as D
+from analysis.aspects.data import CATEGORIES, attach_opinions
+from analysis.corpus.files import sniff_format
 from analysis.errors import DataError
+from test_aspects_data import assign_single_category
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -70,7 +74,7 @@ def test_semeval14_inline(tmp_path):
                                  {"category": "service", "polarity": "negative"}]
     assert row["terms"][0]["category"] == ""  # SemEval-14 terms carry no category
     # a sentence with exactly one category gives its terms that category
-    single = D.assign_single_category(ds)
+    single = assign_single_category(ds)
     assert single[1]["terms"][0]["category"] == "food"
     assert single[0]["terms"][0]["category"] == ""
 
@@ -106,26 +110,17 @@ def test_xml_of_the_other_task_is_refused(tmp_path):
         D.read_semeval14(write(tmp_path, "b.xml", SE16))
     with pytest.raises(DataError, match="not well-formed XML"):
         D.read_semeval14(write(tmp_path, "c.xml", "<sentences><sentence>"))
-    assert D.sniff_format(tmp_path / "a.xml") == "semeval14"
-    assert D.sniff_format(tmp_path / "b.xml") == "semeval16"
+    assert sniff_format("a.xml", head=(tmp_path / "a.xml").read_bytes()) == "semeval14"
+    assert sniff_format("b.xml", head=(tmp_path / "b.xml").read_bytes()) == "semeval16"
 
 
-def test_aste_inline_and_linking(tmp_path):
+def test_aste_inline(tmp_path):
     ds = D.read_aste(write(tmp_path, "t.txt", ASTE))
     row = ds[0]
     assert [(t["term"], t["start"], t["end"], t["polarity"]) for t in row["terms"]] == [
         ("food", 4, 8, "positive"), ("service", 26, 33, "negative")]
     assert row["terms"][0]["opinions"] == [{"word": "great", "start": 12, "end": 17}]
     assert row["terms"][1]["opinions"] == [{"word": "slow", "start": 38, "end": 42}]
-    # link to the same sentence written without the space before the full stop
-    base = D.to_dataset([{"id": "x", "text": "The food is great but the service was slow.",
-                          "terms": [{"term": "service", "start": 26, "end": 33,
-                                     "category": "service", "polarity": "negative",
-                                     "opinions": []}],
-                          "categories": [{"category": "service", "polarity": "negative"}],
-                          "source": "json"}])
-    linked = D.attach_opinions(base, ds)
-    assert linked[0]["terms"][0]["opinions"] == [{"word": "slow", "start": 38, "end": 42}]
     with pytest.raises(DataError, match="line 1: not an ASTE triplet line"):
         D.read_aste(write(tmp_path, "u.txt", "just a sentence\n"))
     with pytest.raises(DataError, match="word index outside the sentence"):
@@ -153,19 +148,10 @@ def test_json_errors(tmp_path):
         D.read_json(write(tmp_path, "x.json", "{"))
 
 
-def test_split_refuses_too_little_data(tmp_path):
-    ds = D.read_semeval14(write(tmp_path, "a.xml", SE14))
-    train, test = D.split_dataset(ds, 0.5, seed=0)
-    assert len(train) == 1 and len(test) == 1
-    one = ds.select([0])
-    with pytest.raises(DataError, match="too few to split"):
-        D.split_dataset(one, 0.1)
-
-
 def test_bundled_sample_is_varied_and_up_to_date():
     ds = D.load_sample()
     assert len(ds) >= 200
-    sys.path.insert(0, str(D.SAMPLE_DIR))
+    sys.path.insert(0, str(D.SAMPLE_PATH.parent))
     try:
         import build_sample
     finally:
@@ -175,7 +161,7 @@ def test_bundled_sample_is_varied_and_up_to_date():
     assert min(n_terms) == 0 and max(n_terms) >= 2
     pols = {c["polarity"] for r in ds for c in r["categories"]}
     assert pols == {"positive", "negative", "neutral", "conflict"}
-    assert {c["category"] for r in ds for c in r["categories"]} == set(D.CATEGORIES)
+    assert {c["category"] for r in ds for c in r["categories"]} == set(CATEGORIES)
     assert sum(len(r["categories"]) > 1 for r in ds) >= 20
     assert any(" not " in f" {r['text']} " for r in ds)
     s012 = ds[11]
@@ -196,6 +182,16 @@ def test_real_files(shared_data):
     assert len(se16) == 1843 and se16.info.description == "skipped 55 invalid sentence(s)"
     aste = D.read_aste(shared_data / "aste_v2_14res" / "train_triplets.txt")
     assert len(aste) == 1266
-    linked = D.attach_opinions(D.assign_single_category(se14), aste)
+    linked = attach_opinions(assign_single_category(se14), aste)
     n = sum(1 for r in linked for t in r["terms"] if t["opinions"] and t["category"])
     assert n == 1243
+
+
+def test_readers_take_bytes_and_a_missing_path_is_file_not_found(tmp_path):
+    ds = D.load_absa(SE16.encode("utf-8"), name="upload.xml")
+    assert ds[0]["source"] == "semeval16"
+    assert len(D.read_aste(ASTE.encode("utf-8"), name="t.txt")) == 1
+    with pytest.raises(FileNotFoundError):
+        D.load_absa(tmp_path / "missing.xml")
+    with pytest.raises(DataError, match="unknown data format"):
+        D.load_absa(b"hello", name="x.txt")

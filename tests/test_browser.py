@@ -222,7 +222,7 @@ def test_aspect_example_in_the_head_view(server, tmp_path):
     aspect head drawn in the real head view with the aspect word pinned and gold words marked."""
     from playwright.sync_api import expect, sync_playwright
 
-    from test_absa import make_tiny_checkpoint
+    from test_aspects_checkpoints import make_tiny_checkpoint
 
     ck = make_tiny_checkpoint(tmp_path / "ck")
     errors = []

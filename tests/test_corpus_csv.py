@@ -6,16 +6,7 @@ import pytest
 
 from analysis.corpus import (corpus_notes, csv_columns, read_corpus)
 from analysis.errors import DataError
-
-
-def rows(ds):
-    return list(zip(ds["text"], ds["text_pair"]))
-
-
-def one_line(exc) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg and msg
-    return msg
+from builders import rows, one_line
 
 
 def test_csv_columns_and_pairs(tmp_path):
@@ -37,22 +28,3 @@ def test_csv_without_chosen_column(tmp_path):
     assert "'text'" in msg and "id, review" in msg
     with pytest.raises(DataError):
         read_corpus(f, text_column="review", pair_column="aspect")
-
-
-
-
-SEMEVAL14 = """<?xml version="1.0" encoding="UTF-8"?>
-<sentences>
-  <sentence id="1"><text>But the staff was so horrible to us.</text>
-    <aspectTerms><aspectTerm term="staff" polarity="negative" from="8" to="13"/></aspectTerms>
-  </sentence>
-  <sentence id="2"><text>The food was great &amp; cheap.</text></sentence>
-  <sentence id="3"><text>  </text></sentence>
-</sentences>"""
-
-SEMEVAL16 = """<Reviews><Review rid="1"><sentences>
-  <sentence id="1:0"><text>Judging from posts this used to be good.</text>
-    <Opinions><Opinion target="NULL" category="RESTAURANT#GENERAL" polarity="negative"/></Opinions>
-  </sentence>
-  <sentence id="1:1"><text>The staff acted rude.</text></sentence>
-</sentences></Review></Reviews>"""

@@ -8,16 +8,7 @@ import pytest
 
 from analysis.corpus import (MAX_BYTES, read_corpus)
 from analysis.errors import DataError
-
-
-def rows(ds):
-    return list(zip(ds["text"], ds["text_pair"]))
-
-
-def one_line(exc) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg and msg
-    return msg
+from builders import rows, one_line
 
 
 def test_empty_and_blank_only_files(tmp_path):

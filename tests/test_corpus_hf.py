@@ -8,12 +8,7 @@ import pytest
 
 from analysis.corpus import (read_hf_dataset)
 from analysis.errors import DataError
-
-
-def one_line(exc) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg and msg
-    return msg
+from builders import one_line
 
 
 def test_read_hf_dataset_local_folder_and_missing(tmp_path):

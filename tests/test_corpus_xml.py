@@ -6,12 +6,7 @@ import pytest
 
 from analysis.corpus import (corpus_notes, read_corpus)
 from analysis.errors import DataError
-
-
-def one_line(exc) -> str:
-    msg = str(exc.value)
-    assert "\n" not in msg and msg
-    return msg
+from builders import one_line
 
 
 SEMEVAL14 = """<?xml version="1.0" encoding="UTF-8"?>

@@ -1,4 +1,4 @@
-"""AppTest of the Aspect heads page with a small checkpoint made here (tiny BERT, the default
+"""AppTest of the Aspects page with a small checkpoint made here (tiny BERT, the default
 model's tokenizer) and a two-step fine-tune of the sidebar model on the bundled sample."""
 
 from __future__ import annotations
@@ -15,30 +15,32 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 @pytest.fixture(scope="module")
 def tiny_ckpt(tiny_model_dir, tmp_path_factory):
-    from analysis import absa as A
-    from analysis.absa_data import load_sample
+    from analysis.aspects.checkpoints import make_card, save_checkpoint
+    from analysis.aspects.finetune import fine_tune
+    from analysis.aspects.readers import load_sample
+    from analysis.aspects.tasks import build_examples
     from analysis.models import load_model
 
     base_dir = tiny_model_dir("bert")
     base = load_model(str(base_dir))
-    ex = A.build_examples(load_sample().select(range(8)), "qa_m")
-    res = A.fine_tune(base, ex, "qa_m", epochs=1, max_steps=2, batch_size=8, lr=1e-3)
-    card = A.make_card(str(base_dir), "qa_m", "review-aux", "sample[:8]", 0, 1, 128, res,
+    ex = build_examples(load_sample().select(range(8)), "qa_m")
+    res = fine_tune(base, ex, "qa_m", epochs=1, max_steps=2, batch_size=8, lr=1e-3)
+    card = make_card(str(base_dir), "qa_m", "review-aux", "sample[:8]", 0, 1, 128, res,
                        {"aspect_f1": 40.0, "acc_4way": 50.0, "acc_3way": 55.0,
                         "acc_binary": 60.0},
                        curve=[{"epoch": 1, "aspect_f1": 30.0, "acc_4way": 45.0,
                                "acc_3way": 50.0, "acc_binary": 55.0},
                               {"epoch": 2, "aspect_f1": 40.0, "acc_4way": 50.0,
                                "acc_3way": 55.0, "acc_binary": float("nan")}])
-    return A.save_checkpoint(res.model, base.tokenizer,
+    return save_checkpoint(res.model, base.tokenizer,
                              tmp_path_factory.mktemp("ah") / "ckpt", card)
 
 
 @pytest.fixture(autouse=True)
 def _stay_on_page(monkeypatch):
     """ui.sidebar.leave_legacy_navigation() reruns the first script run under AppTest, and the
-    rerun forgets a page whose url_path differs from its file name ('aspect-heads'); it only
-    matters for a real server, so it is switched off here."""
+    rerun can forget the page switched to; it only matters for a real server, so it is switched
+    off here."""
     import ui.sidebar
 
     monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None)
@@ -47,7 +49,7 @@ def _stay_on_page(monkeypatch):
 def open_page():
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
-    at.switch_page("pages/aspect_heads.py")
+    at.switch_page("pages/aspects.py")
     at.run()
     assert not at.exception
     return at
@@ -115,13 +117,14 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
         assert (t["change"] - (t["score"] - t["before"])).abs().max() < 1e-9
         assert t["open"].str.contains("view=Head").all()
     # the page's numbers are the library's (kinds in the page's order, layers 1-indexed)
-    from analysis import absa as A
-    from analysis import heads as Hd
-    from analysis.absa_data import load_sample
+    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.aspects.gold import KINDS
+    from analysis.aspects.heads import discover
+    from analysis.aspects.readers import load_sample
 
-    ref = Hd.discover(A.load_checkpoint(tiny_ckpt)[0], load_sample(), "qa_m", "review-aux",
-                      max_sentences=6)
-    for t, kind in zip(tables, Hd.KINDS):
+    ref = discover(load_checkpoint(tiny_ckpt)[0], load_sample(), "qa_m", "review-aux",
+                   max_sentences=6)
+    for t, kind in zip(tables, KINDS):
         exp = ref.ranked[kind]
         assert list(zip(t["layer"] - 1, t["head"] - 1)) == [(r["layer"], r["head"]) for r in exp]
         assert t["score"].tolist() == pytest.approx([r["score"] for r in exp], abs=1e-9)
@@ -164,8 +167,8 @@ def test_causal_check_uses_the_cards_held_out_sentences(tiny_ckpt, tmp_path):
     import json
     import shutil
 
-    from analysis.absa import CARD_NAME
-    from analysis.absa_data import load_sample
+    from analysis.aspects.checkpoints import CARD_NAME
+    from analysis.aspects.readers import load_sample
 
     ck = tmp_path / "ck"
     shutil.copytree(tiny_ckpt, ck)
@@ -202,7 +205,7 @@ def test_fine_tune_two_epochs_draws_the_held_out_curve(tiny_model_dir):
     at.query_params["src"] = "Local folder"
     at.query_params["model"] = str(tiny_model_dir("bert"))
     at.run()
-    at.switch_page("pages/aspect_heads.py")
+    at.switch_page("pages/aspects.py")
     at.run()
     at.number_input(key="ah_epochs").set_value(2.0)
     at.button(key="ah_train").click()

@@ -14,6 +14,7 @@ every weight is within ``0.5/255`` of the map. Token labels are plain strings (t
 render them as text nodes, never as HTML). Pure numpy; no streamlit.
 
 BertViz, by comparison, sends every layer and head of the input as full-precision JSON floats.
+Encoding and pooling: docs/METHODS.md section 2.
 """
 
 from __future__ import annotations

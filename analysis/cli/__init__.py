@@ -15,28 +15,20 @@ import sys
 # One module per command group; each adds its sub-commands.
 COMMAND_MODULES = [
     "analysis.cli.attention",
-    "analysis.cli.stats",
-    "analysis.cli.compare",
-    "analysis.cli.absa",
+    "analysis.cli.noop",
+    "analysis.cli.drift",
+    "analysis.cli.aspects",
 ]
 
 
 def user_error_types() -> tuple[type[BaseException], ...]:
     """Exception types whose message is meant for the user."""
-    from analysis.attention import InputError
+    from analysis.attention.neuron import NeuronViewUnavailable
+    from analysis.errors import DataError, InputError
     from analysis.models import ModelLoadError
-    from analysis.neuron import NeuronViewUnavailable
 
-    types: list[type[BaseException]] = [InputError, ModelLoadError, NeuronViewUnavailable,
-                                        FileNotFoundError, IsADirectoryError, PermissionError,
-                                        UnicodeDecodeError]
-    try:
-        from analysis.errors import DataError  # added by the data readers
-
-        types.append(DataError)
-    except ImportError:
-        pass
-    return tuple(types)
+    return (InputError, DataError, ModelLoadError, NeuronViewUnavailable, FileNotFoundError,
+            IsADirectoryError, PermissionError, UnicodeDecodeError)
 
 
 def build_parser() -> argparse.ArgumentParser:

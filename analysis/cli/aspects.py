@@ -1,24 +1,37 @@
-"""``finetune``, ``evaluate``, ``aspect-heads``: ABSA as sentence pairs (Sun et al. 2019) and
-aspect-head discovery. Same functions as the Aspect heads page."""
+"""``aspects finetune | evaluate | heads``: ABSA as sentence pairs (Sun et al. 2019) and
+aspect-head discovery, with the library calls of the Aspects page. The earlier top-level
+commands ``finetune``, ``evaluate`` and ``aspect-heads`` remain, with the same options."""
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
 
-from analysis.attention import InputError
+from analysis.errors import InputError
 from analysis.models import DEFAULT_SPEC
 
 DATA_HELP = ("data file: SemEval-2014 XML, SemEval-2016 XML, ASTE triplets, this project's "
              "JSON, or 'sample' for the bundled sample")
+# (subcommand of ``aspects``, top-level alias)
+NAMES = (("finetune", "finetune"), ("evaluate", "evaluate"), ("heads", "aspect-heads"))
 
 
 def register(sub) -> None:
-    from analysis.absa import TASKS
+    p = sub.add_parser("aspects", help="ABSA sentence pairs: fine-tune, evaluate, aspect heads",
+                       description="Aspect-based sentiment as sentence pairs (Sun et al. 2019): "
+                                   "fine-tune a classifier, evaluate it, rank aspect heads.")
+    inner = p.add_subparsers(dest="aspects_command", metavar="SUBCOMMAND")
+    inner.required = True
+    for (name, alias), add in zip(NAMES, (_add_finetune, _add_evaluate, _add_heads)):
+        add(inner, name)
+        add(sub, alias, f"same as 'aspects {name}'")
 
-    p = sub.add_parser("finetune", help="fine-tune an encoder on ABSA sentence pairs",
+
+def _add_finetune(sub, name: str, help: str | None = None) -> None:
+    from analysis.aspects.tasks import TASKS
+
+    p = sub.add_parser(name, help=help or "fine-tune an encoder on ABSA sentence pairs",
                        description="Fine-tune a copy of a model as an auxiliary-sentence pair "
                                    "classifier (AdamW, lr 2e-5, warmup 0.1, batch 24).")
     p.add_argument("--data", required=True, help=DATA_HELP)
@@ -38,7 +51,11 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="checkpoint folder (written atomically)")
     p.set_defaults(func=run_finetune)
 
-    p = sub.add_parser("evaluate", help="paper metrics of an ABSA checkpoint on a data file")
+
+def _add_evaluate(sub, name: str, help: str | None = None) -> None:
+    from analysis.aspects.tasks import TASKS
+
+    p = sub.add_parser(name, help=help or "paper metrics of an ABSA checkpoint on a data file")
     p.add_argument("--model", required=True, help="checkpoint folder written by finetune")
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--task", required=True, choices=TASKS)
@@ -46,8 +63,12 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="output .json")
     p.set_defaults(func=run_evaluate)
 
-    p = sub.add_parser("aspect-heads", help="rank heads attending to aspects, opinions, the "
-                                            "other aspect and [SEP] when absent")
+
+def _add_heads(sub, name: str, help: str | None = None) -> None:
+    from analysis.aspects.tasks import TASKS
+
+    p = sub.add_parser(name, help=help or "rank heads attending to aspects, opinions, the other "
+                                          "aspect and [SEP] when absent")
     p.add_argument("--model", required=True, help="checkpoint folder (or any model spec)")
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--opinions", nargs="+", default=None, metavar="ASTE_FILE",
@@ -61,7 +82,7 @@ def register(sub) -> None:
                    help="also mask the top-k heads of each kind and re-evaluate (checkpoints)")
     p.add_argument("--skip-invalid", action="store_true")
     p.add_argument("--out", required=True, help="output .json")
-    p.set_defaults(func=run_aspect_heads)
+    p.set_defaults(func=run_heads)
 
 
 def _json_out(path: str) -> Path:
@@ -71,11 +92,10 @@ def _json_out(path: str) -> Path:
 
 
 def _write(path: Path, data: dict) -> None:
-    from analysis.absa import finite_json
+    from analysis.aspects.checkpoints import json_text
 
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(finite_json(data), indent=2, default=float, allow_nan=False),
-                   encoding="utf-8")
+    tmp.write_text(json_text(data), encoding="utf-8")
     tmp.replace(path)
 
 
@@ -86,17 +106,17 @@ def _fmt(value) -> str:
 def run_finetune(args) -> int:
     from tqdm import tqdm
 
-    from analysis import absa
-    from analysis.absa_data import load_absa, split_dataset
+    from analysis.aspects.checkpoints import check_checkpoint_target
+    from analysis.aspects.data import split_dataset
+    from analysis.aspects.pipeline import run_fine_tune
+    from analysis.aspects.readers import load_absa
     from analysis.models import load_model
 
-    absa.check_checkpoint_target(args.out)  # before hours of training, not after
+    check_checkpoint_target(args.out)  # before hours of training, not after
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
     test = None
     if args.heldout > 0:
         ds, test = split_dataset(ds, args.heldout, seed=args.seed)
-    order = args.pair_order or absa.default_pair_order(args.task)
-    examples = absa.build_examples(ds, args.task, order)
     loaded = load_model(args.model)
     bar = tqdm(total=1, unit="step")
 
@@ -105,46 +125,35 @@ def run_finetune(args) -> int:
         bar.update(1)
         bar.set_postfix(loss=f"{p.loss:.4f}", ex_s=f"{p.examples_per_s:.1f}")
 
-    test_ex = absa.build_examples(test, args.task, order) if test is not None else None
-    curve = []
-
-    def epoch_end(k, model):
-        m = absa.evaluate(model, loaded.tokenizer, test_ex, args.task, max_length=args.max_length)
-        curve.append({"epoch": k, **m})
+    def on_curve(k, m):
         bar.write(f"held-out after epoch {k}: aspect F1 {_fmt(m['aspect_f1'])}, 4-way "
                   f"{_fmt(m['acc_4way'])}")
 
-    result = absa.fine_tune(loaded, examples, args.task, epochs=args.epochs, lr=args.lr,
-                            batch_size=args.batch_size, max_length=args.max_length,
-                            seed=args.seed, progress=progress,
-                            epoch_end=epoch_end if test_ex else None)
+    run = run_fine_tune(loaded, ds, test, args.task, data=str(args.data),
+                        pair_order=args.pair_order, epochs=args.epochs, lr=args.lr,
+                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
+                        out=args.out, progress=progress, on_curve=on_curve)
     bar.close()
-    metrics = {}
-    if test_ex is not None:
-        metrics = absa.evaluate(result.model, loaded.tokenizer, test_ex, args.task,
-                                max_length=args.max_length)
-    card = absa.make_card(loaded.spec, args.task, order, str(args.data), args.seed, args.epochs,
-                          args.max_length, result, metrics, lr=args.lr,
-                          heldout_ids=list(test["id"]) if test is not None else [],
-                          curve=curve)
-    out = absa.save_checkpoint(result.model, loaded.tokenizer, args.out, card)
-    print(f"wrote {out}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
+    result = run.result
+    print(f"wrote {run.folder}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
           f"{result.losses[-1]:.4f}")
-    for k, v in metrics.items():
+    for k, v in run.card["metrics"].items():
         print(f"  {k}: {_fmt(v)}")
     return 0
 
 
 def run_evaluate(args) -> int:
-    from analysis import absa
-    from analysis.absa_data import load_absa
+    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.aspects.finetune import evaluate
+    from analysis.aspects.readers import load_absa
+    from analysis.aspects.tasks import build_examples
 
     out = _json_out(args.out)
-    loaded, card = absa.load_checkpoint(args.model, task=args.task)
+    loaded, card = load_checkpoint(args.model, task=args.task)
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
-    examples = absa.build_examples(ds, args.task, card.get("pair_order"))
-    metrics = absa.evaluate(loaded.model, loaded.tokenizer, examples, args.task,
-                            max_length=int(card.get("max_length", 128)))
+    examples = build_examples(ds, args.task, card.get("pair_order"))
+    metrics = evaluate(loaded.model, loaded.tokenizer, examples, args.task,
+                       max_length=int(card.get("max_length", 128)))
     _write(out, {**metrics, "model": str(args.model), "data": str(args.data),
                  "task": args.task})
     print(f"wrote {out}: aspect F1 {_fmt(metrics['aspect_f1'])}, 4-way "
@@ -153,24 +162,22 @@ def run_evaluate(args) -> int:
     return 0
 
 
-def run_aspect_heads(args) -> int:
+def run_heads(args) -> int:
     from tqdm import tqdm
 
-    from analysis import absa, heads
-    from analysis.absa_data import attach_opinions, load_absa, read_aste
-    from analysis.models import load_model
+    from analysis.aspects.causal import causal_check
+    from analysis.aspects.checkpoints import load_any
+    from analysis.aspects.data import attach_opinions
+    from analysis.aspects.gold import KINDS
+    from analysis.aspects.heads import discover, to_json
+    from analysis.aspects.readers import load_absa, read_aste
+    from analysis.aspects.tasks import TASK_NAMES, build_examples
 
     out = _json_out(args.out)
-    card = None
-    try:
-        loaded, card = absa.load_checkpoint(args.model)
-    except InputError:
-        if Path(args.model).is_dir() and (Path(args.model) / absa.CARD_NAME).exists():
-            raise
-        loaded = load_model(args.model)
+    loaded, card = load_any(args.model)
     if card is not None and args.task and args.task != card["task"]:
-        raise InputError(f"{args.model} was fine-tuned for {absa.TASK_NAMES[card['task']]}, "
-                         f"not {absa.TASK_NAMES[args.task]}: leave --task out or use "
+        raise InputError(f"{args.model} was fine-tuned for {TASK_NAMES[card['task']]}, "
+                         f"not {TASK_NAMES[args.task]}: leave --task out or use "
                          f"--task {card['task']}.")
     task = args.task or (card or {}).get("task", "qa_m")
     order = (card or {}).get("pair_order") if card and card["task"] == task else None
@@ -184,24 +191,22 @@ def run_aspect_heads(args) -> int:
         bar.update(1)
 
     t0 = time.perf_counter()
-    disc = heads.discover(loaded, ds, task, order, max_sentences=args.max_sentences,
-                          progress=progress)
+    disc = discover(loaded, ds, task, order, max_sentences=args.max_sentences, progress=progress)
     bar.close()
-    result = heads.to_json(disc, args.top_k)
+    result = to_json(disc, args.top_k)
     result.update({"model": str(args.model), "data": str(args.data), "task": task,
                    "seconds": round(time.perf_counter() - t0, 1)})
     if args.causal:
         if card is None:
             raise InputError("--causal needs a fine-tuned checkpoint folder.")
-        examples = absa.build_examples(ds, task, order)
+        examples = build_examples(ds, task, order)
         result["causal"] = {
-            kind: heads.causal_check(loaded.model, loaded.tokenizer, examples, task,
-                                     disc.ranked[kind], args.top_k, loaded.n_layers,
-                                     loaded.n_heads)
-            for kind in heads.KINDS if disc.ranked[kind]}
+            kind: causal_check(loaded.model, loaded.tokenizer, examples, task,
+                               disc.ranked[kind], args.top_k, loaded.n_layers, loaded.n_heads)
+            for kind in KINDS if disc.ranked[kind]}
     _write(out, result)
     print(f"wrote {out} (layer/head 0-indexed)")
-    for kind in heads.KINDS:
+    for kind in KINDS:
         top = disc.ranked[kind][:3]
         if top:
             desc = ", ".join(f"{r['layer']}-{r['head']} ({r['score']:.3f}, acc "

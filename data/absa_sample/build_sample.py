@@ -3,7 +3,7 @@
     python data/absa_sample/build_sample.py
 
 The markup is described at the top of ``restaurants.txt`` and in ``README.md``. The JSON is
-the file the dashboard reads (``analysis.absa_data.load_sample``); a test checks that it is
+the file the dashboard reads (``analysis.aspects.readers.load_sample``); a test checks that it is
 up to date with the markup.
 """
 

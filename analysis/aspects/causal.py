@@ -1,0 +1,69 @@
+"""The causal check of aspect heads: the task metrics with no head masked, with the top-k
+ranked heads of a kind masked, and with k random heads masked (docs/METHODS.md sections 7
+and 8)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from analysis.aspects.finetune import evaluate
+from analysis.errors import DataError
+
+METRIC_KEYS = ("aspect_f1", "acc_4way", "acc_3way", "acc_binary")
+
+
+def head_mask_for(heads: Sequence[tuple[int, int]], n_layers: int, n_heads: int) -> np.ndarray:
+    """[L, H] ones with 0 at the given (layer, head) pairs."""
+    mask = np.ones((n_layers, n_heads), dtype=np.float32)
+    for layer, head in heads:
+        mask[layer, head] = 0.0
+    return mask
+
+
+def causal_check(model, tokenizer, examples, task: str, ranked: Sequence[dict], k: int,
+                 n_layers: int, n_heads: int, n_random: int = 3, seed: int = 0,
+                 progress: Callable[[str], None] | None = None) -> dict:
+    """Task metrics with no heads masked, the top-k ranked heads masked, and k random heads
+    masked (mean of ``n_random`` draws), plus the changes against no masking."""
+    top = [(r["layer"], r["head"]) for r in ranked[:k]]
+    if not top:
+        raise DataError("No ranked heads to mask.")
+    if progress:
+        progress("full model")
+    full = evaluate(model, tokenizer, examples, task)
+    if progress:
+        progress(f"top-{k} masked")
+    masked = evaluate(model, tokenizer, examples, task,
+                      head_mask=head_mask_for(top, n_layers, n_heads))
+    rng = np.random.default_rng(seed)
+    rand = []
+    all_heads = [(l_, h_) for l_ in range(n_layers) for h_ in range(n_heads)]
+    for r in range(n_random):
+        if progress:
+            progress(f"random {k} masked ({r + 1}/{n_random})")
+        pick = rng.choice(len(all_heads), size=len(top), replace=False)
+        rand.append(evaluate(model, tokenizer, examples, task,
+                             head_mask=head_mask_for([all_heads[i] for i in pick],
+                                                     n_layers, n_heads)))
+    random_mean = {key: float(np.mean([m[key] for m in rand])) for key in METRIC_KEYS}
+    return {
+        "k": len(top), "masked_heads": top, "full": {key: full[key] for key in METRIC_KEYS},
+        "top_k": {key: masked[key] for key in METRIC_KEYS}, "random_k": random_mean,
+        "delta_top_k": {key: masked[key] - full[key] for key in METRIC_KEYS},
+        "delta_random_k": {key: random_mean[key] - full[key] for key in METRIC_KEYS},
+    }
+
+
+def evaluation_data(card: dict, data):
+    """(sentences, description) to evaluate a loaded checkpoint on: the sentences of ``data``
+    that its card names as held out, else all of ``data`` (which may then include training
+    sentences)."""
+    held = set(card.get("heldout_ids") or [])
+    kept = (data.filter(lambda r: r["id"] in held)
+            if held and "id" in data.column_names else None)
+    if kept is not None and len(kept):
+        return kept, f"the checkpoint's {len(kept)} held-out sentences (from its card)"
+    return data, (f"the {data.num_rows} gold sentences of step 2 (the checkpoint's card names "
+                  "no held-out sentences among them, so some may be training data)")
