@@ -31,6 +31,21 @@ PAGES = [
             url_path="drift"),
 ]
 
-nav = st.navigation(PAGES)
+
+
+def _moved(target: str):
+    """A page under an earlier URL (links shared before the pages took their study's name):
+    open the page's new URL with the same query parameters."""
+    def page() -> None:
+        st.switch_page(target, query_params=st.query_params.to_dict())
+    return page
+
+
+MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
+                 url_path="noop_stats", visibility="hidden"),
+         st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
+                 url_path="aspect_heads", visibility="hidden")]
+
+nav = st.navigation(PAGES + MOVED)
 render()
 nav.run()

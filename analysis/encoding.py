@@ -1,5 +1,5 @@
 """Encode a text or a sentence pair into tokens, segments, special-token marks and words;
-pool token maps to words; hide special tokens; filter by segment (docs/METHODS.md section 1).
+pool token maps to words; hide special tokens (docs/METHODS.md section 1).
 
 Conventions:
 
@@ -8,6 +8,8 @@ Conventions:
 - Word level (Clark et al. 2019): attention *to* a word is the sum of its wordpieces'
   columns, attention *from* a word the mean of its wordpieces' rows; rows still sum to 1.
 - [CLS]/[SEP]/<s>/</s>/padding are special; [UNK] and [MASK] stand for real words.
+- Segment filters (All / A->A / B->B / A->B / B->A) run in the browser
+  (``segmentAllows`` in ui/frontend/head_view.js).
 """
 
 from __future__ import annotations
@@ -24,9 +26,6 @@ from analysis.errors import DataError, InputError
 # Zero-width and bidirectional control characters: invisible, and they make tokens nobody
 # can read. They are removed before tokenisation and the user is told.
 INVISIBLE = re.compile("[\u200b\u200c\u200d\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u00ad]")
-
-SEGMENT_FILTERS = ("All", "A->A", "B->B", "A->B", "B->A")
-
 
 def clean_text(text: str | None, label: str = "Text") -> tuple[str, list[str]]:
     """Strip invisible characters; refuse empty input. Returns (clean text, notices)."""
@@ -220,20 +219,6 @@ def drop_specials(attn: np.ndarray, keep: np.ndarray) -> np.ndarray:
     sums = sub.sum(-1, keepdims=True)
     sub = np.divide(sub, sums, out=np.zeros_like(sub), where=sums > 0)
     return sub.astype(np.float32)
-
-
-def segment_mask(segments: np.ndarray, which: str) -> np.ndarray:
-    """Boolean [T, T] mask of the (query, key) cells a segment filter keeps."""
-    seg = np.asarray(segments)
-    a, b = seg == 0, seg == 1
-    table = {
-        "All": np.ones((len(seg), len(seg)), dtype=bool),
-        "A->A": np.outer(a, a), "B->B": np.outer(b, b),
-        "A->B": np.outer(a, b), "B->A": np.outer(b, a),
-    }
-    if which not in table:
-        raise InputError(f"Unknown segment filter {which!r}; use one of {', '.join(table)}.")
-    return table[which]
 
 
 # ---------------------------------------------------------------------------------------------

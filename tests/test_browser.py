@@ -266,3 +266,29 @@ def test_aspect_example_in_the_head_view(server, tmp_path):
             assert not errors, errors
         finally:
             browser.close()
+
+
+def test_links_to_the_pages_earlier_urls_open_the_renamed_pages(server):
+    """/noop_stats and /aspect_heads (the pages' URLs before they took their study's name) open
+    /noop and /aspects with the link's query parameters (after the server's first request,
+    which Streamlit looks up by file name)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page()
+            page.goto(server + "/")
+            _wait_idle(page)
+            for old, new, title in (("/noop_stats", "/noop", "No-op statistics"),
+                                    ("/aspect_heads", "/aspects", "Aspect heads")):
+                page.goto(server + old + "?noop_max=7&noop_source=Paste")
+                _wait_idle(page)
+                page.wait_for_url(f"**{new}?*", timeout=60_000)
+                _wait_idle(page)
+                assert parse_qs(urlparse(page.url).query) == {"noop_max": ["7"],
+                                                              "noop_source": ["Paste"]}
+                assert page.locator("h1").first.inner_text() == title
+                assert page.get_by_text("Page not found").count() == 0
+        finally:
+            browser.close()

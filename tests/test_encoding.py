@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 from analysis.attention import attention_for
-from analysis.encoding import (clean_text, drop_specials, encode, encode_corpus, segment_mask,
-                               word_level)
+from analysis.encoding import clean_text, drop_specials, encode, encode_corpus, word_level
 from analysis.errors import DataError, InputError
 
 HAND = np.array([
@@ -42,6 +41,23 @@ def test_drop_specials_row_with_no_mass_left_is_zero_not_nan():
     m = np.array([[0, 1.0], [0.5, 0.5]], dtype=np.float32)
     sub = drop_specials(m, np.array([True, False]))
     assert sub.tolist() == [[0.0]]
+
+
+# The head view's segment filter (segmentAllows in ui/frontend/head_view.js), as a matrix.
+
+
+def segment_mask(segments: np.ndarray, which: str) -> np.ndarray:
+    """Boolean [T, T] mask of the (query, key) cells a segment filter keeps."""
+    seg = np.asarray(segments)
+    a, b = seg == 0, seg == 1
+    table = {
+        "All": np.ones((len(seg), len(seg)), dtype=bool),
+        "A->A": np.outer(a, a), "B->B": np.outer(b, b),
+        "A->B": np.outer(a, b), "B->A": np.outer(b, a),
+    }
+    if which not in table:
+        raise InputError(f"Unknown segment filter {which!r}; use one of {', '.join(table)}.")
+    return table[which]
 
 
 def test_segment_mask_blocks():

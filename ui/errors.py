@@ -13,12 +13,3 @@ def first_line(exc: BaseException | str) -> str:
 def show_error(exc: BaseException | str, prefix: str = "") -> None:
     """An error box with the first line of ``exc`` (``prefix`` before it, e.g. "After model: ")."""
     st.error(prefix + first_line(exc), icon=":material/error:")
-
-
-def show_notes(notes, warning: bool = False) -> None:
-    """Reader and model notes, one per line, as captions (or warnings)."""
-    for note in notes:
-        if warning:
-            st.warning(note, icon=":material/info:")
-        else:
-            st.caption(note)

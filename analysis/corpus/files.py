@@ -16,7 +16,6 @@ from analysis.errors import DataError
 MAX_BYTES = 50 * 1024 * 1024  # 50 MB: larger files are refused (same as the upload limit)
 MAX_MB = MAX_BYTES // (1024 * 1024)
 CORPUS_FORMATS = ("txt", "jsonl", "csv", "xml")
-ABSA_FORMATS = ("json", "semeval14", "semeval16", "aste")
 
 
 def read_bytes(source, name: str | None) -> tuple[bytes, str]:
@@ -78,7 +77,7 @@ def sniff_format(name: str | None, fmt: str | None = None, head: bytes | None = 
     ABSA files (``head`` = the first bytes): this project's JSON (a .json name or text
     starting with ``{``/``[``), SemEval-2016 XML (``<Reviews``/``<Opinions``/``<Opinion ``
     within the head), SemEval-2014 XML (other XML), ASTE triplets (``####``); one of
-    :data:`ABSA_FORMATS`.
+    json, semeval14, semeval16 or aste.
     """
     if head is not None:
         text = head[:4000].decode("utf-8", errors="replace")
