@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from ui.errors import plain
+from ui.settings import SettingsError, settings
 from ui.sidebar import leave_legacy_navigation, render
 
 # A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
@@ -17,6 +19,12 @@ st.html(
     "</style>"
 )
 
+try:  # DASHBOARD_MODE / DASHBOARD_SETTINGS (ui/settings.py): a bad value stops here, plainly
+    settings()
+except SettingsError as exc:
+    st.error(plain(str(exc)), icon=":material/error:")
+    st.stop()
+
 # Each url_path equals its file's stem: a server's first request is looked up by file name
 # (Streamlit's legacy pages-folder mode, left at once by ui.sidebar), so a shared deep link to
 # any page works even as the very first visit.
@@ -29,6 +37,7 @@ PAGES = [
             url_path="aspects"),
     st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
             url_path="drift"),
+    st.Page("pages/syntax.py", title="Syntax", icon=":material/account_tree:", url_path="syntax"),
 ]
 
 

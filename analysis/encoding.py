@@ -84,14 +84,97 @@ def structural_special_ids(tokenizer) -> set[int]:
     return {i for i in tokenizer.all_special_ids if i not in content}
 
 
+# No token of a real text needs more characters than this (a WordPiece word over 100 characters
+# is one [UNK]); a text longer than max_length * CHARS_PER_TOKEN is cut before tokenising.
+CHARS_PER_TOKEN = 64
+
+
+def _cut_at_space(text: str, n: int) -> str:
+    """``text`` cut before the last whitespace within its first ``n`` characters (at ``n`` when
+    there is none in the second half), so that every word kept is whole."""
+    k = max(text.rfind(c, 0, n) for c in " \n\t\r")
+    return text[:k if k > n // 2 else n]
+
+
+def _n_tokens(tokenizer, text: str) -> int:
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+@dataclass
+class _Cut:
+    """A text cut at a space before tokenising: ``short`` holds ``n_short`` > max_length
+    tokens (about max_length + 8), ``long`` (a longer prefix) ``n_long``; ``total`` is the full
+    text's token count estimated from the long prefix's tokens per character."""
+
+    short: str
+    n_short: int
+    long: str
+    n_long: int
+    total: int
+    few: bool = False  # cut at the ceiling although it holds no more than max_length tokens
+
+
+def _precut(tokenizer, text: str | None, max_length: int) -> _Cut | None:
+    """The cut of a text far longer than ``max_length`` tokens can need (the budget grows
+    until the prefix holds more than ``max_length`` tokens, up to 16 times the first budget:
+    a longer run of characters that makes so few tokens, such as one giant word, is cut
+    there); None when it is short enough."""
+    budget = first = max_length * CHARS_PER_TOKEN
+    while text is not None and len(text) > budget:
+        cut = _cut_at_space(text, budget)
+        n = _n_tokens(tokenizer, cut)
+        if n > max_length or budget >= 16 * first:
+            total = max(n, round(n * len(text) / max(1, len(cut))))
+            short = _cut_at_space(cut, len(cut) * (max_length + 8) // max(1, n) + 1)
+            k = _n_tokens(tokenizer, short) if n > max_length else 0
+            return _Cut(short, k, cut, n, total) if k > max_length else \
+                _Cut(cut, n, cut, n, total, few=n <= max_length)
+        budget *= 4
+    return None
+
+
+def _grow(tokenizer, text: str, cut: _Cut, need: int) -> tuple[str, int]:
+    """A prefix of ``text`` (at least ``cut.long``) holding more than ``need`` tokens, or the
+    whole text."""
+    prefix, n = cut.long, cut.n_long
+    while n <= need and len(prefix) < len(text):
+        prefix = _cut_at_space(text, 2 * len(prefix) + 1) if 2 * len(prefix) < len(text) \
+            else text
+        n = _n_tokens(tokenizer, prefix)
+    return prefix, n
+
+
+def _cut_pair(tokenizer, text, pair, max_length):
+    """(text, pair, tokens removed, whether anything was cut: False, True or "few") with each
+    far-too-long part cut.
+    When both are cut, the tokenizer's longest-first truncation gives the odd token to the
+    part with more tokens (to the pair on a tie), so the cut keeps the order of the
+    (estimated) full lengths."""
+    a, b = _precut(tokenizer, text, max_length), _precut(tokenizer, pair, max_length)
+    if a and b and (a.n_short > b.n_short) != (a.total > b.total):
+        if a.total > b.total:
+            a.short, a.n_short = _grow(tokenizer, text, a, b.n_short)
+        else:
+            b.short, b.n_short = _grow(tokenizer, pair, b, a.n_short - 1)
+    cuts = [c for c in (a, b) if c]
+    removed = sum(max(0, c.total - c.n_short) for c in cuts)
+    return (a.short if a else text, b.short if b else pair, removed,
+            "few" if any(c.few for c in cuts) else bool(cuts))
+
+
 def encode(tokenizer, text: str, pair: str | None = None, max_length: int = 512) -> Encoding:
-    """Tokenise ``text`` (and ``pair``) with specials, truncating to ``max_length`` tokens."""
+    """Tokenise ``text`` (and ``pair``) with specials, truncating to ``max_length`` tokens.
+
+    A text far longer than ``max_length`` tokens can need is cut at a space first (only the
+    tokens the model keeps are computed); the notice then gives the full length estimated."""
     text, notices = clean_text(text, "Text A" if pair is not None else "Text")
     if pair is not None:
         pair, more = clean_text(pair, "Text B")
         notices += more
+    chars = len(text) + len(pair or "")
+    text, pair, removed, was_cut = _cut_pair(tokenizer, text, pair, max_length)
     full = tokenizer(text, pair, truncation=False, add_special_tokens=True)
-    n_full = len(full["input_ids"])
+    n_full = len(full["input_ids"]) + removed
     enc = tokenizer(
         text, pair, truncation=True if n_full > max_length else False, max_length=max_length,
         add_special_tokens=True, return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
@@ -108,7 +191,18 @@ def encode(tokenizer, text: str, pair: str | None = None, max_length: int = 512)
             f"vocabulary and appear as {tokenizer.unk_token}."
         )
     truncated = n_full > len(ids)
-    if truncated:
+    if was_cut == "few":
+        kept = len(text) + len(pair or "")
+        notices.append(
+            f"The input has {chars} characters; only its first {kept} were tokenised (it has "
+            "words or runs of spaces too long to be worth reading further)."
+        )
+    elif was_cut:
+        notices.append(
+            f"The input has about {n_full} tokens ({chars} characters); it was truncated to "
+            f"the model's maximum of {max_length}."
+        )
+    elif truncated:
         notices.append(
             f"The input has {n_full} tokens; it was truncated to the model's maximum of "
             f"{max_length}."

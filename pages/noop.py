@@ -11,10 +11,11 @@ import streamlit as st
 from analysis.corpus import corpus_fingerprint
 from analysis.errors import DataError
 from analysis.noop import CLI_METRICS, reading
-from ui.corpus import corpus_picker
-from ui.errors import show_error
+from ui.corpus import cap_widget, corpus_picker
+from ui.errors import plain, show_error
 from ui.noop import (PROPORTIONS, compute_stats, entropy_chart, figure2, gradients_block,
-                     heads_tables, heatmap_grid, norm_chart, show_chart)
+                     heads_tables, heatmap_grid, norm_chart, show_chart, token_limit)
+from ui.settings import settings
 from ui.sidebar import context
 
 ctx = context()
@@ -23,9 +24,10 @@ L, H = loaded.n_layers, loaded.n_heads
 
 st.title("No-op statistics")
 st.caption(
-    f"{loaded.name}: {L} layers x {H} heads, numbered from 1. Where does each head put its "
-    "attention across a corpus, and is attention to [SEP]/[CLS] a no-op? Token-level statistics "
-    "of Clark et al. (2019), averaged over examples; attention norms of Kobayashi et al. (2020)."
+    f"{plain(loaded.name)}: {L} layers x {H} heads, numbered from 1. Where does each head put "
+    "its attention across a corpus, and is attention to [SEP]/[CLS] a no-op? Token-level "
+    "statistics of Clark et al. (2019), averaged over examples; attention norms of Kobayashi "
+    "et al. (2020)."
 )
 
 # -- corpus and settings ---------------------------------------------------------------------
@@ -40,9 +42,8 @@ use_norms = o1.toggle("Attention norms", value=True, key="noop_norms",
 use_grads = o2.toggle("Gradient importance", value=True, key="noop_grads",
                       help="Clark et al. fig. 3: mean |dL/dA| per key category, with the "
                            "model's own loss.")
-st.session_state.setdefault("noop_ngrad", 32)
-n_grad = int(o3.number_input("Examples for gradients", min_value=1, max_value=2000, step=16,
-                             key="noop_ngrad", disabled=not use_grads))
+n_grad = cap_widget(o3, "noop_ngrad", "Examples for gradients", 32,
+                    settings().cap("max_gradient_examples", 2000), 16, disabled=not use_grads)
 if dataset is None:
     st.stop()
 
@@ -55,16 +56,16 @@ except DataError as exc:
     show_error(exc)
     st.stop()
 for note in stats.notes + ([stats.norms_note] if stats.norms_note else []):
-    st.warning(note, icon=":material/info:")
+    st.warning(plain(note), icon=":material/info:")
 
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Examples", stats.n_examples, help=f"{stats.n_pairs} of them sentence pairs")
 m2.metric("Tokens", f"{stats.n_tokens:,}")
-m3.metric("Truncated", stats.n_truncated, help=f"longer than {loaded.max_length} tokens")
+m3.metric("Truncated", stats.n_truncated, help=f"longer than {token_limit(loaded)} tokens")
 m4.metric("Examples / s", f"{stats.examples_per_second:.1f}")
 
 st.subheader("Reading")
-st.markdown("\n".join(f"- {line}" for line in reading(stats, loaded.name)))
+st.markdown("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name))))
 
 tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
     ["Special tokens (fig. 2)", "Heatmaps", "Entropy", "Gradients", "Weight vs norm",
@@ -97,7 +98,7 @@ with tab_grad:
 
 with tab_norm:
     if "norm_sep" not in stats.metrics:
-        st.info(stats.norms_note or "Attention norms are switched off above.",
+        st.info(plain(stats.norms_note or "Attention norms are switched off above."),
                 icon=":material/info:")
     else:
         show_chart(*norm_chart(stats), "noop_weight_vs_norm", "noop-norm")

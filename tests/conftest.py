@@ -14,6 +14,9 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 # Tracebacks stay hidden from users (.streamlit/config.toml); tests want the details.
 os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The app builds the example checkpoint in the background on a first start; tests that need it
+# build a tiny stand-in themselves.
+os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 
 
 @pytest.fixture(scope="session")

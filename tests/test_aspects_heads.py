@@ -120,3 +120,75 @@ def test_no_pairs_is_a_clear_error(fake_loaded):
                       "source": "json"}])
     with pytest.raises(DataError, match="No usable"):
         Hd.discover(fake_loaded, ds, "qa_m")
+
+
+def _row(layer, head, score, lo, hi):
+    return {"layer": layer, "head": head, "score": score, "accuracy": score, "ci_low": lo,
+            "ci_high": hi}
+
+
+def _base(pos, rand=0.1, freq=0.05, uni=0.2):
+    return {"n_pairs": 40, "random_head": {"score": rand, "accuracy": rand},
+            "positional": {"offset": 1, "score": pos, "accuracy": pos},
+            "frequent_word": {"score": freq, "accuracy": freq},
+            "uniform": {"score": uni, "accuracy": uni}}
+
+
+def test_verdict_in_words_on_synthetic_results():
+    ranked = {
+        # two heads above every baseline (interval low 0.52 and 0.41 > 0.40), one not
+        "aspect": [_row(3, 6, 0.61, 0.52, 0.70), _row(0, 0, 0.45, 0.41, 0.50),
+                   _row(1, 1, 0.42, 0.35, 0.49)],
+        # best head's score above the strongest baseline, its interval not
+        "aspect_sentiment": [_row(2, 2, 0.50, 0.44, 0.56), _row(0, 1, 0.1, 0.05, 0.15)],
+        # the issue's case: no head near the fixed-position baseline
+        "opposite": [_row(5, 11, 0.165, 0.14, 0.19)],
+        "noop": [],  # no pairs
+    }
+    base = {"aspect": _base(0.40), "aspect_sentiment": _base(0.30, uni=0.47),
+            "opposite": _base(0.783), "noop": {"n_pairs": 0}}
+    v = Hd.kind_verdict(ranked["aspect"], base["aspect"])
+    assert v["beats"] and [(r["layer"], r["head"]) for r in v["heads"]] == [(3, 6), (0, 0)]
+    assert v["baseline"] == "positional" and v["baseline_score"] == 0.40
+    assert Hd.kind_verdict(ranked["noop"], base["noop"]) is None
+    assert Hd.verdict(ranked, base) == [
+        "A head beats every baseline for aspect terms; no head does for aspect terms or their "
+        "opinion words and the other aspect's terms.",
+        "Head 4-7 beats every baseline for aspect terms: score 0.610 (95% interval 0.520–0.700) "
+        "against the fixed-position baseline's 0.400; 2 heads in all.",
+        "No head beats the uniform baseline for aspect terms or their opinion words with "
+        "confidence (best 0.500, 95% interval 0.440–0.560, vs 0.470).",
+        "No head beats the fixed-position baseline for the other aspect's terms (best 0.165 vs "
+        "0.783).",
+        "[SEP] when the aspect is absent: no pairs of this kind in the data.",
+    ]
+
+
+def test_verdict_headlines_when_all_or_none_beat():
+    ranked = {"aspect": [_row(0, 0, 0.9, 0.85, 0.95)], "noop": [_row(1, 2, 0.9, 0.8, 0.99)]}
+    base = {"aspect": _base(0.5), "noop": _base(0.79)}
+    assert Hd.verdict(ranked, base)[0] == ("For every kind with data (aspect terms and [SEP] "
+                                           "when the aspect is absent), a head beats every "
+                                           "baseline.")
+    base["noop"] = _base(0.8)  # interval low 0.8 is not above 0.8
+    base["aspect"] = _base(0.85)
+    assert Hd.verdict(ranked, base)[0] == ("No head beats every baseline, for any kind (aspect "
+                                           "terms and [SEP] when the aspect is absent).")
+    assert Hd.verdict({}, {})[0] == "The data has no pairs of any kind to score heads on."
+
+
+def test_verdict_of_the_synthetic_model(fake_loaded):
+    """The fake model's best heads only equal the best fixed position (its head 1 always looks
+    at the last [SEP], as offset -1 does): a tie is not a head above every baseline."""
+    disc = Hd.discover(fake_loaded, two_sentences(), "qa_m", n_boot=100)
+    assert Hd.verdict(disc.ranked, disc.baselines) == [
+        "No head beats every baseline, for any kind (aspect terms, aspect terms or their opinion "
+        "words, the other aspect's terms and [SEP] when the aspect is absent).",
+        "No head beats the fixed-position baseline for aspect terms (best 0.667 vs 0.667).",
+        "No head beats the fixed-position baseline for aspect terms or their opinion words (best "
+        "0.667 vs 0.667).",
+        "No head beats the fixed-position baseline for the other aspect's terms (best 0.500 vs "
+        "0.500).",
+        "No head beats the fixed-position baseline for [SEP] when the aspect is absent (best "
+        "1.000 vs 1.000).",
+    ]

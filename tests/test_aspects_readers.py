@@ -195,3 +195,34 @@ def test_readers_take_bytes_and_a_missing_path_is_file_not_found(tmp_path):
         D.load_absa(tmp_path / "missing.xml")
     with pytest.raises(DataError, match="unknown data format"):
         D.load_absa(b"hello", name="x.txt")
+
+
+def test_sniffing_reads_past_a_long_comment(tmp_path):
+    comment = "<!-- " + "copyright notice " * 300 + "-->\n"
+    s14 = SE14.replace("?>\n", "?>\n" + comment, 1).encode()
+    s16 = SE16.replace("?>\n", "?>\n" + comment, 1).encode()
+    assert s16.index(b"<Reviews") > 4000
+    assert sniff_format("a.xml", head=s14) == "semeval14"
+    assert sniff_format("b.xml", head=s16) == "semeval16"
+    assert len(D.load_absa(s16, name="b.xml")) == 1
+    assert len(D.load_absa(s14, name="a.xml")) == 2
+    assert sniff_format("t.txt", head=b"\n\n" + ASTE.encode()) == "aste"
+
+
+def test_sentences_over_the_character_cap_are_skipped_and_counted(tmp_path):
+    long = "word " * 30
+    se14 = SE14.replace("<text>Cheap sushi.</text>", f"<text>{long}</text>")
+    ds = D.read_semeval14(se14.encode(), name="a.xml", max_chars=100)
+    assert ds["id"] == ["1"]
+    assert ds.info.description == "Skipped 1 sentence(s) longer than 100 characters."
+    ds = D.read_aste((ASTE + long + "####[([0], [1], 'POS')]\n").encode(), name="t.txt",
+                     max_chars=100)
+    assert len(ds) == 1 and "Skipped 1 sentence(s)" in ds.info.description
+    sample = json.loads(D.SAMPLE_PATH.read_text(encoding="utf-8"))
+    n = len(sample["sentences"])
+    sample["sentences"][0]["text"] = long * 10
+    ds = D.load_absa(json.dumps(sample).encode(), name="s.json", max_chars=1000)
+    assert len(ds) == n - 1
+    assert ds.info.description == "Skipped 1 sentence(s) longer than 1,000 characters."
+    with pytest.raises(DataError, match="Every sentence is longer than 10 characters"):
+        D.read_semeval16(SE16.encode(), name="b.xml", max_chars=10)

@@ -67,3 +67,25 @@ def test_uploaded_file_and_bytes_use_name_for_format():
     up.name = "u.jsonl"
     assert rows(read_corpus(up)) == [("A", "B")]
     assert rows(read_corpus(b"x\ty\n", name="p.txt")) == [("x", "y")]
+
+
+def test_caps_are_parameters_with_plain_sizes(tmp_path):
+    with pytest.raises(DataError) as exc:
+        read_corpus(b"x" * 3000, name="u.txt", max_bytes=2048)
+    assert one_line(exc) == ("u.txt is 3 KB; files over 2 KB are refused (split the corpus or "
+                             "cap it first).")
+    for bad in (0, -1, 1.5, "10"):
+        with pytest.raises(DataError, match="cap must be a whole number of at least 1"):
+            read_corpus(b"x\n", name="u.txt", max_chars=bad)
+    assert read_corpus(b"abcdef\n", name="u.txt", max_chars=3)["text"] == ["abc"]
+
+
+def test_lines_are_decoded_one_at_a_time():
+    from analysis.corpus.files import iter_lines
+
+    data = "\ufeffone\r\ntwo\rthree\nfour \u2028 still four".encode("utf-8")
+    assert list(iter_lines(data, "x.txt")) == ["one", "two", "three", "four \u2028 still four"]
+    with pytest.raises(DataError) as exc:
+        list(iter_lines(b"good\n" * 3000 + b"caf\xe9\n", "latin.txt"))
+    assert one_line(exc) == ("latin.txt is not UTF-8 text (byte 15003 cannot be decoded); save "
+                             "it as UTF-8.")

@@ -67,3 +67,11 @@ def test_real_semeval_files(shared_data):
                        max_examples=5)
     assert ds16["text"][0] == ("Judging from previous posts this used to be a good place, "
                                "but not any longer.")
+
+
+def test_xml_is_streamed_past_a_long_prolog(tmp_path):
+    f = tmp_path / "s.xml"
+    f.write_text('<?xml version="1.0"?>\n<!-- ' + "licence " * 1000 + "-->\n" + SEMEVAL14[38:],
+                 encoding="utf-8")
+    assert read_corpus(f)["text"] == ["But the staff was so horrible to us.",
+                                     "The food was great & cheap."]

@@ -152,3 +152,37 @@ def test_encode_corpus_skips_unreadable_and_caps_encoded_examples(default_model)
     assert c.encodings[0].pair is None and c.pairs == [None, "why ?"]
     with pytest.raises(DataError, match="The corpus is empty"):
         encode_corpus(tok, ["", "   ", "\u200b"])
+
+
+def test_far_too_long_text_is_cut_before_tokenising_with_the_same_tokens(default_model):
+    """A text over max_length * CHARS_PER_TOKEN characters is cut at a space before the
+    tokenizer sees it: the kept tokens are those of the full text, and the notice gives the
+    full length estimated."""
+    from analysis.encoding import CHARS_PER_TOKEN
+
+    tok = default_model.tokenizer
+    text = "The soup was cold , but the bread was fresh and warm . " * 800  # 44,800 chars
+    assert len(text) > 512 * CHARS_PER_TOKEN
+    enc = encode(tok, text)
+    assert enc.input_ids == tok(text.strip(), truncation=True, max_length=512)["input_ids"]
+    assert len(enc.text) < len(text) // 10  # only a prefix was tokenised
+    exact = len(tok(text.strip())["input_ids"])
+    assert enc.truncated and abs(enc.n_tokens_full - exact) <= 0.02 * exact
+    assert enc.notices[-1] == (f"The input has about {enc.n_tokens_full} tokens ({len(text.strip())} "
+                               "characters); it was truncated to the model's maximum of 512.")
+    # a pair: one long part, or both (the longer one keeps the odd token, as without the cut)
+    short = "what about the soup ?"
+    for a, b, ml in ((text, short, 512), (short, text, 512), (text, text[: len(text) // 2], 128),
+                     (text[: len(text) // 2], text, 129)):
+        enc = encode(tok, a, b, max_length=ml)
+        ref = tok(a.strip(), b.strip(), truncation=True, max_length=ml)
+        assert enc.input_ids == ref["input_ids"]
+        assert int(enc.segments.sum()) == sum(1 for s in ref.sequence_ids() if s == 1) + 1
+
+
+def test_a_giant_word_is_read_only_up_to_a_ceiling(default_model):
+    enc = encode(default_model.tokenizer, "a" * 2_000_000)
+    assert enc.tokens == ["[CLS]", "[UNK]", "[SEP]"]
+    assert enc.notices[-1] == ("The input has 2000000 characters; only its first 524288 were "
+                               "tokenised (it has words or runs of spaces too long to be worth "
+                               "reading further).")

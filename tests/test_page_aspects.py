@@ -1,5 +1,8 @@
 """AppTest of the Aspects page with a small checkpoint made here (tiny BERT, the default
-model's tokenizer) and a two-step fine-tune of the sidebar model on the bundled sample."""
+model's tokenizer), a two-step fine-tune of the sidebar model on the bundled sample, a
+stand-in example checkpoint (the example recipe on the tiny BERT, 2 steps) that the page opens
+on without a click, and demo mode. Every test gets an empty cache folder and no background
+build of the example."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_util import chart_frames
+from ui.errors import plain
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -37,13 +41,25 @@ def tiny_ckpt(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _stay_on_page(monkeypatch):
+def _stay_on_page(monkeypatch, tmp_path):
     """ui.sidebar.leave_legacy_navigation() reruns the first script run under AppTest, and the
     rerun can forget the page switched to; it only matters for a real server, so it is switched
-    off here."""
+    off here. The example's cache is an empty folder and nothing builds it."""
     import ui.sidebar
 
     monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None)
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+
+
+@pytest.fixture(scope="module")
+def stand_in_example(tiny_model_dir, tmp_path_factory):
+    """The example recipe on the tiny BERT (2 steps): a real example card and checkpoint."""
+    from analysis.aspects.example import build_example
+    from analysis.models import load_model
+
+    return build_example(tmp_path_factory.mktemp("example") / "example-absa",
+                         loaded=load_model(str(tiny_model_dir("bert"))), max_steps=2)
 
 
 def open_page():
@@ -79,10 +95,22 @@ def frame_with(at, column):
     return frames
 
 
+def fine_tune_source(at, task="qa_m"):
+    at.radio(key="ah_source").set_value("Fine-tune on the bundled sample")
+    at.run()
+    at.selectbox(key="ah_task").set_value(task)
+
+
 def test_page_starts_with_instructions():
     at = open_page()
     assert [t.value for t in at.title] == ["Aspect heads"]
     assert "Fine-tune a model" in at.info[0].value
+    # no example in the (empty) cache and no background build: the page says how to make it
+    assert "The example checkpoint is not built yet; run python -m analysis aspects example " \
+           "once to build it." in at.info[0].value
+    assert at.radio(key="ah_source").value == "Example checkpoint"
+    fine_tune_source(at)
+    at.run()
     assert at.button(key="ah_train").label == "Fine-tune"
     assert not at.error
 
@@ -96,7 +124,8 @@ def test_bad_checkpoint_folder_is_one_message(tmp_path):
 def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
     at = load_on_page(tiny_ckpt)
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.success[0].value.startswith("QA-M model on sample[:8] (2 layers × 4 heads")
+    # the card's text is shown literally (plain): the same words as before, escaped
+    assert at.success[0].value.startswith(plain("QA-M model on sample[:8] (2 layers × 4 heads"))
     metrics = {mm.label: mm.value for mm in at.metric}
     assert metrics["aspect F1"] == "40.0" and metrics["binary acc."] == "60.0"
     curve = curve_frame(at).sort_values(["epoch", "metric"])
@@ -186,7 +215,8 @@ def test_causal_check_uses_the_cards_held_out_sentences(tiny_ckpt, tmp_path):
 
 def test_fine_tune_on_the_sample_two_steps():
     at = open_page()
-    at.number_input(key="ah_epochs").set_value(0.01)  # ceil(0.01 * 40 steps) = 1 step
+    fine_tune_source(at)
+    at.number_input(key="ah_epochs").set_value(0.01)  # ceil(0.01 * 60 steps) = 1 step
     at.button(key="ah_train").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -207,6 +237,7 @@ def test_fine_tune_two_epochs_draws_the_held_out_curve(tiny_model_dir):
     at.run()
     at.switch_page("pages/aspects.py")
     at.run()
+    fine_tune_source(at)
     at.number_input(key="ah_epochs").set_value(2.0)
     at.button(key="ah_train").click()
     at.run()
@@ -220,3 +251,116 @@ def test_fine_tune_two_epochs_draws_the_held_out_curve(tiny_model_dir):
     assert sorted(set(drawn["epoch"])) == [1, 2]
     assert drawn.loc[(drawn.epoch == 2) & (drawn.metric == "aspect F1"), "value"].item() == \
         pytest.approx(card["metrics"]["aspect_f1"])
+
+
+def copy_example(folder):
+    import os
+    import shutil
+
+    shutil.copytree(folder, Path(os.environ["DASHBOARD_CACHE"]) / "example-absa")
+
+
+def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_example):
+    from urllib.parse import quote_plus
+
+    from analysis.aspects.example import RECIPE, load_example
+    from analysis.aspects.heads import discover, verdict
+    from analysis.aspects.readers import load_sample
+    from analysis.aspects.tasks import TASK_NAMES
+    from ui.settings import settings
+
+    copy_example(stand_in_example)
+    at = open_page()  # no click anywhere
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.radio(key="ah_source").value == "Example checkpoint"
+    assert at.success[0].value.startswith(
+        plain(f"{TASK_NAMES[RECIPE.task]} model on bundled sample (2 layers × 4 heads"))
+    card = at.session_state["ah_model"]["card"]
+    metrics = {mm.label: mm.value for mm in at.metric}
+    assert metrics["aspect F1"] == f"{card['metrics']['aspect_f1']:.1f}"
+    assert metrics["4-way acc."] == f"{card['metrics']['acc_4way']:.1f}"
+    tables = frame_with(at, "95% CI")
+    assert len(tables) == 4 and all(len(t) == 8 for t in tables)
+    # the heads are the library's on the first 60 sample sentences, and so is the verdict
+    ref = discover(load_example()[0], load_sample(), RECIPE.task, RECIPE.pair_order,
+                   max_sentences=60)
+    top = ref.ranked["aspect"][0]
+    assert (tables[0]["layer"][0] - 1, tables[0]["head"][0] - 1) == (top["layer"], top["head"])
+    assert tables[0]["score"][0] == pytest.approx(top["score"], abs=1e-9)
+    lines = verdict(ref.ranked, ref.baselines)
+    assert plain(lines[0]) in [i.value for i in at.info]
+    assert "\n".join(f"- {plain(x)}" for x in lines[1:]) in [m.value for m in at.markdown]
+    # the links open the example by its listed name, never by its folder
+    name = quote_plus(settings().model_name("example"))
+    assert tables[0]["open"].str.contains(f"model={name}", regex=False).all()
+    assert not tables[0]["open"].str.contains("cache", regex=False).any()
+    # the causal check evaluates the example's own held-out sentences (15% of 222 -> 33)
+    assert any("the 165 held-out pairs of the fine-tuning run" in c.value for c in at.caption)
+    assert [b.proto.label for b in at.get("download_button")
+            if "model" in b.proto.label] == ["Download the model (.zip)"]
+
+
+@pytest.fixture()
+def demo_mode(monkeypatch):
+    from ui.settings import settings
+
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    settings.cache_clear()
+    yield
+    monkeypatch.delenv("DASHBOARD_MODE")
+    settings.cache_clear()
+
+
+def test_demo_mode_has_no_server_path_boxes_and_caps(stand_in_example, demo_mode):
+    copy_example(stand_in_example)
+    at = open_page()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.radio(key="ah_source").options == [
+        "Example checkpoint", "Fine-tune on the bundled sample", "Upload a checkpoint .zip"]
+    keys = [w.key for w in at.text_input]
+    assert "ah_save_to" not in keys and "ah_folder" not in keys
+    assert [b.proto.label for b in at.get("download_button")
+            if "model" in b.proto.label] == ["Download the model (.zip)"]
+    assert at.number_input(key="ah_max").max == 300  # settings' max_examples
+    fine_tune_source(at)
+    at.run()
+    assert at.number_input(key="ah_epochs").max == 3.0  # settings' max_epochs
+    at.radio(key="ah_source").set_value("Upload a checkpoint .zip")
+    at.run()
+    assert not at.exception
+    assert "ah_folder" not in [w.key for w in at.text_input]
+    assert any("Fine-tune a model" in i.value for i in at.info)
+
+
+def test_demo_mode_zip_download_and_upload_round_trip(stand_in_example, demo_mode):
+    """A checkpoint leaves as a .zip and comes back by upload (read from memory, unpacked in a
+    private temporary folder that is deleted); a bad .zip is one message."""
+    import tempfile
+
+    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.aspects.pipeline import checkpoint_zip
+
+    lm, card = load_checkpoint(stand_in_example)
+    data = checkpoint_zip(lm.model, lm.tokenizer, card)
+    temps = set(Path(tempfile.gettempdir()).glob("absa-upload-*"))
+    at = open_page()
+    at.radio(key="ah_source").set_value("Upload a checkpoint .zip")
+    at.run()
+    at.file_uploader(key="ah_zip_0").set_value(("not-a-zip.zip", b"hello", "application/zip"))
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [plain("uploaded not-a-zip.zip is not a .zip file.")]
+    at.file_uploader(key="ah_zip_0").set_value(("mine.zip", data, "application/zip"))
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    state = at.session_state["ah_model"]
+    assert state["loaded"].spec == "uploaded mine.zip" and state["card"] == card
+    assert at.success[0].value.startswith(plain(f"{card['task_name']} model on bundled sample"))
+    # the upload box is a new, empty one: the upload itself is not kept
+    assert [u.key for u in at.file_uploader] == ["ah_zip_1"]
+    assert set(Path(tempfile.gettempdir()).glob("absa-upload-*")) == temps
+    at.number_input(key="ah_max").set_value(6)
+    at.button(key="ah_find").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(frame_with(at, "95% CI")) == 4

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.attention import attention_for, level_view
 from apptest_util import chart_frames
+from ui.errors import plain
 from ui.sidebar import EXAMPLE_A, EXAMPLE_B
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -113,7 +114,7 @@ def test_empty_text_keeps_last_good_view():
     at.session_state["a"] = "   "
     at.run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["Text is empty: type a sentence to analyse."]
+    assert [e.value for e in at.error] == [plain("Text is empty: type a sentence to analyse.")]
     after = chart_frames(at)[0]
     assert after.equals(before)
 
@@ -132,6 +133,18 @@ def test_decoder_only_folder_is_refused_and_the_view_stays(tiny_model_dir):
     cards = [m.value for m in at.sidebar.markdown if "model-card" in m.value]
     assert "all-MiniLM-L6-v2" in cards[0]  # the last model that loaded is still in use
     assert at.get("vega_lite_chart")
+
+
+def test_markdown_in_a_model_link_is_shown_as_text():
+    """A shared link cannot plant a live link or an image in the sidebar's error box."""
+    at = open_app(src="Hugging Face id", model="[Click here](https://example.com/login)")
+    assert [e.value for e in at.sidebar.error] == [
+        plain("The folder [Click here](https://example.com/login) does not exist.")]
+    assert "\\[Click here\\]" in at.sidebar.error[0].value
+    at = open_app(src="Local folder", model="![t](http://127.0.0.1:9/x.png)")
+    error = at.sidebar.error[0].value
+    assert error == plain("The folder ![t](http://127.0.0.1:9/x.png) does not exist.")
+    assert "!\\[t\\]" in error
 
 
 def test_folder_without_model_message(tmp_path):

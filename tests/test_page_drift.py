@@ -12,10 +12,19 @@ from analysis.drift import PATTERN_TYPES, compare_models, load_pair
 from analysis.encoding import encode_dataset
 
 from apptest_util import chart_frames
+from ui.errors import plain
 from test_drift_pair import make_two_layer_folder
 from test_drift_run import make_finetuned_copy
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def no_example(monkeypatch, tmp_path):
+    """No example checkpoint (an empty cache folder) and no background build: the after box
+    is what these tests compare with."""
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +53,7 @@ def test_drift_page_without_after_model_explains_how_to_get_one():
     assert [t.value for t in at.title] == ["Fine-tuning drift"]
     info = " ".join(i.value for i in at.info)
     assert "Aspect heads" in info and "python -m analysis finetune" in info
+    assert "The example checkpoint is not built yet" in info  # what empty would compare with
     assert not at.error
 
 
@@ -102,12 +112,12 @@ def test_drift_page_missing_folder_and_identical_models(tmp_path):
     at.text_input(key="drift_after").set_value(str(tmp_path / "nowhere"))
     at.run()
     assert not at.exception
-    assert len(at.error) == 1 and at.error[0].value.startswith("After model: The folder")
+    assert len(at.error) == 1 and at.error[0].value.startswith(plain("After model: The folder"))
     at.text_input(key="drift_after").set_value(str(make_two_layer_folder(tmp_path / "small")))
     at.run()
     assert not at.exception
-    assert len(at.error) == 1 and at.error[0].value.startswith(
-        "The models have different shapes: before has 6 layers x 12 heads, after has 2 layers")
+    assert len(at.error) == 1 and at.error[0].value.startswith(plain(
+        "The models have different shapes: before has 6 layers x 12 heads, after has 2 layers"))
     at.text_input(key="drift_after").set_value("default")
     at.run()
     assert not at.exception and not at.error

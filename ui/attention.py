@@ -9,13 +9,15 @@ import pandas as pd
 import streamlit as st
 
 from ui.charts import label_expr, vector_frame, vector_heatmap
+from ui.errors import plain
 from ui.export import chart_downloads
 
 
 def neuron_section(nv, enc, layer: int, head: int) -> None:
     """Draw a computed neuron view (``analysis.attention.neuron.NeuronView``) of the encoding
     ``enc``; ``layer`` and ``head`` are 1-indexed."""
-    st.subheader(f"Neuron view, layer {layer}, head {head}, query '{enc.tokens[nv.query_index]}'")
+    st.subheader(plain(f"Neuron view, layer {layer}, head {head}, query "
+                       f"'{enc.tokens[nv.query_index]}'"))
     st.caption(f"score_j = q . k_j / sqrt({nv.query.shape[0]}); attention = softmax(score). "
                f"The softmax matches the attention the model returned to within "
                f"{nv.max_abs_diff:.1e}.")

@@ -1,15 +1,28 @@
 """The corpus picker shared by the corpus pages (No-op statistics, Fine-tuning drift...): the
 bundled sample, pasted lines, an uploaded file or a Hugging Face dataset -> one
-``datasets.Dataset`` (columns text, text_pair, and label where an upload has one)."""
+``datasets.Dataset`` (columns text, text_pair, and label where an upload has one).
+
+Uploads are read from memory (Streamlit keeps them in memory; nothing is written to disk) and
+forgotten with the session. In demo mode (``ui.settings``) no box can name a server path: the
+Hugging Face source offers only the datasets the host lists by name (and is hidden when there
+are none; a listed id is never read as a local folder), and the demo's caps go to the readers:
+upload bytes and pasted text (``max_upload_bytes``), characters per example
+(``max_line_chars``: longer texts are cut and counted in the notes) and examples
+(``max_examples``: the cap widget's maximum; a larger value in the session is lowered, with a
+note). Outside demo mode the readers' own limits apply."""
 
 from __future__ import annotations
+
+import math
+import re
 
 import streamlit as st
 
 from analysis.corpus import (MAX_MB, corpus_notes, csv_columns, read_corpus, read_hf_dataset,
                              read_labels, read_pasted, sample_corpus)
 from analysis.errors import DataError, InputError
-from ui.errors import show_error
+from ui.errors import plain, show_error
+from ui.settings import Settings, settings
 
 SAMPLE, PASTE, UPLOAD, HF = "Sample corpus", "Paste", "Upload", "Hugging Face dataset"
 SOURCES = [SAMPLE, PASTE, UPLOAD, HF]
@@ -17,8 +30,34 @@ NONE = "(none)"
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading the dataset...")
-def _load_hf(name: str, split: str, column: str, pair: str | None, cap: int):
-    return read_hf_dataset(name, split, column, pair, max_examples=cap)
+def _load_hf(name: str, split: str, column: str, pair: str | None, cap: int,
+             max_chars: int | None, local_ok: bool):
+    return read_hf_dataset(name, split, column, pair, max_examples=cap, max_chars=max_chars,
+                           local_ok=local_ok)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f}".rstrip("0").rstrip(".") + " MB"  # MB as Streamlit counts
+
+
+def upload_name(name: str | None) -> str:
+    """The uploaded file's own name, without any folder part (a label and an extension only;
+    never opened)."""
+    base = re.split(r"[\\/]", str(name or ""))[-1].strip()
+    return base[-120:] or "upload.txt"
+
+
+def cap_widget(st_col, key: str, label: str, default: int, maximum: int, step: int,
+               help: str | None = None, disabled: bool = False) -> int:
+    """A number input whose maximum is ``maximum``; a value above it in the session (a
+    previous setting) is lowered to it with a note."""
+    value = st.session_state.get(key, default)
+    if isinstance(value, (int, float)) and value > maximum:
+        st.session_state[key] = maximum
+        st_col.caption(plain(f"{label}: lowered to {maximum}, this server's limit."))
+    st.session_state.setdefault(key, min(default, maximum))
+    return int(st_col.number_input(label, min_value=1, max_value=maximum, step=step, key=key,
+                                   help=help, disabled=disabled))
 
 
 def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
@@ -27,14 +66,14 @@ def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
     corpus, or None while there is none yet (the picker says what to do; a bad file gets a
     one-line error). With ``labels``, an upload's ``label`` column is added for the split by
     label. The reader's notes (blank lines skipped, the cap) are shown as captions."""
+    conf = settings()
+    sources = SOURCES if not conf.demo or conf.datasets else [SAMPLE, PASTE, UPLOAD]
     c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
-    source = c1.segmented_control("Corpus", SOURCES, default=SAMPLE,
+    source = c1.segmented_control("Corpus", sources, default=SAMPLE,
                                   key=f"{prefix}_source") or SAMPLE
-    st.session_state.setdefault(f"{prefix}_max", default_cap)
-    cap = int(c2.number_input("Examples (at most)", min_value=1, max_value=max_cap, step=50,
-                              key=f"{prefix}_max",
-                              help=cap_help or "Only the first N examples are used; more "
-                                               "takes longer."))
+    cap = cap_widget(c2, f"{prefix}_max", "Examples (at most)", default_cap,
+                     conf.cap("max_examples", max_cap), 50,
+                     help=cap_help or "Only the first N examples are used; more takes longer.")
     dataset = None
     try:
         if source == SAMPLE:
@@ -42,55 +81,73 @@ def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
             st.caption("The bundled sample corpus: 292 English sentences and sentence pairs "
                        "written for this project (data/sample_corpus).")
         elif source == PASTE:
-            pasted = st.text_area("One example per line (a tab separates a sentence pair)",
-                                  key=f"{prefix}_paste", height=160,
-                                  placeholder="The soup was cold.\nThe staff were kind.\tWe stayed.")
-            if pasted.strip():
-                dataset = read_pasted(pasted, max_examples=cap)
-            else:
-                st.info("Paste some sentences to analyse, one per line.", icon=":material/info:")
+            dataset = _pasted(prefix, cap, conf)
         elif source == UPLOAD:
-            dataset = _upload(prefix, cap, labels)
+            dataset = _upload(prefix, cap, labels, conf)
+        elif conf.demo:
+            dataset = _listed_dataset(prefix, cap, conf)
         else:
-            dataset = _hub(prefix, cap)
+            dataset = _hub(prefix, cap, conf)
     except (DataError, InputError, UnicodeDecodeError) as exc:
         show_error(exc)
         return None
     if dataset is not None:
         for note in corpus_notes(dataset):
-            st.caption(note)
+            st.caption(plain(note))
     return dataset
 
 
-def _upload(prefix: str, cap: int, labels: bool):
+def _pasted(prefix: str, cap: int, conf: Settings):
+    limit = conf.max_upload_bytes
+    pasted = st.text_area("One example per line (a tab separates a sentence pair)",
+                          key=f"{prefix}_paste", height=160, max_chars=limit,
+                          placeholder="The soup was cold.\nThe staff were kind.\tWe stayed.")
+    if not pasted.strip():
+        st.info("Paste some sentences to analyse, one per line.", icon=":material/info:")
+        return None
+    return read_pasted(pasted, max_examples=cap, max_bytes=limit, max_chars=conf.max_line_chars)
+
+
+def _upload(prefix: str, cap: int, labels: bool, conf: Settings):
     label_help = "; a 'label' column splits the results by label" if labels else ""
+    limit = conf.max_upload_bytes
     up = st.file_uploader(
         f"A .txt (one example per line, tab for pairs), .jsonl (text, text_pair), .csv or "
-        f"SemEval .xml file, up to {MAX_MB} MB{label_help}",
-        type=["txt", "tsv", "jsonl", "json", "csv", "xml"], key=f"{prefix}_upload")
+        f"SemEval .xml file, up to {_mb(limit) if limit else f'{MAX_MB} MB'}{label_help}",
+        type=["txt", "tsv", "jsonl", "json", "csv", "xml"], key=f"{prefix}_upload",
+        max_upload_size=math.ceil(limit / 2**20) if limit else None)  # in the browser
     if up is None:
         st.info("Upload a corpus file to analyse.", icon=":material/upload_file:")
         return None
+    data, name = up.getvalue(), upload_name(up.name)  # bytes in memory, the name as a label
     text_col, pair_col = "text", None
-    if up.name.lower().endswith(".csv"):
-        cols = csv_columns(up, name=up.name)
+    if name.lower().endswith(".csv"):
+        cols = csv_columns(data, name=name, max_bytes=limit)
         k1, k2 = st.columns(2)
         text_col = k1.selectbox("Text column", cols, key=f"{prefix}_csv_text",
                                 index=cols.index("text") if "text" in cols else 0)
         pair_col = k2.selectbox("Pair column (optional)", [NONE] + cols, key=f"{prefix}_csv_pair")
         pair_col = None if pair_col == NONE else pair_col
-    dataset = read_corpus(up, name=up.name, text_column=text_col, pair_column=pair_col,
-                          max_examples=cap)
+    dataset = read_corpus(data, name=name, text_column=text_col, pair_column=pair_col,
+                          max_examples=cap, max_bytes=limit, max_chars=conf.max_line_chars)
     if labels:
-        gold, note = read_labels(up, dataset, name=up.name, text_column=text_col)
+        gold, note = read_labels(data, dataset, name=name, text_column=text_col,
+                                 max_bytes=limit)
         if gold is not None:
             dataset = dataset.add_column("label", gold)
         elif note:
-            st.caption(note)
+            st.caption(plain(note))
     return dataset
 
 
-def _hub(prefix: str, cap: int):
+def _listed_dataset(prefix: str, cap: int, conf: Settings):
+    """Demo mode: one of the host's datasets, by name."""
+    name = st.selectbox("Dataset", list(conf.datasets), key=f"{prefix}_hf_pick")
+    ds = conf.datasets[name]
+    return _load_hf(ds.id, ds.split, ds.column, ds.pair, cap, conf.max_line_chars, False)
+
+
+def _hub(prefix: str, cap: int, conf: Settings):
     h1, h2, h3, h4 = st.columns(4)
     name = h1.text_input("Dataset id or folder", key=f"{prefix}_hf_name", placeholder="imdb")
     split = h2.text_input("Split", value="train", key=f"{prefix}_hf_split")
@@ -100,4 +157,5 @@ def _hub(prefix: str, cap: int):
         st.info("Give a Hugging Face dataset id that is in the local cache (or reachable "
                 "online), its split and its text column.", icon=":material/info:")
         return None
-    return _load_hf(name.strip(), split, col.strip(), pair.strip() or None, cap)
+    return _load_hf(name.strip(), split, col.strip(), pair.strip() or None, cap,
+                    conf.max_line_chars, True)

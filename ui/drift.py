@@ -1,7 +1,14 @@
-"""The Drift page's cached models and results, and its blocks of charts and tables
-(docs/METHODS.md section 9). Layers and heads are 1-indexed, as everywhere in the UI."""
+"""The Drift page's model choice, cached models and results, and its blocks of charts and tables
+(docs/METHODS.md section 9). Layers and heads are 1-indexed, as everywhere in the UI.
+
+Model choice: outside demo mode a hub id or folder for each model (the after one bound to the
+URL as ``drift_after``; empty = the example checkpoint once it is built); in demo mode both come
+from the host's model list by name (``ui.settings``), so no path can be named. The comparison
+runs through the server-wide queue (``ui.jobs.run_job``); a cached result is shown at once."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import altair as alt
 import numpy as np
@@ -14,17 +21,66 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, compa
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.encoding import encode_dataset
-from analysis.models import LoadedModel, checkpoint_stamp
+from analysis.models import EXAMPLE_SPEC, LoadedModel, checkpoint_stamp, normalise_spec
 from ui.charts import attention_heatmap, map_frame
+from ui.errors import plain
 from ui.export import chart_downloads
 from ui.heads import heads_frame, heads_heatmap
+from ui.jobs import run_job
 from ui.links import attention_link
-from ui.resources import get_model
+from ui.resources import check_listed, get_model
+from ui.settings import settings
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
          "punct": "attention to . and ,"}
 BATCH_SIZE = 32
 MODELS = ["before", "after"]
+SIDEBAR_MODEL = "(the sidebar's model)"
+UNLISTED = ("This link asks for an after model that this demo does not offer; it offers only "
+            "the models in its list.")
+_URL_CHECKED = "_drift_url_checked"
+
+# ---------------------------------------------------------------------------------------------
+# Model choice
+
+
+def _example_ready() -> bool:
+    from analysis.aspects.example import example_ready
+
+    return example_ready()
+
+
+def pick_models(sidebar_spec: str) -> tuple[str, str]:
+    """The before and after widgets -> (before spec, after spec; '' when none is given)."""
+    conf = settings()
+    c1, c2 = st.columns(2)
+    if not conf.demo:
+        before_in = c1.text_input(
+            "Before (hub id or folder)", key="drift_before",
+            placeholder=f"sidebar model: {sidebar_spec}",
+            help="Leave empty to use the model chosen in the sidebar.")
+        after_in = c2.text_input(
+            "After: the fine-tuned checkpoint (hub id or folder)", key="drift_after",
+            bind="query-params", placeholder="empty: the example checkpoint",
+            help="A checkpoint of the same architecture and tokenizer as the before model. "
+                 "Empty: the example checkpoint (the embedded model fine-tuned on the bundled "
+                 "ABSA sample) once it is built.")
+        before = normalise_spec(before_in) if before_in.strip() else sidebar_spec
+        after = after_in.strip() or (EXAMPLE_SPEC if _example_ready() else "")
+        return before, after
+    names = list(conf.models)
+    if not st.session_state.get(_URL_CHECKED):
+        st.session_state[_URL_CHECKED] = True
+        asked = st.query_params.get("drift_after")
+        if asked is not None and asked not in names:
+            st.info(plain(UNLISTED), icon=":material/info:")
+    after_default = conf.model_name(EXAMPLE_SPEC) or names[-1]
+    before_name = c1.selectbox("Before", [SIDEBAR_MODEL] + names, key="drift_before_name")
+    after_name = c2.selectbox("After: the fine-tuned model", names, key="drift_after",
+                              index=names.index(after_default), bind="query-params")
+    before = sidebar_spec if before_name == SIDEBAR_MODEL else conf.models[before_name]
+    return normalise_spec(before), normalise_spec(conf.models[after_name])
+
 
 # ---------------------------------------------------------------------------------------------
 # Cached models and results
@@ -37,24 +93,37 @@ def _after_model(spec: str, stamp: str) -> LoadedModel:
 
 
 def model_pair(before_spec: str, after_spec: str) -> tuple[LoadedModel, LoadedModel]:
-    """Both checkpoints, loaded once per spec (see :func:`analysis.drift.load_pair`)."""
+    """Both checkpoints, loaded once per spec (see :func:`analysis.drift.load_pair`); in demo
+    mode only listed ones."""
+    check_listed(before_spec)
+    check_listed(after_spec)
     return load_pair(before_spec, after_spec, get_model,
                      after_loader=lambda spec: _after_model(spec, checkpoint_stamp(spec)))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, _before, _after,
-         _dataset) -> DriftResult:
-    corpus = encode_dataset(_before.tokenizer, _dataset, max_length=_before.max_length)
-    return compare_models(_before, _after, corpus, batch_size=BATCH_SIZE)
+def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_length: int,
+         _before, _after, _dataset) -> DriftResult:
+    n = len(_dataset)
+
+    def job(progress):
+        progress(0.0, f"Running both models on {n} examples...")
+        before = replace(_before, max_length=max_length)  # the notices name the cap used
+        corpus = encode_dataset(before.tokenizer, _dataset, max_length=max_length)
+        return compare_models(before, _after, corpus, batch_size=BATCH_SIZE, progress=lambda d, t:
+                              progress(d / t, f"Both models: {d} / {t} examples"))
+
+    return run_job("Fine-tuning drift", job, key=f"drift-{corpus_key}")
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:
-    """:func:`analysis.drift.compare_models` over the picked corpus, cached per models (and
-    their checkpoints' stamps) and corpus."""
+    """:func:`analysis.drift.compare_models` over the picked corpus through the server-wide
+    queue, cached per models (and their checkpoints' stamps), corpus and token cap (demo mode:
+    ``max_tokens``)."""
     key = corpus_fingerprint(dataset) + ("-labels" if "label" in dataset.column_names else "")
     stamps = (checkpoint_stamp(before.spec), checkpoint_stamp(after.spec))
-    return _run(before.spec, after.spec, stamps, key, before, after, dataset)
+    max_length = settings().cap("max_tokens", before.max_length)
+    return _run(before.spec, after.spec, stamps, key, max_length, before, after, dataset)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -1,9 +1,12 @@
 """No-op statistics page blocks: the cached computations (corpus statistics, the loss head,
-gradient importance) and the charts and tables (docs/METHODS.md sections 3, 4 and 5)."""
+gradient importance; the heavy ones through the server-wide queue ``ui.jobs.run_job``, tokens
+per example capped in demo mode) and the charts and tables (docs/METHODS.md sections 3, 4
+and 5)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import altair as alt
 import pandas as pd
@@ -13,10 +16,12 @@ from analysis.encoding import encode_dataset
 from analysis.models import ModelLoadError
 from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
                            positional_heads)
-from ui.errors import show_error
+from ui.errors import plain, show_error
 from ui.export import chart_downloads
 from ui.heads import heads_frame, heads_heatmap
+from ui.jobs import run_job
 from ui.links import attention_link
+from ui.settings import settings
 
 PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
 CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
@@ -30,23 +35,39 @@ FIG2_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,"],
 # Cached computations
 
 
+def token_limit(loaded) -> int:
+    """Tokens per example: the model's maximum, or the server's cap (demo: ``max_tokens``)."""
+    return settings().cap("max_tokens", loaded.max_length)
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
+def _stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
+           max_length: int, _loaded, _dataset):
+    loaded = replace(_loaded, max_length=max_length)
+
+    def job(progress):
+        t0 = time.perf_counter()
+
+        def step(done, total):
+            rate = done / max(time.perf_counter() - t0, 1e-9)
+            progress(done / total, f"{done} / {total} examples, {rate:.1f} examples/s")
+
+        progress(0.0, f"Running {n_examples} examples through the model...")
+        stats = corpus_stats(loaded, _dataset, batch_size=batch_size, progress=step, norms=norms)
+        progress(1.0, f"{stats.n_examples} examples in {stats.seconds:.1f} s "
+                      f"({stats.examples_per_second:.1f} examples/s)")
+        return stats
+
+    return run_job("Corpus statistics", job, key=f"noop-stats-{fingerprint}")
+
+
 def compute_stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
-                  _loaded, _dataset):
-    """Corpus statistics, cached per (model, corpus, settings); shows a progress bar with
-    examples/s while it runs (replayed, finished, on a cache hit)."""
-    bar = st.progress(0.0, text=f"Running {n_examples} examples through the model...")
-    t0 = time.perf_counter()
-
-    def progress(done, total):
-        rate = done / max(time.perf_counter() - t0, 1e-9)
-        bar.progress(done / total, text=f"{done} / {total} examples, {rate:.1f} examples/s")
-
-    stats = corpus_stats(_loaded, _dataset, batch_size=batch_size, progress=progress,
-                         norms=norms)
-    bar.progress(1.0, text=f"{stats.n_examples} examples in {stats.seconds:.1f} s "
-                           f"({stats.examples_per_second:.1f} examples/s)")
-    return stats
+                  loaded, dataset):
+    """Corpus statistics through the server-wide queue (``ui.jobs``), cached per (model, corpus,
+    settings, token limit); the progress bar shows examples/s while it runs (replayed,
+    finished, on a cache hit, without queueing)."""
+    return _stats(spec, fingerprint, n_examples, batch_size, norms, token_limit(loaded), loaded,
+                  dataset)
 
 
 @st.cache_resource(max_entries=2, show_spinner="Looking for the model's loss head...")
@@ -55,19 +76,25 @@ def get_loss_head(spec: str):
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def compute_gradients(spec: str, fingerprint: str, n_examples: int, _loaded, _dataset):
+def _gradients(spec: str, fingerprint: str, n_examples: int, max_length: int, _loaded, _dataset):
     head = get_loss_head(spec)
     if head.kind is None:
         return None
-    bar = st.progress(0.0, text="Back-propagating the loss to every attention weight...")
 
-    def progress(done, total):
-        bar.progress(done / total, text=f"Gradients: {done} / {total} examples")
+    def job(progress):
+        progress(0.0, "Back-propagating the loss to every attention weight...")
+        encs = encode_dataset(_loaded.tokenizer, _dataset, max_length, n_examples).encodings
+        grads = gradient_importance(head, encs, batch_size=8, progress=lambda d, t: progress(
+            d / t, f"Gradients: {d} / {t} examples"))
+        progress(1.0, f"Gradients: {grads.n_examples} examples")
+        return grads
 
-    encs = encode_dataset(_loaded.tokenizer, _dataset, _loaded.max_length, n_examples).encodings
-    grads = gradient_importance(head, encs, batch_size=8, progress=progress)
-    bar.empty()
-    return grads
+    return run_job("Gradient importance", job, key=f"noop-grad-{fingerprint}")
+
+
+def compute_gradients(spec: str, fingerprint: str, n_examples: int, loaded, dataset):
+    """Gradient importance through the server-wide queue, cached like :func:`compute_stats`."""
+    return _gradients(spec, fingerprint, n_examples, token_limit(loaded), loaded, dataset)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,9 +215,9 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
         show_error(exc)
         return
     if head.kind is None:
-        st.info(head.note, icon=":material/info:")
+        st.info(plain(head.note), icon=":material/info:")
         return
-    st.caption(head.note)
+    st.caption(plain(head.note))
     grads = compute_gradients(spec, fingerprint, n_examples, loaded, dataset)
     show_chart(*gradient_chart(grads), "noop_gradients", "noop-grad", stretch=True)
     st.caption(f"Mean |dL/dA[i,j]| over the cells whose key j is in each category, per "
@@ -203,7 +230,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None) -> None:
     corpus's first example (``text``, ``pair``)."""
     link_col = st.column_config.LinkColumn(
         "Attention page", display_text="open head",
-        help=f"Opens the head on the corpus's first example: {text[:60]}")
+        help=plain(f"Opens the head on the corpus's first example: {text[:60]}"))
 
     def with_links(rows: list[dict]) -> pd.DataFrame:
         df = pd.DataFrame(rows)

@@ -1,11 +1,17 @@
 """Cached, shared resources. Models are loaded once per spec and shared by every page and
-session: treat them as read-only (train a deep copy)."""
+session: treat them as read-only (train a deep copy). In demo mode only the host's listed
+models load (``ui.settings``): any other spec is refused before anything looks at the disk."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
-from analysis.models import LoadedModel, checkpoint_stamp, load_model
+from analysis.models import DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp, load_model
+from ui.settings import settings
+
+NOT_OFFERED = "This model is not offered here."
 
 
 @st.cache_resource(show_spinner="Loading model...", max_entries=4)
@@ -13,7 +19,28 @@ def _load(spec: str, stamp: str) -> LoadedModel:
     return load_model(spec)
 
 
+def check_listed(spec: str) -> None:
+    """Demo mode: ModelLoadError unless ``spec`` is one of the host's models (a string
+    comparison; nothing on the disk is looked at)."""
+    conf = settings()
+    if conf.demo and conf.model_name(spec) is None:
+        raise ModelLoadError(NOT_OFFERED)
+
+
 def get_model(spec: str) -> LoadedModel:
     """Load (once per spec) the tokenizer + encoder; raises ModelLoadError on failure. A local
     folder written again (a new checkpoint in the same place) is loaded anew."""
+    check_listed(spec)
     return _load(spec, checkpoint_stamp(spec))
+
+
+def embedded_model() -> LoadedModel:
+    """The embedded default model (the last resort when nothing else loads, listed or not)."""
+    return _load(DEFAULT_SPEC, "")
+
+
+def token_capped(loaded: LoadedModel) -> LoadedModel:
+    """The model with at most the server's tokens per input (demo mode: ``max_tokens``) as its
+    ``max_length``; the same weights and tokenizer (a shallow copy)."""
+    cap = settings().cap("max_tokens", loaded.max_length)
+    return loaded if cap == loaded.max_length else replace(loaded, max_length=cap)

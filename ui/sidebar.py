@@ -3,6 +3,12 @@
 ``render()`` is called once per run by app.py; pages read the result with ``context()``.
 A model that fails to load shows a plain message and the last model that loaded stays in use,
 so the user's view and text are never lost.
+
+Models: the host's list (``ui.settings``: display name -> spec) by name, bound to the URL as
+``model=<name>``. Outside demo mode two more sources take a Hugging Face id or a server folder
+(``src=Hugging Face id|Local folder`` with ``model=<id or folder>``). In demo mode the list is
+all there is: a link whose ``model`` or ``src`` asks for anything else gets one plain message
+(the same whatever it names; nothing is looked up) and the default model.
 """
 
 from __future__ import annotations
@@ -12,15 +18,25 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from analysis.models import DEFAULT_NAME, DEFAULT_SPEC, LoadedModel, ModelLoadError
+from analysis.models import LoadedModel, ModelLoadError
+from ui.errors import plain
 from ui.html import esc
-from ui.links import MODE_PAIR, MODES, SOURCE_DEFAULT, SOURCE_HUB, SOURCES
-from ui.resources import get_model
+from ui.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
+from ui.resources import embedded_model, get_model
+from ui.settings import Settings, settings
 
 EXAMPLE_A = "The pasta was superb, but the waiter ignored us for twenty minutes."
 EXAMPLE_B = "what do you think of the service of it ?"
 _CTX_KEY = "_sidebar_context"
 _GOOD_SPEC = "_last_good_spec"
+_URL_CHECKED = "_sidebar_url_checked"
+MAX_TEXT_CHARS = 20000
+UNLISTED = ("This link asks for a model that this demo does not offer; it offers only the "
+            "models in its list. Showing {name}.")
+DEMO_NOTE = ("A public demo: the models come from a fixed list, uploads stay in memory and are "
+             "forgotten when you leave, and long jobs take turns in one queue.")
+UNLISTED_LOCAL = ("This link names a model that is not in the model list. Showing {name}; "
+                  "other models load from the Hugging Face id and Local folder sources.")
 
 
 @dataclass
@@ -36,20 +52,59 @@ class Context:
         return self.pair is not None
 
 
-def _model_spec() -> str:
-    src = st.radio("Model", SOURCES, key="src", bind="query-params",
-                   captions=[DEFAULT_NAME, "cached or online", "a saved checkpoint"])
-    if src == SOURCE_DEFAULT:
-        return DEFAULT_SPEC
+def _unlisted_link(conf: Settings) -> bool:
+    """Whether the URL that opened this session asks for a model outside the host's list
+    (compared by name only: nothing on the server is looked at). Checked once per session, on
+    the link that opened it; in demo mode a ``src`` parameter is dropped from the URL."""
+    if st.session_state.get(_URL_CHECKED):
+        return False
+    st.session_state[_URL_CHECKED] = True
+    src, model = st.query_params.get("src"), st.query_params.get("model")
+    if conf.demo:
+        if src is not None:
+            del st.query_params["src"]
+        return (src not in (None, SOURCE_LIST)) or (model is not None
+                                                     and model not in conf.models)
+    return src in (None, SOURCE_LIST) and model is not None and model not in conf.models
+
+
+def _clear_model() -> None:
+    """A new source: its own empty box (not the previous source's value)."""
+    st.session_state.pop("model", None)
+
+
+def _model_spec(conf: Settings) -> tuple[str, str]:
+    """(spec, what to call it in a message) of the sidebar's choice."""
+    names = list(conf.models)
+    src = SOURCE_LIST
+    if not conf.demo:
+        src = st.radio("Model", SOURCES, key="src", bind="query-params", on_change=_clear_model,
+                       captions=["ready to use", "cached or online", "a saved checkpoint"])
+    if src == SOURCE_LIST:
+        name = st.selectbox("Model" if conf.demo else "Listed model", names, key="model",
+                            bind="query-params",
+                            label_visibility="visible" if conf.demo else "collapsed")
+        return conf.models[name], name
     label = "Model id" if src == SOURCE_HUB else "Folder path"
     placeholder = "bert-base-uncased" if src == SOURCE_HUB else "/path/to/checkpoint"
     value = st.text_input(label, key="model", placeholder=placeholder, bind="query-params",
                           help="Any BERT, RoBERTa, DistilBERT, ALBERT or ELECTRA style encoder. "
                                "Hub ids load from the local cache or the hub when online.")
-    return value.strip() or ""
+    return value.strip(), value.strip()
 
 
-def _load(spec: str) -> tuple[LoadedModel, str | None]:
+def _fallback(conf: Settings) -> LoadedModel:
+    """The last model that loaded, else the list's default, else the embedded model."""
+    for spec in (st.session_state.get(_GOOD_SPEC), conf.models[conf.default_model]):
+        if spec:
+            try:
+                return get_model(spec)
+            except ModelLoadError:
+                continue
+    return embedded_model()
+
+
+def _load(spec: str, label: str, conf: Settings) -> tuple[LoadedModel, str | None]:
     error = None
     if spec:
         try:
@@ -57,11 +112,11 @@ def _load(spec: str) -> tuple[LoadedModel, str | None]:
             st.session_state[_GOOD_SPEC] = loaded.spec
             return loaded, None
         except ModelLoadError as exc:
-            error = str(exc)
+            # a listed model's spec is the host's business (it may be a server folder)
+            error = f"{label} is not available right now." if conf.demo else str(exc)
     else:
         error = "Enter a model id or folder to load another model."
-    fallback = st.session_state.get(_GOOD_SPEC, DEFAULT_SPEC)
-    return get_model(fallback), error
+    return _fallback(conf), error
 
 
 def _model_card(loaded: LoadedModel) -> None:
@@ -77,22 +132,30 @@ def _model_card(loaded: LoadedModel) -> None:
 
 def render() -> Context:
     """Draw the shared sidebar and remember the context for the pages of this run."""
+    conf = settings()
     with st.sidebar:
-        spec = _model_spec()
-        loaded, error = _load(spec)
+        unlisted = _unlisted_link(conf)
+        spec, label = _model_spec(conf)
+        if unlisted:
+            text = UNLISTED if conf.demo else UNLISTED_LOCAL
+            st.info(plain(text.format(name=conf.default_model)), icon=":material/info:")
+        loaded, error = _load(spec, label, conf)
         if error:
-            st.error(error, icon=":material/error:")
+            st.error(plain(error), icon=":material/error:")
             if spec:
-                st.caption(f"Still showing {loaded.name}.")
+                st.caption(plain(f"Still showing {loaded.name}."))
         _model_card(loaded)
         st.divider()
         mode = st.radio("Input", MODES, key="mode", bind="query-params", horizontal=True)
+        max_chars = min(MAX_TEXT_CHARS, conf.max_line_chars or MAX_TEXT_CHARS)
         text = st.text_area("Text A" if mode == MODE_PAIR else "Text", value=EXAMPLE_A, key="a",
-                            bind="query-params", height=90, max_chars=20000)
+                            bind="query-params", height=90, max_chars=max_chars)
         pair = None
         if mode == MODE_PAIR:
             pair = st.text_area("Text B", value=EXAMPLE_B, key="b", bind="query-params",
-                                height=70, max_chars=20000)
+                                height=70, max_chars=max_chars)
+        if conf.demo:
+            st.caption(DEMO_NOTE)
     ctx = Context(spec=loaded.spec, loaded=loaded, text=text, pair=pair, model_error=error)
     st.session_state[_CTX_KEY] = ctx
     return ctx

@@ -1,12 +1,26 @@
 """Checkpoint folders of fine-tuned pair classifiers: safetensors + tokenizer + the card
-``absa_card.json`` (strict JSON), written atomically (docs/METHODS.md section 7)."""
+``absa_card.json`` (strict JSON), written atomically (docs/METHODS.md section 7).
+
+Saving never destroys what is not a checkpoint of this project: the target must be new, an
+empty folder, or a folder holding a card and only the files a checkpoint is made of
+(:data:`CHECKPOINT_FILES`). The checkpoint is written to a temporary folder beside the target
+(``.<name>.tmp-*``) and swapped in with one atomic exchange of the two folders (Linux
+``renameat2(RENAME_EXCHANGE)``; elsewhere two renames, undone if the second fails), so a
+crash or a failed replacement leaves the old checkpoint in place. Temporary folders of this
+project older than :data:`STALE_SECONDS` (left by a kill during a save) are removed when the
+next save runs in the same parent folder.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import math
 import os
+import re
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,14 +30,53 @@ from analysis.aspects.tasks import LABELS, TASK_NAMES, TASKS, check_task, num_la
 from analysis.errors import InputError
 
 CARD_NAME = "absa_card.json"
+# The files a checkpoint folder may hold (what save_pretrained of a model and a tokenizer and
+# the card write); weight shards "model-00001-of-00003.safetensors" too.
+CHECKPOINT_FILES = frozenset({
+    CARD_NAME, "config.json", "generation_config.json", "model.safetensors",
+    "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "vocab.txt", "vocab.json", "merges.txt",
+    "spiece.model", "sentencepiece.bpe.model", "chat_template.jinja"})
+SHARD = re.compile(r"^model-\d{5}-of-\d{5}\.safetensors$")
+STALE_SECONDS = 3600  # a temporary folder this old is left over from a killed save
+TEMP = re.compile(r"^\..+\.(tmp|old)-[^/]+$")
+
+
+def _foreign(folder: Path) -> list[str]:
+    """Names in ``folder`` that no checkpoint holds (subfolders, links, other files)."""
+    return sorted(p.name for p in folder.iterdir()
+                  if p.is_symlink() or not p.is_file()
+                  or not (p.name in CHECKPOINT_FILES or SHARD.match(p.name)))
+
+
+def _writable_parent(out: Path) -> None:
+    """Refuse a target whose nearest existing ancestor is not a writable folder."""
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"{parent} is a file, so {out} cannot be made.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"The folder {parent} is not writable.")
 
 
 def check_checkpoint_target(out_dir) -> Path:
     """The resolved folder a checkpoint may be written to: new, empty, or an earlier
-    checkpoint of this dashboard (replaced); any other file or folder is refused."""
+    checkpoint of this dashboard (a card and checkpoint files only: replaced); any other file
+    or folder is refused, as is a target in a folder that cannot be written."""
     out = Path(out_dir).expanduser().resolve()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / CARD_NAME).exists())):
-        raise InputError(f"{out} exists and is not an ABSA checkpoint; choose a new folder.")
+    if out.exists() or out.is_symlink():
+        if not out.is_dir():
+            raise InputError(f"{out} exists and is not an ABSA checkpoint; choose a new folder.")
+        names = [p.name for p in out.iterdir()]
+        if names and not (out / CARD_NAME).is_file():
+            raise InputError(f"{out} exists and is not an ABSA checkpoint; choose a new folder.")
+        other = _foreign(out) if names else []
+        if other:
+            shown = ", ".join(other[:3]) + (", ..." if len(other) > 3 else "")
+            raise InputError(f"{out} holds files that are not part of a checkpoint ({shown}); "
+                             "choose a new folder.")
+    _writable_parent(out)
     return out
 
 
@@ -46,24 +99,88 @@ def json_text(data) -> str:
     return json.dumps(finite_json(data), indent=2, default=float, allow_nan=False)
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one atomic step (Linux renameat2 RENAME_EXCHANGE); False where the
+    system or file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _replace(tmp: Path, out: Path) -> None:
+    """Put the folder ``tmp`` in the place of ``out``; an existing ``out`` is swapped out and
+    deleted. If the replacement fails, the old ``out`` is where it was."""
+    if not out.exists():
+        os.rename(tmp, out)
+        return
+    if _exchange(tmp, out):  # tmp now holds the old checkpoint
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}-{time.time_ns()}"
+    os.rename(out, old)
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        os.rename(old, out)  # restore the old checkpoint
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def clean_stale(parent, now: float | None = None) -> list[str]:
+    """Remove this project's temporary checkpoint folders (``.<name>.tmp-*`` and
+    ``.<name>.old-*``) in ``parent`` that are older than :data:`STALE_SECONDS` and hold
+    only checkpoint files; an old checkpoint whose target is missing is put back instead.
+    Returns the names removed or restored."""
+    parent, now = Path(parent), time.time() if now is None else now
+    done = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return done
+    for p in entries:
+        m = TEMP.match(p.name)
+        try:
+            if not m or p.is_symlink() or not p.is_dir() or _foreign(p) \
+                    or now - p.stat().st_mtime < STALE_SECONDS:
+                continue
+            target = parent / p.name[1:p.name.rindex(f".{m.group(1)}-")]
+            if m.group(1) == "old" and not target.exists() and (p / CARD_NAME).is_file():
+                os.rename(p, target)
+            else:
+                shutil.rmtree(p)
+            done.append(p.name)
+        except OSError:
+            continue
+    return done
+
+
 def save_checkpoint(model, tokenizer, out_dir, card: dict) -> Path:
     """Write model (safetensors), tokenizer and ``absa_card.json`` to a temporary folder next
-    to ``out_dir`` and rename it into place, so a crash never leaves a half-written model.
-    An existing checkpoint of this dashboard is replaced; any other non-empty folder is refused."""
+    to ``out_dir`` and swap it into place, so a crash never leaves a half-written model and a
+    failed replacement keeps the old one. An existing checkpoint of this dashboard is
+    replaced; any other file or folder is refused (:func:`check_checkpoint_target`). Stale
+    temporary folders of earlier, killed saves beside it are removed first."""
     out = check_checkpoint_target(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(out.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(json_text(card), encoding="utf-8")
-        old = None
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}-{int(time.time())}"
-            os.rename(out, old)
-        os.rename(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        check_checkpoint_target(out)  # still a checkpoint (or nothing) after the long write
+        _replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

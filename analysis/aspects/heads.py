@@ -202,3 +202,71 @@ def to_json(disc: Discovery, top_k: int | None = None) -> dict:
     return {"heads": heads, "baselines": disc.baselines,
             "n_pairs": {k: int(len(disc.hs.scores[k])) for k in KINDS},
             "indexing": "layer and head are 0-indexed"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The verdict in words
+
+KIND_WORDS = {"aspect": "aspect terms", "aspect_sentiment": "aspect terms or their opinion words",
+              "opposite": "the other aspect's terms", "noop": "[SEP] when the aspect is absent"}
+BASELINE_WORDS = {"random_head": "random-head", "positional": "fixed-position",
+                  "frequent_word": "most-frequent-word", "uniform": "uniform"}
+
+
+def kind_verdict(ranked: Sequence[dict], base: dict) -> dict | None:
+    """Whether a head of one kind beats every baseline: its score's 95% interval lies above
+    the highest baseline score. -> {"beats", "heads" (those that do, ranked), "best" (the
+    top-ranked head), "baseline" (the strongest one's name), "baseline_score"}; None when the
+    kind has no pairs."""
+    scores = {k: float(v["score"]) for k, v in base.items()
+              if k in BASELINE_WORDS and isinstance(v, dict) and "score" in v}
+    if not ranked or not scores:
+        return None
+    name = max(scores, key=lambda k: (scores[k], k))
+    above = [r for r in ranked if all(r["ci_low"] > s for s in scores.values())]
+    return {"beats": bool(above), "heads": above, "best": ranked[0], "baseline": name,
+            "baseline_score": scores[name]}
+
+
+def verdict(ranked: dict[str, list[dict]], base: dict) -> list[str]:
+    """The heads section's verdict in words: a headline naming the kinds with a head whose
+    95% interval lies above every baseline and those without, then one sentence per kind
+    (layers and heads 1-indexed, as on the page). Kinds without pairs are named as such."""
+    per = {k: kind_verdict(ranked.get(k) or [], base.get(k) or {}) for k in KINDS}
+    yes = [KIND_WORDS[k] for k, v in per.items() if v and v["beats"]]
+    no = [KIND_WORDS[k] for k, v in per.items() if v and not v["beats"]]
+    if yes and no:
+        head = (f"A head beats every baseline for {_join(yes)}; no head does for {_join(no)}.")
+    elif yes:
+        head = f"For every kind with data ({_join(yes)}), a head beats every baseline."
+    elif no:
+        head = f"No head beats every baseline, for any kind ({_join(no)})."
+    else:
+        head = "The data has no pairs of any kind to score heads on."
+    out = [head]
+    for kind, v in per.items():
+        if v is None:
+            words = KIND_WORDS[kind]
+            out.append(f"{words[0].upper()}{words[1:]}: no pairs of this kind in the data.")
+            continue
+        b, best = BASELINE_WORDS[v["baseline"]], v["best"]
+        if v["beats"]:
+            top = v["heads"][0]
+            n = len(v["heads"])
+            out.append(f"Head {top['layer'] + 1}-{top['head'] + 1} beats every baseline for "
+                       f"{KIND_WORDS[kind]}: score {top['score']:.3f} (95% interval "
+                       f"{top['ci_low']:.3f}–{top['ci_high']:.3f}) against the {b} baseline's "
+                       f"{v['baseline_score']:.3f}; {n} head{'s' if n != 1 else ''} in all.")
+        elif best["score"] > v["baseline_score"]:
+            out.append(f"No head beats the {b} baseline for {KIND_WORDS[kind]} with confidence "
+                       f"(best {best['score']:.3f}, 95% interval {best['ci_low']:.3f}–"
+                       f"{best['ci_high']:.3f}, vs {v['baseline_score']:.3f}).")
+        else:
+            out.append(f"No head beats the {b} baseline for {KIND_WORDS[kind]} (best "
+                       f"{best['score']:.3f} vs {v['baseline_score']:.3f}).")
+    return out
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

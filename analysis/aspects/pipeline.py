@@ -70,3 +70,119 @@ def run_fine_tune(loaded, train, test, task: str, *, data: str, pair_order: str 
     if out is not None:
         folder = save_checkpoint(result.model, loaded.tokenizer, out, card)
     return FineTuneRun(result, card, held, folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# A checkpoint as a .zip (the demo's download and upload: nothing is written to a server path
+# the visitor names; the temporary folder is the server's own and is deleted)
+
+ZIP_FILES = frozenset({  # the only members read back; weights only as safetensors (no pickle)
+    "config.json", "model.safetensors", "absa_card.json", "tokenizer.json",
+    "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
+    "merges.txt", "spiece.model", "sentencepiece.bpe.model", "added_tokens.json",
+    "generation_config.json"})
+MAX_ZIP_BYTES = 400 * 1000 * 1000  # a 100M-parameter encoder in float32 and its tokenizer
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n < 10_000_000 else f"{n / 1e6:.0f} MB"
+
+
+def checkpoint_zip(model, tokenizer, card: dict) -> bytes:
+    """The checkpoint folder (safetensors, tokenizer, card) as the bytes of a .zip, made in a
+    private temporary folder that is deleted."""
+    import io
+    import shutil
+    import tempfile
+    import zipfile
+
+    from analysis.aspects.checkpoints import CARD_NAME, json_text
+
+    tmp = Path(tempfile.mkdtemp(prefix="absa-zip-"))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        (tmp / CARD_NAME).write_text(json_text(card), encoding="utf-8")
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            for f in sorted(tmp.iterdir()):
+                if f.is_file() and f.name in ZIP_FILES:
+                    zf.write(f, f.name)
+        return buf.getvalue()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _zip_members(zf, max_bytes: int) -> dict[str, object]:
+    """Allowed member name -> ZipInfo; one optional top folder is stripped; anything else
+    (other names, nested folders, links, absolute or '..' paths) is refused or ignored."""
+    from analysis.errors import InputError
+
+    infos = [i for i in zf.infolist() if not i.is_dir()]
+    tops = {i.filename.split("/", 1)[0] for i in infos if "/" in i.filename}
+    prefix = f"{tops.pop()}/" if len(tops) == 1 and all("/" in i.filename for i in infos) else ""
+    out, total = {}, 0
+    for i in infos:
+        name = i.filename[len(prefix):] if i.filename.startswith(prefix) else i.filename
+        if "\\" in i.filename or i.filename.startswith("/") or ".." in i.filename.split("/"):
+            raise InputError("The .zip holds a path outside its folder; it is not a checkpoint "
+                             "of this dashboard.")
+        if name in ZIP_FILES and "/" not in name:
+            out[name] = i
+            total += i.file_size
+    if total > max_bytes:
+        raise InputError(f"The checkpoint in the .zip is {_mb(total)} unpacked; the limit is "
+                         f"{_mb(max_bytes)}.")
+    return out
+
+
+def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
+                        max_bytes: int = MAX_ZIP_BYTES):
+    """A .zip made by :func:`checkpoint_zip` (or of a checkpoint folder) -> (LoadedModel with
+    the classifier, card). Read from memory; the allowed members are unpacked, size-capped,
+    into a private temporary folder chosen here, loaded, and the folder is deleted. The model's
+    spec is ``name`` (never a server path). InputError with one line on anything else."""
+    import io
+    import shutil
+    import tempfile
+    import zipfile
+    import zlib
+    from dataclasses import replace
+
+    from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
+    from analysis.errors import InputError
+    from analysis.models import ModelLoadError
+
+    if len(data) > max_bytes:
+        raise InputError(f"The .zip is {_mb(len(data))}; the limit is {_mb(max_bytes)}.")
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError) as exc:
+        raise InputError(f"{name} is not a .zip file.") from exc
+    tmp = Path(tempfile.mkdtemp(prefix="absa-upload-"))
+    try:
+        with zf:
+            members = _zip_members(zf, max_bytes)
+            missing = [f for f in ("config.json", "model.safetensors", CARD_NAME)
+                       if f not in members]
+            if missing:
+                raise InputError(f"{name} is not a checkpoint of this dashboard: "
+                                 f"{', '.join(missing)} missing (weights must be safetensors).")
+            left = max_bytes
+            for member, info in members.items():
+                with zf.open(info) as src, open(tmp / member, "wb") as dst:
+                    while chunk := src.read(1 << 20):
+                        left -= len(chunk)
+                        if left < 0:  # the header's sizes were false
+                            raise InputError(f"{name} unpacks to more than {_mb(max_bytes)}.")
+                        dst.write(chunk)
+        try:
+            loaded, card = load_checkpoint(tmp)
+        except (InputError, ModelLoadError) as exc:  # the message would name the temp folder
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(f"{name}: {text.replace(str(tmp), 'the checkpoint')}") from None
+        return replace(loaded, spec=name, name=name), card
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise InputError(f"{name} could not be unpacked ({type(exc).__name__}).") from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

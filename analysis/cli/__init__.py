@@ -1,16 +1,31 @@
 """Command-line interface: ``python -m analysis <command> ...``.
 
 Each command lives in its own module under ``analysis.cli`` exposing ``register(subparsers)``,
-which adds a sub-parser whose ``func(args)`` does the work. Known, user-caused failures
-(bad input, a model that cannot be loaded, unreadable data) end with exit status 2 and one
-plain line on stderr; no traceback.
+which adds a sub-parser whose ``func(args)`` does the work. Options are validated while they
+are parsed (:mod:`analysis.cli.options`), before any work. Known, user-caused failures (a bad
+option, bad input, a model that cannot be loaded, unreadable data, an output that cannot be
+written) end with exit status 2 and one plain line on stderr; no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
+
+
+class UsageError(Exception):
+    """A bad command line (one line, for stderr)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: "--epochs must be ..." instead of the usage block."""
+
+    def error(self, message: str):
+        m = re.match(r"argument (--?[\w-]+)(?:/--?[\w-]+)*: (must|names|is|cannot)\b(.*)",
+                     message)
+        raise UsageError(f"{m.group(1)} {m.group(2)}{m.group(3)}" if m else message)
 
 # One module per command group; each adds its sub-commands.
 COMMAND_MODULES = [
@@ -18,6 +33,7 @@ COMMAND_MODULES = [
     "analysis.cli.noop",
     "analysis.cli.drift",
     "analysis.cli.aspects",
+    "analysis.cli.syntax",
 ]
 
 
@@ -32,7 +48,7 @@ def user_error_types() -> tuple[type[BaseException], ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m analysis",
         description="Attention analysis for BERT-style encoders (same numbers as the dashboard).",
     )
@@ -55,7 +71,11 @@ def one_line(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         result = args.func(args)
     except KeyboardInterrupt:
@@ -63,5 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except user_error_types() as exc:
         print(f"error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # an output that cannot be written after all (disk full, ...)
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: {exc.strerror or type(exc).__name__}{where}", file=sys.stderr)
         return 2
     return int(result or 0)

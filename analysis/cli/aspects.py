@@ -8,6 +8,8 @@ import math
 import time
 from pathlib import Path
 
+from analysis.cli.options import (check_max_length, fraction, out_file, out_folder,
+                                  positive_float, positive_int, seed)
 from analysis.errors import InputError
 from analysis.models import DEFAULT_SPEC
 
@@ -26,6 +28,13 @@ def register(sub) -> None:
     for (name, alias), add in zip(NAMES, (_add_finetune, _add_evaluate, _add_heads)):
         add(inner, name)
         add(sub, alias, f"same as 'aspects {name}'")
+    e = inner.add_parser("example", help="build the example checkpoint the pages open on",
+                         description="Fine-tune the embedded model on the bundled sample with "
+                                     "the example recipe and save it to the cache folder "
+                                     "(or --out).")
+    e.add_argument("--out", default=None, type=out_folder,
+                   help="checkpoint folder (default: the example's cache folder)")
+    e.set_defaults(func=run_example)
 
 
 def _add_finetune(sub, name: str, help: str | None = None) -> None:
@@ -37,18 +46,21 @@ def _add_finetune(sub, name: str, help: str | None = None) -> None:
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--model", default=DEFAULT_SPEC, help="base model spec (default: embedded)")
-    p.add_argument("--epochs", type=float, default=4)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--lr", type=float, default=2e-5)
-    p.add_argument("--batch-size", type=int, default=24)
-    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--epochs", type=positive_float, default=4)
+    p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--lr", type=positive_float, default=2e-5)
+    p.add_argument("--batch-size", type=positive_int, default=24)
+    p.add_argument("--max-length", type=positive_int, default=128,
+                   help="tokens per pair (1 to the model's maximum; default 128)")
     p.add_argument("--pair-order", choices=("review-aux", "aux-review"), default=None,
                    help="default: the paper's (review first for M tasks, aux first for B)")
-    p.add_argument("--heldout", type=float, default=0.0,
+    p.add_argument("--heldout", type=fraction, default=0.0,
                    help="fraction of sentences held out and evaluated (0 = train on all)")
     p.add_argument("--skip-invalid", action="store_true",
                    help="drop sentences whose offsets do not match their text")
-    p.add_argument("--out", required=True, help="checkpoint folder (written atomically)")
+    p.add_argument("--out", required=True, type=out_folder,
+                   help="checkpoint folder (written atomically; an existing folder must be "
+                        "empty or a checkpoint of this dashboard)")
     p.set_defaults(func=run_finetune)
 
 
@@ -60,7 +72,7 @@ def _add_evaluate(sub, name: str, help: str | None = None) -> None:
     p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--skip-invalid", action="store_true")
-    p.add_argument("--out", required=True, help="output .json")
+    p.add_argument("--out", required=True, type=out_file(".json"), help="output .json")
     p.set_defaults(func=run_evaluate)
 
 
@@ -76,12 +88,12 @@ def _add_heads(sub, name: str, help: str | None = None) -> None:
                         "terms (same sentence text up to whitespace)")
     p.add_argument("--task", choices=TASKS, default=None,
                    help="auxiliary-sentence format (default: the checkpoint's, else qa_m)")
-    p.add_argument("--top-k", type=int, default=10, help="heads per kind in the output")
-    p.add_argument("--max-sentences", type=int, default=None)
+    p.add_argument("--top-k", type=positive_int, default=10, help="heads per kind in the output")
+    p.add_argument("--max-sentences", type=positive_int, default=None)
     p.add_argument("--causal", action="store_true",
                    help="also mask the top-k heads of each kind and re-evaluate (checkpoints)")
     p.add_argument("--skip-invalid", action="store_true")
-    p.add_argument("--out", required=True, help="output .json")
+    p.add_argument("--out", required=True, type=out_file(".json"), help="output .json")
     p.set_defaults(func=run_heads)
 
 
@@ -113,11 +125,14 @@ def run_finetune(args) -> int:
     from analysis.models import load_model
 
     check_checkpoint_target(args.out)  # before hours of training, not after
+    loaded = load_model(args.model)
+    # a pair needs its special tokens and one token of each text
+    check_max_length(args.max_length, loaded.max_length,
+                     loaded.tokenizer.num_special_tokens_to_add(pair=True) + 2)
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
     test = None
     if args.heldout > 0:
         ds, test = split_dataset(ds, args.heldout, seed=args.seed)
-    loaded = load_model(args.model)
     bar = tqdm(total=1, unit="step")
 
     def progress(p):
@@ -212,4 +227,27 @@ def run_heads(args) -> int:
             desc = ", ".join(f"{r['layer']}-{r['head']} ({r['score']:.3f}, acc "
                              f"{r['accuracy']:.2f})" for r in top)
             print(f"  {kind} [{len(disc.hs.scores[kind])} pairs]: {desc}")
+    return 0
+
+
+def run_example(args) -> int:
+    from tqdm import tqdm
+
+    from analysis.aspects import example
+
+    bar = tqdm(total=1.0, unit="", bar_format="{l_bar}{bar}| {desc}")
+
+    def progress(fraction: float, text: str) -> None:
+        bar.n = fraction
+        bar.set_description_str(text)
+        bar.refresh()
+
+    out = example.build_example(args.out, progress)
+    bar.close()
+    from analysis.aspects.checkpoints import read_card
+
+    card = read_card(out)
+    print(f"wrote {out}")
+    for k, v in (card.get("metrics") or {}).items():
+        print(f"  {k}: {_fmt(v)}")
     return 0

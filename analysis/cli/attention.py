@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.attention import attention_for
-from analysis.errors import InputError
+from analysis.cli.options import out_file
 from analysis.models import DEFAULT_SPEC, load_model
 
 
@@ -18,13 +18,11 @@ def register(sub) -> None:
     p.add_argument("--pair", default=None, help="optional second text (segment B)")
     p.add_argument("--model", default=DEFAULT_SPEC,
                    help="'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder")
-    p.add_argument("--out", required=True, help="output .npz file")
+    p.add_argument("--out", required=True, type=out_file(".npz"), help="output .npz file")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    if not args.out.endswith(".npz"):
-        raise InputError("--out must name an .npz file.")
     loaded = load_model(args.model)
     result = attention_for(loaded, args.text, args.pair)
     enc = result.encoding

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from analysis.errors import InputError
+from analysis.cli.options import out_file, positive_int, unit
 
 THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
               ("diagonal", 0.5, "mass on i-1, i, i+1"),
@@ -31,23 +31,14 @@ def register(sub) -> None:
     p.add_argument("--pair-column", default=None, help="second-text column (.jsonl/.csv)")
     p.add_argument("--label-column", default="label",
                    help="gold label column (.jsonl/.csv) for the split by label / prediction")
-    p.add_argument("--max-examples", type=int, default=None, help="use at most N examples")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--max-examples", type=positive_int, default=None,
+                   help="use at most N examples")
+    p.add_argument("--batch-size", type=positive_int, default=32)
     for name, default, what in THRESHOLDS:
-        p.add_argument(f"--{name}", type=float, default=default,
+        p.add_argument(f"--{name}", type=unit, default=default,
                        help=f"pattern threshold: {what} (default {default})")
-    p.add_argument("--out", required=True, help="output .json file")
+    p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
     p.set_defaults(func=run)
-
-
-def _check(args) -> None:
-    if not args.out.endswith(".json"):
-        raise InputError("--out must name a .json file.")
-    if args.batch_size < 1:
-        raise InputError("--batch-size must be at least 1.")
-    for name, _, _ in THRESHOLDS:
-        if not 0.0 <= getattr(args, name) <= 1.0:
-            raise InputError(f"--{name} must be between 0 and 1.")
 
 
 def _dataset(args):
@@ -70,7 +61,6 @@ def run(args) -> int:
     from analysis.drift import PatternThresholds, compare_models, load_pair
     from analysis.encoding import encode_dataset
 
-    _check(args)
     thresholds = PatternThresholds(*(getattr(args, name) for name, _, _ in THRESHOLDS))
     dataset, note = _dataset(args)
     before, after = load_pair(args.before, args.after)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from analysis.errors import InputError
+from analysis.cli.options import out_file, positive_int
 from analysis.models import DEFAULT_SPEC, load_model
 
 
@@ -24,32 +23,20 @@ def register(sub) -> None:
     p.add_argument("--data", required=True, help="corpus file (.txt .jsonl .csv .xml)")
     p.add_argument("--model", default=DEFAULT_SPEC,
                    help="'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder")
-    p.add_argument("--max-examples", type=int, default=None, help="use at most N examples")
-    p.add_argument("--batch-size", type=int, default=64,
+    p.add_argument("--max-examples", type=positive_int, default=None,
+                   help="use at most N examples")
+    p.add_argument("--batch-size", type=positive_int, default=64,
                    help="at most N examples per forward (64; long inputs get fewer)")
     p.add_argument("--text-column", default="text", help="text column for .csv/.jsonl")
     p.add_argument("--pair-column", default=None, help="optional pair column for .csv/.jsonl")
-    p.add_argument("--out", required=True, help="output .json file")
+    p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
     p.set_defaults(func=run)
-
-
-def _check_args(args) -> None:
-    if not args.out.endswith(".json"):
-        raise InputError("--out must name a .json file.")
-    if args.max_examples is not None and args.max_examples < 1:
-        raise InputError("--max-examples must be at least 1.")
-    if args.batch_size < 1:
-        raise InputError("--batch-size must be at least 1.")
-    out_dir = Path(args.out).expanduser().resolve().parent
-    if not out_dir.is_dir():
-        raise InputError(f"The folder of --out does not exist: {out_dir}")
 
 
 def run(args) -> int:
     from analysis.corpus import corpus_notes, read_corpus
     from analysis.noop import CLI_METRICS, corpus_stats
 
-    _check_args(args)
     dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
                           max_examples=args.max_examples)
     for note in corpus_notes(dataset):

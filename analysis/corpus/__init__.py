@@ -16,55 +16,73 @@ Formats (by extension, or ``fmt``):
 
 Modules: :mod:`.files` (bytes in, size caps, the one format sniffer), :mod:`.xml` (the one XML
 helper), :mod:`.csv` (the one CSV helper), :mod:`.table` (the Dataset, notes, fingerprint),
-:mod:`.hf` (Hugging Face datasets). Files larger than :data:`MAX_BYTES` (50 MB) are refused. Every problem with the input raises
+:mod:`.hf` (Hugging Face datasets), :mod:`.labels` (gold labels).
+
+Bounded memory: files larger than ``max_bytes`` (:data:`MAX_BYTES`, 50 MB, by default) are
+refused before they are read; lines, rows and sentences are decoded and parsed one at a time
+(XML with a streaming parser); only the first ``max_examples`` are kept; a text longer than
+``max_chars`` characters (:data:`MAX_CHARS` by default) is cut to its first ``max_chars``
+characters before anything tokenises it. Every problem with the input raises
 :class:`analysis.errors.DataError` with one plain line. What the reader skipped (blank lines,
-empty cells) is kept as notes: :func:`corpus_notes`.
+empty cells), cut or capped is kept as notes: :func:`corpus_notes`.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 from pathlib import Path
 
-from analysis.corpus.csv import csv_columns, parse_csv
-from analysis.corpus.files import MAX_BYTES, MAX_MB, decode, read_bytes, sniff_format, too_big
+from analysis.corpus.csv import csv_columns, iter_csv
+from analysis.corpus.files import (MAX_BYTES, MAX_CHARS, MAX_MB, iter_lines, iter_text_lines,
+                                   read_bytes, sniff_format, too_big)
 from analysis.corpus.hf import read_hf_dataset
 from analysis.corpus.labels import read_labels
-from analysis.corpus.table import (cap_note, check_cap, corpus_fingerprint, corpus_notes,
-                                   make_dataset)
+from analysis.corpus.table import (Examples, corpus_fingerprint, corpus_notes, make_dataset)
 from analysis.corpus.xml import review_texts
 from analysis.errors import DataError
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "data" / "sample_corpus"
 SAMPLE_FILE = SAMPLE_DIR / "corpus.txt"
 
-__all__ = ["MAX_BYTES", "MAX_MB", "SAMPLE_FILE", "corpus_fingerprint", "corpus_notes",
-           "csv_columns", "make_dataset", "parse_lines", "read_corpus", "read_hf_dataset",
-           "read_labels", "read_pasted", "sample_corpus"]
+__all__ = ["MAX_BYTES", "MAX_CHARS", "MAX_MB", "SAMPLE_FILE", "corpus_fingerprint",
+           "corpus_notes", "csv_columns", "make_dataset", "parse_lines", "read_corpus",
+           "read_hf_dataset", "read_labels", "read_pasted", "sample_corpus"]
+
+BLANK = {"txt": "blank line(s)", "jsonl": "blank line(s) or empty text(s)",
+         "csv": "row(s) with an empty text cell", "xml": "empty sentence(s)"}
+
+
+def split_line(line: str) -> tuple[str, str | None]:
+    """One line -> (text, pair): a tab splits a sentence pair; ("", None) for a blank line."""
+    if not line.strip():
+        return "", None
+    a, sep, b = line.partition("\t")
+    a, b = a.strip(), b.strip()
+    if not a:
+        a, b = b, ""
+    return a, (b if sep and b else None)
 
 
 def parse_lines(text: str, label: str = "The text"):
     """Lines -> (texts, pairs, n_blank). A tab splits a line into a sentence pair."""
     texts, pairs, blank = [], [], 0
-    for line in text.splitlines():
-        if not line.strip():
+    for line in iter_text_lines(text):
+        a, b = split_line(line)
+        if not a:
             blank += 1
             continue
-        a, sep, b = line.partition("\t")
-        a, b = a.strip(), b.strip()
-        if not a:
-            a, b = b, ""
         texts.append(a)
-        pairs.append(b if sep and b else None)
+        pairs.append(b)
     return texts, pairs, blank
 
 
-def _parse_jsonl(text, label, text_column, pair_column):
-    texts, pairs, blank = [], [], 0
+def _iter_jsonl(data, label, text_column, pair_column):
     pair_column = pair_column or "text_pair"
-    for k, line in enumerate(text.splitlines(), 1):
+    for k, line in enumerate(iter_lines(data, label), 1):
         if not line.strip():
-            blank += 1
+            yield "", None
             continue
         try:
             obj = json.loads(line)
@@ -75,61 +93,58 @@ def _parse_jsonl(text, label, text_column, pair_column):
         if text_column not in obj:
             raise DataError(f"Line {k} of {label} has no {text_column!r} field.")
         t, p = obj[text_column], obj.get(pair_column)
+        del obj, line
         if not isinstance(t, str) or (p is not None and not isinstance(p, str)):
             raise DataError(f"Line {k} of {label}: {text_column!r} and {pair_column!r} must be strings.")
-        if not t.strip():
-            blank += 1
-            continue
-        texts.append(t.strip())
-        pairs.append(p.strip() if p and p.strip() else None)
-    return texts, pairs, blank
+        yield t.strip(), (p.strip() if p and p.strip() else None)
+
+
+def _rows(kind, data, label, text_column, pair_column):
+    """(text, pair) per example of a file, streamed; "" marks a blank one."""
+    if kind == "xml":
+        return ((t, None) for t in review_texts(data, label))
+    if kind == "txt":
+        return (split_line(line) for line in iter_lines(data, label))
+    if kind == "jsonl":
+        return _iter_jsonl(data, label, text_column, pair_column)
+    return iter_csv(data, label, text_column, pair_column)
 
 
 def read_corpus(source, *, fmt: str | None = None, text_column: str = "text",
                 pair_column: str | None = None, max_examples: int | None = None,
-                name: str | None = None):
-    """Read a corpus file (path, uploaded file or bytes) into a Dataset (text, text_pair)."""
-    max_examples = check_cap(max_examples)
-    data, label = read_bytes(source, name)
+                name: str | None = None, max_bytes: int | None = None,
+                max_chars: int | None = None):
+    """Read a corpus file (path, uploaded file or bytes) into a Dataset (text, text_pair).
+
+    ``max_bytes`` caps the file (default :data:`MAX_BYTES`), ``max_chars`` each text (default
+    :data:`MAX_CHARS`; longer ones are cut and counted in the notes), ``max_examples`` the
+    examples kept."""
+    examples = Examples(max_examples, max_chars)
+    data, label = read_bytes(source, name, max_bytes)
     kind = sniff_format(label, fmt)
-    if not data.strip():
+    if not re.compile(rb"\S").search(data, 3 if data.startswith(codecs.BOM_UTF8) else 0):
         raise DataError(f"{label} is empty.")
-    if kind == "xml":
-        texts, pairs, blank = review_texts(data, label)
-        what = "empty sentence(s)"
-    else:
-        text = decode(data, label)
-        if kind == "txt":
-            texts, pairs, blank = parse_lines(text, label)
-            what = "blank line(s)"
-        elif kind == "jsonl":
-            texts, pairs, blank = _parse_jsonl(text, label, text_column, pair_column)
-            what = "blank line(s) or empty text(s)"
-        else:
-            texts, pairs, blank = parse_csv(text, label, text_column, pair_column)
-            what = "row(s) with an empty text cell"
-    if not texts:
-        raise DataError(f"{label} holds no examples (only blank lines or empty texts).")
-    notes = [f"Skipped {blank} {what}."] if blank else []
-    notes += cap_note(len(texts), max_examples)
-    if max_examples is not None:
-        texts, pairs = texts[:max_examples], pairs[:max_examples]
-    return make_dataset(texts, pairs, notes)
+    examples.blank_what = BLANK[kind]
+    for text, pair in _rows(kind, data, label, text_column, pair_column):
+        examples.add(text, pair)
+    return examples.dataset(f"{label} holds no examples (only blank lines or empty texts).")
 
 
-def read_pasted(text: str, max_examples: int | None = None):
-    """Pasted lines (one example per line, a tab separates a pair) -> Dataset."""
-    max_examples = check_cap(max_examples)
+def read_pasted(text: str, max_examples: int | None = None, max_bytes: int | None = None,
+                max_chars: int | None = None):
+    """Pasted lines (one example per line, a tab separates a pair) -> Dataset, with the caps
+    of :func:`read_corpus`."""
+    examples = Examples(max_examples, max_chars)
     if text is None or not str(text).strip():
         raise DataError("The pasted list is empty: paste one sentence per line.")
-    if len(text.encode("utf-8")) > MAX_BYTES:
-        raise DataError(too_big("The pasted text", len(text.encode("utf-8"))))
-    texts, pairs, blank = parse_lines(text, "The pasted text")
-    notes = [f"Skipped {blank} blank line(s)."] if blank else []
-    notes += cap_note(len(texts), max_examples)
-    if max_examples is not None:
-        texts, pairs = texts[:max_examples], pairs[:max_examples]
-    return make_dataset(texts, pairs, notes)
+    text = str(text)
+    cap = MAX_BYTES if max_bytes is None else max_bytes
+    if len(text) > cap or len(text) * 4 > cap and len(text.encode("utf-8")) > cap:
+        size = len(text) if len(text) > cap else len(text.encode("utf-8"))
+        raise DataError(too_big("The pasted text", size, cap))
+    for line in iter_text_lines(text):
+        examples.add(*split_line(line))
+    return examples.dataset("The pasted list is empty: paste one sentence per line.")
 
 
 def sample_corpus(max_examples: int | None = None):

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import os
+import re
 
-from analysis.corpus.table import check_cap, make_dataset
+from analysis.corpus.files import cut_note
+from analysis.corpus.table import Examples, make_dataset
 from analysis.errors import DataError
+
+# A hub id: "name" or "owner/name" (letters, digits, '-', '_', '.'; no '..', no leading '.').
+HUB_ID = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether ``name`` has the shape of a hub dataset id (and so names no server path)."""
+    return bool(HUB_ID.match(name or ""))
 
 
 def _offline_datasets():
@@ -33,13 +43,23 @@ def _offline_datasets():
 
 
 def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None = None,
-                    max_examples: int | None = None):
-    """A Hugging Face dataset (hub id in the local cache, or a local folder) -> Dataset."""
-    max_examples = check_cap(max_examples)
+                    max_examples: int | None = None, max_chars: int | None = None,
+                    local_ok: bool = True):
+    """A Hugging Face dataset (hub id in the local cache, or a local folder) -> Dataset.
+
+    Rows are read one at a time until ``max_examples`` are kept; texts longer than
+    ``max_chars`` characters are cut (counted in the notes). With ``local_ok=False`` only
+    names shaped like a hub id are accepted, and one that is also a local path is refused
+    without saying whether it exists."""
+    examples = Examples(max_examples, max_chars, "row(s) with an empty text")
+    max_examples = examples.max_examples
     name = (name or "").strip()
     split = (split or "").strip() or "train"
     if not name:
         raise DataError("Give a Hugging Face dataset id, e.g. 'imdb'.")
+    if not local_ok and (not is_hub_id(name) or os.path.lexists(name)):
+        raise DataError("Give a Hugging Face dataset id such as 'imdb' or 'owner/name' "
+                        "(local folders and files are not read here).")
     if not column:
         raise DataError("Give the name of the text column.")
     import datasets
@@ -60,20 +80,17 @@ def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None 
         if col is not None and col not in cols:
             raise DataError(f"The dataset {name!r} has no column {col!r} (columns: {', '.join(cols)}).")
     n_total = len(ds)
-    texts, pairs, blank = [], [], 0
     for row in ds:
         t = row[column]
-        if not isinstance(t, str) or not t.strip():
-            blank += 1
-            continue
         p = row[pair_column] if pair_column else None
-        texts.append(t.strip())
-        pairs.append(p.strip() if isinstance(p, str) and p.strip() else None)
-        if max_examples is not None and len(texts) >= max_examples:
+        examples.add(t.strip() if isinstance(t, str) else "",
+                     p.strip() if isinstance(p, str) and p.strip() else None)
+        if max_examples is not None and len(examples.texts) >= max_examples:
             break
-    if not texts:
-        raise DataError(f"The dataset {name!r} has no non-empty texts in column {column!r}.")
-    notes = [f"Skipped {blank} row(s) with an empty text."] if blank else []
+    notes = [f"Skipped {examples.blank} row(s) with an empty text."] if examples.blank else []
     if max_examples is not None and n_total > max_examples:
-        notes.append(f"Capped to the first {len(texts)} of {n_total} rows.")
-    return make_dataset(texts, pairs, notes)
+        notes.append(f"Capped to the first {len(examples.texts)} of {n_total} rows.")
+    if not examples.texts:
+        raise DataError(f"The dataset {name!r} has no non-empty texts in column {column!r}.")
+    notes += cut_note(examples.cut, examples.max_chars)
+    return make_dataset(examples.texts, examples.pairs, notes)

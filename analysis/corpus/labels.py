@@ -4,51 +4,77 @@ page and in its CLI)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 
 from analysis.corpus.csv import csv_reader
-from analysis.corpus.files import sniff_format
+from analysis.corpus.files import iter_lines, read_bytes, sniff_format
+
+NO_COLUMN = "The data has no {!r} column, so no split by label."
+NO_MATCH = "The labels could not be matched to the examples, so no split by label."
+
+
+def _same(row_text, text: str) -> bool:
+    """Whether a file's text is the dataset's example (which the reader may have cut to its
+    first characters)."""
+    row_text = (row_text or "").strip()
+    text = (text or "").strip()
+    return row_text == text or (len(row_text) > len(text) > 0 and row_text.startswith(text))
+
+
+class _Unreadable(Exception):
+    """A row that is not JSON: no labels, and nothing to say (the reader said it)."""
+
+
+def _jsonl_rows(data: bytes, label: str, text_column: str, label_column: str):
+    for line in iter_lines(data, label):
+        if line.strip():
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                raise _Unreadable from None
+            if isinstance(obj, dict):
+                yield obj.get(text_column), obj.get(label_column, None)
 
 
 def read_labels(source, dataset, *, fmt: str | None = None, text_column: str = "text",
-                label_column: str = "label", name: str | None = None) -> tuple[list | None, str]:
+                label_column: str = "label", name: str | None = None,
+                max_bytes: int | None = None) -> tuple[list | None, str]:
     """Gold labels for the rows of ``dataset`` (read by :func:`analysis.corpus.read_corpus` from the
     same .jsonl/.csv ``source``) from its ``label_column``, or (None, why not).
 
-    Rows are matched by text in file order (blank texts are skipped as the reader skips them);
-    if the texts do not line up the labels are not used."""
-    label_name = name or (str(source) if isinstance(source, (str, Path)) else
+    Rows are matched by text in file order (blank texts are skipped as the reader skips them;
+    a text the reader cut matches by its first characters); if the texts do not line up the
+    labels are not used. The file goes through the same size cap (``max_bytes``) and is read
+    row by row; only the labels of the dataset's rows are kept."""
+    label_name = name or (str(source) if isinstance(source, (str, os.PathLike)) else
                           getattr(source, "name", None))
     kind = sniff_format(label_name, fmt)
     if kind not in ("jsonl", "csv"):
         return None, ""
-    if isinstance(source, (str, Path)):
-        data = Path(source).read_bytes()
-    elif isinstance(source, (bytes, bytearray)):
-        data = bytes(source)
-    else:
-        data = source.getvalue() if hasattr(source, "getvalue") else source.read()
-    text = data.decode("utf-8", errors="replace")
-    rows = []
+    data, label = read_bytes(source, name, max_bytes)
     if kind == "jsonl":
-        for line in text.splitlines():
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError:
-                    return None, ""
-                if isinstance(obj, dict):
-                    rows.append((obj.get(text_column), obj.get(label_column, None)))
+        rows = _jsonl_rows(data, label, text_column, label_column)
     else:
-        reader = csv_reader(text)
+        reader = csv_reader(data, label)
         if label_column not in (reader.fieldnames or []):
-            return None, f"The data has no {label_column!r} column, so no split by label."
-        rows = [(r.get(text_column), r.get(label_column)) for r in reader]
-    rows = [(t, lab) for t, lab in rows if isinstance(t, str) and t.strip()]
-    if not any(lab is not None and str(lab).strip() for _, lab in rows):
-        return None, f"The data has no {label_column!r} column, so no split by label."
+            return None, NO_COLUMN.format(label_column)
+        rows = ((r.get(text_column), r.get(label_column)) for r in reader)
     texts = dataset["text"]
-    if len(rows) < len(texts) or any(
-            (t or "").strip() != (r or "").strip() for (r, _), t in zip(rows, texts)):
-        return None, "The labels could not be matched to the examples, so no split by label."
-    return [None if lab is None else str(lab).strip() for _, lab in rows[: len(texts)]], ""
+    labels, any_label, lined_up = [], False, True
+    try:
+        for t, lab in rows:
+            if not (isinstance(t, str) and t.strip()):
+                continue
+            any_label = any_label or (lab is not None and bool(str(lab).strip()))
+            if len(labels) < len(texts):
+                lined_up = lined_up and _same(t, texts[len(labels)])
+                labels.append(None if lab is None else str(lab).strip())
+            elif any_label:
+                break
+    except _Unreadable:
+        return None, ""
+    if not any_label:
+        return None, NO_COLUMN.format(label_column)
+    if len(labels) < len(texts) or not lined_up:
+        return None, NO_MATCH
+    return labels, ""

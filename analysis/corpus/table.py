@@ -1,10 +1,12 @@
 """The corpus table: a ``datasets.Dataset`` with ``text`` and ``text_pair``, its notes (what
-a reader skipped or capped) and its fingerprint (for cache keys)."""
+a reader skipped, cut or capped), its fingerprint (for cache keys), and the collector every
+reader fills row by row (:class:`Examples`)."""
 
 from __future__ import annotations
 
 import hashlib
 
+from analysis.corpus.files import MAX_CHARS, check_limit, cut_note, cut_text
 from analysis.errors import DataError
 
 
@@ -61,3 +63,43 @@ def check_cap(max_examples):
     if max_examples < 1:
         raise DataError("The number of examples must be at least 1.")
     return max_examples
+
+
+class Examples:
+    """The examples of one reader, collected in file order: blank ones counted, the first
+    ``max_examples`` kept (the rest only counted), texts and pairs longer than ``max_chars``
+    characters cut (and counted) as they arrive, so nothing past the caps is held."""
+
+    def __init__(self, max_examples=None, max_chars=None, blank_what: str = "blank line(s)"):
+        self.max_examples = check_cap(max_examples)
+        self.max_chars = check_limit(max_chars, "The character cap", MAX_CHARS)
+        self.blank_what = blank_what
+        self.texts: list[str] = []
+        self.pairs: list[str | None] = []
+        self.total = self.blank = self.cut = 0
+
+    def add(self, text: str | None, pair: str | None = None) -> None:
+        """One row (a blank ``text`` is counted, not kept)."""
+        if not text:
+            self.blank += 1
+            return
+        self.total += 1
+        if self.max_examples is not None and self.total > self.max_examples:
+            return
+        text, a = cut_text(text, self.max_chars)
+        pair, b = cut_text(pair, self.max_chars)
+        self.cut += int(a or b)
+        self.texts.append(text)
+        self.pairs.append(pair)
+
+    def notes(self) -> list[str]:
+        notes = [f"Skipped {self.blank} {self.blank_what}."] if self.blank else []
+        notes += cap_note(self.total, self.max_examples)
+        return notes + cut_note(self.cut, self.max_chars)
+
+    def dataset(self, empty: str):
+        """The Dataset with its notes; ``empty`` is the DataError message when nothing was
+        kept."""
+        if not self.texts:
+            raise DataError(empty)
+        return make_dataset(self.texts, self.pairs, self.notes())

@@ -1,0 +1,264 @@
+"""Attention heads as dependency parsers (Clark et al. 2019, section 4; docs/METHODS.md
+section 10, "Syntactic heads").
+
+Per sentence, the token maps are pooled to words over [CLS] + words + [SEP]
+(:func:`analysis.encoding.word_level`: to a word = sum of its pieces' columns, from a word =
+mean of its pieces' rows), the diagonal is zeroed and [CLS]/[SEP] are dropped
+(:func:`word_map`). For a dependent ``i`` (1-based) with head ``g != 0`` a head of the model
+predicts ``argmax_j W[i, j]`` (``dep_to_head``) or ``argmax_j W[j, i]`` (``head_to_dep``)
+(:func:`predictions`); its accuracy for a relation is the share of that relation's dependents
+whose prediction is ``g`` (:func:`relation_hits`, :func:`relation_accuracy`). The baseline is the
+best fixed offset (:func:`offset_baseline`). :func:`syntax_heads` streams a treebank through
+the model once and keeps only counts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from analysis.encoding import word_level
+from analysis.syntax.reading import (compare_rows, example_sentences, reading,
+                                     relation_rows)
+
+__all__ = ["ALL", "DIRECTIONS", "OFFSETS", "HeadsAccumulator", "RelationResult", "SyntaxResult",
+           "best_head", "best_offset", "compare_rows", "example_sentences", "offset_baseline",
+           "offset_counts", "predictions", "reading", "relation_accuracy", "relation_hits",
+           "relation_rows", "result_of", "sentence_attention", "syntax_heads", "word_map"]
+
+DIRECTIONS = ("dep_to_head", "head_to_dep")
+OFFSETS = (-1, 1, -2, 2, -3, 3, -4, 4, -5, 5)  # tie order: smaller |k| first, then negative
+ALL = "all"
+
+
+def word_map(attn_tokens: np.ndarray, word_ids) -> np.ndarray:
+    """[..., T, T] token maps -> [..., n, n] word maps over the n treebank words: pooled over
+    [CLS] + words + [SEP] (``word_ids`` from :func:`analysis.syntax.words.encode_words`),
+    diagonal zeroed, [CLS] and [SEP] (first and last word) dropped."""
+    W = word_level(np.asarray(attn_tokens), word_ids)
+    n = W.shape[-1]
+    W[..., np.arange(n), np.arange(n)] = 0.0
+    return W[..., 1:-1, 1:-1]
+
+
+def predictions(W: np.ndarray, direction: str) -> np.ndarray:
+    """1-based predicted head of every word from word maps ``W`` [..., n, n]:
+    ``dep_to_head`` = argmax_j W[i, j] (where word i looks), ``head_to_dep`` = argmax_j
+    W[j, i] (who looks at word i most); ties go to the first word."""
+    if direction == "dep_to_head":
+        return np.argmax(W, axis=-1) + 1
+    if direction == "head_to_dep":
+        return np.argmax(W, axis=-2) + 1
+    raise ValueError(f"Unknown direction {direction!r}: use one of {DIRECTIONS}.")
+
+
+def _sentences(heads, deprels, preds=None):
+    """One sentence or a list of them -> lists."""
+    if len(heads) and isinstance(heads[0], (int, np.integer)):
+        return [heads], [deprels], (None if preds is None else [preds])
+    return list(heads), list(deprels), (None if preds is None else list(preds))
+
+
+def relation_hits(preds: np.ndarray, heads, deprels) -> dict[str, tuple[np.ndarray, int]]:
+    """For one sentence: ``{relation: (hits [...], n)}`` where ``preds`` [..., n] are 1-based
+    predictions, hits count the relation's dependents whose prediction is their gold head and
+    n counts those dependents; ``"all"`` pools every dependent whose head is not 0."""
+    heads = np.asarray(heads)
+    rels = np.asarray(deprels, dtype=object)
+    dep = heads != 0
+    correct = np.asarray(preds) == heads  # [..., n]
+    out = {ALL: (correct[..., dep].sum(-1), int(dep.sum()))}
+    for rel in sorted(set(rels[dep].tolist())):
+        m = dep & (rels == rel)
+        out[rel] = (correct[..., m].sum(-1), int(m.sum()))
+    return out
+
+
+def relation_accuracy(preds, heads, deprels, rel: str):
+    """(accuracy [...], n) of predictions for relation ``rel`` (``"all"`` pools every
+    dependent) over one sentence (``heads`` a list of ints, ``preds`` [..., n]) or a list of
+    sentences; the accuracy is NaN when the relation has no dependent."""
+    heads_l, rels_l, preds_l = _sentences(heads, deprels, preds)
+    hits, n = 0, 0
+    for p, h, r in zip(preds_l, heads_l, rels_l):
+        got = relation_hits(p, h, r).get(rel)
+        if got is not None:
+            hits, n = hits + got[0], n + got[1]
+    if n == 0:
+        return np.full(np.shape(preds_l[0])[:-1], np.nan), 0
+    return np.asarray(hits, dtype=float) / n, n
+
+
+def offset_counts(heads, deprels) -> dict[str, Counter]:
+    """For one sentence: ``{relation: Counter({k: dependents with head = i + k})}`` for
+    1 <= |k| <= 5, plus ``"all"``."""
+    out: dict[str, Counter] = {}
+    for i, (g, rel) in enumerate(zip(heads, deprels), 1):
+        if g == 0:
+            continue
+        k = int(g) - i
+        for key in (rel, ALL):
+            c = out.setdefault(key, Counter())
+            if 1 <= abs(k) <= 5:
+                c[k] += 1
+    return out
+
+
+def best_offset(counts: Counter, n: int) -> dict:
+    """``{"offset", "accuracy"}``: the offset with most hits, ties to the smaller |k| then the
+    negative k."""
+    best_k, best_c = OFFSETS[0], -1
+    for k in OFFSETS:
+        if counts.get(k, 0) > best_c:
+            best_k, best_c = k, counts.get(k, 0)
+    return {"offset": int(best_k), "accuracy": float(best_c / n) if n else float("nan")}
+
+
+def offset_baseline(heads, deprels, rel: str) -> dict:
+    """The best fixed offset k (prediction i + k, 1 <= |k| <= 5) for relation ``rel`` over one
+    sentence or a list of sentences: ``{"offset": k, "accuracy": share}``."""
+    heads_l, rels_l, _ = _sentences(heads, deprels)
+    total, n = Counter(), 0
+    for h, r in zip(heads_l, rels_l):
+        total.update(offset_counts(h, r).get(rel, Counter()))
+        n += sum(1 for g, x in zip(h, r) if g != 0 and (rel == ALL or x == rel))
+    return best_offset(total, n)
+
+
+def best_head(dep_to_head: np.ndarray, head_to_dep: np.ndarray) -> dict:
+    """``{"layer", "head" (0-indexed), "direction", "accuracy"}`` of the most accurate head;
+    ties: ``dep_to_head`` first, then the lowest layer, then the lowest head."""
+    best = None
+    for direction, acc in (("dep_to_head", dep_to_head), ("head_to_dep", head_to_dep)):
+        acc = np.nan_to_num(np.asarray(acc, dtype=float), nan=-1.0)
+        flat = int(np.argmax(acc))
+        layer, head = np.unravel_index(flat, acc.shape)
+        if best is None or acc.flat[flat] > best["accuracy"]:
+            best = {"layer": int(layer), "head": int(head), "direction": direction,
+                    "accuracy": float(acc.flat[flat])}
+    return best
+
+
+@dataclass
+class RelationResult:
+    """One relation: n dependents, accuracy of every head in both directions ([L, H]), the
+    best head and the offset baseline."""
+
+    n: int
+    dep_to_head: np.ndarray
+    head_to_dep: np.ndarray
+    best: dict
+    baseline: dict
+
+    def to_json(self) -> dict:
+        return {"n": int(self.n),
+                "dep_to_head": np.asarray(self.dep_to_head, dtype=float).tolist(),
+                "head_to_dep": np.asarray(self.head_to_dep, dtype=float).tolist(),
+                "best": dict(self.best), "baseline": dict(self.baseline)}
+
+
+@dataclass
+class SyntaxResult:
+    """Head accuracies per relation over a treebank (``"all"`` first, then by n)."""
+
+    n_sentences: int
+    skipped: int
+    relations: dict[str, RelationResult]
+    model: str = ""
+    n_layers: int = 0
+    n_heads: int = 0
+    rows: list[int] = field(default_factory=list)  # dataset row of each analysed sentence
+    ids: list[str] = field(default_factory=list)
+    words: list[list[str]] = field(default_factory=list)
+    heads: list[list[int]] = field(default_factory=list)
+    deprels: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        """Exactly the CLI's JSON: n_sentences, skipped, relations."""
+        return {"n_sentences": int(self.n_sentences), "skipped": int(self.skipped),
+                "relations": {k: v.to_json() for k, v in self.relations.items()}}
+
+
+class HeadsAccumulator:
+    """Running hit counts per relation and direction ([L, H]) and offset counts; fed one
+    batch at a time by :func:`analysis.syntax.passes.treebank_pass`."""
+
+    def __init__(self, encoded, n_layers: int, n_heads: int):
+        self.encoded = encoded
+        self.shape = (n_layers, n_heads)
+        self.hits = {d: {} for d in DIRECTIONS}
+        self.n: Counter = Counter()
+        self.offsets: dict[str, Counter] = {}
+
+    def add(self, maps: np.ndarray, word_ids, heads, deprels) -> None:
+        """One sentence: ``maps`` [L, H, T, T] token maps."""
+        W = word_map(maps, word_ids)
+        for d in DIRECTIONS:
+            for rel, (hits, n) in relation_hits(predictions(W, d), heads, deprels).items():
+                store = self.hits[d]
+                store[rel] = store.get(rel, 0) + hits
+                if d == DIRECTIONS[0]:
+                    self.n[rel] += n
+        for rel, c in offset_counts(heads, deprels).items():
+            self.offsets.setdefault(rel, Counter()).update(c)
+
+    def __call__(self, idx, fw) -> None:
+        enc = self.encoded
+        for b, s in enumerate(idx):
+            self.add(fw.maps(b), enc.encodings[s].word_ids, enc.heads[s], enc.deprels[s])
+
+    def relations(self) -> dict[str, RelationResult]:
+        order = sorted((r for r in self.n if self.n[r] > 0),
+                       key=lambda r: (r != ALL, -self.n[r], r))
+        out = {}
+        for rel in order:
+            n = self.n[rel]
+            d2h = np.asarray(self.hits["dep_to_head"][rel], dtype=float) / n
+            h2d = np.asarray(self.hits["head_to_dep"][rel], dtype=float) / n
+            out[rel] = RelationResult(n, d2h, h2d, best_head(d2h, h2d),
+                                      best_offset(self.offsets.get(rel, Counter()), n))
+        return out
+
+
+def syntax_heads(loaded, dataset, *, max_sentences: int | None = None, batch_size: int = 32,
+                 progress: Callable[[int, int], None] | None = None,
+                 encoded=None) -> SyntaxResult:
+    """Accuracy of every head for every relation of a treebank Dataset (one batched pass;
+    sentences longer than the model's maximum are skipped and counted)."""
+    from analysis.syntax.passes import treebank_pass
+    from analysis.syntax.words import encode_treebank
+
+    t0 = time.perf_counter()
+    if encoded is None:
+        encoded = encode_treebank(loaded, dataset, max_sentences)
+    acc = HeadsAccumulator(encoded, loaded.n_layers, loaded.n_heads)
+    treebank_pass(loaded, encoded, [acc], attentions=True, hidden_states=False,
+                  batch_size=batch_size, progress=progress)
+    return result_of(acc, loaded, time.perf_counter() - t0)
+
+
+def result_of(acc: HeadsAccumulator, loaded, seconds: float = 0.0) -> SyntaxResult:
+    """The :class:`SyntaxResult` of a filled accumulator."""
+    enc = acc.encoded
+    return SyntaxResult(
+        n_sentences=len(enc), skipped=enc.skipped, relations=acc.relations(),
+        model=loaded.spec, n_layers=loaded.n_layers, n_heads=loaded.n_heads,
+        rows=list(enc.rows), ids=list(enc.ids), words=list(enc.words), heads=list(enc.heads),
+        deprels=list(enc.deprels), notes=list(enc.notes), seconds=seconds)
+
+
+def sentence_attention(loaded, words):
+    """(Encoding, token maps [L, H, T, T], word maps [L, H, n, n]) of one treebank sentence,
+    for drawing an example (the word maps are :func:`word_map`'s)."""
+    from analysis.forward import forward
+    from analysis.syntax.words import encode_words
+
+    enc = encode_words(loaded.tokenizer, words, loaded.max_length)
+    maps = forward(loaded.model, loaded.tokenizer, [enc]).maps(0)
+    return enc, maps, word_map(maps, enc.word_ids)

@@ -1,0 +1,360 @@
+"""Structural probes (Hewitt & Manning 2019; docs/METHODS.md section 10, "Structural probes").
+
+- Distance probe: a rank-k map B [k, D] with ``||B(h_i - h_j)||^2`` trained towards the tree
+  distance of words i and j; loss per sentence ``sum_ij |pred - dist| / n^2``.
+- Depth probe: ``||B h_i||^2`` towards the depth of word i; loss per sentence
+  ``sum_i |pred - depth| / n``.
+
+Both: B initialised uniform in [-0.05, 0.05] from ``torch.Generator().manual_seed(seed)``;
+Adam (lr 0.01) on batches of 20 sentences (:func:`analysis.batching.batches` in training mode,
+``random.Random(seed)``), batch loss = mean of its sentences' losses; after every epoch the mean
+loss on the stopping sentences (every 10th training sentence, held out) decides: better by more
+than 1e-4 keeps B, otherwise the learning rate is multiplied by ``decay`` (0.1), and training
+stops after ``patience`` (2) such epochs in a row or ``max_epochs`` (40); the best B is
+returned. Training runs on one torch thread (:func:`torch_threads`).
+
+:func:`probe_layers` extracts word vectors once per file (:func:`extract_word_states`), trains
+both probes on every layer (embeddings included) and evaluates them on the other file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from analysis.errors import InputError
+from analysis.syntax.states import WordStates, extract_word_states
+from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearman, gold_edges,
+                                   linear_chain_uuas, mst_edges, non_punct, root_accuracy,
+                                   row_spearman, sentence_uuas_counts, tree_depths,
+                                   tree_distances, uuas)
+
+__all__ = ["Probe", "ProbeResult", "WordStates", "corpus_uuas", "depth_spearman",
+           "distance_spearman", "evaluate_layer", "example_tree", "extract_word_states",
+           "gold_edges", "linear_chain_uuas", "mst_edges", "non_punct", "probe_layers",
+           "root_accuracy", "row_spearman", "sentence_uuas_counts", "split_treebank",
+           "torch_threads", "train_depth_probe", "train_distance_probe", "tree_depths",
+           "tree_distances", "uuas"]
+
+LR = 1e-2
+DECAY = 0.1
+BATCH = 20
+MAX_EPOCHS = 40
+PATIENCE = 2
+INIT = 0.05
+TRAIN_THREADS = 1
+_THREADS = {"lock": threading.Lock(), "users": 0, "saved": None}
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None = TRAIN_THREADS):
+    """Run the block with ``n`` torch intra-op threads (None: unchanged) and restore the
+    previous number when the last concurrent user leaves. Probe batches are small: on a busy
+    machine more threads mostly wait on each other (bench/bench_syntax.py)."""
+    import torch
+
+    if n is None:
+        yield
+        return
+    with _THREADS["lock"]:
+        if _THREADS["users"] == 0:
+            _THREADS["saved"] = torch.get_num_threads()
+            torch.set_num_threads(int(n))
+        _THREADS["users"] += 1
+    try:
+        yield
+    finally:
+        with _THREADS["lock"]:
+            _THREADS["users"] -= 1
+            if _THREADS["users"] == 0:
+                torch.set_num_threads(_THREADS["saved"])
+
+
+@dataclass
+class Probe:
+    """A trained probe: ``B`` [k, D]; ``kind`` is "distance" or "depth"."""
+
+    B: np.ndarray
+    kind: str
+    epochs: int = 0
+    stop_loss: float = float("nan")
+    seconds: float = 0.0
+
+    def distances(self, X) -> np.ndarray:
+        """[n, n] predicted squared distances ``||B(h_i - h_j)||^2`` of word vectors X [n, D]."""
+        Y = np.asarray(X, dtype=np.float64) @ self.B.T.astype(np.float64)
+        diff = Y[:, None, :] - Y[None, :, :]
+        return (diff ** 2).sum(-1)
+
+    def depths(self, X) -> np.ndarray:
+        """[n] predicted squared norms ``||B h_i||^2``."""
+        Y = np.asarray(X, dtype=np.float64) @ self.B.T.astype(np.float64)
+        return (Y ** 2).sum(-1)
+
+
+def _batch(X, T, idx, kind):
+    """Padded vectors [B, n, D], targets ([B, n, n] or [B, n]), mask [B, n] and lengths."""
+    import torch
+
+    n_max = max(X[i].shape[0] for i in idx)
+    D = X[idx[0]].shape[1]
+    xb = torch.zeros((len(idx), n_max, D))
+    tb = torch.zeros((len(idx), n_max, n_max) if kind == "distance" else (len(idx), n_max))
+    mask = torch.zeros((len(idx), n_max))
+    for b, i in enumerate(idx):
+        n = X[i].shape[0]
+        xb[b, :n] = X[i]
+        if kind == "distance":
+            tb[b, :n, :n] = T[i]
+        else:
+            tb[b, :n] = T[i]
+        mask[b, :n] = 1.0
+    return xb, tb, mask, mask.sum(-1)
+
+
+def _losses(B, xb, tb, mask, lengths, kind):
+    """Per-sentence losses [batch] (see the module docstring)."""
+    Y = xb @ B.T  # [b, n, k]
+    sq = (Y ** 2).sum(-1)  # [b, n]
+    if kind == "depth":
+        return ((sq - tb).abs() * mask).sum(-1) / lengths
+    pred = sq[:, :, None] + sq[:, None, :] - 2.0 * Y @ Y.transpose(1, 2)
+    pair = mask[:, :, None] * mask[:, None, :]
+    return ((pred - tb).abs() * pair).sum((-1, -2)) / lengths ** 2
+
+
+def _train(vectors, targets, kind: str, *, rank: int, seed: int, max_epochs: int,
+           patience: int, lr: float, batch_size: int, decay: float = DECAY,
+           threads: int | None = TRAIN_THREADS) -> Probe:
+    import torch
+
+    from analysis.batching import batches
+
+    t0 = time.perf_counter()
+    if not len(vectors):
+        raise InputError("No training sentence for the probe.")
+    X = [torch.as_tensor(np.asarray(v), dtype=torch.float32) for v in vectors]
+    T = [torch.as_tensor(np.asarray(t), dtype=torch.float32) for t in targets]
+    n_sent = len(X)
+    stop_idx = [i for i in range(n_sent) if i % 10 == 9] if n_sent >= 10 else list(range(n_sent))
+    train_idx = [i for i in range(n_sent) if i % 10 != 9] if n_sent >= 10 else stop_idx
+    gen = torch.Generator().manual_seed(int(seed))
+    B = ((torch.rand((rank, X[0].shape[1]), generator=gen) * 2 - 1) * INIT).requires_grad_()
+    opt = torch.optim.Adam([B], lr=lr)
+    rng = random.Random(seed)
+    stop_batches = [_batch(X, T, [stop_idx[j] for j in part], kind)
+                    for part in batches([X[i].shape[0] for i in stop_idx], 64)]
+    with torch_threads(threads):
+        epoch, best, best_B = _epochs(X, T, kind, B, opt, rng, train_idx, stop_idx, stop_batches,
+                                      max_epochs, patience, decay, batch_size)
+    return Probe(best_B.numpy().astype(np.float32), kind, epoch, best,
+                 time.perf_counter() - t0)
+
+
+def _epochs(X, T, kind, B, opt, rng, train_idx, stop_idx, stop_batches, max_epochs, patience,
+            decay, batch_size):
+    """The training loop; returns (epochs run, best stopping loss, best B)."""
+    import torch
+
+    from analysis.batching import batches
+
+    lengths = [X[i].shape[0] for i in train_idx]
+    best, best_B, bad, epoch = float("inf"), B.detach().clone(), 0, 0
+    for epoch in range(1, max_epochs + 1):
+        for part in batches(lengths, batch_size, rng=rng):
+            xb, tb, mask, ln = _batch(X, T, [train_idx[j] for j in part], kind)
+            loss = _losses(B, xb, tb, mask, ln, kind).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            total = sum(float(_losses(B, *sb, kind).sum()) for sb in stop_batches)
+        stop_loss = total / len(stop_idx)
+        if stop_loss < best - 1e-4:
+            best, best_B, bad = stop_loss, B.detach().clone(), 0
+        else:
+            bad += 1
+            if bad >= patience:
+                break
+            for g in opt.param_groups:
+                g["lr"] *= decay
+    return epoch, best, best_B
+
+
+def _options(options: dict) -> dict:
+    opts = dict(max_epochs=MAX_EPOCHS, patience=PATIENCE, lr=LR, batch_size=BATCH, decay=DECAY,
+                threads=TRAIN_THREADS)
+    unknown = set(options) - set(opts)
+    if unknown:
+        raise TypeError(f"Unknown probe option(s): {sorted(unknown)}")
+    opts.update({k: v for k, v in options.items() if v is not None or k == "threads"})
+    return opts
+
+
+def train_distance_probe(vectors, heads_list, *, rank: int = 64, seed: int = 0,
+                         **options) -> Probe:
+    """Train a distance probe on word vectors (a list of [n, D]) and their trees; options:
+    ``max_epochs``, ``patience``, ``lr``, ``batch_size``, ``decay``, ``threads``."""
+    return _train(vectors, [tree_distances(h) for h in heads_list], "distance", rank=rank,
+                  seed=seed, **_options(options))
+
+
+def train_depth_probe(vectors, heads_list, *, rank: int = 64, seed: int = 0,
+                      **options) -> Probe:
+    """Train a depth probe on word vectors (a list of [n, D]) and their trees (options as
+    :func:`train_distance_probe`)."""
+    return _train(vectors, [tree_depths(h) for h in heads_list], "depth", rank=rank,
+                  seed=seed, **_options(options))
+
+
+def evaluate_layer(dist: Probe, depth: Probe, vectors, heads_list, upos_list) -> dict:
+    """UUAS, DSpr, root accuracy and depth Spearman of two probes on sentences, with the
+    predicted MST edges per sentence (``"edges"``)."""
+    correct = total = 0
+    pred_d, gold_d, pred_depth, edges = [], [], [], []
+    for X, h, u in zip(vectors, heads_list, upos_list):
+        D = dist.distances(X)
+        c, t, pred, _ = sentence_uuas_counts(D, h, u)
+        correct, total = correct + c, total + t
+        edges.append(pred)
+        pred_d.append(D)
+        gold_d.append(tree_distances(h))
+        pred_depth.append(depth.depths(X))
+    return {"uuas": correct / total if total else float("nan"),
+            "dspr": distance_spearman(pred_d, gold_d),
+            "root_acc": root_accuracy(pred_depth, heads_list, upos_list),
+            "depth_spearman": depth_spearman(pred_depth, heads_list), "edges": edges}
+
+
+@dataclass
+class ProbeResult:
+    """Probe metrics per layer (layer 0 = embeddings) on the evaluation sentences."""
+
+    layers: list[dict]
+    baselines: dict
+    model: str = ""
+    rank: int = 64
+    seed: int = 0
+    n_train: int = 0
+    n_eval: int = 0
+    skipped_train: int = 0
+    skipped_eval: int = 0
+    eval_words: list[list[str]] = field(default_factory=list)
+    eval_heads: list[list[int]] = field(default_factory=list)
+    eval_upos: list[list[str]] = field(default_factory=list)
+    pred_edges: list[list[list]] = field(default_factory=list)  # [layer][sentence] edges
+    probes: list[tuple[Probe, Probe]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds_extract: float = 0.0
+    seconds_train: float = 0.0
+
+    def to_json(self) -> dict:
+        """Exactly the CLI's JSON: layers and baselines."""
+        keys = ("layer", "uuas", "dspr", "root_acc", "depth_spearman")
+        return {"layers": [{k: (int(r[k]) if k == "layer" else _num(r[k])) for k in keys}
+                           for r in self.layers],
+                "baselines": {k: _num(v) for k, v in self.baselines.items()}}
+
+
+def _num(x):
+    x = float(x)
+    return None if np.isnan(x) else x
+
+
+def split_treebank(dataset, eval_share: float = 0.25):
+    """(train, eval): the first ``1 - eval_share`` of the sentences and the rest (at least
+    one sentence each); raises InputError for fewer than two sentences."""
+    n = len(dataset)
+    if n < 2:
+        raise InputError("The treebank needs at least two sentences to split into training "
+                         "and evaluation sentences.")
+    n_eval = min(n - 1, max(1, int(round(n * eval_share))))
+    return dataset.select(range(n - n_eval)), dataset.select(range(n - n_eval, n))
+
+
+def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 0,
+                 max_sentences: int | None = None,
+                 progress: Callable[[int, int], None] | None = None, batch_size: int = 32,
+                 max_epochs: int = MAX_EPOCHS, layers=None, eval_share: float = 0.25,
+                 threads: int | None = TRAIN_THREADS,
+                 train_states: WordStates | None = None,
+                 eval_states: WordStates | None = None) -> ProbeResult:
+    """Train distance and depth probes on ``train_ds`` for every layer and evaluate them on
+    ``eval_ds`` (when None, the last ``eval_share`` of ``train_ds``). ``max_sentences`` caps
+    each of the two sets; ``progress(done, total)`` counts extracted sentences and trained
+    probes."""
+    if int(rank) < 1:
+        raise InputError("The probe rank must be at least 1.")
+    if eval_ds is None and eval_states is None:
+        train_ds, eval_ds = split_treebank(train_ds, eval_share)
+    n_tr = len(train_states.offsets) - 1 if train_states is not None else (
+        min(len(train_ds), max_sentences or len(train_ds)))
+    n_ev = len(eval_states.offsets) - 1 if eval_states is not None else (
+        min(len(eval_ds), max_sentences or len(eval_ds)))
+    n_layers = loaded.n_layers + 1
+    layer_ids = list(range(n_layers)) if layers is None else [int(x) for x in layers]
+    total = n_tr + n_ev + 2 * len(layer_ids) * max(1, (n_tr + n_ev) // 20)
+    step = max(1, (n_tr + n_ev) // 20)
+    state = {"base": 0}
+
+    def tick(done, _total=None):
+        if progress is not None:
+            progress(min(total, state["base"] + done), total)
+
+    t0 = time.perf_counter()
+    if train_states is None:
+        train_states = extract_word_states(loaded, train_ds, max_sentences=max_sentences,
+                                           batch_size=batch_size, progress=tick)
+    state["base"] = n_tr
+    if eval_states is None:
+        eval_states = extract_word_states(loaded, eval_ds, max_sentences=max_sentences,
+                                          batch_size=batch_size, progress=tick)
+    state["base"] = n_tr + n_ev
+    t_extract = time.perf_counter() - t0
+    rows, edges, probes = [], [], []
+    for layer in layer_ids:
+        tr_x = train_states.sentences(layer)
+        kw = dict(rank=int(rank), seed=seed, max_epochs=max_epochs, threads=threads)
+        dist = train_distance_probe(tr_x, train_states.heads, **kw)
+        state["base"] += step
+        tick(0)
+        depth = train_depth_probe(tr_x, train_states.heads, **kw)
+        state["base"] += step
+        tick(0)
+        ev = evaluate_layer(dist, depth, eval_states.sentences(layer), eval_states.heads,
+                            eval_states.upos)
+        edges.append(ev.pop("edges"))
+        rows.append({"layer": layer, **ev})
+        probes.append((dist, depth))
+    notes = [f"Training: {n}" for n in train_states.notes] + [
+        f"Evaluation: {n}" for n in eval_states.notes]
+    return ProbeResult(
+        layers=rows, baselines={"linear_chain_uuas": linear_chain_uuas(eval_states.heads,
+                                                                       eval_states.upos)},
+        model=loaded.spec, rank=int(rank), seed=int(seed),
+        n_train=train_states.n_sentences, n_eval=eval_states.n_sentences,
+        skipped_train=train_states.skipped, skipped_eval=eval_states.skipped,
+        eval_words=list(eval_states.words), eval_heads=list(eval_states.heads),
+        eval_upos=list(eval_states.upos), pred_edges=edges, probes=probes, notes=notes,
+        seconds_extract=t_extract, seconds_train=time.perf_counter() - t0 - t_extract)
+
+
+def example_tree(result: ProbeResult, sentence_index: int, layer: int):
+    """(predicted edges, gold edges, words) of evaluation sentence ``sentence_index`` at
+    ``layer`` (a layer number of the result, 0 = embeddings): the probe's MST over the
+    non-punctuation words and the gold edges among them, as 0-based (i, j) pairs, i < j."""
+    pos = [r["layer"] for r in result.layers]
+    if layer not in pos:
+        raise InputError(f"Layer {layer} was not probed (layers: {pos}).")
+    if not 0 <= sentence_index < len(result.eval_words):
+        raise InputError(f"There is no evaluation sentence {sentence_index}.")
+    heads, upos = result.eval_heads[sentence_index], result.eval_upos[sentence_index]
+    gold = sorted(gold_edges(heads, non_punct(upos)))
+    return (list(result.pred_edges[pos.index(layer)][sentence_index]), gold,
+            list(result.eval_words[sentence_index]))

@@ -1,0 +1,271 @@
+"""The example checkpoint (built here on a tiny BERT with 2 steps, in a temporary cache), the
+model spec "example", the missing-example message, the .zip round trip of a checkpoint, the
+background build of ui/example.py and the ``aspects example`` command."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from analysis.aspects import example as E
+from analysis.aspects.checkpoints import CARD_NAME
+from analysis.errors import InputError
+from analysis.models import ModelLoadError
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    from analysis.models import load_model
+
+    return load_model(str(tiny_model_dir("bert")))
+
+
+@pytest.fixture(scope="module")
+def built(tiny, tmp_path_factory):
+    """A stand-in example: the recipe on a tiny BERT, 2 steps, with the progress it reported."""
+    said = []
+    out = E.build_example(tmp_path_factory.mktemp("ex") / "example-absa",
+                          progress=lambda f, t: said.append((f, t)), loaded=tiny, max_steps=2)
+    return out, said
+
+
+def test_paths_follow_the_cache_variable(cache, monkeypatch):
+    assert E.example_path() == cache / "example-absa"
+    monkeypatch.delenv("DASHBOARD_CACHE")
+    assert E.example_path() == Path.home() / ".cache" / "attention-dashboard" / "example-absa"
+
+
+def test_missing_example_is_one_clear_message(cache):
+    from analysis.models import checkpoint_stamp, load_model
+
+    assert not E.example_ready()
+    with pytest.raises(ModelLoadError) as err:
+        load_model("example")
+    assert str(err.value) == ("The example checkpoint is not built yet: run `python -m analysis "
+                              "aspects example` once (about 3 minutes on a 2-core CPU), or "
+                              "start the dashboard and let it build it.")
+    assert str(cache) not in str(err.value)
+    assert checkpoint_stamp("example") == ""
+    with pytest.raises(ModelLoadError, match="not built yet"):
+        E.load_example()
+
+
+def test_build_card_progress_and_the_example_spec(built, tiny, cache):
+    import shutil
+
+    import torch
+
+    from analysis.models import EXAMPLE_NAME, checkpoint_stamp, load_model
+
+    out, said = built
+    card = json.loads((out / CARD_NAME).read_text())
+    train, test = E.split_sample()
+    assert (len(train), len(test)) == (189, 33)  # 15% of the 222 sentences held out
+    assert card["example_recipe"] == E.recipe_dict() == {
+        "task": E.RECIPE.task, "pair_order": E.RECIPE.pair_order, "epochs": E.RECIPE.epochs,
+        "lr": E.RECIPE.lr, "batch_size": E.RECIPE.batch_size,
+        "max_length": E.RECIPE.max_length, "heldout": E.RECIPE.heldout, "seed": E.RECIPE.seed,
+        "base": "default", "data": "bundled sample"}
+    assert (card["task"], card["pair_order"], card["lr"], card["max_length"], card["seed"]) == (
+        E.RECIPE.task, E.RECIPE.pair_order, E.RECIPE.lr, E.RECIPE.max_length, E.RECIPE.seed)
+    assert card["heldout_ids"] == list(test["id"]) and card["base_model"] == tiny.spec
+    assert card["n_train_pairs"] == 5 * 189 and card["data"] == "bundled sample"
+    assert set(card["metrics"]) >= {"aspect_f1", "acc_4way", "acc_3way", "acc_binary"}
+    assert card["metrics"]["n_pairs"] == 5 * 33
+    # progress: loading, two steps, the held-out evaluation, saved
+    assert said[0] == (0.0, "loading the base model")
+    assert said[1] == (pytest.approx(0.95 / 2), f"epoch 1/{E.RECIPE.epochs:g}, step 1/2")
+    assert said[2] == (pytest.approx(0.95), f"epoch 1/{E.RECIPE.epochs:g}, step 2/2")
+    assert said[3] == (pytest.approx(0.95), "evaluating on the held-out sentences...")
+    assert said[-1] == (1.0, "saved")
+    assert [f for f, _ in said] == sorted(f for f, _ in said)
+    # the cache's copy: ready, loadable by name, stamped, its classifier kept by load_example
+    shutil.copytree(out, E.example_path())
+    assert E.example_ready()
+    lm = load_model("example")
+    assert (lm.spec, lm.name, lm.n_layers, lm.n_heads) == ("example", EXAMPLE_NAME, 2, 4)
+    assert checkpoint_stamp("example") != ""
+    clf, card2 = E.load_example()
+    assert clf.spec == "example" and card2 == card
+    assert clf.model.config.num_labels == 5
+    saved = clf.model.base_model.state_dict()
+    for k, v in lm.model.state_dict().items():
+        assert torch.equal(v, saved[k]), k
+
+
+def test_an_older_recipe_counts_as_missing(built, cache):
+    import shutil
+
+    shutil.copytree(built[0], E.example_path())
+    card = json.loads((E.example_path() / CARD_NAME).read_text())
+    card["example_recipe"]["epochs"] = card["example_recipe"]["epochs"] + 1
+    (E.example_path() / CARD_NAME).write_text(json.dumps(card))
+    assert not E.example_ready()
+    (E.example_path() / CARD_NAME).write_text("{not json")
+    assert not E.example_ready()
+
+
+def test_a_foreign_folder_is_refused_before_training(tiny, tmp_path, monkeypatch):
+    from analysis.aspects import pipeline
+
+    monkeypatch.setattr(pipeline, "fine_tune", lambda *a, **k: pytest.fail("trained"))
+    (tmp_path / "mine.txt").write_text("keep me")
+    with pytest.raises(InputError, match="is not an ABSA checkpoint"):
+        E.build_example(tmp_path, loaded=tiny)
+    assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+# ---------------------------------------------------------------------------------------------
+# The checkpoint as a .zip
+
+
+def _zip(members: dict[str, bytes], method=zipfile.ZIP_STORED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def _temp_folders() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("absa-*")}
+
+
+def test_zip_round_trip_gives_equal_weights(built):
+    import torch
+
+    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip
+
+    before = _temp_folders()
+    lm, card = load_checkpoint(built[0])
+    data = checkpoint_zip(lm.model, lm.tokenizer, card)
+    names = sorted(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    assert {"absa_card.json", "config.json", "model.safetensors", "tokenizer.json"} <= set(names)
+    assert not any(n.endswith((".bin", ".pt", ".pkl")) for n in names)
+    back, card_back = load_checkpoint_zip(data, name="uploaded my.zip")
+    assert card_back == card and back.spec == back.name == "uploaded my.zip"
+    a, b = lm.model.state_dict(), back.model.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert back.tokenizer.get_vocab() == lm.tokenizer.get_vocab()
+    # a zip of the folder itself (one top folder) loads too
+    folder_zip = _zip({f"ckpt/{p.name}": p.read_bytes() for p in built[0].iterdir()})
+    assert load_checkpoint_zip(folder_zip)[1] == card
+    assert _temp_folders() == before  # the private temporary folders are gone
+
+
+def test_bad_zips_are_one_line_each(built):
+    from analysis.aspects.pipeline import load_checkpoint_zip
+
+    files = {p.name: p.read_bytes() for p in built[0].iterdir()}
+    before = _temp_folders()
+    cases = [
+        (b"not a zip", "x.zip is not a .zip file."),
+        (_zip({"pytorch_model.bin": b"pickle", "config.json": files["config.json"],
+               CARD_NAME: files[CARD_NAME]}),
+         "x.zip is not a checkpoint of this dashboard: model.safetensors missing (weights must "
+         "be safetensors)."),
+        (_zip({**files, "../evil.txt": b"x"}),
+         "The .zip holds a path outside its folder; it is not a checkpoint of this dashboard."),
+        (_zip({**files, CARD_NAME: b'{"task": "nope"}'}),
+         "x.zip: the checkpoint: the card names no known task ('nope')."),
+    ]
+    for data, message in cases:
+        with pytest.raises(InputError) as err:
+            load_checkpoint_zip(data, name="x.zip")
+        assert str(err.value) == message
+    with pytest.raises(InputError, match=r"^The \.zip is \d\.\d MB; the limit is 1\.0 MB\.$"):
+        load_checkpoint_zip(_zip(files), name="x.zip", max_bytes=1_000_000)
+    # a small .zip that unpacks to more than the cap (a zip bomb in miniature)
+    bomb = _zip({**files, "vocab.txt": b"a" * 20_000_000}, zipfile.ZIP_DEFLATED)
+    assert len(bomb) < 6_000_000
+    with pytest.raises(InputError) as err:
+        load_checkpoint_zip(bomb, name="x.zip", max_bytes=10_000_000)
+    assert re.fullmatch(r"The checkpoint in the \.zip is 2\d MB unpacked; the limit is 10 MB\.",
+                        str(err.value))
+    assert _temp_folders() == before
+
+
+# ---------------------------------------------------------------------------------------------
+# The background build (ui/example.py) and the command
+
+
+def test_background_build_reports_progress_then_ready(cache, built, monkeypatch):
+    import shutil
+    import threading
+
+    import ui.example as X
+
+    monkeypatch.setitem(X._BUILD, "thread", None)
+    monkeypatch.setitem(X._BUILD, "error", None)
+    status = X.example_status()
+    assert not status.ready and not status.building and status.error is None
+    assert status.message.startswith("The example checkpoint is not built yet; run python -m")
+
+    go, stepped = threading.Event(), threading.Event()
+
+    def fake_build(out=None, progress=None):
+        progress(0.4, "epoch 2/8, step 38/96")
+        stepped.set()
+        go.wait(30)
+        shutil.copytree(built[0], E.example_path())
+        return E.example_path()
+
+    monkeypatch.setattr(E, "build_example", fake_build)
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
+    assert X.start_build()
+    assert stepped.wait(30)
+    first = X._BUILD["thread"]
+    assert X.start_build() and X._BUILD["thread"] is first  # one build per process
+    status = X.example_status()
+    assert (status.ready, status.building, status.fraction) == (False, True, 0.4)
+    assert status.text == "Building the example checkpoint: epoch 2/8, step 38/96"
+    go.set()
+    first.join(30)
+    assert X.example_status().ready and not X.start_build()
+
+
+def test_a_failed_background_build_is_one_line_and_not_retried(cache, monkeypatch):
+    import ui.example as X
+
+    monkeypatch.setitem(X._BUILD, "thread", None)
+    monkeypatch.setitem(X._BUILD, "error", None)
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
+
+    def broken(out=None, progress=None):
+        raise OSError("No space left on device\nmore")
+
+    monkeypatch.setattr(E, "build_example", broken)
+    assert X.start_build()
+    X._BUILD["thread"].join(30)
+    status = X.example_status()
+    assert status.error == "No space left on device" and not status.building
+    assert status.message == ("The example checkpoint could not be built: No space left on "
+                              "device")
+    assert not X.start_build()
+
+
+def test_cli_builds_the_example(built, tiny, tmp_path, monkeypatch, capsys):
+    from analysis.__main__ import main
+
+    real = E.build_example
+    monkeypatch.setattr(E, "build_example",
+                        lambda out=None, progress=None: real(out, progress, loaded=tiny,
+                                                             max_steps=2))
+    assert main(["aspects", "example", "--out", str(tmp_path / "ex")]) == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'ex'}" in printed and "aspect_f1" in printed
+    assert E.example_ready(tmp_path / "ex")
