@@ -48,6 +48,7 @@ import argparse
 import asyncio
 import os
 import random
+import signal
 import subprocess
 import sys
 import tempfile
@@ -667,6 +668,10 @@ def main() -> int:
     if not example_ready():
         print(f"bench_load: {missing_message()}", file=sys.stderr)
         return 2
+    def terminated(signum, frame):  # stop the server on the way out, as on Ctrl-C
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, terminated)
     return asyncio.run(main_async(args))
 
 

@@ -30,6 +30,7 @@ import argparse
 import math
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -396,6 +397,8 @@ def cmd_ci(args) -> None:
             stop(proc)
         if ok and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+        elif not args.keep and args.venv is None:
+            shutil.rmtree(work / "venv", ignore_errors=True)  # the logs stay
     total = sum(times.values())
     print("deploy check passed in " + f"{total:.0f} s (" +
           ", ".join(f"{k} {v:.0f} s" for k, v in times.items()) + ")")
@@ -436,13 +439,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the temporary folder and logs")
     p.set_defaults(fn=cmd_ci)
     args = ap.parse_args(argv)
+
+    def terminated(signum, frame):  # stop the server and clean up as on Ctrl-C
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, terminated)
     try:
         args.fn(args)
     except Failed as exc:
         print(f"deploy check failed: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("deploy check failed: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"deploy check failed: interrupted ({exc or 'SIGINT'})", file=sys.stderr)
         return 130
     return 0
 

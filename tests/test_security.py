@@ -247,7 +247,9 @@ else:
     from analysis.aspects.readers import read_aste
     ds = read_aste(path)
     out = {"notes": ds.info.description.splitlines(), "n": len(ds)}
-out["growth_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+# VmHWM: this process's own peak (ru_maxrss would carry the parent's peak over the fork)
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0]
+out["growth_mb"] = int(hwm.split()[1]) / 1024 - before
 print(json.dumps(out))
 """
 
