@@ -43,7 +43,7 @@ class Recipe:
 
 
 # Measured in bench/bench_example.py (numbers in bench/README.md and docs/METHODS.md section 7).
-RECIPE = Recipe(task="nli_m", pair_order="review-aux", epochs=8, lr=2e-4, batch_size=16,
+RECIPE = Recipe(task="nli_m", pair_order="review-aux", epochs=10, lr=1e-4, batch_size=16,
                 max_length=64, heldout=0.15, seed=0)
 
 

@@ -4,9 +4,9 @@ numbers as the No-op statistics page; docs/METHODS.md section 3)."""
 from __future__ import annotations
 
 import json
-import sys
 
 from analysis.cli.options import out_file, positive_int
+from analysis.cli.progress import progress_bar
 from analysis.models import DEFAULT_SPEC, load_model
 
 
@@ -42,13 +42,9 @@ def run(args) -> int:
     for note in corpus_notes(dataset):
         print(f"note: {note}")
     loaded = load_model(args.model)
-    bar = _progress_bar(len(dataset))
-    try:
+    with progress_bar(len(dataset), unit="ex") as update:
         stats = corpus_stats(loaded, dataset, batch_size=args.batch_size, norms=False,
-                             progress=bar.update_to if bar else None)
-    finally:
-        if bar:
-            bar.close()
+                             progress=update)
     for note in stats.notes:
         print(f"note: {note}")
     with open(args.out, "w", encoding="utf-8") as fh:
@@ -56,18 +52,3 @@ def run(args) -> int:
     print(f"wrote {args.out}: {stats.n_examples} examples, {stats.n_layers} layers x "
           f"{stats.n_heads} heads, {stats.examples_per_second:.1f} examples/s")
     return 0
-
-
-def _progress_bar(total: int):
-    """A tqdm bar on stderr when it is a terminal; None otherwise."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, unit="ex", file=sys.stderr)
-
-    def update_to(done, _total):
-        bar.update(done - bar.n)
-
-    bar.update_to = update_to
-    return bar

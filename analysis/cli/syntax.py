@@ -5,10 +5,10 @@ page; docs/METHODS.md section 10)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
+from analysis.cli.progress import progress_bar
 from analysis.models import DEFAULT_SPEC, load_model
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder"
@@ -33,12 +33,7 @@ def register(sub) -> None:
                     "the best fixed-offset baseline (Clark et al. 2019, section 4).",
     )
     p.add_argument("--data", required=True, type=in_file, help="treebank (.conllu)")
-    p.add_argument("--model", default=DEFAULT_SPEC, help=MODEL_HELP)
-    p.add_argument("--max-examples", type=positive_int, default=None,
-                   help="use at most N sentences")
-    p.add_argument("--batch-size", type=positive_int, default=32,
-                   help="sentences per forward (32)")
-    p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    _shared_options(p, "use at most N sentences")
     p.set_defaults(func=run_syntax)
 
     q = sub.add_parser(
@@ -50,16 +45,19 @@ def register(sub) -> None:
     )
     q.add_argument("--train", required=True, type=in_file, help="training treebank (.conllu)")
     q.add_argument("--eval", required=True, type=in_file, help="evaluation treebank (.conllu)")
-    q.add_argument("--model", default=DEFAULT_SPEC, help=MODEL_HELP)
     q.add_argument("--rank", type=positive_int, default=64, help="rank k of the probe (64)")
-    q.add_argument("--max-examples", type=positive_int, default=None,
-                   help="use at most N sentences of each file")
     q.add_argument("--seed", type=seed, default=0, help="seed of the probes' initialisation "
                    "and batch order (0)")
-    q.add_argument("--batch-size", type=positive_int, default=32,
-                   help="sentences per forward (32)")
-    q.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    _shared_options(q, "use at most N sentences of each file")
     q.set_defaults(func=run_probe)
+
+
+def _shared_options(p, max_examples_help: str) -> None:
+    p.add_argument("--model", default=DEFAULT_SPEC, help=MODEL_HELP)
+    p.add_argument("--max-examples", type=positive_int, default=None, help=max_examples_help)
+    p.add_argument("--batch-size", type=positive_int, default=32,
+                   help="sentences per forward (32)")
+    p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
 
 
 def _write(path: str, payload: dict) -> None:
@@ -75,13 +73,8 @@ def run_syntax(args) -> int:
     for note in treebank_notes(dataset):
         print(f"note: {note}")
     loaded = load_model(args.model)
-    bar = _progress_bar(len(dataset))
-    try:
-        result = syntax_heads(loaded, dataset, batch_size=args.batch_size,
-                              progress=bar.update_to if bar else None)
-    finally:
-        if bar:
-            bar.close()
+    with progress_bar(len(dataset)) as update:
+        result = syntax_heads(loaded, dataset, batch_size=args.batch_size, progress=update)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())
@@ -99,14 +92,9 @@ def run_probe(args) -> int:
         print("note: --train and --eval are the same file: the probes are evaluated on the "
               "sentences they were trained on.")
     loaded = load_model(args.model)
-    bar = _progress_bar(1)
-    try:
+    with progress_bar(1) as update:
         result = probe_layers(loaded, train, evalset, rank=args.rank, seed=args.seed,
-                              batch_size=args.batch_size,
-                              progress=bar.update_to if bar else None)
-    finally:
-        if bar:
-            bar.close()
+                              batch_size=args.batch_size, progress=update)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())
@@ -115,20 +103,3 @@ def run_probe(args) -> int:
           f"{result.n_eval} evaluation sentences; best UUAS {best['uuas']:.3f} (layer "
           f"{best['layer']}), linear chain {result.baselines['linear_chain_uuas']:.3f}")
     return 0
-
-
-def _progress_bar(total: int):
-    """A tqdm bar on stderr when it is a terminal; None otherwise."""
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, file=sys.stderr)
-
-    def update_to(done, new_total):
-        if bar.total != new_total:
-            bar.total = new_total
-        bar.update(done - bar.n)
-
-    bar.update_to = update_to
-    return bar
