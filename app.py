@@ -16,6 +16,9 @@ st.html(
     ".tok{display:inline-block;margin:2px 3px;padding:1px 6px;border-radius:4px;"
     "font-family:ui-monospace,monospace;font-size:0.85rem}"
     ".tok.a{background:#e7effd}.tok.b{background:#fdf0e3}.tok.sp{background:#555;color:#fff}"
+    # a text box's "Press Ctrl+Enter / 123/20000" line goes below the box, not over its text
+    "[data-testid='stTextArea'] [data-testid='InputInstructions']{position:static;"
+    "text-align:right;padding-top:2px}"
     "</style>"
 )
 
@@ -38,6 +41,7 @@ PAGES = [
     st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
             url_path="drift"),
     st.Page("pages/syntax.py", title="Syntax", icon=":material/account_tree:", url_path="syntax"),
+    st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
 
@@ -50,11 +54,12 @@ def _moved(target: str):
     return page
 
 
+TEXT_PAGES = {"", "attention", "report"}  # url paths of the pages that read the sidebar's text
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
                  url_path="aspect_heads", visibility="hidden")]
 
 nav = st.navigation(PAGES + MOVED)
-render()
+render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
 nav.run()

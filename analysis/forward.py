@@ -8,6 +8,9 @@ loss) and what the asked captures recorded through :mod:`analysis.hooks`:
 - ``"value_norms"``: each layer's ``||f_h(x_j)||`` [B, H, N] (Kobayashi et al. 2020);
 
 with heads masked when ``head_mask`` is given, and gradients only when ``grad`` is set.
+Inputs go to the model's device (CUDA when :func:`analysis.models.pick_device` chose it);
+without ``grad`` the output and the captures come back on the CPU, so every study reads CPU
+tensors whatever the device (with ``grad`` they stay on the device for ``backward``).
 :func:`forward_batches` runs a whole list of encodings through :func:`forward` in the batches
 of :func:`analysis.batching.batches`. Maps are cropped to each example's own length, so a
 batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
@@ -92,6 +95,21 @@ def _device(model):
     return next(params()).device if params is not None else None
 
 
+def _to_cpu(value):
+    if hasattr(value, "cpu"):
+        return value.cpu()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_cpu(v) for v in value)
+    return value
+
+
+def _output_to_cpu(output):
+    """The transformers output with every tensor on the CPU (in place; keys kept)."""
+    for key in list(output.keys()):
+        output[key] = _to_cpu(output[key])
+    return output
+
+
 def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs: dict | None = None,
             attentions: bool = True, hidden_states: bool = False, capture: Sequence[str] = (),
             head_mask=None, grad: bool = False, labels=None) -> Forward:
@@ -132,6 +150,9 @@ def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs:
                                   for (_, o), v in zip(mods, store)]
             else:
                 captured[name] = list(store)
+    if not grad and device is not None and device.type != "cpu":
+        output = _output_to_cpu(output)
+        captured = {k: _to_cpu(v) for k, v in captured.items()}
     return Forward(output, lengths, captured)
 
 

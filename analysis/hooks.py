@@ -141,7 +141,7 @@ def masked_heads(model, head_mask):
         scale = torch.tensor(np.repeat(mask[layer], width))
 
         def hook(module, args, scale=scale):
-            return (args[0] * scale.to(args[0].dtype),) + tuple(args[1:])
+            return (args[0] * scale.to(args[0].device, args[0].dtype),) + tuple(args[1:])
 
         handles.append(proj.register_forward_pre_hook(this_thread_only(hook)))
     yield from _holding(handles, model)

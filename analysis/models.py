@@ -37,6 +37,23 @@ ENCODER_TYPES = {
 DECODER_HINTS = ("causallm", "lmheadmodel", "forcausal")
 
 
+DEVICES = ("cpu", "cuda")
+
+
+def pick_device(prefer: str | None = None) -> str:
+    """Where the forward pass and fine-tuning run: ``"cuda"`` when a CUDA device is present,
+    ``"cpu"`` otherwise. ``prefer`` (else the environment's ``DASHBOARD_DEVICE``) forces one;
+    asking for ``cuda`` on a machine without one gives ``cpu``."""
+    import torch
+
+    choice = (prefer or os.environ.get("DASHBOARD_DEVICE") or "").strip().lower()
+    if choice and choice not in DEVICES:
+        raise ValueError(f"DASHBOARD_DEVICE must be one of {', '.join(DEVICES)}, not {choice!r}.")
+    if choice == "cpu":
+        return "cpu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 class ModelLoadError(Exception):
     """A model spec could not be turned into a usable encoder (message is user-facing)."""
 
@@ -228,8 +245,10 @@ def special_tokens_of(tokenizer) -> dict:
     return out
 
 
-def load_model(spec: str | None = DEFAULT_SPEC, model_class=None) -> LoadedModel:
-    """Load tokenizer + encoder for a spec (eager attention), ready for ``output_attentions``.
+def load_model(spec: str | None = DEFAULT_SPEC, model_class=None,
+               device: str | None = None) -> LoadedModel:
+    """Load tokenizer + encoder for a spec (eager attention), ready for ``output_attentions``,
+    on ``device`` (default :func:`pick_device`: CUDA when present, else CPU).
 
     ``model_class`` defaults to ``transformers.AutoModel``; pass e.g.
     ``AutoModelForSequenceClassification`` to keep a task head.
@@ -243,7 +262,12 @@ def load_model(spec: str | None = DEFAULT_SPEC, model_class=None) -> LoadedModel
     _check_encoder(config, spec_n)
     tokenizer = _from_pretrained(AutoTokenizer, source, spec_n)
     cls = model_class or AutoModel
+    try:
+        device = pick_device(device)
+    except ValueError as exc:  # a host's bad DASHBOARD_DEVICE: one plain line
+        raise ModelLoadError(str(exc)) from None
     model = _from_pretrained(cls, source, spec_n, attn_implementation="eager")
+    model.to(device)
     model.eval()
     cfg = model.config
     n_layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layers"))

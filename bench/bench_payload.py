@@ -15,9 +15,10 @@ embedded default model. Measured in the same run on the same attention maps:
 - baseline: ``bertviz.head_view(attention, tokens, sentence_b_start, html_action="return")``,
   the size of the HTML it returns (every layer and head as JSON floats, five times for the
   segment filters, plus its JavaScript);
-- ours: ``payload_size(head_view_payload(...))`` for one layer, dense (every weight, 8 bits)
-  and with the Attention page's long-input setting (5 strongest keys per query per head),
-  and the model view's thumbnails of all layers.
+- ours: ``payload_size(views_payload(...))``, what the Attention page sends (every layer and
+  the thumbnails; dense when it fits 2 MB), and ``payload_size(head_view_payload(...))`` for
+  one layer (the other pages' head view), dense (every weight, 8 bits) and with 5 strongest
+  keys per query per head, and the model view's thumbnails of all layers.
 
 Prints sizes and ratios (target: the head view payload <= 2% of BertViz's HTML).
 """
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
     p.add_argument("--top-k", type=int, default=5, help="the page's long-input setting")
     args = p.parse_args(argv)
 
-    from analysis.attention.views import head_view_payload, model_view_payload
+    from analysis.attention.views import head_view_payload, model_view_payload, views_payload
     from analysis.forward import forward
     from analysis.models import load_model
     from bench.reference_attention import full_json_size, payload_size
@@ -117,6 +118,7 @@ def main(argv=None) -> int:
     sparse = head_view_payload(enc.tokens, att[l0], enc.segments, enc.special, layer=l0,
                                is_pair=True, top_k=args.top_k)
     model = model_view_payload(att)
+    every = views_payload(enc.tokens, att, enc.segments, enc.special, is_pair=True)
     baseline = bertviz_bytes if bertviz_bytes is not None else full
     name = "BertViz 1.4.1 head_view HTML" if bertviz_bytes is not None else "full float JSON"
 
@@ -126,6 +128,8 @@ def main(argv=None) -> int:
         (f"ours: head view, layer {args.layer}, dense 8-bit", payload_size(dense)),
         (f"ours: head view, layer {args.layer}, top-{args.top_k} keys", payload_size(sparse)),
         ("ours: model view, all layers, 32x32 thumbnails", payload_size(model)),
+        (f"ours: Attention page, every layer ({every['encoding']}) + thumbnails",
+         payload_size(every)),
     ]
     print()
     print(f"{'payload':<52}{'bytes':>14}{'size':>12}{'vs baseline':>13}")

@@ -1,4 +1,6 @@
-"""Drift: what fine-tuning changed in each head and layer, over a corpus."""
+"""Drift: what fine-tuning changed in each head and layer, over a corpus. Every control is in
+the URL (models by name, hub id or, locally, folder; corpus; head; statistic; thresholds;
+gallery; tab), so a copied link opens the same view."""
 
 from __future__ import annotations
 
@@ -6,15 +8,20 @@ import numpy as np
 import streamlit as st
 
 from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
+from analysis.drift.reading import reading
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError
 from ui import drift as D
-from ui.corpus import corpus_picker
-from ui.errors import show_error
+from ui.corpus import corpus_name, corpus_picker, session_only_note
+from ui.errors import plain, show_error
 from ui.example import wait_for_example
+from ui.links import copy_link
+from ui.report import add_button, explain
 from ui.settings import settings
 from ui.sidebar import context
+from ui.url_select import url_selectbox
 
+Q = "query-params"
 st.title("Fine-tuning drift")
 st.caption(
     "What fine-tuning changed, head by head and layer by layer, over a corpus: cosine "
@@ -24,8 +31,9 @@ st.caption(
 )
 ctx = context()
 
-before_spec, after_spec = D.pick_models(ctx.spec)
+before_spec, after_spec = D.pick_models(ctx.spec, ctx.loaded.name)
 dataset = corpus_picker("drift", labels=True)
+copy_link("drift_copy", note=session_only_note("drift"))
 if not after_spec:
     st.info(
         "Enter the fine-tuned checkpoint to compare with: a local folder (with config.json and "
@@ -43,6 +51,7 @@ if dataset is None:
 try:
     before, after = D.model_pair(before_spec, after_spec)
     result = D.drift_result(before, after, dataset)
+    rkey = D.result_key(before, after, dataset)  # the charts are built once per result
 except (ModelLoadError, DriftError, DataError, InputError) as exc:
     # in demo mode both models are the host's: their specs (maybe folders) stay unsaid
     show_error("One of the models is not available right now." if settings().demo
@@ -60,78 +69,100 @@ else:
     st.success(result.summary(), icon=":material/compare_arrows:")
 for note in result.notices:
     st.caption(note)
-m = st.columns(5)
-m[0].metric("Examples", result.n_examples)
-m[1].metric("Tokens", int(result.n_tokens.sum()))
-m[2].metric("Mean head cosine", f"{cos.mean():.3f}")
 lo = np.unravel_index(int(np.argmin(cos)), cos.shape)
-m[3].metric("Most changed head", f"{lo[0] + 1}-{lo[1] + 1}", f"cosine {cos[lo]:.3f}",
-            delta_color="off", delta_arrow="off")
-m[4].metric("RSA / CKA, last layer", f"{result.rsa[-1]:.3f} / {result.cka[-1]:.3f}")
+numbers = {"Examples": str(result.n_examples), "Tokens": str(int(result.n_tokens.sum())),
+           "Mean head cosine": f"{cos.mean():.3f}", "Most changed head": f"{lo[0] + 1}-{lo[1] + 1}",
+           "RSA, last layer": f"{result.rsa[-1]:.3f}", "CKA, last layer": f"{result.cka[-1]:.3f}"}
+for row in (list(numbers.items())[:3], list(numbers.items())[3:]):
+    for col, (label, value) in zip(st.columns(3), row):
+        col.metric(label, value, f"cosine {cos[lo]:.3f}" if label == "Most changed head" else None,
+                   delta_color="off", delta_arrow="off")
 
+reading_box = st.container()  # filled once the pattern thresholds (in their tab) are read
+source = dict(loaded=before, data=corpus_name("drift", dataset), page="Fine-tuning drift",
+              url_path="drift", settings={"before": before.name, "after": after.name})
 tab_heads, tab_layers, tab_noop, tab_patterns, tab_labels = st.tabs(
-    ["Heads: cosine", "Layers: RSA and CKA", "No-op drift", "Pattern types", "By label"])
+    ["Heads: cosine", "Layers: RSA and CKA", "No-op drift", "Pattern types", "By label"],
+    key="drift_tab", bind=Q)
+
+with tab_patterns:
+    st.subheader("Pattern types (Kovaleva et al. 2019)")
+    explain("Every attention map gets three scores: **vertical** (how much lands on [CLS]/[SEP], "
+            "the vertical pattern), **diagonal** (how much stays on the token or its "
+            "neighbours) and **block** (how evenly it spreads within its own sentence). The "
+            "sliders turn the scores into a type; move them to see how the shares respond.")
+    s = st.columns(4)
+    thr = PatternThresholds(
+        vertical=s[0].slider("vertical >=", 0.0, 1.0, 0.5, 0.05, key="drift_t_vertical", bind=Q),
+        diagonal=s[1].slider("diagonal >=", 0.0, 1.0, 0.5, 0.05, key="drift_t_diagonal", bind=Q),
+        mixed=s[2].slider("both (vertical+diagonal) >=", 0.0, 1.0, 0.3, 0.05,
+                          key="drift_t_mixed", bind=Q),
+        block=s[3].slider("block >=", 0.0, 1.0, 0.6, 0.05, key="drift_t_block", bind=Q),
+    )
+    st.markdown("\n".join(f"{k + 1}. {line}" for k, line in enumerate(thr.describe())))
+    shares_chart = D.pattern_moves(result, thr, rkey)
+    add_button("Share of maps per pattern type", "drift-patterns", chart=shares_chart,
+               settings={**source["settings"], "thresholds": str(thr)},
+               **{k: v for k, v in source.items() if k != "settings"})
+    g1, g2 = st.columns(2)
+    pattern = g1.selectbox("Gallery: type", list(PATTERN_TYPES), key="drift_gallery_type", bind=Q)
+    which = g2.radio("Maps of", D.MODELS, key="drift_gallery_model", horizontal=True, bind=Q)
+    D.pattern_gallery(result, before, after, which, pattern, thr, rkey)
+
+lines = reading(result, thr)
+with reading_box:
+    st.subheader("Reading")
+    st.markdown("\n".join(f"- {plain(line)}" for line in lines))
+    add_button("Fine-tuning drift: the reading", "drift-reading", reading=lines,
+               numbers=numbers, **source)
 
 with tab_heads:
     st.subheader("Per-head cosine similarity, before vs after")
-    st.caption("Mean over examples of cos(flatten(A_before), flatten(A_after)) on each example's "
-               "real tokens. 1 = unchanged; low = the head changed most. Click a cell to pick "
-               "that head.")
-    D.cosine_grid(result)
+    explain("Each square is one attention head (rows: layers, columns: heads). Its colour is "
+            "how alike the head's attention maps are before and after fine-tuning, as a cosine "
+            "similarity averaged over the corpus: 1 means unchanged, lower means the head "
+            "changed more. Click a square to look at that head below.")
+    grid = D.cosine_grid(result, rkey)
+    add_button("Cosine similarity per head, before vs after", "drift-cos", chart=grid,
+               numbers=numbers, **source)
     st.subheader("One head")
     if st.session_state.get("drift_layer") not in range(1, L + 1):
         st.session_state["drift_layer"] = int(lo[0]) + 1
     if st.session_state.get("drift_head") not in range(1, H + 1):
         st.session_state["drift_head"] = int(lo[1]) + 1
     p1, p2 = st.columns(2)
-    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key="drift_layer"))
-    head = int(p2.selectbox("Head", list(range(1, H + 1)), key="drift_head"))
-    order = D.head_examples(result, before.spec, layer, head)
+    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key="drift_layer", bind=Q))
+    head = int(p2.selectbox("Head", list(range(1, H + 1)), key="drift_head", bind=Q))
+    order = D.head_examples(result, before.spec, layer, head, rkey)
     per_ex = result.cosine_examples[:, layer - 1, head - 1]
-    choice = st.selectbox(
-        "Example (most changed first)", order[: min(len(order), 200)].tolist(),
-        format_func=lambda i: f"{per_ex[i]:.3f}  {result.texts[i][:90]}",
-        key=f"drift_example_{layer}_{head}")
-    D.head_maps(*D.example_maps(before, after, result, choice), choice, layer, head)
+    shown = [int(i) for i in order[: min(len(order), 200)]]
+    # the link keeps the example's index in the corpus, not its label (a number and a text)
+    choice = url_selectbox(
+        st, "Example (most changed first)", shown, key="drift_example",
+        format_func=lambda i: f"{per_ex[i]:.3f}  {result.texts[i][:90]}")
+    D.head_maps(*D.example_maps(before, after, result, choice), choice, layer, head, rkey)
 
 with tab_layers:
     st.subheader("Layerwise representation similarity")
-    st.caption("Layer 0 is the embeddings. RSA: Pearson correlation of the token-by-token "
-               "cosine-similarity triangles of both models' hidden states, per example, averaged "
-               "over examples. Linear CKA: over all tokens of the corpus, centred. 1 = the same "
-               "geometry; lower = the layer changed more.")
-    D.representation(result)
+    explain("How alike the two models' internal representations are at each layer (layer 0 "
+            "is the embeddings). RSA compares which token pairs each model finds alike; CKA "
+            "compares the representations over the whole corpus. 1 = the same; lower = the "
+            "layer changed more.")
+    rep_chart, rep_df = D.representation(result, rkey)
+    add_button("RSA and linear CKA per layer", "drift-rep", chart=rep_chart, **source)
 
 with tab_noop:
     st.subheader("No-op drift")
-    st.caption("Change (after - before) in the mean share of attention each head puts on "
-               "[CLS], [SEP] and punctuation (Clark et al. 2019 statistics). Red = more after "
-               "fine-tuning, i.e. a move towards the vertical pattern.")
+    explain("The change, after minus before fine-tuning, in how much attention each head puts "
+            "on [CLS], [SEP] or punctuation. Red squares put more there after fine-tuning: a "
+            "move towards the vertical pattern, often a no-op resting place.")
     kind = st.radio("Statistic", list(D.KINDS), format_func=D.KINDS.get, key="drift_noop_kind",
-                    horizontal=True)
-    D.noop_drift(result, kind)
-
-with tab_patterns:
-    st.subheader("Pattern types (Kovaleva et al. 2019)")
-    st.caption("Every (example, head) map gets three transparent features: **vertical** = mean "
-               "mass on [CLS]/[SEP] columns; **diagonal** = mean mass on i-1, i, i+1; **block** = "
-               "1 - mean total-variation distance from uniform attention over the own segment's "
-               "tokens. The rules below turn them into a type; move the thresholds to see how "
-               "the shares respond.")
-    s = st.columns(4)
-    thr = PatternThresholds(
-        vertical=s[0].slider("vertical >=", 0.0, 1.0, 0.5, 0.05, key="drift_t_vertical"),
-        diagonal=s[1].slider("diagonal >=", 0.0, 1.0, 0.5, 0.05, key="drift_t_diagonal"),
-        mixed=s[2].slider("both (vertical+diagonal) >=", 0.0, 1.0, 0.3, 0.05, key="drift_t_mixed"),
-        block=s[3].slider("block >=", 0.0, 1.0, 0.6, 0.05, key="drift_t_block"),
-    )
-    st.markdown("\n".join(f"{k + 1}. {line}" for k, line in enumerate(thr.describe())))
-    D.pattern_moves(result, thr)
-    g1, g2 = st.columns(2)
-    pattern = g1.selectbox("Gallery: type", list(PATTERN_TYPES), key="drift_gallery_type")
-    which = g2.radio("Maps of", D.MODELS, key="drift_gallery_model", horizontal=True)
-    D.pattern_gallery(result, before, after, which, pattern, thr)
+                    horizontal=True, bind=Q)
+    D.noop_drift(result, kind, rkey)
 
 with tab_labels:
     st.subheader("Split by label and by prediction")
-    D.groups(result)
+    explain("The cosine similarity again, averaged separately over the examples of each gold "
+            "label, and over the examples the fine-tuned model gets right or wrong: did "
+            "fine-tuning change the heads more for some kinds of example?")
+    D.groups(result, rkey)

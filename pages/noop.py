@@ -8,13 +8,18 @@ import json
 
 import streamlit as st
 
-from analysis.corpus import corpus_fingerprint
 from analysis.errors import DataError
 from analysis.noop import CLI_METRICS, reading
-from ui.corpus import cap_widget, corpus_picker
+from analysis.models import ModelLoadError
+from ui.chart_cache import cached_chart
+from ui.corpus import (cap_widget, corpus_name, corpus_picker, fingerprint as corpus_fingerprint,
+                       session_only_note)
 from ui.errors import plain, show_error
-from ui.noop import (PROPORTIONS, compute_stats, entropy_chart, figure2, gradients_block,
-                     heads_tables, heatmap_grid, norm_chart, show_chart, token_limit)
+from ui.links import copy_link
+from ui.noop import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2, get_loss_head,
+                     gradients_block, heads_tables, heatmap_grid, norm_chart, show_chart,
+                     token_limit)
+from ui.report import add_button, explain
 from ui.settings import settings
 from ui.sidebar import context
 
@@ -30,20 +35,31 @@ st.caption(
     "et al. (2020)."
 )
 
-# -- corpus and settings ---------------------------------------------------------------------
+# -- corpus and settings (every control is in the URL: a copied link opens this view) ----------
 dataset = corpus_picker("noop", default_cap=200)
+try:
+    loss = get_loss_head(ctx.spec)
+    no_loss = loss.note if loss.kind is None else None
+except ModelLoadError as exc:
+    no_loss = str(exc)
 o0, o1, o2, o3 = st.columns([1.2, 1.2, 1.2, 1.6], vertical_alignment="bottom")
 batch_size = int(o0.selectbox("Batch size", [16, 32, 64, 128], index=2, key="noop_batch",
+                              bind="query-params",
                               help="At most this many examples per forward pass (sorted by "
                                    "length; long inputs get smaller batches)."))
-use_norms = o1.toggle("Attention norms", value=True, key="noop_norms",
+use_norms = o1.toggle("Attention norms", value=True, key="noop_norms", bind="query-params",
                       help="Kobayashi et al. 2020: ||A[i,j] f(x_j)||, f = value projection then "
                            "the attention output projection.")
-use_grads = o2.toggle("Gradient importance", value=True, key="noop_grads",
-                      help="Clark et al. fig. 3: mean |dL/dA| per key category, with the "
-                           "model's own loss.")
+use_grads = o2.toggle("Gradient importance", value=no_loss is None, key="noop_grads",
+                      bind="query-params", disabled=no_loss is not None,
+                      help=("Clark et al. fig. 3: mean |dL/dA| per key category, with the "
+                            "model's own loss." if no_loss is None else
+                            "Not available for this model: it has no loss to take gradients "
+                            "of (see the Gradients tab).")) and no_loss is None
 n_grad = cap_widget(o3, "noop_ngrad", "Examples for gradients", 32,
-                    settings().cap("max_gradient_examples", 2000), 16, disabled=not use_grads)
+                    settings().cap("max_gradient_examples", 2000), 16, disabled=not use_grads,
+                    bind=True)
+copy_link("noop_copy", note=session_only_note("noop"))
 if dataset is None:
     st.stop()
 
@@ -55,6 +71,14 @@ try:
 except DataError as exc:
     show_error(exc)
     st.stop()
+# the charts are built once per result: keyed on what the statistics' own cache is keyed on
+stats_key = (ctx.spec, fingerprint, len(dataset), batch_size, use_norms, token_limit(loaded))
+
+
+def chart(name: str, build):
+    return cached_chart(("noop " + name, *stats_key), build)
+
+
 for note in stats.notes + ([stats.norms_note] if stats.norms_note else []):
     st.warning(plain(note), icon=":material/info:")
 
@@ -65,43 +89,63 @@ m3.metric("Truncated", stats.n_truncated, help=f"longer than {token_limit(loaded
 m4.metric("Examples / s", f"{stats.examples_per_second:.1f}")
 
 st.subheader("Reading")
+lines = reading(stats, loaded.name)  # the report's copy; the page shows the name as plain text
 st.markdown("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name))))
+source = dict(loaded=loaded, data=corpus_name("noop", dataset), page="No-op statistics",
+              url_path="noop", settings={"batch size": batch_size, "attention norms": use_norms})
+numbers = {"Examples": str(stats.n_examples), "Tokens": f"{stats.n_tokens:,}"}
+add_button("No-op statistics: the reading", "noop-reading", reading=lines, numbers=numbers,
+           **source)
 
 tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
     ["Special tokens (fig. 2)", "Heatmaps", "Entropy", "Gradients", "Weight vs norm",
-     "No-op and positional heads"])
+     "No-op and positional heads"], key="noop_tab", bind="query-params")
 
 with tab_fig:
-    show_chart(*figure2(stats), "noop_fig2", "noop-fig2", stretch=True)
+    explain(EXPLAIN["fig2"])
+    show_chart(chart("fig2", lambda: figure2(stats)), "noop_fig2", "noop-fig2", stretch=True,
+               report=source)
 
 with tab_maps:
-    show_chart(*heatmap_grid(stats, PROPORTIONS, "Share of attention per head", domain=[0, 1]),
-               "noop_heatmaps", "noop-maps")
-    show_chart(*heatmap_grid(stats, ["entropy", "entropy_cls"], "Entropy per head (nats)",
-                             scheme="purples"), "noop_entropy_heatmaps", "noop-ent-maps")
+    explain(EXPLAIN["maps"])
+    show_chart(chart("maps", lambda: heatmap_grid(stats, PROPORTIONS, "Share of attention per "
+                                                  "head", domain=[0, 1])),
+               "noop_heatmaps", "noop-maps", report=source)
+    show_chart(chart("entropy maps", lambda: heatmap_grid(
+        stats, ["entropy", "entropy_cls"], "Entropy per head (nats)", scheme="purples")),
+        "noop_entropy_heatmaps", "noop-ent-maps", report=source)
     if "norm_sep" in stats.metrics:
-        show_chart(*heatmap_grid(stats, ["norm_cls", "norm_sep", "norm_punct"],
-                                 "Norm share per head (Kobayashi et al.)", domain=[0, 1],
-                                 scheme="oranges"), "noop_norm_heatmaps", "noop-norm-maps")
+        show_chart(chart("norm maps", lambda: heatmap_grid(
+            stats, ["norm_cls", "norm_sep", "norm_punct"],
+            "Norm share per head (Kobayashi et al.)", domain=[0, 1], scheme="oranges")),
+            "noop_norm_heatmaps", "noop-norm-maps", report=source)
 
 with tab_ent:
-    show_chart(*entropy_chart(stats), "noop_entropy", "noop-ent", stretch=True)
+    explain(EXPLAIN["entropy"])
+    show_chart(chart("entropy", lambda: entropy_chart(stats)), "noop_entropy", "noop-ent",
+               stretch=True, report=source)
     st.caption("Entropy per query row, averaged over rows and examples. Uniform attention over "
                "an example's n tokens has entropy log n; the dashed line is its mean over the "
                "corpus. Heads far below it focus on few tokens; heads near it attend broadly.")
 
 with tab_grad:
-    if not use_grads:
+    explain(EXPLAIN["gradients"])
+    if no_loss is not None:
+        st.info(plain(no_loss), icon=":material/info:")
+    elif not use_grads:
         st.info("Gradient importance is switched off above.", icon=":material/info:")
     else:
-        gradients_block(ctx.spec, fingerprint, min(n_grad, len(dataset)), loaded, dataset)
+        gradients_block(ctx.spec, fingerprint, min(n_grad, len(dataset)), loaded, dataset,
+                        report=source)
 
 with tab_norm:
     if "norm_sep" not in stats.metrics:
         st.info(plain(stats.norms_note or "Attention norms are switched off above."),
                 icon=":material/info:")
     else:
-        show_chart(*norm_chart(stats), "noop_weight_vs_norm", "noop-norm")
+        explain(EXPLAIN["norms"])
+        show_chart(chart("norms", lambda: norm_chart(stats)), "noop_weight_vs_norm",
+                   "noop-norm", report=source)
         st.caption("Each point is a head. x: share of attention weight on [CLS]+[SEP]; y: share "
                    "of ||A[i,j] f(x_j)|| (f = value projection then the attention output "
                    "projection) on them. A head far below the diagonal puts weight there but "
@@ -109,7 +153,8 @@ with tab_norm:
 
 with tab_heads:
     first = dataset[0]
-    heads_tables(stats, ctx.spec, first["text"], first["text_pair"])
+    explain(EXPLAIN["heads"])
+    heads_tables(stats, ctx.spec, first["text"], first["text_pair"], report=source)
 
 st.download_button(
     "Download all statistics (JSON, same schema as `python -m analysis noop`)",

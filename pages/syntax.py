@@ -7,14 +7,19 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError, normalise_spec
+from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
 from analysis.syntax.treebank import treebank_notes
 from ui import syntax as S
+from ui import syntax_views as V
 from ui.errors import plain, show_error
 from ui.export import chart_downloads
+from ui.links import CANNOT_CARRY, copy_link, folder_note
+from ui.report import add_button, explain
 from ui.resources import get_model
 from ui.sidebar import context
+
+Q = "query-params"
 
 ctx = context()
 loaded = ctx.loaded
@@ -34,6 +39,9 @@ try:
 except (DataError, InputError) as exc:
     show_error(exc)
     st.stop()
+CARRY = {S.PASTE: "pasted CoNLL-U text", S.UPLOAD: "an uploaded treebank"}
+copy_link("syntax_copy", note=CANNOT_CARRY.format(what=CARRY[source]) if source in CARRY
+          else None)
 if dataset is None:
     st.stop()
 for note in treebank_notes(dataset):
@@ -56,10 +64,18 @@ m[2].metric("Dependents", f"{result.relations['all'].n:,}" if "all" in result.re
 m[3].metric("Relations shown", max(len(table) - 1, 0), help=f"at least {min_count} dependents")
 
 st.subheader("Reading")
-st.markdown(S.reading_lines(reading(result, min_count=min_count)))
+lines = reading(result, min_count=min_count)
+st.markdown(S.reading_lines(lines))
+report = dict(loaded=loaded, page="Syntax", url_path="syntax",
+              data=f"{S.treebank_name(source)} ({result.n_sentences} sentences)",
+              settings={"minimum dependents": min_count})
+add_button("Syntax: the reading", "syntax-reading", reading=lines, numbers={
+    "Sentences": str(result.n_sentences), "Relations shown": str(max(len(table) - 1, 0))},
+    **report)
 
 tab_heads, tab_probes, tab_compare = st.tabs(
-    ["Syntactic heads", "Structural probes", "Before and after fine-tuning"])
+    ["Syntactic heads", "Structural probes", "Before and after fine-tuning"], key="syntax_tab",
+    bind=Q)
 
 # -- heads -----------------------------------------------------------------------------------
 with tab_heads:
@@ -68,8 +84,13 @@ with tab_heads:
                "dependent), over words ([CLS], [SEP] and the word itself left out). Accuracy: "
                "the share of a relation's dependents whose prediction is the gold head. "
                "Baseline: the best fixed offset (the word k places away, 1 <= |k| <= 5).")
+    explain("Grammar links words in pairs: in \"the cat sat\", \"the\" belongs to \"cat\" "
+            "(a det relation) and \"cat\" to \"sat\" (nsubj). For each kind of link we ask "
+            "whether some attention head points from each word to the word it belongs to, and "
+            "compare it with the simplest rule: always the word k places away.")
     S.show_table(table, key="syntax_table")
-    S.json_download(result.to_json(), "syntax_heads.json", "syntax_json",
+    add_button("Syntactic heads per relation", "syntax-table", df=table, **report)
+    S.json_download(result.to_json, "syntax_heads.json", "syntax_json",
                     "every relation's head accuracies")
     rels = table["relation"].tolist() or ["all"]
     if len(rels) <= 1:
@@ -78,18 +99,17 @@ with tab_heads:
     c1, c2 = st.columns([1, 2])
     if st.session_state.get("syntax_rel") not in rels:
         st.session_state["syntax_rel"] = "det" if "det" in rels else rels[min(1, len(rels) - 1)]
-    rel = c1.selectbox("Relation", rels, key="syntax_rel")
-    best_dir = result.relations[rel].best["direction"]
-    if st.session_state.get("_syntax_dir_for") != rel:
-        st.session_state["_syntax_dir_for"] = rel
-        st.session_state["syntax_dir"] = best_dir
+    rel = c1.selectbox("Relation", rels, key="syntax_rel", bind=Q)
+    S.reset_for("_syntax_dir_for", rel, {"syntax_dir": result.relations[rel].best["direction"]})
     direction = c2.radio("Direction", list(S.DIRECTIONS), format_func=S.DIRECTIONS.get,
-                         key="syntax_dir", horizontal=True)
-    S.heads_grid(result, rel, direction, key="syntax_grid")
+                         key="syntax_dir", horizontal=True, bind=Q)
+    grid = S.heads_grid(result, rel, direction, key="syntax_grid", result_key=(
+        loaded.spec, checkpoint_stamp(loaded.spec), S.fingerprint(dataset)))
+    add_button(f"Head accuracy for {rel}", "syntax-grid", chart=grid, **report)
     st.caption("Accuracy of every head for this relation and direction. Click a cell to open "
                "that head in the example below.")
     layer, head = S.pick_head(result, rel, direction, L, H)
-    S.example_block(loaded, result, rel, direction, layer, head)
+    V.example_block(loaded, result, rel, direction, layer, head)
 
 # -- probes ----------------------------------------------------------------------------------
 with tab_probes:
@@ -101,13 +121,18 @@ with tab_probes:
                "tree found in the gold tree (punctuation left out); DSpr: Spearman correlation "
                "of distances; root accuracy: the shallowest word is the root.")
     p1, p2 = st.columns([1, 3], vertical_alignment="bottom")
-    rank = int(p1.selectbox("Probe rank", [16, 32, 64, 128], index=2, key="syntax_rank"))
+    explain("A structural probe is a small linear map trained to read the sentence's grammar "
+            "tree out of one layer's word vectors. UUAS is the share of the tree's links it "
+            "recovers; a layer with a high UUAS holds the tree in a simple, readable form.")
+    rank = int(p1.selectbox("Probe rank", [16, 32, 64, 128], index=2, key="syntax_rank",
+                            bind=Q))
     probed = st.session_state.setdefault("syntax_probed", set())
     pkey = (loaded.spec, S.fingerprint(dataset), rank)
     if p2.button("Train probes", key="syntax_train", icon=":material/model_training:"):
         probed.add(pkey)
     if pkey not in probed:
-        st.info("Probe training takes a while (all layers); press Train probes.",
+        st.info("Probe training takes a while (all layers); press Train probes. (A link keeps "
+                "the rank; the probes are trained again where it is opened.)",
                 icon=":material/info:")
     else:
         try:
@@ -120,12 +145,18 @@ with tab_probes:
             chart, df = S.probe_chart(probes)
             st.altair_chart(chart)
             chart_downloads(chart, "syntax_probes", key="dl-syntax-probes", df=df)
-            S.json_download(probes.to_json(), "syntax_probes.json", "syntax_probe_json",
+            add_button("Structural probes per layer", "syntax-probes", chart=chart,
+                       **{**report, "settings": {**report["settings"], "probe rank": rank}})
+            S.json_download(probes.to_json, "syntax_probes.json", "syntax_probe_json",
                             "the probe metrics")
-            S.probe_tree_block(probes, "syntax_tree")
+            V.probe_tree_block(probes, "syntax_tree")
 
 # -- before and after ------------------------------------------------------------------------
 with tab_compare:
+    explain("The same questions for a second model, usually the first one after fine-tuning: "
+            "does its best head per grammatical relation still find the word each word belongs "
+            "to, and can the probes still read the tree? Positive differences mean the second "
+            "model does better.")
     after_spec = S.second_model_spec(loaded.spec)
     if not after_spec:
         st.info("Enter a second checkpoint to compare with the sidebar's model, e.g. one "
@@ -140,8 +171,12 @@ with tab_compare:
         st.stop()
     st.caption(f"Before: {plain(loaded.name)}. After: {plain(after.name)}. Each model's own "
                "best head per relation, on the same sentences.")
+    note = folder_note(after_spec)
+    if note:
+        st.caption(plain(note))
     diff = S.compare_table(result, after_result, min_count)
-    st.dataframe(diff, hide_index=True, key="syntax_compare_table")
+    st.dataframe(diff, hide_index=True, key="syntax_compare_table",
+                 column_config=S.percent_columns(diff))
     if len(diff):
         dchart = S.difference_chart(diff)
         st.altair_chart(dchart)

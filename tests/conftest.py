@@ -17,6 +17,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The app builds the example checkpoint in the background on a first start; tests that need it
 # build a tiny stand-in themselves.
 os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+# Exact comparisons against CPU references: the tests run the models on the CPU even on a
+# machine with a GPU (analysis.models.pick_device).
+os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 
 @pytest.fixture(scope="session")

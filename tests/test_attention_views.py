@@ -10,7 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.attention.views import head_view_payload, kept_keys, model_view_payload, pool_map
+from analysis.attention.views import (
+    VIEWS_BUDGET,
+    head_view_payload,
+    heatmap_payload,
+    kept_keys,
+    model_view_payload,
+    pool_map,
+    views_payload,
+)
 from bench.reference_attention import full_json_size, payload_size
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -293,7 +301,7 @@ def test_components_receive_the_payload_unchanged():
     assert at.session_state["clicked"] is None
     # the JS and CSS ship with the component (offline: nothing is fetched from the web)
     js = comps[0].proto.js_content
-    assert "export default function" in js and "http" not in js.replace(
+    assert "export default headViewMain;" in js and "http" not in js.replace(
         "http://www.w3.org/2000/svg", "")
     assert comps[0].proto.css_content.strip()
 
@@ -306,3 +314,103 @@ def test_frontend_never_parses_text_as_html():
             assert sink not in src, f"{path.name} uses {sink}"
         # no remote resources: the views work offline
         assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", src), path.name
+
+
+# ---------------------------------------------------------------------------------------------
+# every layer at once (the Attention page's component)
+
+
+def decode_views_payload(payload: dict) -> np.ndarray:
+    """The ``[L, H, n, n]`` float maps the component draws (cells not sent are 0)."""
+    n_layers, n_heads, n = payload["n_layers"], payload["n_heads"], payload["n"]
+    out = np.zeros((n_layers, n_heads * n, n), dtype=np.float32)
+    for l, layer in enumerate(payload["layers"]):
+        w = _unb64(layer["weights"], np.uint8).astype(np.float32) / payload["scale"]
+        if payload["encoding"] == "dense":
+            out[l] = w.reshape(n_heads * n, n)
+            continue
+        counts = _unb64(layer["counts"], "<u2").astype(np.int64)
+        keys = _unb64(layer["keys"], "<u2").astype(np.int64)
+        assert counts.sum() == keys.size == w.size == layer["n_edges"]
+        out[l, np.repeat(np.arange(n_heads * n), counts), keys] = w
+    return out.reshape(n_layers, n_heads, n, n)
+
+
+def test_views_payload_dense_round_trips_every_layer():
+    maps = random_maps((3, 4, 6, 6), seed=5)
+    labels = ["[CLS]", XSS, "if", "\\'\"", "{x}", "[SEP]"]
+    p = views_payload(labels, maps, np.array([0, 0, 0, 1, 1, 1]), np.array([1, 0, 0, 0, 0, 1]),
+                      is_pair=True)
+    assert (p["view"], p["encoding"], p["top_k"]) == ("views", "dense", None)
+    assert (p["n_layers"], p["n_heads"], p["n"]) == (3, 4, 6)
+    assert p["labels"] == labels and len(p["layers"]) == 3
+    decoded = decode_views_payload(p)
+    assert np.abs(decoded - maps).max() <= 0.5 / 255 + 1e-6
+    # the thumbnails are the model view's, every layer
+    assert p["thumbs"] == model_view_payload(maps)["thumbs"]
+    assert json.loads(json.dumps(p)) == p
+    # the digest follows the content: another map, another digest
+    other = views_payload(labels, maps[::-1], np.zeros(6), np.zeros(6, bool), is_pair=True)
+    assert other["digest"] != p["digest"]
+
+
+def test_views_payload_sparse_keeps_each_rows_strongest_keys_within_budget():
+    n = 60
+    maps = random_maps((2, 3, n, n), seed=6)
+    budget = 20_000
+    p = views_payload([f"t{i}" for i in range(n)], maps, np.zeros(n), np.zeros(n, bool),
+                      is_pair=False, budget=budget)
+    assert p["encoding"] == "sparse"
+    k = p["top_k"]
+    assert 1 <= k < n
+    assert payload_size(p) <= budget
+    # the largest k that fits: one more key per row would not
+    bigger = views_payload([f"t{i}" for i in range(n)], maps, np.zeros(n), np.zeros(n, bool),
+                           is_pair=False, budget=payload_size(p) + 1000)
+    assert bigger["top_k"] in (k, k + 1)
+    decoded = decode_views_payload(p)
+    q = np.rint(maps * 255)
+    for l in range(2):
+        for h in range(3):
+            for i in (0, 31, n - 1):
+                kept = np.flatnonzero(decoded[l, h, i])
+                # exactly the k largest (stable on ties, lower key first), weights to 0.5/255
+                strongest = np.argsort(255 - q[l, h, i], kind="stable")[:k]
+                strongest = strongest[q[l, h, i, strongest] > 0]
+                assert set(kept) == set(strongest), (l, h, i)
+                assert np.abs(decoded[l, h, i, kept] - maps[l, h, i, kept]).max() <= 0.5 / 255 + 1e-6
+
+
+def test_views_payload_of_a_512_token_pair_is_under_two_megabytes(default_model):
+    from analysis.attention import attention_for
+
+    a = REVIEW_A + " " + REVIEW_A + " " + REVIEW_A
+    b = " ".join([REVIEW_B] * 5)  # longer than the model takes: truncated to 512
+    res = attention_for(default_model, a, b)
+    enc = res.encoding
+    assert enc.n_tokens == 512 and enc.is_pair
+    p = views_payload(enc.tokens, res.attentions, enc.segments, enc.special, is_pair=True)
+    size = payload_size(p)
+    assert size <= VIEWS_BUDGET == 2_000_000
+    assert p["encoding"] == "sparse" and p["top_k"] >= 8  # still a useful number of keys
+    full = full_json_size(res.attentions, enc.tokens)  # BertViz-style floats of every layer
+    assert size <= 0.01 * full
+    decoded = decode_views_payload(p)
+    kept = decoded > 0
+    assert np.abs(decoded[kept] - res.attentions[kept]).max() <= 0.5 / 255 + 1e-6
+    # in every layer, head and row, no dropped key outweighs a kept one (8-bit weights)
+    q = np.rint(res.attentions * 255)
+    assert (np.where(kept, q, 256).min(-1) >= np.where(kept, -1, q).max(-1)).all()
+    assert (kept.sum(-1) <= p["top_k"]).all() and kept.any(-1).mean() > 0.99
+
+
+def test_heatmap_payload_scales_to_the_maps_maximum():
+    m = np.array([[0.0, 0.05, 0.1], [0.025, 0.075, 0.0], [0.1, 0.1, 0.1]])
+    p = heatmap_payload(["a", "<b>", "c"], m, layer=2, head=4)
+    assert (p["layer"], p["head"], p["n"], p["max"]) == (2, 4, 3, 0.1)
+    q = _unb64(p["weights"], np.uint8)
+    assert q.tolist() == [0, 128, 255, 64, 191, 0, 255, 255, 255]  # round(w / 0.1 * 255)
+    drawn = q.reshape(3, 3) * p["max"] / 255
+    assert np.abs(drawn - m).max() <= 0.5 * p["max"] / 255 + 1e-9
+    with pytest.raises(ValueError):
+        heatmap_payload(["a", "b"], m, layer=0, head=0)

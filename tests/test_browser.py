@@ -179,7 +179,8 @@ def test_attention_page_in_chromium(server):
                 view.locator(".av-btn", has_text="PNG").click()
             assert Path(dl.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-            # the model view: clicking layer 2, head 7 opens that head in the heatmap
+            # the model view: clicking layer 2, head 7 opens that head in the component's head
+            # view at once; the page's widgets and the URL follow
             page.get_by_test_id("stButtonGroup").get_by_text("Model view", exact=True).click()
             _wait_idle(page)
             cell = page.locator(".av-model .av-cell[data-layer='2'][data-head='7']")
@@ -187,13 +188,19 @@ def test_attention_page_in_chromium(server):
             assert page.locator(".av-model .av-cell").count() == 6 * 12
             page.locator(".av-model").screenshot(path=str(SHOTS / "attention_model_view.png"))
             cell.click()
+            view = page.locator(".av-head")
+            assert view.get_attribute("data-layer") == "2"  # drawn before any server round trip
+            assert view.get_attribute("data-heads") == "7"
             _wait_idle(page)
             for _ in range(60):
                 q = _query(page)
-                if q.get("view") == "Heatmap" and q.get("layer") == "2" and q.get("head") == "7":
+                if q.get("view") == "Head view" and q.get("layer") == "2" and q.get("head") == "7":
                     break
                 page.wait_for_timeout(500)
-            assert (q.get("view"), q.get("layer"), q.get("head")) == ("Heatmap", "2", "7"), q
+            assert (q.get("view"), q.get("layer"), q.get("head"), q.get("heads")) == (
+                "Head view", "2", "7", "7"), q
+            page.get_by_test_id("stButtonGroup").get_by_text("Heatmap", exact=True).click()
+            _wait_idle(page)
 
             # switch the head with the page's widget: the strongest links change with it
             links = page.get_by_text("Strongest links:", exact=False)
@@ -290,5 +297,31 @@ def test_links_to_the_pages_earlier_urls_open_the_renamed_pages(server):
                                                               "noop_source": ["Paste"]}
                 assert page.locator("h1").first.inner_text() == title
                 assert page.get_by_text("Page not found").count() == 0
+        finally:
+            browser.close()
+
+
+def test_the_text_box_counter_sits_below_a_long_text_not_over_it(server):
+    """The character counter of the sidebar's text box ("579/20000") showed over the last line
+    of a long text (issue #14); it must sit below the box, readable."""
+    from playwright.sync_api import sync_playwright
+
+    text = " ".join(["The pasta was superb but the waiter ignored us."] * 12)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(server + "/?" + urlencode({"a": text}))
+            _wait_idle(page)
+            box = page.get_by_test_id("stSidebar").get_by_test_id("stTextArea").first
+            box.locator("textarea").click()
+            page.keyboard.press("End")
+            page.keyboard.type(" and")
+            counter = box.get_by_test_id("InputInstructions")
+            counter.wait_for(timeout=10_000)
+            assert f"{len(text) + 4}/" in counter.inner_text()
+            area = box.locator("textarea").bounding_box()
+            under = counter.bounding_box()
+            assert under["y"] >= area["y"] + area["height"] - 1, (area, under)
         finally:
             browser.close()

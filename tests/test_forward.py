@@ -84,3 +84,18 @@ def test_ready_inputs_and_unknown_capture(default_model):
                                atol=1e-6)
     with pytest.raises(ValueError, match="Unknown capture"):
         forward(m, inputs=inputs, capture=("values",))
+
+
+def test_outputs_and_captures_come_back_as_cpu_tensors(default_model):
+    from analysis.forward import _output_to_cpu
+
+    enc = encode(default_model.tokenizer, *TEXT)
+    fw = forward(default_model.model, default_model.tokenizer, [enc], hidden_states=True,
+                 capture=("query",))
+    assert all(a.device.type == "cpu" for a in fw.attentions)
+    assert all(q.device.type == "cpu" for q in fw.captured["query"])
+    keys = list(fw.output.keys())
+    moved = _output_to_cpu(fw.output)  # what a CUDA forward does before returning
+    assert list(moved.keys()) == keys and moved.attentions[0] is fw.attentions[0]
+    assert isinstance(moved.hidden_states, tuple) and len(moved.hidden_states) == 7
+    assert fw.maps(0).shape == (6, 12, enc.n_tokens, enc.n_tokens)

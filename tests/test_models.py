@@ -85,3 +85,36 @@ def test_model_that_returns_no_attention_is_refused(default_model):
                        n_params=0, max_length=512)
     with pytest.raises(ModelLoadError, match="does not return attention maps"):
         check_attention_output(fake)
+
+
+def test_pick_device_uses_cuda_when_present(monkeypatch):
+    import torch
+
+    from analysis.models import pick_device
+
+    monkeypatch.delenv("DASHBOARD_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert pick_device() == "cuda"
+    monkeypatch.setenv("DASHBOARD_DEVICE", "cpu")  # the host keeps the GPU for something else
+    assert pick_device() == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("DASHBOARD_DEVICE", "cuda")  # asked for, but there is none
+    assert pick_device() == "cpu"
+    monkeypatch.delenv("DASHBOARD_DEVICE")
+    assert pick_device() == "cpu"
+    with pytest.raises(ValueError, match="DASHBOARD_DEVICE must be one of cpu, cuda"):
+        pick_device("tpu")
+
+
+def test_models_load_on_the_picked_device(monkeypatch, tiny_model_dir):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    m = load_model(str(tiny_model_dir("bert")))
+    assert {p.device.type for p in m.model.parameters()} == {"cpu"}
+
+
+def test_a_bad_device_setting_is_one_plain_line(monkeypatch, tiny_model_dir):
+    monkeypatch.setenv("DASHBOARD_DEVICE", "gpu0")
+    with pytest.raises(ModelLoadError, match="DASHBOARD_DEVICE must be one of cpu, cuda"):
+        load_model(str(tiny_model_dir("bert")))

@@ -265,6 +265,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
 
     from analysis.aspects.example import RECIPE, load_example
     from analysis.aspects.heads import discover, verdict
+    from analysis.aspects.reading import reading
     from analysis.aspects.readers import load_sample
     from analysis.aspects.tasks import TASK_NAMES
     from ui.settings import settings
@@ -287,9 +288,13 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
     top = ref.ranked["aspect"][0]
     assert (tables[0]["layer"][0] - 1, tables[0]["head"][0] - 1) == (top["layer"], top["head"])
     assert tables[0]["score"][0] == pytest.approx(top["score"], abs=1e-9)
-    lines = verdict(ref.ranked, ref.baselines)
+    lines = reading(ref.ranked, ref.baselines)  # the page adds the before/after change
+    assert lines[0] == verdict(ref.ranked, ref.baselines)[0]
     assert plain(lines[0]) in [i.value for i in at.info]
-    assert "\n".join(f"- {plain(x)}" for x in lines[1:]) in [m.value for m in at.markdown]
+    shown = [m.value for m in at.markdown if m.value.startswith("- ")]
+    (block,) = [m for m in shown if m.startswith("\n".join(f"- {plain(x)}" for x in lines[1:]))]
+    assert block.startswith("- For aspect terms, ")  # by how much, from the numbers
+    assert "the best score for aspect terms" in block  # before vs after fine-tuning
     # the links open the example by its listed name, never by its folder
     name = quote_plus(settings().model_name("example"))
     assert tables[0]["open"].str.contains(f"model={name}", regex=False).all()

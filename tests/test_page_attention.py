@@ -23,7 +23,7 @@ def open_app(**params) -> AppTest:
     return at
 
 
-def component_payload(at, name="attention_head_view") -> dict:
+def component_payload(at, name="attention_views") -> dict:
     comps = [c for c in at.get("bidi_component") if c.proto.component_name == name]
     assert comps, f"component {name} not rendered"
     return json.loads(comps[0].proto.json)
@@ -37,7 +37,9 @@ def test_app_opens_on_head_view_with_example(default_model):
     payload = component_payload(at)
     ref = attention_for(default_model, EXAMPLE_A)
     assert payload["labels"] == ref.encoding.tokens
-    assert payload["layer"] == 0 and payload["n_heads"] == 12
+    assert payload["ui"] == {"view": "head", "layer": 0, "heads": None, "pin": None,
+                             "segment": "All"}
+    assert (payload["n_layers"], payload["n_heads"], len(payload["layers"])) == (6, 12, 6)
     chips = [m.value for m in at.markdown if "class='tokens'" in m.value][0]
     assert chips.count("tok sp") == 2  # [CLS] and [SEP] shown as structure
 
@@ -70,7 +72,7 @@ def test_head_view_pair_segments_and_layer(default_model):
     at = open_app(mode="Sentence pair", layer="2")
     payload = component_payload(at)
     ref = attention_for(default_model, EXAMPLE_A, EXAMPLE_B)
-    assert payload["layer"] == 1
+    assert payload["ui"]["layer"] == 1
     assert payload["segments"] == ref.encoding.segments.tolist()
     assert 1 in payload["segments"]
 
@@ -89,15 +91,99 @@ def test_neuron_view_softmax_matches_attention(default_model):
             f"{part}-png", f"{part}-svg", f"{part}-csv"], keys
 
 
-def test_model_view_grid_and_click_opens_heatmap():
+def report(at, state: dict) -> AppTest:
+    """What the browser sends when the component reports its state (AppTest cannot run the
+    component's JavaScript): the widget states of the page plus the component's value."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    comp = [c for c in at.get("bidi_component") if c.proto.component_name == "attention_views"]
+    states: WidgetStates = at._tree.get_widget_states()
+    w = states.widgets.add()
+    w.id = comp[0].proto.id
+    w.json_value = json.dumps({"state": state})
+    at._run(widget_state=states)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_model_view_grid_and_click_opens_the_head_in_the_component(monkeypatch):
+    """A click on layer 3, head 5 of the model view opens that head in the component's head
+    view; the component reports it, and the widgets and the URL follow without a forward pass
+    and without a new payload."""
+    import analysis.attention
+    import analysis.attention.views
+
     at = open_app(view="Model view")
-    payload = component_payload(at, "attention_model_view")
+    payload = component_payload(at)
     assert (payload["n_layers"], payload["n_heads"]) == (6, 12)
-    at.session_state["_attention_pending_head"] = (2, 4)  # what a click on layer 3 head 5 sets
-    at.run()
-    assert not at.exception
+    assert payload["ui"]["view"] == "model"
+    assert at.selectbox(key="layer").disabled  # the model view shows every layer
+    calls = []
+    for mod, name in ((analysis.attention, "attention_for"),
+                      (analysis.attention.views, "views_payload")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda *a, _r=real, _n=name, **k: (calls.append(_n),
+                                                                         _r(*a, **k))[1])
+    report(at, {"view": "head", "layer": 2, "heads": [4], "pin": None, "segment": "All"})
+    assert at.segmented_control(key="view").value == "Head view"
     assert at.selectbox(key="layer").value == 3 and at.selectbox(key="head").value == 5
-    assert at.get("vega_lite_chart"), "clicked head did not open in the heatmap"
+    assert not at.selectbox(key="layer").disabled
+    q = dict(at.query_params)
+    assert (q["view"], q["layer"], q["head"], q["heads"]) == ("Head view", "3", "5", "5")
+    assert "pin" not in q and "seg" not in q
+    assert calls == []  # nothing recomputed: cached forward, cached payload
+    after = component_payload(at)
+    assert after["ui"] == {"view": "head", "layer": 2, "heads": [4], "pin": None,
+                           "segment": "All"}
+    assert after["digest"] == payload["digest"]
+    assert not [w.value for w in at.warning if "Session State" in str(w.value)]
+
+
+def test_component_state_to_widgets_and_url_and_back():
+    at = open_app(mode="Sentence pair")
+    report(at, {"view": "head", "layer": 5, "heads": [0, 2, 11], "pin": {"side": "to", "index": 3},
+                "segment": "A->B"})
+    q = dict(at.query_params)
+    assert (q["layer"], q["heads"], q["pin"], q["seg"]) == ("6", "1,3,12", "to:4", "A->B")
+    assert at.selectbox(key="layer").value == 6
+    # the URL the page now shows opens the view in the same state
+    fresh = open_app(**{k: v for k, v in q.items()})
+    assert component_payload(fresh)["ui"] == {
+        "view": "head", "layer": 5, "heads": [0, 2, 11], "pin": {"side": "to", "index": 3},
+        "segment": "A->B"}
+    # every head again, nothing pinned, all segments: the parameters leave the URL
+    report(at, {"view": "head", "layer": 5, "heads": None, "pin": None, "segment": "All"})
+    assert not {"heads", "pin", "seg"} & set(at.query_params)
+
+
+def test_a_late_report_does_not_undo_a_widget_change():
+    """The user switched the layer in the view, then chose the model view with the page's
+    widget before the view reported: the report (which lists the keys the user changed in
+    the view) moves the layer only."""
+    at = open_app()
+    at.segmented_control(key="view").set_value("Model view").run()
+    report(at, {"view": "head", "layer": 4, "heads": None, "pin": None, "segment": "All",
+                "changed": ["layer"]})
+    assert at.segmented_control(key="view").value == "Model view"
+    assert at.selectbox(key="layer").value == 5
+    assert component_payload(at)["ui"]["view"] == "model"
+
+
+def test_link_params_restore_the_view_and_bad_values_are_ignored():
+    at = open_app(mode="Sentence pair", layer="2", heads="3,1", pin="2", seg="B->B")
+    assert component_payload(at)["ui"] == {"view": "head", "layer": 1, "heads": [0, 2],
+                                           "pin": {"side": "from", "index": 1}, "segment": "B->B"}
+    for bad in ({"heads": "0,13"}, {"heads": "x"}, {"pin": "999"}, {"pin": "up:2"},
+                {"pin": "-1"}, {"seg": "A->C"}):
+        at = open_app(**bad)
+        ui = component_payload(at)["ui"]
+        assert (ui["heads"], ui["pin"], ui["segment"]) == (None, None, "All"), bad
+    # a state the component could not have sent (out of range) changes nothing
+    at = open_app()
+    report(at, {"view": "nope", "layer": 99, "heads": [40], "pin": {"side": "to", "index": 999},
+                "segment": "sideways"})
+    assert at.selectbox(key="layer").value == 1
+    assert not {"heads", "pin", "seg"} & set(at.query_params)
 
 
 def test_markup_in_text_is_data_not_html():
@@ -157,8 +243,24 @@ def test_long_input_truncated_and_thinned():
     warnings = [w.value for w in at.warning]
     assert any("truncated to the model's maximum of 512" in w for w in warnings)
     payload = component_payload(at)
-    assert payload["n"] == 512
-    assert at.slider(key="topk").value == 5
+    assert payload["n"] == 512 and payload["encoding"] == "sparse"
+    assert len(json.dumps(payload)) <= 2_000_000
+    assert any(f"{payload['top_k']} strongest keys" in c.value for c in at.caption)
+
+
+def test_long_input_heatmap_is_drawn_by_the_component(default_model):
+    """Above 96 labels the heatmap is the component's canvas, fed the whole map (8 bits of
+    its maximum); short inputs keep the Altair chart."""
+    at = open_app(a="food " * 600, view="Heatmap", layer="2", head="3")
+    payload = component_payload(at)
+    assert "layers" not in payload and payload["ui"]["view"] == "heatmap"
+    hm = payload["heatmap"]
+    ref = attention_for(default_model, "food " * 600).attentions[1, 2]
+    q = np.frombuffer(__import__("base64").b64decode(hm["weights"]), np.uint8).reshape(512, 512)
+    assert (hm["layer"], hm["head"]) == (1, 2) and hm["max"] == pytest.approx(ref.max())
+    assert np.abs(q * hm["max"] / 255 - ref).max() <= 0.5 * hm["max"] / 255 + 1e-6
+    assert not at.get("vega_lite_chart")
+    assert [b.label for b in at.get("download_button")][-3:] == ["PNG", "SVG", "CSV"]
 
 
 def test_layer_frame_is_the_long_form_of_the_maps():
@@ -175,6 +277,40 @@ def test_layer_frame_is_the_long_form_of_the_maps():
 
 def test_head_and_model_views_offer_csv():
     at = open_app()
-    assert "CSV of this layer" in [b.label for b in at.get("download_button")]
+    assert "CSV of every head" in [b.label for b in at.get("download_button")]
     at = open_app(view="Model view")
     assert "CSV of every head" in [b.label for b in at.get("download_button")]
+
+
+def test_reading_is_computed_from_the_shown_head_and_reports_pin_it(default_model, monkeypatch):
+    import ui.sidebar
+    from analysis.attention.reading import attention_reading, layer_reading, model_reading
+
+    # AppTest starts every run in Streamlit's legacy pages mode, whose one-off rerun would eat
+    # a button's click (a real server leaves that mode once)
+    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None)
+    ref = attention_for(default_model, EXAMPLE_A)
+    # the heatmap of layer 3, head 5: the reading is that head's, in plain text
+    at = open_app(view="Heatmap", layer="3", head="5")
+    infos = [i.value for i in at.info]
+    assert plain(attention_reading(ref, 3, 5).sentence) in infos
+    at.button(key="report-add-attention").click().run()
+    assert not at.exception
+    rep = at.session_state["_report"]
+    assert len(rep.findings) == 1
+    f = rep.findings[0]
+    assert f.title == "Attention: heatmap, layer 3, head 5" and f.kind == "chart"
+    assert f.svg.lstrip().startswith("<svg") and "<rect" in f.svg
+    assert f.reading == [attention_reading(ref, 3, 5).sentence]
+    assert "layer=3" in f.link and "head=5" in f.link
+    assert f.source["setting: view"] == "Heatmap"
+    # the head view reads every head of the layer; its report is a table of their habits
+    at = open_app(view="Head view", layer="1")
+    assert plain(" ".join(layer_reading(ref, 1))) in [i.value for i in at.info]
+    at.button(key="report-add-attention").click().run()
+    f = at.session_state["_report"].findings[-1]
+    assert f.kind == "table" and len(f.rows) == 12 and f.columns[:2] == ["layer", "head"]
+    # the model view: how many heads have each habit, over all 72
+    at = open_app(view="Model view")
+    (text,) = [i.value for i in at.info]
+    assert text == plain(model_reading(ref)) and text.startswith("Of the 72 heads")

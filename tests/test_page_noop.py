@@ -157,3 +157,68 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
     assert (grad["mean_abs_grad"] > 0).all()
     fig2 = chart_data(at, "points: heads")
     assert len(fig2) == 3 * 3 * 4  # three statistics x 3 layers x 4 heads
+
+
+def _chart_script():
+    import altair as alt
+    import pandas as pd
+    import streamlit as st
+
+    from ui.chart_cache import cached_chart, draw
+
+    builds = st.session_state.setdefault("builds", [])
+
+    def build():
+        builds.append(1)
+        df = pd.DataFrame({"layer": [1, 1, 2, 2], "head": [1, 2, 1, 2],
+                           "value": [0.1, 0.4, 0.9, 0.25]})
+        return alt.Chart(df).mark_rect().encode(x="head:O", y="layer:O", color="value:Q") \
+            .properties(title="Tiny map"), df
+
+    built = cached_chart(("tiny map", "spec", "fingerprint-1", 4), build)
+    draw(built, stretch=True)
+    st.altair_chart(built.chart, width="stretch")  # what the page drew before: the same view
+    st.write(f"title={built.title} builds={len(builds)} spec={built.spec is not None}")
+
+
+def test_cached_charts_are_built_once_and_draw_what_altair_chart_draws():
+    """A rerun with cached results builds no chart again (rerun cost, issue #13), and the cached
+    spec is exactly what ``st.altair_chart`` sends: the same spec, the same Arrow data."""
+    from ui.chart_cache import _built
+
+    _built.clear()
+    at = AppTest.from_function(_chart_script).run()
+    assert not at.exception, at.exception
+    drawn, reference = at.get("vega_lite_chart")
+    assert drawn.proto.spec == reference.proto.spec
+    assert json.loads(drawn.proto.spec)["title"] == "Tiny map"
+    assert [d.data for d in drawn.proto.datasets] == [d.data for d in reference.proto.datasets]
+    assert drawn.proto.datasets and drawn.proto.datasets[0].data.data
+    assert at.markdown[0].value == "title=Tiny map builds=1 spec=True"
+    at.run()
+    at.run()
+    drawn, reference = at.get("vega_lite_chart")
+    assert drawn.proto.spec == reference.proto.spec
+    assert [d.data for d in drawn.proto.datasets] == [d.data for d in reference.proto.datasets]
+    assert at.markdown[0].value == "title=Tiny map builds=1 spec=True"  # never rebuilt
+
+
+def test_owned_values_are_built_once_per_owner_and_forgotten_with_it():
+    """``ui.chart_cache.owned``: the memo of a result kept in the session (Aspect heads)."""
+    import gc
+
+    from ui.chart_cache import _OWNED, owned
+
+    class Result:  # a result object, as the session keeps it
+        pass
+
+    calls = []
+    first, second = Result(), Result()
+    assert owned(first, "table", lambda: calls.append(1) or "A") == "A"
+    assert owned(first, "table", lambda: calls.append(1) or "B") == "A"  # not rebuilt
+    assert owned(second, "table", lambda: calls.append(1) or "C") == "C"  # another owner
+    assert len(calls) == 2 and id(first) in _OWNED
+    key = id(first)
+    del first
+    gc.collect()
+    assert key not in _OWNED  # forgotten with its owner

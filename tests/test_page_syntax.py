@@ -158,7 +158,7 @@ def test_pasted_treebank_with_markup_words_is_shown_literally():
     df = table(at).set_index("relation")
     assert df.loc["det", "n"] == 2 and df.loc["all", "n"] == 6
     at.selectbox(key="syntax_rel").set_value("nsubj").run()
-    at.selectbox(key="syntax_example_nsubj").set_value(1).run()
+    at.selectbox(key="syntax_example").set_value(1).run()
     (svg,) = svgs(at)
     assert "&lt;b&gt;x&lt;/b&gt;" in svg and "<b>" not in svg
     assert "&quot;q&quot;" in svg and "{{ok}}" in svg

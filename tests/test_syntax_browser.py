@@ -100,8 +100,8 @@ def test_dependency_view_in_chromium(server):  # noqa: F811
 
 
 def test_dependency_svg_is_escaped_text_on_one_line():
-    """Without a browser: the SVG string the page draws (ui.syntax.dependency_svg)."""
-    from ui.syntax import attention_arcs, dependency_svg, gold_arcs
+    """Without a browser: the SVG string the page draws (ui.syntax_views.dependency_svg)."""
+    from ui.syntax_views import attention_arcs, dependency_svg, gold_arcs
 
     words = WORDS[:5] + ["two\nlines"]
     gold = gold_arcs(HEADS[:6], RELS[:6], "all")
@@ -115,3 +115,68 @@ def test_dependency_svg_is_escaped_text_on_one_line():
     assert svg.count('class="dep-arc below wrong"') == 1 and 'data-from="2" data-to="4"' in svg
     assert "&lt;b&gt;x&lt;/b&gt;" in svg and "<b>" not in svg and "&quot;q&quot;" in svg
     assert ">two lines</text>" in svg and "\n" not in svg
+
+
+# Whatever lies beyond the screen's edge must be inside a box made to scroll sideways (a chart,
+# the dependency view, a table) that itself fits the screen; controls never do.
+FITS_JS = """() => {
+  const W = document.documentElement.clientWidth;
+  const scrollers = '.dep-scroll, [data-testid="stVegaLiteChart"], [data-testid="stDataFrame"]';
+  const bad = [];
+  let seen = 0;
+  for (const el of document.querySelectorAll('[data-testid="stMain"] *')) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height) continue;
+    seen += 1;
+    if (r.right <= W + 1 && r.left >= -1) continue;
+    let box = el.parentElement;  // the nearest box that scrolls sideways
+    while (box && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) {
+      box = box.parentElement;
+    }
+    if (box && box.closest(scrollers) && box.getBoundingClientRect().right <= W + 1) continue;
+    bad.push(`${el.tagName} ${el.dataset.testid || ''} right=${Math.round(r.right)} `
+             + `"${(el.innerText || '').slice(0, 40)}"`);
+  }
+  return {W, page: document.documentElement.scrollWidth, seen, bad: bad.slice(0, 12)};
+}"""
+
+
+def test_four_pages_fit_a_390px_phone_screen(server):  # noqa: F811
+    """At 390 px wide the source buttons wrap (the last one is not cut) and no element of the
+    No-op, Drift, Aspect heads and Syntax pages sticks out of the screen (charts wider than the
+    screen scroll inside their own box)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 900})
+            for path, source in (("noop", "Hugging Face dataset"),
+                                 ("drift", "Hugging Face dataset"), ("aspects", None),
+                                 ("syntax", "Hugging Face dataset")):
+                page.goto(f"{server}/{path}")
+                _wait_idle(page, timeout=240_000)
+                page.get_by_role("heading", level=1).first.wait_for(timeout=60_000)
+                if path == "syntax":  # the heads grid (612 px wide) and the dependency view
+                    expect(page.locator("svg.dep-view").first).to_be_visible(timeout=120_000)
+                    page.get_by_test_id("stVegaLiteChart").first.wait_for(timeout=60_000)
+                if path == "noop":  # the first chart, then the heatmap panels
+                    page.get_by_test_id("stVegaLiteChart").first.wait_for(timeout=240_000)
+                if source:
+                    last = page.get_by_test_id("stButtonGroup").first.get_by_text(
+                        source, exact=True)
+                    box = last.bounding_box()
+                    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, (path, box)
+                checks = [page.evaluate(FITS_JS)]
+                if path == "noop":
+                    page.get_by_role("tab", name="Heatmaps").click()
+                    _wait_idle(page)
+                    page.get_by_test_id("stVegaLiteChart").nth(1).wait_for(timeout=60_000)
+                    checks.append(page.evaluate(FITS_JS))
+                for res in checks:
+                    assert res["W"] == 390 and res["page"] <= 390, (path, res)
+                    assert res["seen"] > 50 and not res["bad"], (path, res)
+                page.screenshot(path=str(SHOTS / f"narrow_390_{path}.png"))
+        finally:
+            browser.close()

@@ -2,27 +2,44 @@
 
 from __future__ import annotations
 
-import json
-
 import altair as alt
 import numpy as np
 import pandas as pd
 
 
-def label_expr(labels, offset: int = 0) -> str:
-    """Vega label expression mapping an ordinal position to its label. JSON string literals
-    are valid Vega expression literals, and Vega draws text, never HTML."""
-    index = "datum.value" if not offset else f"datum.value - {int(offset)}"
-    return f"{json.dumps([str(l) for l in labels])}[{index}]"
+def position_labels(labels) -> list[str]:
+    """One unique axis label per position, "12: token" (1-based), so that repeated tokens keep
+    their own row. Token text only ever travels as data (a field value or a scale's domain
+    entry), never inside a Vega expression: a token such as ``if`` or ``datum`` stays text."""
+    return [f"{i + 1}: {l}" for i, l in enumerate(labels)]
 
 
-def map_frame(labels, matrix: np.ndarray, min_weight: float = 0.0) -> pd.DataFrame:
-    """Long table of one attention map: from/to position and label, weight."""
-    n = matrix.shape[0]
-    i, j = np.meshgrid(np.arange(n), np.arange(matrix.shape[1]), indexing="ij")
+def _token_axis(n: int, size: int, **kw) -> alt.Axis:
+    """An axis of ``n`` token labels over ``size`` pixels: the font follows the room of a row
+    (7 to 11 px); every label while they fit, else thinned to what fits (Vega's parity
+    thinning). The full label is in every cell's tooltip."""
+    room = size / max(n, 1)
+    return alt.Axis(labelOverlap=room < 8, labelLimit=120,
+                    labelFontSize=max(7, min(11, int(room) - 1)), **kw)
+
+
+def map_frame(labels, matrix: np.ndarray, min_weight: float = 0.0,
+              axis_labels=None) -> pd.DataFrame:
+    """Long table of one attention map: from/to position, token, axis label (``axis_labels``,
+    unique; "position: token" by default) and weight."""
+    n, m = matrix.shape
+    i, j = np.repeat(np.arange(n), m), np.tile(np.arange(m), n)
+    text = np.asarray([str(l) for l in labels], dtype=object)
+    axis = list(axis_labels) if axis_labels is not None else position_labels(text)
+    # categorical columns: one string per distinct label, not one per cell (a 512 x 512 map
+    # builds in milliseconds); Arrow, Vega and the CSV see plain strings
+    uniq, inv = np.unique(text, return_inverse=True)
     df = pd.DataFrame({
-        "from_pos": i.ravel(), "to_pos": j.ravel(),
-        "from": [labels[k] for k in i.ravel()], "to": [labels[k] for k in j.ravel()],
+        "from_pos": i, "to_pos": j,
+        "from": pd.Categorical.from_codes(inv[i], categories=uniq),
+        "to": pd.Categorical.from_codes(inv[j], categories=uniq),
+        "from_label": pd.Categorical.from_codes(i, categories=axis),
+        "to_label": pd.Categorical.from_codes(j, categories=axis),
         "weight": matrix.ravel().astype(float),
     })
     if min_weight > 0:
@@ -37,11 +54,14 @@ def layer_frame(labels, maps: np.ndarray, layer_offset: int = 0) -> pd.DataFrame
     L, H, n, _ = maps.shape
     l, h, i, j = np.meshgrid(np.arange(L), np.arange(H), np.arange(n), np.arange(n),
                              indexing="ij")
-    labels = np.asarray(labels, dtype=object)
+    text = np.asarray([str(t) for t in labels], dtype=object)
+    uniq, inv = np.unique(text, return_inverse=True)
+    i, j = i.ravel(), j.ravel()
     return pd.DataFrame({
         "layer": l.ravel() + 1 + layer_offset, "head": h.ravel() + 1,
-        "from_pos": i.ravel(), "to_pos": j.ravel(),
-        "from": labels[i.ravel()], "to": labels[j.ravel()],
+        "from_pos": i, "to_pos": j,
+        "from": pd.Categorical.from_codes(inv[i], categories=uniq),
+        "to": pd.Categorical.from_codes(inv[j], categories=uniq),
         "weight": maps.ravel().astype(float),
     })
 
@@ -56,22 +76,23 @@ def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
 
 
 def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,
-                      scheme: str = "blues", domain=None) -> alt.Chart:
-    """One head's map; colour runs from 0 to the map's largest weight (shown in the legend)."""
+                      scheme: str = "blues", domain=None, axis_labels=None) -> alt.Chart:
+    """One head's map (``df`` from :func:`map_frame`); colour runs from 0 to the map's largest
+    weight (shown in the legend). Axes run over the "position: token" label fields, in
+    position order; long inputs thin their labels to what fits."""
     n = len(labels)
     size = size or int(min(900, max(360, 22 * n)))
     if domain is None:
         domain = (0.0, float(df["weight"].max()) if len(df) else 1.0)
+    order = list(axis_labels) if axis_labels is not None else position_labels(labels)
     return (
         alt.Chart(df, title=title)
         .mark_rect()
         .encode(
-            x=alt.X("to_pos:O", title="to (key)", scale=alt.Scale(domain=list(range(n))),
-                    axis=alt.Axis(labelExpr=label_expr(labels), labelAngle=-60,
-                                  labelOverlap=False, labelLimit=120)),
-            y=alt.Y("from_pos:O", title="from (query)", scale=alt.Scale(domain=list(range(n))),
-                    axis=alt.Axis(labelExpr=label_expr(labels), labelOverlap=False,
-                                  labelLimit=120)),
+            x=alt.X("to_label:O", title="to (key)", scale=alt.Scale(domain=order),
+                    axis=_token_axis(n, size, labelAngle=-60)),
+            y=alt.Y("from_label:O", title="from (query)", scale=alt.Scale(domain=order),
+                    axis=_token_axis(n, size)),
             color=alt.Color("weight:Q", scale=alt.Scale(scheme=scheme, domain=list(domain)),
                             title="weight"),
             tooltip=[alt.Tooltip("from:N"), alt.Tooltip("to:N"),
@@ -94,25 +115,36 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
     """Rows x dimensions heatmap (neuron view: query, keys, products)."""
     rows, dims = matrix.shape
     r, d = np.meshgrid(np.arange(rows), np.arange(dims), indexing="ij")
+    row_labels = [str(l) for l in row_labels]
+    if len(set(row_labels)) < rows:
+        row_labels = position_labels(row_labels)
     df = pd.DataFrame({"row": r.ravel(), "dim": d.ravel(), "value": matrix.ravel().astype(float),
-                       "token": [row_labels[k] for k in r.ravel()]})
+                       "token": np.asarray(row_labels, dtype=object)[r.ravel()]})
     lim = float(np.abs(matrix).max()) or 1.0
     dense = rows <= 60
     body = height_per_row * rows if dense else min(4 * rows, 1200)
     scale = (alt.Scale(scheme="redblue", domain=[-lim, lim], reverse=True) if diverging
              else alt.Scale(scheme="blues"))
-    return (
+    chart = (
         alt.Chart(df, title=title)
         .mark_rect()
         .encode(
             x=alt.X("dim:O", title="dimension", axis=alt.Axis(labels=dims <= 64, ticks=False)),
-            y=alt.Y("row:O", title=None, axis=alt.Axis(labelExpr=label_expr(row_labels),
-                                                       labelOverlap=not dense, labelLimit=140)),
+            y=alt.Y("token:O", title=None, scale=alt.Scale(domain=row_labels),
+                    axis=alt.Axis(labelOverlap=not dense, labelLimit=140)),
+            # a legend of readable length even beside a one-row chart (the query vector)
             color=alt.Color("value:Q", scale=scale,
-                            legend=alt.Legend(gradientLength=int(min(200, max(24, body))))),
+                            legend=alt.Legend(gradientLength=int(min(200, max(160, body))),
+                                              orient="right" if rows > 4 else "bottom",
+                                              direction="vertical" if rows > 4
+                                              else "horizontal")),
             tooltip=["token:N", "dim:Q", alt.Tooltip("value:Q", format=".4f")],
         )
-        # Streamlit fits the whole chart (title and axes too) into this height: leave them
-        # room so that even a one-row chart (the query vector) keeps a visible body.
-        .properties(width=min(12 * dims, 560), height=max(30, body) + 110)
     )
+    if rows > 4:
+        # Streamlit fits the whole chart (title, axes, legend) into the column and this height
+        return chart.properties(width=min(12 * dims, 560), height=body + 110)
+    # a few rows (the query vector): "pad" keeps the body's own height (title, axes and the
+    # horizontal legend come on top of it), so its cells and legend never get squashed
+    return chart.properties(width=min(12 * dims, 560), height=max(24, body),
+                            autosize=alt.AutoSizeParams(type="pad"))

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 
 import streamlit as st
 
-from analysis.corpus import (MAX_MB, corpus_notes, csv_columns, read_corpus, read_hf_dataset,
-                             read_labels, read_pasted, sample_corpus)
+from analysis.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_notes, csv_columns,
+                             read_corpus, read_hf_dataset, read_labels, read_pasted,
+                             sample_corpus)
 from analysis.errors import DataError, InputError
 from ui.errors import plain, show_error
 from ui.settings import Settings, settings
@@ -36,6 +38,49 @@ def _load_hf(name: str, split: str, column: str, pair: str | None, cap: int,
                            local_ok=local_ok)
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _sample(stamp: tuple, cap: int):
+    return sample_corpus(max_examples=cap)
+
+
+def bundled_sample(cap: int):
+    """The bundled sample corpus, read once per (file size and modification time, cap): a rerun
+    reads nothing again."""
+    st_ = SAMPLE_FILE.stat()
+    return _sample((st_.st_size, st_.st_mtime_ns), cap)
+
+
+_FINGERPRINTS: dict[int, str] = {}  # id of a corpus object -> its fingerprint
+
+
+def fingerprint(dataset) -> str:
+    """``analysis.corpus.corpus_fingerprint`` computed once per corpus object (a cached corpus
+    is the same object on every rerun)."""
+    key = id(dataset)
+    fp = _FINGERPRINTS.get(key)
+    if fp is None:
+        fp = _FINGERPRINTS[key] = corpus_fingerprint(dataset)
+        weakref.finalize(dataset, _FINGERPRINTS.pop, key, None)
+    return fp
+
+
+# On a phone (390 px) a row of source buttons, and of tabs, wraps instead of hiding its last
+# ones in a scrolling strip, and a chart wider than the screen scrolls inside its own box instead of
+# being cut at the screen's edge.
+NARROW_CSS = """<style>
+@media (max-width: 640px) {
+  [data-testid="stButtonGroup"] > div { flex-wrap: wrap; row-gap: 4px; overflow-x: visible; }
+  [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; overflow-x: visible; }
+  [data-testid="stVegaLiteChart"] { max-width: 100%; overflow-x: auto; }
+}
+</style>"""
+
+
+def fit_narrow_screens() -> None:
+    """The page's styles for narrow screens (:data:`NARROW_CSS`); takes no room on the page."""
+    st.html(NARROW_CSS)
+
+
 def _mb(n: int) -> str:
     return f"{n / 2**20:.1f}".rstrip("0").rstrip(".") + " MB"  # MB as Streamlit counts
 
@@ -48,16 +93,18 @@ def upload_name(name: str | None) -> str:
 
 
 def cap_widget(st_col, key: str, label: str, default: int, maximum: int, step: int,
-               help: str | None = None, disabled: bool = False) -> int:
+               help: str | None = None, disabled: bool = False, bind: bool = False) -> int:
     """A number input whose maximum is ``maximum``; a value above it in the session (a
-    previous setting) is lowered to it with a note."""
+    previous setting) is lowered to it with a note. ``bind``: the value travels in the URL
+    (``key=value``; a link's value outside 1..maximum is ignored)."""
     value = st.session_state.get(key, default)
     if isinstance(value, (int, float)) and value > maximum:
         st.session_state[key] = maximum
         st_col.caption(plain(f"{label}: lowered to {maximum}, this server's limit."))
     st.session_state.setdefault(key, min(default, maximum))
     return int(st_col.number_input(label, min_value=1, max_value=maximum, step=step, key=key,
-                                   help=help, disabled=disabled))
+                                   help=help, disabled=disabled,
+                                   bind="query-params" if bind else None))
 
 
 def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
@@ -67,17 +114,18 @@ def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
     one-line error). With ``labels``, an upload's ``label`` column is added for the split by
     label. The reader's notes (blank lines skipped, the cap) are shown as captions."""
     conf = settings()
+    fit_narrow_screens()
     sources = SOURCES if not conf.demo or conf.datasets else [SAMPLE, PASTE, UPLOAD]
     c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
-    source = c1.segmented_control("Corpus", sources, default=SAMPLE,
-                                  key=f"{prefix}_source") or SAMPLE
+    source = c1.segmented_control("Corpus", sources, default=SAMPLE, key=f"{prefix}_source",
+                                  bind="query-params") or SAMPLE
     cap = cap_widget(c2, f"{prefix}_max", "Examples (at most)", default_cap,
-                     conf.cap("max_examples", max_cap), 50,
+                     conf.cap("max_examples", max_cap), 50, bind=True,
                      help=cap_help or "Only the first N examples are used; more takes longer.")
     dataset = None
     try:
         if source == SAMPLE:
-            dataset = sample_corpus(max_examples=cap)
+            dataset = bundled_sample(cap)
             st.caption("The bundled sample corpus: 292 English sentences and sentence pairs "
                        "written for this project (data/sample_corpus).")
         elif source == PASTE:
@@ -142,20 +190,57 @@ def _upload(prefix: str, cap: int, labels: bool, conf: Settings):
 
 def _listed_dataset(prefix: str, cap: int, conf: Settings):
     """Demo mode: one of the host's datasets, by name."""
-    name = st.selectbox("Dataset", list(conf.datasets), key=f"{prefix}_hf_pick")
+    name = st.selectbox("Dataset", list(conf.datasets), key=f"{prefix}_hf_pick",
+                        bind="query-params")
     ds = conf.datasets[name]
     return _load_hf(ds.id, ds.split, ds.column, ds.pair, cap, conf.max_line_chars, False)
 
 
 def _hub(prefix: str, cap: int, conf: Settings):
     h1, h2, h3, h4 = st.columns(4)
-    name = h1.text_input("Dataset id or folder", key=f"{prefix}_hf_name", placeholder="imdb")
-    split = h2.text_input("Split", value="train", key=f"{prefix}_hf_split")
-    col = h3.text_input("Text column", value="text", key=f"{prefix}_hf_col")
-    pair = h4.text_input("Pair column (optional)", key=f"{prefix}_hf_pair")
+    bind = "query-params"
+    name = h1.text_input("Dataset id or folder", key=f"{prefix}_hf_name", placeholder="imdb",
+                         bind=bind, max_chars=300)
+    split = h2.text_input("Split", value="train", key=f"{prefix}_hf_split", bind=bind,
+                          max_chars=100)
+    col = h3.text_input("Text column", value="text", key=f"{prefix}_hf_col", bind=bind,
+                        max_chars=100)
+    pair = h4.text_input("Pair column (optional)", key=f"{prefix}_hf_pair", bind=bind,
+                         max_chars=100)
     if not name.strip():
         st.info("Give a Hugging Face dataset id that is in the local cache (or reachable "
                 "online), its split and its text column.", icon=":material/info:")
         return None
     return _load_hf(name.strip(), split, col.strip(), pair.strip() or None, cap,
                     conf.max_line_chars, True)
+
+
+def session_only_note(prefix: str) -> str | None:
+    """What a link to the page cannot carry: pasted lines and uploads stay in this session."""
+    source = st.session_state.get(f"{prefix}_source") or SAMPLE
+    if source == PASTE:
+        return "A link cannot carry pasted lines: they stay in this browser session; someone " \
+               "who opens it gets the pasted-corpus box, empty."
+    if source == UPLOAD:
+        return "A link cannot carry an uploaded file: it stays in this browser session; " \
+               "someone who opens it is asked to upload it."
+    return None
+
+
+def corpus_name(prefix: str, dataset) -> str:
+    """The corpus by name and size, for a finding's provenance (never a path or a file's
+    content): the bundled sample, pasted lines, an upload by its file name, or the dataset."""
+    n = len(dataset) if dataset is not None else 0
+    source = st.session_state.get(f"{prefix}_source") or SAMPLE
+    if source == SAMPLE:
+        name = "the bundled sample corpus"
+    elif source == PASTE:
+        name = "pasted lines"
+    elif source == UPLOAD:
+        up = st.session_state.get(f"{prefix}_upload")
+        name = f"the uploaded file {upload_name(getattr(up, 'name', None))}"
+    else:
+        picked = st.session_state.get(f"{prefix}_hf_pick") or st.session_state.get(
+            f"{prefix}_hf_name") or "a Hugging Face dataset"
+        name = f"the dataset {str(picked)[:120]}"
+    return f"{name} ({n} examples)"

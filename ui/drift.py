@@ -1,10 +1,8 @@
-"""The Drift page's model choice, cached models and results, and its blocks of charts and tables
-(docs/METHODS.md section 9). Layers and heads are 1-indexed, as everywhere in the UI.
-
-Model choice: outside demo mode a hub id or folder for each model (the after one bound to the
-URL as ``drift_after``; empty = the example checkpoint once it is built); in demo mode both come
-from the host's model list by name (``ui.settings``), so no path can be named. The comparison
-runs through the server-wide queue (``ui.jobs.run_job``); a cached result is shown at once."""
+"""The Drift page's cached models and results, and its blocks of charts and tables, each chart
+built once per result (docs/METHODS.md section 9). Layers and heads are 1-indexed, as
+everywhere in the UI. The model choice (``pick_models``) is in ``ui.drift_models``. The
+comparison runs through the server-wide queue (``ui.jobs.run_job``); a cached result is shown
+at once."""
 
 from __future__ import annotations
 
@@ -15,73 +13,27 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.corpus import corpus_fingerprint
 from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, compare_models, gallery,
                             head_cosine, load_after, load_pair, pattern_shares,
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.encoding import encode_dataset
-from analysis.models import EXAMPLE_SPEC, LoadedModel, checkpoint_stamp, normalise_spec
+from analysis.models import LoadedModel, checkpoint_stamp
 from ui.charts import attention_heatmap, map_frame
-from ui.errors import plain
+from ui.chart_cache import BuiltChart, cached_chart, draw
+from ui.corpus import fingerprint
 from ui.export import chart_downloads
-from ui.heads import heads_frame, heads_heatmap
+from ui.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.jobs import run_job
 from ui.links import attention_link
 from ui.resources import check_listed, get_model
 from ui.settings import settings
+from ui.drift_models import SIDEBAR_MODEL, UNLISTED, pick_models  # noqa: F401 (the page's)
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
          "punct": "attention to . and ,"}
 BATCH_SIZE = 32
 MODELS = ["before", "after"]
-SIDEBAR_MODEL = "(the sidebar's model)"
-UNLISTED = ("This link asks for an after model that this demo does not offer; it offers only "
-            "the models in its list.")
-_URL_CHECKED = "_drift_url_checked"
-
-# ---------------------------------------------------------------------------------------------
-# Model choice
-
-
-def _example_ready() -> bool:
-    from analysis.aspects.example import example_ready
-
-    return example_ready()
-
-
-def pick_models(sidebar_spec: str) -> tuple[str, str]:
-    """The before and after widgets -> (before spec, after spec; '' when none is given)."""
-    conf = settings()
-    c1, c2 = st.columns(2)
-    if not conf.demo:
-        before_in = c1.text_input(
-            "Before (hub id or folder)", key="drift_before",
-            placeholder=f"sidebar model: {sidebar_spec}",
-            help="Leave empty to use the model chosen in the sidebar.")
-        after_in = c2.text_input(
-            "After: the fine-tuned checkpoint (hub id or folder)", key="drift_after",
-            bind="query-params", placeholder="empty: the example checkpoint",
-            help="A checkpoint of the same architecture and tokenizer as the before model. "
-                 "Empty: the example checkpoint (the embedded model fine-tuned on the bundled "
-                 "ABSA sample) once it is built.")
-        before = normalise_spec(before_in) if before_in.strip() else sidebar_spec
-        after = after_in.strip() or (EXAMPLE_SPEC if _example_ready() else "")
-        return before, after
-    names = list(conf.models)
-    if not st.session_state.get(_URL_CHECKED):
-        st.session_state[_URL_CHECKED] = True
-        asked = st.query_params.get("drift_after")
-        if asked is not None and asked not in names:
-            st.info(plain(UNLISTED), icon=":material/info:")
-    after_default = conf.model_name(EXAMPLE_SPEC) or names[-1]
-    before_name = c1.selectbox("Before", [SIDEBAR_MODEL] + names, key="drift_before_name")
-    after_name = c2.selectbox("After: the fine-tuned model", names, key="drift_after",
-                              index=names.index(after_default), bind="query-params")
-    before = sidebar_spec if before_name == SIDEBAR_MODEL else conf.models[before_name]
-    return normalise_spec(before), normalise_spec(conf.models[after_name])
-
-
 # ---------------------------------------------------------------------------------------------
 # Cached models and results
 
@@ -97,6 +49,13 @@ def model_pair(before_spec: str, after_spec: str) -> tuple[LoadedModel, LoadedMo
     mode only listed ones."""
     check_listed(before_spec)
     check_listed(after_spec)
+    return _pair(before_spec, after_spec,
+                 (checkpoint_stamp(before_spec), checkpoint_stamp(after_spec)))
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def _pair(before_spec: str, after_spec: str, stamps: tuple):
+    """The checked pair, once per specs and stamps (a rerun neither loads nor checks again)."""
     return load_pair(before_spec, after_spec, get_model,
                      after_loader=lambda spec: _after_model(spec, checkpoint_stamp(spec)))
 
@@ -120,10 +79,8 @@ def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResul
     """:func:`analysis.drift.compare_models` over the picked corpus through the server-wide
     queue, cached per models (and their checkpoints' stamps), corpus and token cap (demo mode:
     ``max_tokens``)."""
-    key = corpus_fingerprint(dataset) + ("-labels" if "label" in dataset.column_names else "")
-    stamps = (checkpoint_stamp(before.spec), checkpoint_stamp(after.spec))
-    max_length = settings().cap("max_tokens", before.max_length)
-    return _run(before.spec, after.spec, stamps, key, max_length, before, after, dataset)
+    before_spec, after_spec, stamps, key, max_length = result_key(before, after, dataset)
+    return _run(before_spec, after_spec, stamps, key, max_length, before, after, dataset)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -140,16 +97,36 @@ def example_maps(before: LoadedModel, after: LoadedModel, result: DriftResult, i
 # Charts
 
 
-def _show(chart, basename: str, key: str, df: pd.DataFrame | None = None, **kw) -> None:
-    st.altair_chart(chart, **kw)
-    chart_downloads(chart, basename, key=key, df=df)
+def result_key(before: LoadedModel, after: LoadedModel, dataset) -> tuple:
+    """What :func:`drift_result` is cached on (models, their stamps, corpus, token cap): the
+    charts of a result are built once per this key (and their own settings)."""
+    key = fingerprint(dataset) + ("-labels" if "label" in dataset.column_names else "")
+    stamps = (checkpoint_stamp(before.spec), checkpoint_stamp(after.spec))
+    return (before.spec, after.spec, stamps, key,
+            settings().cap("max_tokens", before.max_length))
+
+
+def _chart(rkey: tuple, name: str, build) -> BuiltChart:
+    """``build()`` -> (chart, table), built once per (result key, ``name``) when ``rkey`` is
+    given (``ui.chart_cache``), else now."""
+    if rkey:
+        return cached_chart(("drift " + name, *rkey), build)
+    chart, df = build()
+    return BuiltChart(chart=chart, df=df, spec=None, title="")
+
+
+def _show(built: BuiltChart, basename: str, dl_key: str, **kw) -> alt.Chart:
+    """Draw a built chart (``kw``: ``st.altair_chart``'s) with its PNG/SVG/CSV downloads."""
+    draw(built, **kw)
+    chart_downloads(built.chart, basename, key=dl_key, df=built.df)
+    return built.chart
 
 
 def _lines(df: pd.DataFrame, y: str, color: str, title: str, zero: bool = True) -> alt.Chart:
     """A per-layer line chart, one line per ``color`` value."""
     return alt.Chart(df, title=title).mark_line(point=True).encode(
         x="layer:O", y=alt.Y(f"{y}:Q", scale=alt.Scale(zero=zero)), color=f"{color}:N",
-        tooltip=[f"{color}:N", "layer:O", alt.Tooltip(f"{y}:Q", format=".4f")],
+        tooltip=[f"{color}:N", "layer:O", alt.Tooltip(f"{y}:Q", format=".3f")],
     ).properties(width=420, height=220)
 
 
@@ -170,37 +147,49 @@ def _on_pick() -> None:
         st.session_state["drift_head"] = int(points[0]["head"])
 
 
-def cosine_grid(result: DriftResult) -> None:
-    """The layers x heads mean cosine (a click picks a head) and its per-layer means."""
+def cosine_grid(result: DriftResult, rkey: tuple = ()) -> alt.Chart:
+    """The layers x heads mean cosine (a click picks a head) and its per-layer means; returns
+    the grid. ``rkey``: :func:`result_key` (charts built once per result)."""
     cos = result.cosine
-    df_cos = heads_frame(cos, "cosine")
-    scale = alt.Scale(scheme="viridis", domain=[float(min(cos.min(), 0.999)), 1.0])
-    chart = heads_heatmap(df_cos, "cosine", title="Cosine similarity per head", scale=scale,
-                          select="pick")
-    st.altair_chart(chart, key="drift_cos_chart", on_select=_on_pick, selection_mode="pick",
-                    width="content")
-    chart_downloads(chart, "drift_cosine", key="dl-drift-cos", df=df_cos)
-    df_layer = pd.DataFrame({"layer": np.arange(1, result.n_layers + 1),
-                             "mean cosine": cos.mean(1), "min cosine": cos.min(1)})
-    chart_layer = alt.Chart(df_layer, title="Per-layer mean cosine").mark_bar().encode(
-        x=alt.X("layer:O"), y=alt.Y("mean cosine:Q", scale=alt.Scale(zero=False)),
-        tooltip=["layer:O", alt.Tooltip("mean cosine:Q", format=".4f"),
-                 alt.Tooltip("min cosine:Q", format=".4f")],
-    ).properties(width=34 * result.n_heads, height=200)
-    _show(chart_layer, "drift_cosine_per_layer", "dl-drift-layer", df_layer)
+
+    def grid():
+        df_cos = heads_frame(cos, "cosine")
+        scale = alt.Scale(scheme="viridis", domain=[float(min(cos.min(), 0.999)), 1.0])
+        return heads_heatmap(df_cos, "cosine", title="Cosine similarity per head", scale=scale,
+                             select="pick"), df_cos
+
+    def per_layer():
+        df_layer = pd.DataFrame({"layer": np.arange(1, result.n_layers + 1),
+                                 "mean cosine": cos.mean(1), "min cosine": cos.min(1)})
+        return alt.Chart(df_layer, title="Per-layer mean cosine").mark_bar().encode(
+            x=alt.X("layer:O"), y=alt.Y("mean cosine:Q", scale=alt.Scale(zero=False)),
+            tooltip=["layer:O", alt.Tooltip("mean cosine:Q", format=".3f"),
+                     alt.Tooltip("min cosine:Q", format=".3f")],
+        ).properties(width=34 * result.n_heads, height=200), df_layer
+
+    chart = _show(_chart(rkey, "cosine grid", grid), "drift_cosine", "dl-drift-cos",
+                  key="drift_cos_chart", on_select=_on_pick, selection_mode="pick",
+                  width="content")
+    _show(_chart(rkey, "cosine per layer", per_layer), "drift_cosine_per_layer", "dl-drift-layer")
+    return chart
 
 
-def head_examples(result: DriftResult, before_spec: str, layer: int, head: int) -> np.ndarray:
+def head_examples(result: DriftResult, before_spec: str, layer: int, head: int,
+                  rkey: tuple = ()) -> np.ndarray:
     """One head's cosine over the examples (histogram) and its 10 most changed examples,
     with links to the attention page; returns the examples, most changed first."""
     per_ex = result.cosine_examples[:, layer - 1, head - 1]
     st.caption(f"Head {layer}-{head}: mean cosine {per_ex.mean():.3f}, median "
                f"{np.median(per_ex):.3f}, min {per_ex.min():.3f} over {len(per_ex)} examples.")
-    df = pd.DataFrame({"example": np.arange(len(per_ex)), "cosine": per_ex.astype(float)})
-    chart = alt.Chart(df, title=f"Cosine over examples, head {layer}-{head}").mark_bar().encode(
-        x=alt.X("cosine:Q", bin=alt.Bin(maxbins=30), title="cosine"),
-        y=alt.Y("count():Q", title="examples")).properties(height=200, width=420)
-    _show(chart, f"drift_head_{layer}_{head}_distribution", "dl-drift-dist", df)
+
+    def histogram():
+        df = pd.DataFrame({"example": np.arange(len(per_ex)), "cosine": per_ex.astype(float)})
+        return alt.Chart(df, title=f"Cosine over examples, head {layer}-{head}").mark_bar(
+        ).encode(x=alt.X("cosine:Q", bin=alt.Bin(maxbins=30), title="cosine"),
+                 y=alt.Y("count():Q", title="examples")).properties(height=200, width=420), df
+
+    _show(_chart(rkey, f"histogram {layer}-{head}", histogram),
+          f"drift_head_{layer}_{head}_distribution", "dl-drift-dist")
     order = np.argsort(per_ex, kind="stable")
     low = order[:10]
     st.dataframe(pd.DataFrame({
@@ -211,85 +200,104 @@ def head_examples(result: DriftResult, before_spec: str, layer: int, head: int) 
                                                    result.pairs[i], layer, head) for i in low],
     }), hide_index=True, key="drift_low_table", column_config={
         "attention page (before)": st.column_config.LinkColumn(display_text="open head"),
-        "cosine": st.column_config.NumberColumn(format="%.4f")})
+        "cosine": st.column_config.NumberColumn(format=f"%.{DECIMALS}f")})
     return order
 
 
 def head_maps(enc, maps_before: np.ndarray, maps_after: np.ndarray, choice: int, layer: int,
-              head: int) -> None:
-    """One example's map of one head: before, after and their difference."""
+              head: int, rkey: tuple = ()) -> None:
+    """One example's map of one head: before, after and their difference (built once per
+    result ``rkey``, example and head)."""
     labels = list(enc.tokens)
     a_b, a_a = maps_before[layer - 1, head - 1], maps_after[layer - 1, head - 1]
     size = int(min(280, max(180, 10 * len(labels))))
     lim = float(np.abs(a_a - a_b).max() or 1e-6)
-    charts = [map_chart(labels, a_b, "before", size), map_chart(labels, a_a, "after", size),
-              map_chart(labels, a_a - a_b, "after - before", size, scheme="redblue",
-                        domain=(-lim, lim))]
+    charts = [_chart(rkey, f"map {name} {choice} {layer}-{head}", build) for name, build in (
+        ("before", lambda: (map_chart(labels, a_b, "before", size), None)),
+        ("after", lambda: (map_chart(labels, a_a, "after", size), None)),
+        ("difference", lambda: (map_chart(labels, a_a - a_b, "after - before", size,
+                                          scheme="redblue", domain=(-lim, lim)), None)))]
     st.caption(f"Example {choice}, head {layer}-{head}: cosine "
-               f"{head_cosine(a_b[None, None], a_a[None, None])[0, 0]:.4f}.")
+               f"{head_cosine(a_b[None, None], a_a[None, None])[0, 0]:.3f}.")
     for col, chart, name in zip(st.columns(3), charts, ("before", "after", "difference")):
         with col:
             _show(chart, f"drift_{name}_{layer}_{head}", f"dl-drift-map-{name}", width="content")
 
 
-def representation(result: DriftResult) -> None:
+def representation(result: DriftResult, rkey: tuple = ()):
     """RSA and linear CKA per layer (0 = embeddings): chart and table."""
     df = pd.DataFrame({"layer": np.arange(result.n_layers + 1), "RSA": result.rsa,
                        "CKA": result.cka})
-    long = df.melt("layer", var_name="measure", value_name="similarity")
-    chart = alt.Chart(long, title="RSA and linear CKA per layer").mark_line(point=True).encode(
-        x=alt.X("layer:O", title="layer (0 = embeddings)"),
-        y=alt.Y("similarity:Q", scale=alt.Scale(zero=False)), color="measure:N",
-        tooltip=["layer:O", "measure:N", alt.Tooltip("similarity:Q", format=".4f")],
-    ).properties(width=420, height=260)
-    _show(chart, "drift_rsa_cka", "dl-drift-rep", df)
-    st.dataframe(df, hide_index=True, key="drift_rep_table", column_config={
-        "RSA": st.column_config.NumberColumn(format="%.4f"),
-        "CKA": st.column_config.NumberColumn(format="%.4f")})
+
+    def build():
+        long = df.melt("layer", var_name="measure", value_name="similarity")
+        return alt.Chart(long, title="RSA and linear CKA per layer").mark_line(point=True).encode(
+            x=alt.X("layer:O", title="layer (0 = embeddings)"),
+            y=alt.Y("similarity:Q", scale=alt.Scale(zero=False)), color="measure:N",
+            tooltip=["layer:O", "measure:N", alt.Tooltip("similarity:Q", format=".3f")],
+        ).properties(width=420, height=260), df
+
+    chart = _show(_chart(rkey, "rsa cka", build), "drift_rsa_cka", "dl-drift-rep")
+    st.dataframe(df, hide_index=True, key="drift_rep_table", column_config=decimals(df))
+    return chart, df
 
 
-def noop_drift(result: DriftResult, kind: str) -> None:
+def noop_drift(result: DriftResult, kind: str, rkey: tuple = ()) -> None:
     """after - before of one no-op statistic per head (diverging), and per-layer means."""
-    delta = result.noop_delta[kind]
-    df = heads_frame(delta, "change")
-    df["before"] = result.noop_before[kind].ravel()
-    df["after"] = result.noop_after[kind].ravel()
-    lim = float(np.nanmax(np.abs(delta))) or 1e-6
-    chart = heads_heatmap(df, "change", title=f"Change in {KINDS[kind]}",
-                          scale=alt.Scale(scheme="redblue", domain=[-lim, lim], reverse=True))
-    _show(chart, f"drift_noop_{kind}", "dl-drift-noop", df, width="content")
-    L = result.n_layers
-    df_layers = pd.DataFrame({
-        "layer": np.tile(np.arange(1, L + 1), 2), "model": ["before"] * L + ["after"] * L,
-        "share": np.concatenate([result.noop_before[kind].mean(1),
-                                 result.noop_after[kind].mean(1)]),
-    })
-    _show(_lines(df_layers, "share", "model", f"Per-layer mean {KINDS[kind]}"),
-          f"drift_noop_{kind}_layers", "dl-drift-noop-layers", df_layers)
+
+    def grid():
+        delta = result.noop_delta[kind]
+        df = heads_frame(delta, "change")
+        df["before"] = result.noop_before[kind].ravel()
+        df["after"] = result.noop_after[kind].ravel()
+        lim = float(np.nanmax(np.abs(delta))) or 1e-6
+        return heads_heatmap(df, "change", title=f"Change in {KINDS[kind]}", scale=alt.Scale(
+            scheme="redblue", domain=[-lim, lim], reverse=True)), df
+
+    def per_layer():
+        L = result.n_layers
+        df_layers = pd.DataFrame({
+            "layer": np.tile(np.arange(1, L + 1), 2), "model": ["before"] * L + ["after"] * L,
+            "share": np.concatenate([result.noop_before[kind].mean(1),
+                                     result.noop_after[kind].mean(1)]),
+        })
+        return _lines(df_layers, "share", "model", f"Per-layer mean {KINDS[kind]}"), df_layers
+
+    _show(_chart(rkey, f"noop {kind}", grid), f"drift_noop_{kind}", "dl-drift-noop",
+          width="content")
+    _show(_chart(rkey, f"noop {kind} layers", per_layer), f"drift_noop_{kind}_layers",
+          "dl-drift-noop-layers")
 
 
-def pattern_moves(result: DriftResult, thresholds: PatternThresholds) -> None:
+def pattern_moves(result: DriftResult, thresholds: PatternThresholds, rkey: tuple = ()):
     """Share of maps per type before and after, and how maps moved between types."""
     tb, ta = result.pattern_types(thresholds)
-    shares = {"before": pattern_shares(tb), "after": pattern_shares(ta)}
-    df = pd.DataFrame([{"type": t, "model": m, "share": shares[m][t]}
-                       for m in MODELS for t in PATTERN_TYPES])
-    chart = alt.Chart(df, title="Share of maps per type").mark_bar().encode(
-        x=alt.X("type:N", sort=list(PATTERN_TYPES), title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("model:N", sort=MODELS),
-        y=alt.Y("share:Q", axis=alt.Axis(format="%")), color=alt.Color("model:N", sort=MODELS),
-        tooltip=["type:N", "model:N", alt.Tooltip("share:Q", format=".1%")],
-    ).properties(width=460, height=240)
-    _show(chart, "drift_pattern_shares", "dl-drift-share", df)
+
+    def build():
+        shares = {"before": pattern_shares(tb), "after": pattern_shares(ta)}
+        df = pd.DataFrame([{"type": t, "model": m, "share": shares[m][t]}
+                           for m in MODELS for t in PATTERN_TYPES])
+        return alt.Chart(df, title="Share of maps per type").mark_bar().encode(
+            x=alt.X("type:N", sort=list(PATTERN_TYPES), title=None,
+                    axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("model:N", sort=MODELS),
+            y=alt.Y("share:Q", axis=alt.Axis(format="%")),
+            color=alt.Color("model:N", sort=MODELS),
+            tooltip=["type:N", "model:N", alt.Tooltip("share:Q", format=".1%")],
+        ).properties(width=460, height=240), df
+
+    chart = _show(_chart(rkey, f"pattern shares {thresholds!r}", build),
+                  "drift_pattern_shares", "dl-drift-share")
     moves = pd.DataFrame(pattern_transitions(tb, ta), columns=list(PATTERN_TYPES))
     moves.insert(0, "before / after", list(PATTERN_TYPES))
     st.caption("How maps moved between types (rows: before, columns: after; counts of "
                "example-head maps).")
     st.dataframe(moves, hide_index=True, key="drift_moves_table")
+    return chart
 
 
 def pattern_gallery(result: DriftResult, before: LoadedModel, after: LoadedModel, which: str,
-                    pattern: str, thresholds: PatternThresholds) -> None:
+                    pattern: str, thresholds: PatternThresholds, rkey: tuple = ()) -> None:
     """Up to six maps of one type, with their features."""
     picks = gallery(result, which, pattern, thresholds, k=6)
     if not picks:
@@ -299,16 +307,23 @@ def pattern_gallery(result: DriftResult, before: LoadedModel, after: LoadedModel
     feats = result.features_before if which == "before" else result.features_after
     cols = st.columns(3)
     for k, (ex, li, hi) in enumerate(picks):
-        enc, maps_b, maps_a = example_maps(before, after, result, ex)
-        mat = (maps_b if which == "before" else maps_a)[li, hi]
         v, d, b = feats[ex, li, hi]
+
+        def build(ex=ex, li=li, hi=hi):
+            enc, maps_b, maps_a = example_maps(before, after, result, ex)
+            mat = (maps_b if which == "before" else maps_a)[li, hi]
+            chart = map_chart(enc.tokens, mat, f"ex {ex}, head {li + 1}-{hi + 1}", 200)
+            # the legend below the map (a narrow column never cuts its title), with room
+            chart = chart.properties(height=chart.height + 80)
+            return chart.configure_legend(orient="bottom", direction="horizontal",
+                                          titleOrient="left", gradientLength=120), None
+
         with cols[k % 3]:
-            st.altair_chart(map_chart(enc.tokens, mat, f"ex {ex}, head {li + 1}-{hi + 1}", 200),
-                            width="content")
+            draw(_chart(rkey, f"gallery {which} {ex} {li}-{hi}", build), width="content")
             st.caption(f"vertical {v:.2f} · diagonal {d:.2f} · block {b:.2f}")
 
 
-def groups(result: DriftResult) -> None:
+def groups(result: DriftResult, rkey: tuple = ()) -> None:
     """Mean cosine per gold label and per correct/wrong prediction: table and per layer."""
     if result.label_note:
         st.info(result.label_note, icon=":material/info:")
@@ -328,8 +343,15 @@ def groups(result: DriftResult) -> None:
             "group": list(grp), "examples": [counts[g] for g in grp],
             "mean cosine": [float(v.mean()) for v in grp.values()],
             "last layer mean cosine": [float(v[-1].mean()) for v in grp.values()],
-        }), hide_index=True, key=f"drift_group_{name}")
-        df = pd.DataFrame([{"group": g, "layer": li + 1, "mean cosine": float(v[li].mean())}
-                           for g, v in grp.items() for li in range(result.n_layers)])
-        _show(_lines(df, "mean cosine", "group", f"Per-layer mean cosine by {title}",
-                     zero=False), f"drift_by_{name}", f"dl-drift-group-{name}", df)
+        }), hide_index=True, key=f"drift_group_{name}", column_config={
+            c: st.column_config.NumberColumn(format=f"%.{DECIMALS}f")
+            for c in ("mean cosine", "last layer mean cosine")})
+
+        def build(grp=grp, title=title):
+            df = pd.DataFrame([{"group": g, "layer": li + 1, "mean cosine": float(v[li].mean())}
+                               for g, v in grp.items() for li in range(result.n_layers)])
+            return _lines(df, "mean cosine", "group", f"Per-layer mean cosine by {title}",
+                          zero=False), df
+
+        _show(_chart(rkey, f"groups {name}", build), f"drift_by_{name}",
+              f"dl-drift-group-{name}")

@@ -1,39 +1,199 @@
-"""Download buttons for charts (PNG/SVG rendered server-side with vl-convert) and their data."""
+"""Download buttons for charts (PNG/SVG rendered server-side with vl-convert) and their data.
+
+Every export works at every size. Vega-Lite data go inline with Altair's 5,000-row limit off
+(the limit guards notebooks, not files). A chart with more than ``EXPORT_MAX_ROWS`` marks (an
+SVG of a 512 x 512 map holds 262,144 rects: 63 MB, 7 s; its PNG 10 s) exports a smaller chart
+given by the caller instead (a map: in blocks of tokens), and the UI says so beside the
+buttons. A render that fails falls back to that smaller chart; failing that it raises
+``ExportError`` (logged with its reason; Streamlit shows "Failed to generate file for
+download" under the button, never nothing). The CSV always holds every row.
+"""
 
 from __future__ import annotations
 
+import logging
 import re
+from typing import Callable
 
+import altair as alt
+import numpy as np
+import pandas as pd
 import streamlit as st
+
+from ui.charts import attention_heatmap, map_frame
+
+EXPORT_MAX_ROWS = 40_000
+MAP_EXPORT_CELLS = 128  # a large map exports as at most 128 x 128 blocks
+_LOG = logging.getLogger(__name__)
+
+
+class ExportError(Exception):
+    """An export could not be rendered (message is user-facing)."""
 
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "chart"
 
 
+def chart_json(chart) -> str:
+    """The chart's Vega-Lite JSON with its data inline, at any number of rows."""
+    with alt.data_transformers.disable_max_rows():
+        return chart.to_json()
+
+
 def chart_png(chart, scale: float = 2.0) -> bytes:
     import vl_convert as vlc
 
-    return vlc.vegalite_to_png(chart.to_json(), scale=scale)
+    return vlc.vegalite_to_png(chart_json(chart), scale=scale)
 
 
 def chart_svg(chart) -> str:
     import vl_convert as vlc
 
-    return vlc.vegalite_to_svg(chart.to_json())
+    return vlc.vegalite_to_svg(chart_json(chart))
 
 
-def chart_downloads(chart, basename: str, key: str, df=None) -> None:
-    """PNG + SVG of ``chart`` and CSV of ``df`` (rendered only when clicked)."""
+def chart_rows(chart) -> int:
+    """Rows of inline data in a chart and its sub-charts (layers, concatenations)."""
+    rows = len(chart.data) if isinstance(getattr(chart, "data", None), pd.DataFrame) else 0
+    for part in ("layer", "hconcat", "vconcat", "concat"):
+        for sub in getattr(chart, part, None) or []:
+            if not isinstance(sub, dict):
+                rows += chart_rows(sub)
+    return rows
+
+
+def render_export(fmt: str, chart, smaller: Callable | None = None):
+    """PNG bytes or SVG text of ``chart``, or of ``smaller()`` when the chart is too large or
+    its render fails."""
+    draw = chart_png if fmt == "png" else chart_svg
+    chart = chart if hasattr(chart, "to_json") else chart()
+    if smaller is not None and chart_rows(chart) > EXPORT_MAX_ROWS:
+        return draw(smaller())
+    try:
+        return draw(chart)
+    except Exception as exc:  # vl-convert raises its own types
+        _LOG.warning("%s export failed: %s", fmt.upper(), exc)
+        if smaller is not None:
+            return draw(smaller())
+        raise ExportError(f"The {fmt.upper()} could not be drawn ({type(exc).__name__}); "
+                          "the CSV holds the data.") from exc
+
+
+def _is_map(chart) -> bool:
+    data = getattr(chart, "data", None)
+    return isinstance(data, pd.DataFrame) and {"from_pos", "to_pos", "from", "weight"} <= set(
+        data.columns)
+
+
+def _map_of_chart(chart):
+    """(labels, matrix, title, colour scheme) of a chart drawn by attention_heatmap."""
+    df = chart.data
+    n = int(max(df["from_pos"].max(), df["to_pos"].max())) + 1
+    matrix = np.zeros((n, n))
+    matrix[df["from_pos"].to_numpy(), df["to_pos"].to_numpy()] = df["weight"].to_numpy()
+    labels = [""] * n
+    for pos_col, tok_col in (("to_pos", "to"), ("from_pos", "from")):
+        firsts = df[[pos_col, tok_col]].drop_duplicates(pos_col)
+        for pos, tok in zip(firsts[pos_col], firsts[tok_col]):
+            labels[int(pos)] = str(tok)
+    title = chart.title if isinstance(chart.title, str) else "attention map"
+    scale = chart.encoding.color.scale
+    scheme = getattr(scale, "scheme", None)
+    return labels, matrix, title, scheme if isinstance(scheme, str) else "blues"
+
+
+def _blocks_note(n: int) -> str:
+    k = -(-n // MAP_EXPORT_CELLS)
+    return (f"This map has {n * n:,} cells: the PNG and SVG show the mean of each {k} x {k} "
+            f"block of tokens ({-(-n // k)} x {-(-n // k)} blocks); the CSV holds every cell.")
+
+
+def export_plan(chart, smaller: Callable | None = None, note: str | None = None):
+    """(smaller chart builder, note) for a chart: an attention heatmap with more than
+    ``EXPORT_MAX_ROWS`` cells and no ``smaller`` of its own exports in token blocks."""
+    if smaller is None and _is_map(chart) and len(chart.data) > EXPORT_MAX_ROWS:
+        n = int(max(chart.data["from_pos"].max(), chart.data["to_pos"].max())) + 1
+
+        def blocks():  # built only when a PNG or SVG is asked for
+            labels, matrix, title, scheme = _map_of_chart(chart)
+            return blocks_chart(labels, matrix, title, scheme=scheme)()
+
+        return blocks, note or _blocks_note(n)
+    return smaller, note
+
+
+def chart_downloads(chart, basename: str, key: str, df=None, smaller: Callable | None = None,
+                    note: str | None = None) -> None:
+    """PNG + SVG of ``chart`` (a chart, or a callable returning one) and CSV of ``df`` (a
+    table, or a callable returning one), each rendered only when clicked, side by side with
+    their text labels. ``smaller`` returns the chart to export instead when ``chart`` has
+    more than ``EXPORT_MAX_ROWS`` rows; ``note`` (shown beside the buttons) says what."""
     name = _safe(basename)
-    cols = st.columns([1, 1, 1, 5] if df is not None else [1, 1, 6], gap="small")
-    cols[0].download_button("PNG", data=lambda: chart_png(chart), file_name=f"{name}.png",
-                            mime="image/png", key=f"{key}-png", icon=":material/image:",
-                            on_click="ignore")
-    cols[1].download_button("SVG", data=lambda: chart_svg(chart), file_name=f"{name}.svg",
-                            mime="image/svg+xml", key=f"{key}-svg", icon=":material/draw:",
-                            on_click="ignore")
-    if df is not None:
-        cols[2].download_button("CSV", data=lambda: df.to_csv(index=False).encode("utf-8"),
-                                file_name=f"{name}.csv", mime="text/csv", key=f"{key}-csv",
-                                icon=":material/table:", on_click="ignore")
+    smaller, note = export_plan(chart, smaller, note)
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        st.download_button("PNG", data=lambda: render_export("png", chart, smaller),
+                           file_name=f"{name}.png", mime="image/png", key=f"{key}-png",
+                           icon=":material/image:", on_click="ignore", width="content",
+                           wrap=False)
+        st.download_button("SVG", data=lambda: render_export("svg", chart, smaller),
+                           file_name=f"{name}.svg", mime="image/svg+xml", key=f"{key}-svg",
+                           icon=":material/draw:", on_click="ignore", width="content",
+                           wrap=False)
+        if df is not None:
+            table = df if callable(df) else (lambda: df)
+            st.download_button("CSV", data=lambda: table().to_csv(index=False).encode("utf-8"),
+                               file_name=f"{name}.csv", mime="text/csv", key=f"{key}-csv",
+                               icon=":material/table:", on_click="ignore", width="content",
+                               wrap=False)
+        if note:
+            st.caption(note)
+
+
+def block_map(labels, matrix: np.ndarray, cells: int = MAP_EXPORT_CELLS):
+    """(block labels, block-mean matrix, block size) of a map with at most ``cells`` blocks
+    per side: block ``b`` covers tokens ``b*k .. b*k+k-1`` and is labelled by its range and
+    first token."""
+    n = matrix.shape[0]
+    k = max(1, -(-n // cells))
+    if k == 1:
+        return list(labels), matrix, 1
+    m = -(-n // k)
+    pad = np.full((m * k, m * k), np.nan)
+    pad[:n, :n] = matrix
+    blocks = np.nanmean(pad.reshape(m, k, m, k), axis=(1, 3))
+    names = [f"{b * k + 1}-{min(n, b * k + k)}: {labels[b * k]}" for b in range(m)]
+    return names, blocks, k
+
+
+def map_downloads(labels, matrix: np.ndarray, title: str, basename: str, key: str,
+                  chart=None, **heatmap_kw) -> None:
+    """PNG/SVG/CSV of one attention map at any size. Up to ``EXPORT_MAX_ROWS`` cells the
+    images hold every cell (``chart`` when given, else :func:`ui.charts.attention_heatmap`);
+    above it they show the map in blocks of tokens (block means, at most 128 x 128) and the
+    UI says so. The CSV always holds every cell."""
+    n = matrix.shape[0]
+
+    def full():
+        return chart if chart is not None else attention_heatmap(
+            map_frame(labels, matrix), labels, title, **heatmap_kw)
+
+    blocks = blocks_chart(labels, matrix, title, **heatmap_kw)
+    if n * n <= EXPORT_MAX_ROWS:
+        chart_downloads(full, basename, key, df=lambda: map_frame(labels, matrix),
+                        smaller=blocks)
+        return
+    chart_downloads(blocks, basename, key, df=lambda: map_frame(labels, matrix),
+                    note=_blocks_note(n))
+
+
+def blocks_chart(labels, matrix: np.ndarray, title: str, **heatmap_kw) -> Callable:
+    """A callable building the block-mean heatmap of a map (see :func:`block_map`)."""
+
+    def build():
+        names, mat, k = block_map(labels, matrix)
+        return attention_heatmap(map_frame(names, mat, axis_labels=names), names,
+                                 f"{title} (mean of {k} x {k} token blocks)",
+                                 axis_labels=names, **heatmap_kw)
+
+    return build

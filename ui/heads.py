@@ -57,3 +57,15 @@ def heads_heatmap(df: pd.DataFrame, value: str = "value", *, title: str = "",
             facet=alt.Facet(f"{facet}:N", title=None, sort=facet_sort), columns=columns)
         return chart.properties(title=title) if title else chart
     return chart.properties(title=title, width=w * n_heads + 130, height=h * n_layers + 90)
+
+
+DECIMALS = 3  # every table of per-head numbers shows this many decimals
+
+
+def decimals(df: pd.DataFrame, places: int = DECIMALS) -> dict:
+    """``st.dataframe`` column_config giving every float column of ``df`` ``places`` decimals
+    (one number of decimals across a page's tables)."""
+    import streamlit as st
+
+    return {c: st.column_config.NumberColumn(format=f"%.{places}f")
+            for c in df.columns if pd.api.types.is_float_dtype(df[c])}

@@ -16,17 +16,41 @@ from analysis.encoding import encode_dataset
 from analysis.models import ModelLoadError
 from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
                            positional_heads)
+from ui.chart_cache import BuiltChart, cached_chart, draw
 from ui.errors import plain, show_error
 from ui.export import chart_downloads
-from ui.heads import heads_frame, heads_heatmap
+from ui.heads import decimals, heads_frame, heads_heatmap
 from ui.jobs import run_job
 from ui.links import attention_link
+from ui.report import add_button
 from ui.settings import settings
 
 PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
 CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
 CAT_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,", "other tokens"],
                        range=["#d62728", "#1f77b4", "#2ca02c", "#7f7f7f"])
+EXPLAIN = {
+    "fig2": "Each dot is one attention head; the lines are the layer averages. The height is "
+            "how much of the head's attention, on average over the corpus, lands on [CLS], on "
+            "[SEP] or on the commas and full stops. Heads that pile their attention on [SEP] "
+            "are often resting there: a no-op.",
+    "maps": "One small square per attention head (rows are layers, columns heads). The darker "
+            "the square, the larger the share of attention it puts on that kind of token; "
+            "entropy in nats says how spread out its attention is.",
+    "entropy": "Entropy measures how spread out a head's attention is. The dashed line is what "
+               "perfectly even attention would give; a head far below it looks at only a few "
+               "tokens.",
+    "gradients": "Gradient importance asks: if this attention weight changed a little, how much "
+                 "would the model's loss change? Where attention to [SEP] has a tiny gradient, "
+                 "it barely matters: a no-op.",
+    "norms": "Each dot is one head. Across: how much attention weight it puts on [CLS]/[SEP]. "
+             "Up: how much of what it actually passes along comes from them (the attention "
+             "norm). Dots far below the diagonal look at [CLS]/[SEP] but take almost nothing "
+             "from them.",
+    "heads": "The heads that rest most on [SEP]/[CLS] (no-op heads) and the heads that mostly "
+             "look at the previous or next token. Open a head to see it on the corpus's first "
+             "example on the Attention page.",
+}
 FIG2_COLORS = alt.Scale(domain=["[CLS]", "[SEP]", ". and ,"],
                         range=["#d62728", "#1f77b4", "#2ca02c"])
 
@@ -106,13 +130,15 @@ def stats_frame(stats, names) -> pd.DataFrame:
     return heads_frame({n: stats.metrics[n] for n in names}, key="statistic", labels=LABELS)
 
 
-def show_chart(chart, df, basename: str, key: str, stretch: bool = False) -> None:
-    """The chart with its PNG/SVG/CSV downloads."""
-    if stretch:
-        st.altair_chart(chart, width="stretch")
-    else:
-        st.altair_chart(chart)
-    chart_downloads(chart, basename, key=key, df=df)
+def show_chart(built: BuiltChart, basename: str, key: str, stretch: bool = False,
+               report: dict | None = None) -> None:
+    """A chart built once per result (``ui.chart_cache.cached_chart``) with its PNG/SVG/CSV
+    downloads and, with ``report`` (the finding's source: ``ui.report.make_finding``
+    arguments), an "Add to report" button."""
+    draw(built, stretch=stretch)
+    chart_downloads(built.chart, basename, key=key, df=built.df)
+    if report is not None:
+        add_button(built.title, key, chart=built.chart, **report)
 
 
 def figure2(stats) -> tuple[alt.Chart, pd.DataFrame]:
@@ -207,7 +233,8 @@ def norm_chart(stats) -> tuple[alt.Chart, pd.DataFrame]:
 # Blocks
 
 
-def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, dataset) -> None:
+def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, dataset,
+                    report: dict | None = None) -> None:
     """The gradient chart for the model's own loss, or why there is none."""
     try:
         head = get_loss_head(spec)
@@ -219,13 +246,16 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
         return
     st.caption(plain(head.note))
     grads = compute_gradients(spec, fingerprint, n_examples, loaded, dataset)
-    show_chart(*gradient_chart(grads), "noop_gradients", "noop-grad", stretch=True)
+    built = cached_chart(("noop_gradients", spec, fingerprint, n_examples, token_limit(loaded)),
+                         lambda: gradient_chart(grads))
+    show_chart(built, "noop_gradients", "noop-grad", stretch=True, report=report)
     st.caption(f"Mean |dL/dA[i,j]| over the cells whose key j is in each category, per "
                f"layer, over {grads.n_examples} examples. Where the [SEP] line is low, "
                "changing attention to [SEP] barely changes the loss: a no-op.")
 
 
-def heads_tables(stats, spec: str, text: str, pair: str | None) -> None:
+def heads_tables(stats, spec: str, text: str, pair: str | None,
+                 report: dict | None = None) -> None:
     """The top no-op heads and the positional heads, each linked to the Attention page on the
     corpus's first example (``text``, ``pair``)."""
     link_col = st.column_config.LinkColumn(
@@ -240,13 +270,21 @@ def heads_tables(stats, spec: str, text: str, pair: str | None) -> None:
         return df
 
     st.markdown("**No-op heads**: most weight on [SEP]/[CLS]")
-    st.dataframe(with_links(noop_heads(stats, top=10)), hide_index=True,
-                 column_config={"open": link_col}, key="noop_table_noop")
+    top = with_links(noop_heads(stats, top=10))
+    st.dataframe(top, hide_index=True, column_config={"open": link_col, **decimals(top)},
+                 key="noop_table_noop")
+    if report is not None:
+        add_button("No-op heads: most weight on [SEP]/[CLS]", "noop-table-noop", df=top,
+                   **report)
     st.markdown("**Positional heads**: more than 50% on the previous or next token")
     pos = positional_heads(stats, threshold=0.5)
     if pos:
-        st.dataframe(with_links(pos), hide_index=True, column_config={"open": link_col},
+        frame = with_links(pos)
+        st.dataframe(frame, hide_index=True, column_config={"open": link_col, **decimals(frame)},
                      key="noop_table_pos")
+        if report is not None:
+            add_button("Positional heads: over 50% on the previous or next token",
+                       "noop-table-pos", df=frame, **report)
         return
     best = max(((k, float(stats.metrics[k].max())) for k in ("prev", "next")),
                key=lambda kv: kv[1])

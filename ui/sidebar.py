@@ -30,6 +30,7 @@ EXAMPLE_B = "what do you think of the service of it ?"
 _CTX_KEY = "_sidebar_context"
 _GOOD_SPEC = "_last_good_spec"
 _URL_CHECKED = "_sidebar_url_checked"
+_KEPT_INPUT = "_sidebar_input"  # (mode, text A, text B) of the last run that showed the box
 MAX_TEXT_CHARS = 20000
 UNLISTED = ("This link asks for a model that this demo does not offer; it offers only the "
             "models in its list. Showing {name}.")
@@ -130,8 +131,33 @@ def _model_card(loaded: LoadedModel) -> None:
     )
 
 
-def render() -> Context:
-    """Draw the shared sidebar and remember the context for the pages of this run."""
+def _input(conf: Settings) -> tuple[str, str | None]:
+    """The input mode and text box(es), bound to the URL; their values are kept aside so that a
+    page without the box (``render(text_box=False)``) loses nothing: back on a page with it,
+    the box shows the text again (set before the widget, with no default beside it)."""
+    kept = st.session_state.get(_KEPT_INPUT)
+    if kept is not None:
+        for key, value in zip(("mode", "a", "b"), kept):
+            if key not in st.session_state and key not in st.query_params and value is not None:
+                st.session_state[key] = value
+    mode = st.radio("Input", MODES, key="mode", bind="query-params", horizontal=True)
+    max_chars = min(MAX_TEXT_CHARS, conf.max_line_chars or MAX_TEXT_CHARS)
+    text = st.text_area("Text A" if mode == MODE_PAIR else "Text", key="a", bind="query-params",
+                        height=90, max_chars=max_chars,
+                        **({} if "a" in st.session_state else {"value": EXAMPLE_A}))
+    pair = None
+    if mode == MODE_PAIR:
+        pair = st.text_area("Text B", key="b", bind="query-params", height=70,
+                            max_chars=max_chars,
+                            **({} if "b" in st.session_state else {"value": EXAMPLE_B}))
+    st.session_state[_KEPT_INPUT] = (mode, text, st.session_state.get("b", pair))
+    return text, pair
+
+
+def render(text_box: bool = True) -> Context:
+    """Draw the shared sidebar and remember the context for the pages of this run.
+    ``text_box=False``: a page that reads its own data shows no input box (the context keeps
+    the last text)."""
     conf = settings()
     with st.sidebar:
         unlisted = _unlisted_link(conf)
@@ -146,14 +172,11 @@ def render() -> Context:
                 st.caption(plain(f"Still showing {loaded.name}."))
         _model_card(loaded)
         st.divider()
-        mode = st.radio("Input", MODES, key="mode", bind="query-params", horizontal=True)
-        max_chars = min(MAX_TEXT_CHARS, conf.max_line_chars or MAX_TEXT_CHARS)
-        text = st.text_area("Text A" if mode == MODE_PAIR else "Text", value=EXAMPLE_A, key="a",
-                            bind="query-params", height=90, max_chars=max_chars)
-        pair = None
-        if mode == MODE_PAIR:
-            pair = st.text_area("Text B", value=EXAMPLE_B, key="b", bind="query-params",
-                                height=70, max_chars=max_chars)
+        if text_box:
+            text, pair = _input(conf)
+        else:
+            mode, text, b = st.session_state.get(_KEPT_INPUT) or (MODES[0], EXAMPLE_A, None)
+            pair = b if mode == MODE_PAIR else None
         if conf.demo:
             st.caption(DEMO_NOTE)
     ctx = Context(spec=loaded.spec, loaded=loaded, text=text, pair=pair, model_error=error)

@@ -1,7 +1,7 @@
-"""The Syntax page's blocks: the treebank picker, the cached heads and probe runs, the
-Clark-style table and heatmap, the dependency view (gold arcs above the words, a head's
-attention or a probe's tree below; an SVG built here, every word escaped) and the before/after
-comparison (docs/METHODS.md section 10). Layers and heads are 1-indexed, as everywhere in the
+"""The Syntax page's blocks: the cached heads and probe runs, the Clark-style table and heatmap,
+the widgets and the before/after comparison (docs/METHODS.md section 10); the treebank picker
+is in ``ui.syntax_treebank`` (names re-exported here), the sentence views (dependency view,
+probe tree) in ``ui.syntax_views``. Layers and heads are 1-indexed, as everywhere in the
 UI; the library's are 0-indexed."""
 
 from __future__ import annotations
@@ -14,115 +14,27 @@ import pandas as pd
 import streamlit as st
 
 from analysis.encoding import word_level
-from analysis.errors import DataError
-from analysis.attention.views import head_view_payload
 from analysis.models import checkpoint_stamp
-from analysis.syntax import treebank as T
-from analysis.syntax.heads import (compare_rows, example_sentences, relation_rows,
-                                   sentence_attention, syntax_heads)
-from analysis.syntax.probes import example_tree, probe_layers
-from ui.attention_view import head_view
+from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention, syntax_heads
+from analysis.syntax.probes import probe_layers
+from ui.chart_cache import BuiltChart, cached_chart, draw
 from ui.errors import plain
 from ui.export import chart_downloads
 from ui.heads import heads_frame, heads_heatmap
-from ui.html import esc
 from ui.jobs import run_job
 from ui.settings import settings
+from ui.syntax_treebank import (HF, PASTE, SAMPLE, UPLOAD, fingerprint, read_treebank,  # noqa: F401
+                                sources, treebank_picker)
 
-SAMPLE, PASTE, UPLOAD, HF = "Sample treebank", "Paste", "Upload", "Hugging Face dataset"
+Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
+
 DIRECTIONS = {"dep_to_head": "dependent attends to its head",
               "head_to_dep": "head attends to its dependent"}
 PICKS = {"dep_to_head": "an arrow from the dependent to the word it attends to most",
          "head_to_dep": "an arrow to the dependent from the word that attends to it most"}
 METRICS = {"uuas": "UUAS", "dspr": "distance Spearman", "root_acc": "root accuracy"}
 MIN_COUNT = {SAMPLE: 10, PASTE: 1}  # any other source: 100
-PASTE_EXAMPLE = "1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_\n2\tsoup\tsoup\tNOUN\t_\t_\t0\troot\t_\t_\n"
 EVAL_SHARE = 0.25  # probes: the last quarter of the treebank is held out
-
-
-# ---------------------------------------------------------------------------------------------
-# The treebank
-
-
-def sources() -> list[str]:
-    """Sample, paste and upload; a Hugging Face id too outside demo mode (a demo names no
-    dataset of its own for treebanks)."""
-    extra = [HF] if not settings().demo and hasattr(T, "read_hf_treebank") else []
-    return [SAMPLE, PASTE, UPLOAD, *extra]
-
-
-@st.cache_data(max_entries=4, show_spinner="Loading the treebank...")
-def _load_hf(name: str, split: str, cap: int):
-    return T.read_hf_treebank(name, split, max_sentences=cap)
-
-
-def _checked_bytes(data: bytes, label: str) -> bytes:
-    limit = settings().max_upload_bytes
-    if limit is not None and len(data) > limit:
-        raise DataError(f"{label} has {len(data):,} bytes; this server reads at most "
-                        f"{limit:,}.")
-    return data
-
-
-def read_treebank(source: str, cap: int, *, text: str = "", upload=None, hf=("", "")):
-    """The picked treebank (raises DataError / InputError with one line)."""
-    if source == SAMPLE:
-        return T.sample_treebank(max_sentences=cap)
-    if source == PASTE:
-        data = _checked_bytes(text.encode("utf-8"), "The pasted text")
-        return T.read_conllu(data, name="the pasted text", max_sentences=cap)
-    if source == UPLOAD:
-        data = _checked_bytes(upload.getvalue(), "The upload")
-        return T.read_conllu(data, name=upload.name, max_sentences=cap)
-    return _load_hf(hf[0], hf[1], cap)
-
-
-def treebank_picker(prefix: str, default_cap: int = 500):
-    """(source, dataset or None): the source and cap widgets and, for a paste / upload / hub
-    id, its box; None while there is nothing to read yet. Errors go to the caller."""
-    c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
-    source = c1.segmented_control("Treebank", sources(), default=SAMPLE,
-                                  key=f"{prefix}_source") or SAMPLE
-    limit = settings().max_examples or 100_000
-    st.session_state.setdefault(f"{prefix}_max", min(default_cap, limit))
-    cap = int(c2.number_input("Sentences (at most)", min_value=1, max_value=limit, step=100,
-                              key=f"{prefix}_max",
-                              help="Only the first N sentences are read; more takes longer."))
-    cap = settings().cap("max_examples", cap)
-    if source == SAMPLE:
-        st.caption("The bundled sample: 104 English sentences written and annotated by hand "
-                   "for this project following the Universal Dependencies v2 guidelines "
-                   "(data/treebank).")
-        return source, read_treebank(source, cap)
-    if source == PASTE:
-        text = st.text_area("CoNLL-U text (10 tab-separated columns per word, a blank line "
-                            "between sentences)", key=f"{prefix}_paste", height=160,
-                            placeholder=PASTE_EXAMPLE)
-        if not text.strip():
-            st.info("Paste CoNLL-U sentences to analyse.", icon=":material/info:")
-            return source, None
-        return source, read_treebank(source, cap, text=text)
-    if source == UPLOAD:
-        up = st.file_uploader("A CoNLL-U file (.conllu), e.g. a Universal Dependencies "
-                              "treebank; read in memory, not kept", type=["conllu", "txt"],
-                              key=f"{prefix}_upload")
-        if up is None:
-            st.info("Upload a .conllu file to analyse.", icon=":material/upload_file:")
-            return source, None
-        return source, read_treebank(source, cap, upload=up)
-    h1, h2 = st.columns(2)
-    name = h1.text_input("Dataset id", key=f"{prefix}_hf_name",
-                         placeholder="universal_dependencies")
-    split = h2.text_input("Split", value="validation", key=f"{prefix}_hf_split")
-    if not name.strip():
-        st.info("Give a Hugging Face dataset id with UD-style columns (tokens, head, deprel) "
-                "that is in the local cache or reachable online.", icon=":material/info:")
-        return source, None
-    return source, read_treebank(source, cap, hf=(name.strip(), split.strip()))
-
-
-def fingerprint(dataset) -> str:
-    return T.treebank_fingerprint(dataset)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,16 +132,23 @@ def show_table(df: pd.DataFrame, key: str) -> None:
     })
 
 
-def heads_grid(result, rel: str, direction: str, key: str) -> None:
-    """The layers x heads accuracy of ``rel`` in ``direction``; a click picks the head."""
-    r = result.relations[rel]
-    matrix = np.asarray(getattr(r, direction), dtype=float)
-    df = heads_frame(matrix, "accuracy")
-    chart = heads_heatmap(df, "accuracy", title=f"{rel}: {DIRECTIONS[direction]}",
-                          domain=[0, 1], scheme="greens", select="pick")
-    st.altair_chart(chart, key=key, on_select=lambda: _on_pick(key), selection_mode="pick",
-                    width="content")
-    chart_downloads(chart, f"syntax_{rel}_{direction}", key=f"dl-{key}", df=df)
+def heads_grid(result, rel: str, direction: str, key: str, result_key: tuple = ()):
+    """The layers x heads accuracy of ``rel`` in ``direction``; a click picks the head. Built
+    once per (``result_key``: what the result is cached on, rel, direction) when a key is
+    given. Returns the Altair chart (exports, report)."""
+
+    def build():
+        r = result.relations[rel]
+        df = heads_frame(np.asarray(getattr(r, direction), dtype=float), "accuracy")
+        return heads_heatmap(df, "accuracy", title=f"{rel}: {DIRECTIONS[direction]}",
+                             domain=[0, 1], scheme="greens", select="pick"), df
+
+    built = cached_chart(("syntax grid", *result_key, rel, direction), build) if result_key \
+        else BuiltChart(*build(), spec=None, title="")
+    draw(built, key=key, on_select=lambda: _on_pick(key), selection_mode="pick",
+         width="content")
+    chart_downloads(built.chart, f"syntax_{rel}_{direction}", key=f"dl-{key}", df=built.df)
+    return built.chart
 
 
 def _on_pick(chart_key: str) -> None:
@@ -244,145 +163,12 @@ def pick_head(result, rel: str, direction: str, n_layers: int, n_heads: int) -> 
     """Layer and head selectors (1-indexed), moved to the best head of the relation and
     direction whenever either changes."""
     matrix = np.asarray(getattr(result.relations[rel], direction))
-    if st.session_state.get("_syntax_pick_for") != (rel, direction):
-        st.session_state["_syntax_pick_for"] = (rel, direction)
-        st.session_state["syntax_layer"], st.session_state["syntax_head"] = best_for(matrix)
+    layer, head = best_for(matrix)
+    reset_for("_syntax_pick_for", (rel, direction), {"syntax_layer": layer, "syntax_head": head})
     p1, p2 = st.columns(2)
-    layer = int(p1.selectbox("Layer", list(range(1, n_layers + 1)), key="syntax_layer"))
-    head = int(p2.selectbox("Head", list(range(1, n_heads + 1)), key="syntax_head"))
+    layer = int(p1.selectbox("Layer", list(range(1, n_layers + 1)), key="syntax_layer", bind=Q))
+    head = int(p2.selectbox("Head", list(range(1, n_heads + 1)), key="syntax_head", bind=Q))
     return layer, head
-
-
-def examples(result, rel: str, k: int = 50) -> list[dict]:
-    """The first ``k`` analysed sentences holding ``rel`` (``analysis.syntax.heads.
-    example_sentences``), with their text for a picker."""
-    out = example_sentences(result, rel, k)
-    for ex in out:
-        ex["label"] = " ".join(ex["words"])[:100]
-    return out
-
-
-def attention_arcs(W: np.ndarray, heads, deprels, rel: str, direction: str) -> list[tuple]:
-    """The chosen head's prediction for every ``rel`` dependent of a sentence, as arcs
-    (from, to, weight, correct): ``W`` is the head's word map [n+2, n+2] over [CLS] + words +
-    [SEP]; [CLS]/[SEP] and the diagonal are left out (docs/METHODS.md section 10)."""
-    w = np.array(W[1:-1, 1:-1], dtype=float)
-    np.fill_diagonal(w, 0.0)
-    arcs = []
-    for i, (g, d) in enumerate(zip(heads, deprels)):
-        if g == 0 or (rel != "all" and d != rel):
-            continue
-        if direction == "dep_to_head":
-            j = int(np.argmax(w[i]))
-            arcs.append((i + 1, j + 1, float(w[i, j]), j + 1 == g))
-        else:
-            j = int(np.argmax(w[:, i]))
-            arcs.append((j + 1, i + 1, float(w[j, i]), j + 1 == g))
-    return arcs
-
-
-def gold_arcs(heads, deprels, rel: str) -> list[tuple]:
-    """(head, dependent, relation) of every ``rel`` arc of a sentence (1-based; 0 = root)."""
-    return [(int(g), i + 1, d) for i, (g, d) in enumerate(zip(heads, deprels))
-            if rel == "all" or d == rel]
-
-
-# ---------------------------------------------------------------------------------------------
-# The dependency view: an SVG built here; words and labels are escaped text, never markup
-
-
-CHAR_W, PAD, FONT = 8.0, 14.0, 14
-
-
-def _positions(words) -> tuple[list[float], float]:
-    widths = [max(len(str(w)) * CHAR_W + PAD, 34.0) for w in words]
-    xs, x = [], 10.0
-    for wd in widths:
-        xs.append(x + wd / 2)
-        x += wd
-    return xs, x + 10.0
-
-
-def _arc(x1: float, x2: float, y: float, h: float) -> str:
-    return f"M{x1:.1f},{y:.1f} C{x1:.1f},{y + h:.1f} {x2:.1f},{y + h:.1f} {x2:.1f},{y:.1f}"
-
-
-def _tip(x: float, y: float, up: bool) -> str:
-    """An arrowhead at (x, y), pointing into the word (down from above, up from below)."""
-    s = -5 if up else 5
-    return f"M{x - 4:.1f},{y - s * 1.4:.1f} L{x:.1f},{y:.1f} L{x + 4:.1f},{y - s * 1.4:.1f} Z"
-
-
-def _one_line(text) -> str:
-    """``text`` on one line (the view is one line of HTML inside Markdown: a line break could
-    end that HTML block)."""
-    return " ".join(str(text).split()) or "_"
-
-
-def dependency_svg(words, above, below=(), *, above_name: str = "gold",
-                   below_name: str = "head") -> str:
-    """One sentence as an SVG: ``above`` = arcs (head, dependent, label) drawn above the words
-    (head 0 = the root, a vertical arrow); ``below`` = arcs (from, to, weight, correct) drawn
-    below (green when correct, red when not; thicker for a larger weight; ``weight`` None
-    for an undirected, unweighted edge, drawn without an arrowhead). Positions are 1-based;
-    words and labels are HTML-escaped and put on one line."""
-    words = [_one_line(w) for w in words]
-    xs, width = _positions(words)
-    span = lambda a, b: abs(a - b)  # noqa: E731
-    h_above = max([18 + 16 * min(span(h, d), 12) for h, d, _ in above if h] + [30])
-    h_below = max([16 + 14 * min(span(a, b), 12) for a, b, *_ in below] + [0])
-    y_word = h_above + 24
-    height = y_word + 14 + (h_below + 22 if below else 8)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="dep-view" width="{width:.0f}" '
-           f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
-           f'font-family="sans-serif" font-size="{FONT}">']
-    for k, (x, w) in enumerate(zip(xs, words), 1):
-        out.append(f'<text class="dep-word" data-index="{k}" x="{x:.1f}" y="{y_word:.1f}" '
-                   f'text-anchor="middle">{esc(w)}</text>')
-    top = y_word - FONT - 2
-    for h, d, label in above:
-        xd = xs[d - 1]
-        name = esc(_one_line(f"{above_name} {label}: {words[h - 1] if h else 'ROOT'} -> "
-                             f"{words[d - 1]}"))
-        if h == 0:
-            path, lx, ly = f"M{xd:.1f},8 L{xd:.1f},{top:.1f}", xd + 4, 16
-        else:
-            hh = -(18 + 16 * min(span(h, d), 12))
-            path, lx, ly = _arc(xs[h - 1], xd, top, hh), (xs[h - 1] + xd) / 2, top + 0.75 * hh - 3
-        out.append(f'<g class="dep-arc gold" data-head="{h}" data-dep="{d}"><title>{name}</title>'
-                   f'<path d="{path}" fill="none" stroke="#1f4e9c" stroke-width="1.6"/>'
-                   f'<path d="{_tip(xd, top, up=False)}" fill="#1f4e9c"/>'
-                   f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" font-size="11" '
-                   f'fill="#1f4e9c">{esc(_one_line(label)) if label else ""}</text></g>')
-    bottom = y_word + 6
-    for a, b, weight, ok in below:
-        colour = "#2ca02c" if ok else "#d62728"
-        wt = 1.0 if weight is None else float(weight)
-        hh = 16 + 14 * min(span(a, b), 12)
-        text = "" if weight is None else f" ({wt:.2f})"
-        name = esc(_one_line(f"{below_name}: {words[a - 1]} -> {words[b - 1]}{text}, "
-                             f"{'correct' if ok else 'wrong'}"))
-        label = (f'<text x="{0.4 * xs[a - 1] + 0.6 * xs[b - 1]:.1f}" '
-                 f'y="{bottom + 0.75 * hh + 12:.1f}"'
-                 f' text-anchor="middle" font-size="10" fill="{colour}">{wt:.2f}</text>'
-                 if weight is not None else "")
-        tip = ("" if weight is None else
-               f'<path d="{_tip(xs[b - 1], bottom, up=True)}" fill="{colour}"/>')
-        strength = min(max(wt, 0.0), 1.0)
-        path = _arc(xs[a - 1], xs[b - 1], bottom, hh)
-        out.append(f'<g class="dep-arc below {"ok" if ok else "wrong"}" data-from="{a}" '
-                   f'data-to="{b}"><title>{name}</title><path d="{path}" fill="none" '
-                   f'stroke="{colour}" stroke-width="{1 + 2.5 * strength:.2f}" '
-                   f'stroke-opacity="{0.45 + 0.55 * strength:.2f}"/>{tip}{label}</g>')
-    out.append("</svg>")
-    return "".join(out)
-
-
-def show_dependency_view(svg: str, caption: str) -> None:
-    """The view (one line of escaped SVG: st.html would strip the SVG) and its caption."""
-    st.markdown(f'<div class="dep-scroll" style="overflow-x:auto">{svg}</div>',
-                unsafe_allow_html=True)
-    st.caption(caption)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,6 +208,21 @@ def probe_chart(res) -> tuple[alt.Chart, pd.DataFrame]:
     return chart, df
 
 
+def percent_columns(df: pd.DataFrame) -> dict:
+    """One decimal for every percent and points column (the page's unit for accuracies)."""
+    return {c: st.column_config.NumberColumn(format="%.1f") for c in df.columns
+            if c.endswith("%") or c.endswith("(points)")}
+
+
+def treebank_name(source: str) -> str:
+    """The treebank by name for a finding's provenance (never a path or a file's content)."""
+    if source == SAMPLE:
+        return "the bundled sample treebank"
+    if source == HF:
+        return f"the dataset {str(st.session_state.get('syntax_hf_name') or '')[:120]}"
+    return "pasted CoNLL-U text" if source == PASTE else "an uploaded treebank"
+
+
 def compare_table(before, after, min_count: int) -> pd.DataFrame:
     """Per relation shown for both models (``analysis.syntax.heads.compare_rows``): each
     model's best head and its accuracy, and the difference (after - before) in points."""
@@ -459,24 +260,35 @@ def compare_probe_chart(results: dict) -> tuple[alt.Chart, pd.DataFrame]:
     return chart.properties(title="Probe metrics per layer, both models"), df
 
 
+def reset_for(marker: str, value, widgets: dict) -> None:
+    """Set ``widgets`` (key -> value) whenever ``value`` (what they depend on) changes; on the
+    session's first run the values a link carries win."""
+    previous = st.session_state.get(marker)
+    if previous == value:
+        return
+    st.session_state[marker] = value
+    for key, default in widgets.items():
+        if previous is None and key in st.query_params:
+            continue
+        st.session_state[key] = default
+
+
 def reading_lines(lines) -> str:
     """The plain reading as a Markdown list, every line shown literally."""
     return "\n".join(f"- {plain(line)}" for line in lines)
 
 
 # ---------------------------------------------------------------------------------------------
-# Widgets
+# Widgets (bound to the URL: a copied link opens the same view)
 
 
 def min_count_input(container, source: str) -> int:
     """The minimum number of dependents a relation needs to be shown: 10 on the sample, 1 on
     pasted text, 100 on a corpus; reset to that default when the source changes."""
-    if st.session_state.get("_syntax_min_for") != source:
-        st.session_state["_syntax_min_for"] = source
-        st.session_state["syntax_min"] = MIN_COUNT.get(source, 100)
+    reset_for("_syntax_min_for", source, {"syntax_min": MIN_COUNT.get(source, 100)})
     return int(container.number_input(
         "Minimum dependents per relation", min_value=1, max_value=1_000_000, step=5,
-        key="syntax_min", help="Relations with fewer dependents are left out of the tables "
+        key="syntax_min", bind=Q, help="Relations with fewer dependents are left out of the tables "
                                "(they are all computed and in the JSON download)."))
 
 
@@ -497,78 +309,23 @@ def second_model_spec(sidebar_spec: str) -> str:
         names = list(conf.models)
         others = [n for n in names if conf.models[n] != sidebar_spec] or names
         st.session_state.setdefault("syntax_after_name", others[0])
-        name = st.selectbox("Second model (fine-tuned)", names, key="syntax_after_name")
+        name = st.selectbox("Second model (fine-tuned)", names, key="syntax_after_name",
+                            bind=Q)
         return conf.models[name]
     st.session_state.setdefault("syntax_after", "example" if _example_ready() else "")
     return st.text_input(
-        "Second model: the fine-tuned checkpoint (hub id or folder)", key="syntax_after",
+        "Second model: the fine-tuned checkpoint (model name, hub id or folder)",
+        key="syntax_after", bind=Q, max_chars=500,
         placeholder="example, or /path/to/fine-tuned-checkpoint",
         help="'example' is the ABSA example checkpoint (the default model fine-tuned on the "
              "bundled restaurant sample). Any encoder works: both models read the same words."
     ).strip()
 
 
-# ---------------------------------------------------------------------------------------------
-# Blocks
-
-
-def example_block(loaded, result, rel: str, direction: str, layer: int, head: int) -> None:
-    """A sentence holding ``rel``: the dependency view (its gold ``rel`` arcs above, the
-    chosen head's pick for each of their dependents below) and the head view of the layer."""
-    exs = examples(result, rel)
-    if not exs:
-        st.info("No analysed sentence holds this relation.", icon=":material/info:")
-        return
-    k = st.selectbox("Example sentence", range(len(exs)), format_func=lambda i: exs[i]["label"],
-                     key=f"syntax_example_{rel}")
-    ex = exs[min(int(k), len(exs) - 1)]
-    labels, maps = word_maps(loaded, ex["words"])
-    l0, h0 = layer - 1, head - 1
-    arcs = attention_arcs(maps[l0, h0], ex["heads"], ex["deprels"], rel, direction)
-    hits = sum(1 for a in arcs if a[3])
-    show_dependency_view(
-        dependency_svg(ex["words"], gold_arcs(ex["heads"], ex["deprels"], rel), arcs,
-                       below_name=f"head {layer}-{head}"),
-        f"Blue, above: the gold {plain(rel)} arcs, from head to dependent. Below: head "
-        f"{layer}-{head}'s pick for each of their dependents, {PICKS[direction]}, with its "
-        f"attention weight; green when the pick is the gold head, red when not: {hits} of "
-        f"{len(arcs)} right in this sentence.")
-    n = len(labels)
-    special = np.zeros(n, dtype=bool)
-    special[[0, n - 1]] = True
-    payload = head_view_payload(labels, maps[l0], np.zeros(n, dtype=int), special, layer=l0,
-                                is_pair=False, highlight=sorted({d for d, _ in ex["arcs"]}))
-    st.markdown(f"**Head view, layer {layer}** (word level; head {head} shown, the others in "
-                "its legend; the marked words are the relation's dependents)")
-    head_view(payload, key="syntax_head_view", heads=[h0])
-
-
-def probe_tree_block(res, key: str) -> None:
-    """An evaluation sentence's tree from a layer's distance probe (below) against the gold
-    tree (above), both over the non-punctuation words."""
-    layers = [int(r["layer"]) for r in res.layers]
-    best = max(res.layers, key=lambda r: np.nan_to_num(r["uuas"], nan=-1.0))["layer"]
-    c1, c2 = st.columns([1, 3])
-    layer = c1.selectbox("Probe layer", layers, index=layers.index(int(best)),
-                         key=f"{key}_layer", help="0 = the embeddings")
-    n_eval = len(res.eval_words)
-    i = c2.selectbox("Evaluation sentence", range(n_eval), key=f"{key}_sentence",
-                     format_func=lambda j: " ".join(res.eval_words[j])[:100])
-    pred, gold, words = example_tree(res, int(i), int(layer))
-    heads = res.eval_heads[int(i)]
-    above = [(a + 1, b + 1, "") if heads[b] == a + 1 else (b + 1, a + 1, "") for a, b in gold]
-    gold_set = {tuple(sorted(e)) for e in gold}
-    below = [(a + 1, b + 1, None, tuple(sorted((a, b))) in gold_set) for a, b in pred]
-    right = sum(1 for e in below if e[3])
-    show_dependency_view(
-        dependency_svg(words, above, below, below_name=f"probe, layer {layer}"),
-        f"Blue, above: the gold tree (head to dependent). Below: the minimum spanning tree of "
-        f"the layer-{layer} distance probe's distances, undirected: green edges are in the "
-        f"gold tree, red ones are not ({right} of {len(below)}). Punctuation is left out.")
-
-
-def json_download(data: dict, name: str, key: str, what: str) -> None:
+def json_download(data, name: str, key: str, what: str) -> None:
+    """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
+    make = data if callable(data) else (lambda: data)
     st.download_button(f"Download {what} (JSON, same schema as the CLI)",
-                       data=json.dumps(data, indent=1), file_name=name,
+                       data=lambda: json.dumps(make(), indent=1), file_name=name,
                        mime="application/json", key=key, icon=":material/download:",
                        on_click="ignore")

@@ -53,6 +53,7 @@ def make_classifier(loaded, task: str, seed: int = 0):
     if bad or unexpected:
         raise InputError(f"{loaded.spec}: the encoder weights do not fit a classifier "
                          f"({len(bad)} missing, {len(unexpected)} unexpected).")
+    clf.to(next(src.parameters()).device)  # the device the loaded model runs on
     clf.eval()
     return clf
 
@@ -195,7 +196,7 @@ def predict_probs(model, tokenizer, examples: Sequence[PairExample], batch_size:
     for idx in batches(lengths, batch_size, ascending=True):
         logits = forward(model, inputs=pad_features(tokenizer, enc, idx), attentions=False,
                          head_mask=head_mask).output.logits
-        out[idx] = torch.softmax(logits.float(), -1).numpy()
+        out[idx] = torch.softmax(logits.float(), -1).cpu().numpy()
         done += len(idx)
         if progress:
             progress(done, len(examples))

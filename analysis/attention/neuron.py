@@ -40,9 +40,33 @@ class NeuronView:
     max_abs_diff: float
 
 
+@dataclass
+class QueryKeys:
+    """Every layer's query and key projections of one input, captured in one forward, and the
+    attention maps the model returned; every (layer, head, query token) view derives from it
+    without running the model again."""
+
+    tokens: list[str]
+    queries: list[np.ndarray]  # [L] of [n, D]
+    keys: list[np.ndarray]  # [L] of [n, D]
+    attentions: np.ndarray  # [L, H, n, n]
+    n_heads: int
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.queries)
+
+    def head(self, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+        """(q [n, d], k [n, d]) of one head: its slice of the projections."""
+        d = self.queries[layer].shape[-1] // self.n_heads
+        sl = slice(head * d, (head + 1) * d)
+        n = len(self.tokens)
+        return self.queries[layer][:n, sl], self.keys[layer][:n, sl]
+
+
 def capture_qk(model, tokenizer, encoding: Encoding):
     """Forward once with the query and key projections captured; returns (queries [L][n, D],
-    keys [L][n, D], attentions [L, H, n, n])."""
+    keys [L][n, D], attentions [L, H, n, n]) as CPU numpy arrays."""
     try:
         fw = forward(model, tokenizer, [encoding], capture=("query", "key"))
     except CaptureUnavailable as exc:
@@ -52,31 +76,36 @@ def capture_qk(model, tokenizer, encoding: Encoding):
     return q, k, fw.maps(0)
 
 
-def neuron_view(loaded, encoding: Encoding, layer: int, head: int, query_index: int,
-                tolerance: float = 1e-3) -> NeuronView:
-    """Compute the neuron view for one (layer, head, query token)."""
-    if not 0 <= layer < loaded.n_layers:
-        raise InputError(f"Layer must be between 1 and {loaded.n_layers}.")
-    if not 0 <= head < loaded.n_heads:
-        raise InputError(f"Head must be between 1 and {loaded.n_heads}.")
-    n = encoding.n_tokens
-    if not 0 <= query_index < n:
-        raise InputError(f"Query token must be between 1 and {n}.")
+def query_keys(loaded, encoding: Encoding) -> QueryKeys:
+    """One forward of ``encoding`` with every layer's q and k captured (cache this per input:
+    changing the layer, head or query token needs no further forward)."""
     queries, keys, att = capture_qk(loaded.model, loaded.tokenizer, encoding)
     if len(queries) != loaded.n_layers or len(keys) != loaded.n_layers:
         raise NeuronViewUnavailable(
             "Could not find one query and one key projection per layer in this architecture."
         )
-    width = queries[layer].shape[-1]
-    d = width // loaded.n_heads
-    sl = slice(head * d, (head + 1) * d)
-    q = queries[layer][query_index, sl]
-    k = keys[layer][:n, sl]
+    return QueryKeys(tokens=list(encoding.tokens), queries=queries, keys=keys, attentions=att,
+                     n_heads=loaded.n_heads)
+
+
+def view_of(qk: QueryKeys, layer: int, head: int, query_index: int,
+            tolerance: float = 1e-3) -> NeuronView:
+    """The neuron view of one (layer, head, query token) from captured q and k (0-based)."""
+    if not 0 <= layer < qk.n_layers:
+        raise InputError(f"Layer must be between 1 and {qk.n_layers}.")
+    if not 0 <= head < qk.n_heads:
+        raise InputError(f"Head must be between 1 and {qk.n_heads}.")
+    n = len(qk.tokens)
+    if not 0 <= query_index < n:
+        raise InputError(f"Query token must be between 1 and {n}.")
+    qh, k = qk.head(layer, head)
+    d = qh.shape[-1]
+    q = qh[query_index]
     products = q[None, :] * k
     scores = products.sum(-1) / np.sqrt(d)
     soft = np.exp(scores - scores.max())
     soft /= soft.sum()
-    returned = att[layer, head, query_index]
+    returned = qk.attentions[layer, head, query_index]
     diff = float(np.abs(soft - returned).max())
     if diff > tolerance:
         raise NeuronViewUnavailable(
@@ -84,7 +113,20 @@ def neuron_view(loaded, encoding: Encoding, layer: int, head: int, query_index: 
             f"positions), so q.k alone does not give its attention (max diff {diff:.3g})."
         )
     return NeuronView(
-        tokens=list(encoding.tokens), layer=layer, head=head, query_index=query_index,
+        tokens=list(qk.tokens), layer=layer, head=head, query_index=query_index,
         query=q, keys=k, products=products, scores=scores, softmax=soft, returned=returned,
         max_abs_diff=diff,
     )
+
+
+def neuron_view(loaded, encoding: Encoding, layer: int, head: int, query_index: int,
+                tolerance: float = 1e-3) -> NeuronView:
+    """Compute the neuron view for one (layer, head, query token): one forward, then
+    :func:`view_of`. Indices are checked before the model runs."""
+    if not 0 <= layer < loaded.n_layers:
+        raise InputError(f"Layer must be between 1 and {loaded.n_layers}.")
+    if not 0 <= head < loaded.n_heads:
+        raise InputError(f"Head must be between 1 and {loaded.n_heads}.")
+    if not 0 <= query_index < encoding.n_tokens:
+        raise InputError(f"Query token must be between 1 and {encoding.n_tokens}.")
+    return view_of(query_keys(loaded, encoding), layer, head, query_index, tolerance)

@@ -20,6 +20,8 @@ Encoding and pooling: docs/METHODS.md section 2.
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 from typing import Sequence
 
 import numpy as np
@@ -175,3 +177,104 @@ def model_view_payload(maps: np.ndarray, *, max_size: int = 32) -> dict:
         "scale": SCALE,
         "thumbs": _b64(quantise(thumbs)),
     }
+
+
+# ---- every layer at once: the Attention page's one component (head view, model view, heatmap)
+
+VIEWS_VERSION = 2
+VIEWS_BUDGET = 2_000_000  # bytes of JSON for a whole payload (a 512-token pair included)
+
+
+def _b64_len(n_bytes: int) -> int:
+    return 4 * ((int(n_bytes) + 2) // 3)
+
+
+def _sparse_bytes(nonzero: np.ndarray, k: int) -> int:
+    """Base64 bytes of every layer's sparse arrays with at most ``k`` edges per row:
+    ``nonzero`` is ``[L, H, n]`` (cells a row has with q > 0)."""
+    n_layers, n_heads, n = nonzero.shape
+    edges = np.minimum(nonzero, k).reshape(n_layers, -1).sum(-1)
+    return int(sum(_b64_len(2 * n_heads * n) + _b64_len(2 * e) + _b64_len(e) for e in edges))
+
+
+def views_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
+                  special: np.ndarray, *, is_pair: bool, budget: int = VIEWS_BUDGET,
+                  thumb_size: int = 32) -> dict:
+    """JSON-ready payload of EVERY layer for the Attention page's component (head view and
+    model view switch layers, heads, segments and the pinned token in the browser).
+
+    ``maps``: ``[L, H, n, n]`` at the level shown. Weights are 8-bit (``q = round(w*255)``).
+    Dense (``L*H*n*n`` bytes) when the whole payload then fits ``budget`` bytes of JSON;
+    else sparse: per row of every head the ``k`` largest keys with ``q > 0`` (ties: lower key
+    first), ``k`` the largest that fits the budget (``top_k`` in the payload). Per layer,
+    sparse is a uint16 count per row, a uint16 key and a uint8 weight per edge.
+    """
+    maps = np.asarray(maps)
+    if maps.ndim != 4 or maps.shape[-1] != maps.shape[-2]:
+        raise ValueError(f"maps must be [layers, heads, n, n], got shape {maps.shape}.")
+    n_layers, n_heads, n = maps.shape[0], maps.shape[1], maps.shape[2]
+    _check_layer(labels, maps[0], segments, special)
+    if n > 65535:
+        raise ValueError("The views support at most 65535 tokens.")
+    q = quantise(maps)
+    model = model_view_payload(maps, max_size=thumb_size)
+    payload = {
+        "view": "views", "version": VIEWS_VERSION,
+        "n_layers": int(n_layers), "n_heads": int(n_heads), "n": int(n),
+        "labels": [str(label) for label in labels],
+        "segments": [int(s) for s in np.asarray(segments).astype(int)],
+        "special": [int(bool(s)) for s in np.asarray(special)],
+        "is_pair": bool(is_pair), "scale": SCALE,
+        "thumbs": model["thumbs"], "size": model["size"], "pool": model["pool"],
+    }
+    fixed = len(json.dumps(payload)) + 64 * n_layers + 200
+    room = int(budget) - fixed
+    dense = n_layers * _b64_len(n_heads * n * n)
+    if dense <= room:
+        payload.update(encoding="dense", top_k=None,
+                       layers=[{"weights": _b64(q[l])} for l in range(n_layers)])
+        return _with_digest(payload)
+    nonzero = (q > 0).sum(-1)
+    lo, hi = 0, int(nonzero.max())
+    while lo < hi:  # the largest k whose sparse arrays fit the room
+        mid = (lo + hi + 1) // 2
+        if _sparse_bytes(nonzero, mid) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo < 1:
+        raise ValueError(f"{n} tokens do not fit a {budget}-byte payload even with one key "
+                         "per query.")
+    k = lo
+    # stable radix sort on 255 - q: the k largest keys of each row, ties to the lower key
+    order = np.argsort(SCALE - q, axis=-1, kind="stable")[..., :k]
+    keep = np.zeros(q.shape, dtype=bool)
+    np.put_along_axis(keep, order, True, axis=-1)
+    keep &= q > 0
+    layers = []
+    for l in range(n_layers):
+        counts = keep[l].sum(-1).astype("<u2")  # [H, n]
+        _, _, keys = np.nonzero(keep[l])
+        layers.append({"counts": _b64(counts), "keys": _b64(keys.astype("<u2")),
+                       "weights": _b64(q[l][keep[l]]), "n_edges": int(keys.size)})
+    payload.update(encoding="sparse", top_k=int(k), layers=layers)
+    return _with_digest(payload)
+
+
+def _with_digest(payload: dict) -> dict:
+    """A short content hash: the component redraws from scratch only when it changes."""
+    payload["digest"] = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+    return payload
+
+
+def heatmap_payload(labels: list[str], matrix: np.ndarray, *, layer: int, head: int) -> dict:
+    """One head's full ``[n, n]`` map for the component's canvas heatmap: 8 bits relative to
+    the map's maximum (``q = round(w / max * 255)``, drawn as ``q * max / 255``, so within
+    ``0.5 * max / 255`` of the map), the colour scale running from 0 to ``max``."""
+    m = np.nan_to_num(np.asarray(matrix, dtype=np.float64), nan=0.0)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] != len(labels) or not len(labels):
+        raise ValueError(f"matrix must be [n, n] with n = {len(labels)} labels, got {m.shape}.")
+    top = float(m.max()) if m.size else 0.0
+    q = quantise(m / top) if top > 0 else np.zeros(m.shape, dtype=np.uint8)
+    return {"layer": int(layer), "head": int(head), "n": int(m.shape[0]),
+            "max": top, "weights": _b64(q)}

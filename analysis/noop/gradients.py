@@ -156,7 +156,7 @@ def _add_categories(sums: dict, g, group, punct) -> None:
             k = int(cols.sum())
             if k == 0:
                 continue
-            val = gb[..., cols].sum(dim=(-1, -2)).double().numpy() / (n * k)  # [L, H]
+            val = gb[..., cols.to(gb.device)].sum(dim=(-1, -2)).double().cpu().numpy() / (n * k)
             sums.setdefault(cat, [np.zeros_like(val), 0])
             sums[cat][0] += val
             sums[cat][1] += 1

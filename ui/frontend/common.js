@@ -134,3 +134,34 @@ function toolButton(label, title, onClick, extra) {
   b.addEventListener("click", onClick);
   return b;
 }
+
+// A head view layer's edges from its payload (dense or sparse, 8-bit weights): per row
+// (head * n + query) the range rowStart[r]..rowStart[r+1] of keys and weights.
+function decodeEdges(data) {
+  const H = data.n_heads, n = data.n;
+  const w8 = b64Bytes(data.weights);
+  const rows = H * n;
+  const rowStart = new Uint32Array(rows + 1);
+  let keys, wts;
+  if (data.encoding === "sparse") {
+    const counts = b64Uint16(data.counts);
+    for (let r = 0; r < rows; r++) rowStart[r + 1] = rowStart[r] + counts[r];
+    keys = b64Uint16(data.keys);
+    wts = w8;
+  } else {
+    let total = 0;
+    for (let k = 0; k < w8.length; k++) if (w8[k] > 0) total++;
+    keys = new Uint16Array(total);
+    wts = new Uint8Array(total);
+    let e = 0;
+    for (let r = 0; r < rows; r++) {
+      const base = r * n;
+      for (let j = 0; j < n; j++) {
+        const q = w8[base + j];
+        if (q > 0) { keys[e] = j; wts[e] = q; e++; }
+      }
+      rowStart[r + 1] = e;
+    }
+  }
+  return { rowStart, keys, wts };
+}

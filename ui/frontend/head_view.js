@@ -6,36 +6,8 @@ const SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"];
 const SEGMENT_LABELS = { "All": "All", "A->A": "A\u2192A", "B->B": "B\u2192B", "A->B": "A\u2192B", "B->A": "B\u2192A" };
 const N_BUCKETS = 20; // opacity levels; lines of one head and level share one <path>
 const MIN_Q_ALL = 3; // without a focus token, weights below 3/255 are not drawn (invisible)
+const LINE_BUDGET = 8000; // ... and at most this many lines, the strongest
 const SEG_COLOURS = ["#8fb3de", "#f3b37a"]; // A, B
-
-function decodeEdges(data) {
-  const H = data.n_heads, n = data.n;
-  const w8 = b64Bytes(data.weights);
-  const rows = H * n;
-  const rowStart = new Uint32Array(rows + 1);
-  let keys, wts;
-  if (data.encoding === "sparse") {
-    const counts = b64Uint16(data.counts);
-    for (let r = 0; r < rows; r++) rowStart[r + 1] = rowStart[r] + counts[r];
-    keys = b64Uint16(data.keys);
-    wts = w8;
-  } else {
-    let total = 0;
-    for (let k = 0; k < w8.length; k++) if (w8[k] > 0) total++;
-    keys = new Uint16Array(total);
-    wts = new Uint8Array(total);
-    let e = 0;
-    for (let r = 0; r < rows; r++) {
-      const base = r * n;
-      for (let j = 0; j < n; j++) {
-        const q = w8[base + j];
-        if (q > 0) { keys[e] = j; wts[e] = q; e++; }
-      }
-      rowStart[r + 1] = e;
-    }
-  }
-  return { rowStart, keys, wts };
-}
 
 function segmentAllows(filter, segQ, segK) {
   switch (filter) {
@@ -57,46 +29,19 @@ function headList(visible) {
   return Array.from(visible).sort((a, b) => a - b);
 }
 
-export default function (component) {
-  const { data, parentElement, setStateValue } = component;
-  if (!data || data.view !== "head") return;
+// Draw a head view into `root` (emptied). `data`: labels, segments, special, is_pair, n_heads,
+// n, layer, top_k, threshold, encoding, highlight; `edges`: decodeEdges of the layer drawn.
+// `st`: shared state {visible, pinned, segment}; `hooks.changed(initial)` after every change;
+// `hooks.layers` (optional): {count, pick(l)} adds layer buttons to the toolbar.
+// Returns {update, setLayer(l, edges), cleanup}.
+function mountHeadView(root, data, layerEdges, st, hooks) {
+  let edges = layerEdges;
   const H = data.n_heads, n = data.n;
   const labels = data.labels, seg = data.segments, special = data.special;
   const isPair = !!data.is_pair;
-  const ui = data.ui || {};
-
-  const st = viewState(parentElement, () => ({
-    visible: null, pinned: null, segment: "All", sig: null, initHeads: undefined,
-    sent: {}, timer: null,
-  }));
-  const sig = JSON.stringify([H, labels]);
-  if (st.sig !== sig) {
-    st.pinned = null; // other tokens: a pinned index would point elsewhere
-    st.initPin = undefined; // ... and a pin asked for by the page applies to the new tokens
-    if (st.nHeads !== H) st.visible = null;
-    st.nHeads = H;
-    st.sig = sig;
-  }
-  const initPin = JSON.stringify(ui.pin ?? null);
-  if (st.initPin !== initPin) {
-    const p = ui.pin;
-    const ok = p && (p.side === "from" || p.side === "to") && Number.isInteger(p.index) &&
-      p.index >= 0 && p.index < n;
-    st.pinned = ok ? { side: p.side, index: p.index, token: String(labels[p.index]) } : null;
-    st.initPin = initPin;
-  }
-  const marked = new Set(Array.isArray(data.highlight) ? data.highlight : []);
-  const initHeads = JSON.stringify(ui.heads ?? null);
-  if (st.initHeads !== initHeads) {
-    const wanted = Array.isArray(ui.heads) ? ui.heads.filter((h) => h >= 0 && h < H) : [];
-    st.visible = new Set(wanted.length ? wanted : [...Array(H).keys()]);
-    st.initHeads = initHeads;
-  }
-  if (!st.visible) st.visible = new Set([...Array(H).keys()]);
-  if (!isPair) st.segment = "All";
+  let layerNo = data.layer;
   let hover = null;
-
-  const edges = decodeEdges(data);
+  const marked = new Set(Array.isArray(data.highlight) ? data.highlight : []);
 
   // ---- layout
   const fontSize = n <= 60 ? 13 : n <= 150 ? 12 : 11;
@@ -115,7 +60,7 @@ export default function (component) {
   const headFont = `600 11px ${FONT_STACK}`;
   const labelW = Math.ceil(Math.max(
     textWidth("QUERY (FROM)", headFont) * 1.08, ...shownW)) + 18;
-  const host = parentElement.host || parentElement;
+  const host = root.getRootNode().host || root.parentNode || root;
   const avail = Math.max(360, (host.clientWidth || 720) - 8);
   const gap = Math.max(140, Math.min(300, avail - 2 * labelW - 24));
   const numW = 40; // room for the weights shown beside a focused token's partners
@@ -127,11 +72,6 @@ export default function (component) {
   const yOf = (i) => top + i * rowH + rowH / 2;
 
   // ---- DOM
-  let root = parentElement.querySelector(".av-root");
-  if (!root) {
-    root = hEl("div", { class: "av-root av-head" });
-    parentElement.appendChild(root);
-  }
   const oldBody = root.querySelector(".av-body");
   const scroll = oldBody ? [oldBody.scrollTop, oldBody.scrollLeft] : null;
   root.replaceChildren();
@@ -178,15 +118,30 @@ export default function (component) {
 
   const svgBtn = toolButton("SVG", "Download this view as SVG", () => {
     const { svg } = exportSvg();
-    downloadSvg(svg, `head_view_layer${data.layer + 1}.svg`);
+    downloadSvg(svg, `head_view_layer${layerNo + 1}.svg`);
   });
   const pngBtn = toolButton("PNG", "Download this view as PNG", async () => {
     const { svg, w, h } = exportSvg();
-    downloadBlob(await svgToPng(svg, w, h, 2), `head_view_layer${data.layer + 1}.png`);
+    downloadBlob(await svgToPng(svg, w, h, 2), `head_view_layer${layerNo + 1}.png`);
   });
+
+  const layerButtons = [];
+  let layerBox = null;
+  if (hooks.layers) {
+    layerBox = hEl("div", { class: "av-seg av-layers", role: "group", "aria-label": "Layer" });
+    for (let l = 0; l < hooks.layers.count; l++) {
+      const b = toolButton(String(l + 1), `Show layer ${l + 1}`, () => hooks.layers.pick(l),
+        { "data-layer": l + 1 });
+      b.classList.toggle("av-active", l === layerNo);
+      layerButtons.push(b);
+      layerBox.appendChild(b);
+    }
+  }
 
   const toolbar = hEl("div", { class: "av-toolbar" },
     title,
+    layerBox ? hEl("div", { class: "av-controls" }, hEl("span", { class: "av-label" }, "Layer"),
+      layerBox) : null,
     hEl("div", { class: "av-controls" },
       hEl("span", { class: "av-label" }, "Heads"), legend, allBtn, noneBtn),
     isPair ? hEl("div", { class: "av-controls" }, hEl("span", { class: "av-label" }, "Segments"),
@@ -200,12 +155,13 @@ export default function (component) {
     if (data.threshold > 0) parts.push(`weights \u2265 ${data.threshold}`);
     note = `Showing ${parts.join(" and ")}. ` + note;
   }
-  const hint = hEl("div", { class: "av-hint" }, note);
+  const faint = hEl("span", { class: "av-faint" });
+  const hint = hEl("div", { class: "av-hint" }, note, faint);
 
   const svg = sEl("svg", {
     class: "av-svg", width, height, viewBox: `0 0 ${width} ${height}`,
     "font-family": FONT_STACK, "font-size": fontSize, role: "img",
-    "aria-label": `Attention head view, layer ${data.layer + 1}`,
+    "aria-label": `Attention head view, layer ${layerNo + 1}`,
   });
   const bg = sEl("rect", { x: 0, y: 0, width, height, fill: "transparent", class: "av-bg" });
   bg.addEventListener("click", () => { if (st.pinned) { st.pinned = null; update(); } });
@@ -263,16 +219,39 @@ export default function (component) {
   root.append(toolbar, hint, body);
   if (scroll) [body.scrollTop, body.scrollLeft] = scroll; // keep the place on a layer switch
   if (segLegend) root.appendChild(segLegend);
-  root.setAttribute("data-layer", String(data.layer + 1));
+  root.setAttribute("data-layer", String(layerNo + 1));
   root.setAttribute("data-n", String(n));
 
   function focus() { return st.pinned || hover; }
+
+  // Without a focus token, at most LINE_BUDGET lines: the weakest (faintest) go first, so a
+  // long input stays quick to draw; hovering a token still shows all of its lines.
+  function strongestOnly(visible) {
+    const hist = new Uint32Array(256);
+    for (const h of visible) {
+      for (let i = 0; i < n; i++) {
+        const r = h * n + i;
+        for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
+          if (st.segment === "All" || segmentAllows(st.segment, seg[i], seg[edges.keys[e]])) hist[edges.wts[e]]++;
+        }
+      }
+    }
+    let total = 0, q = 255;
+    for (; q >= MIN_Q_ALL; q--) {
+      if (total + hist[q] > LINE_BUDGET) return q + 1;
+      total += hist[q];
+    }
+    return MIN_Q_ALL;
+  }
 
   function draw() {
     const f = focus();
     const visible = headList(st.visible);
     const paths = [];
-    const minQ = f ? 1 : MIN_Q_ALL;
+    const minQ = f ? 1 : strongestOnly(visible);
+    root.setAttribute("data-min-weight", String(minQ));
+    faint.textContent = minQ > MIN_Q_ALL ? ` Lines under ${(minQ / 255).toFixed(3)} are hidden ` +
+      `(at most ${LINE_BUDGET} lines); hover or pin a token to see all of its lines.` : "";
     const strokeW = f ? 2.2 : (n > 150 ? 1.2 : 1.8);
     for (const h of visible) {
       const buckets = Array.from({ length: N_BUCKETS }, () => []);
@@ -332,10 +311,14 @@ export default function (component) {
     for (const side of ["from", "to"]) {
       tokNodes[side].forEach((t, i) => {
         const active = sideAllows(st.segment, side, seg[i]);
-        const focused = f && f.side === side && f.index === i;
+        const focused = !!(f && f.side === side && f.index === i);
+        const pinned = !!(st.pinned && st.pinned.side === side && st.pinned.index === i);
+        const key = (active ? 1 : 0) | (focused ? 2 : 0) | (pinned ? 4 : 0);
+        if (t.key === key) return; // touch only the tokens whose look changes
+        t.key = key;
         t.g.classList.toggle("av-dim", !active);
-        t.g.classList.toggle("av-focus", !!focused);
-        t.g.classList.toggle("av-pinned", !!(st.pinned && st.pinned.side === side && st.pinned.index === i));
+        t.g.classList.toggle("av-focus", focused);
+        t.g.classList.toggle("av-pinned", pinned);
         t.hit.setAttribute("fill", focused ? "rgba(59,111,216,0.14)" : "transparent");
         t.text.setAttribute("font-weight", focused ? "700" : "400");
       });
@@ -360,7 +343,7 @@ export default function (component) {
     else if (visible.length > 6) headsText = `${visible.length} of ${H} heads`;
     else headsText = `heads ${visible.map((h) => h + 1).join(", ")}`;
     title.replaceChildren(
-      hEl("span", { class: "av-title-main" }, `Layer ${data.layer + 1}`),
+      hEl("span", { class: "av-title-main" }, `Layer ${layerNo + 1}`),
       hEl("span", { class: "av-title-sub" },
         ` \u00b7 ${headsText} \u00b7 ${n} ${n === 1 ? "token" : "tokens"}` +
         (st.segment !== "All" ? ` \u00b7 ${SEGMENT_LABELS[st.segment]}` : "") +
@@ -368,34 +351,12 @@ export default function (component) {
     root.setAttribute("data-heads", visible.map((h) => h + 1).join(","));
     root.setAttribute("data-segment", st.segment);
     draw();
-    sendState(!!initial);
-  }
-
-  // State goes back to Python only after the user changed something (each change reruns
-  // the page); the first render records the baseline.
-  function sendState(initial) {
-    const next = {
-      heads: headList(st.visible),
-      pinned: st.pinned ? { side: st.pinned.side, index: st.pinned.index, token: st.pinned.token } : null,
-      segment: st.segment,
-    };
-    if (initial) {
-      for (const [k, v] of Object.entries(next)) {
-        if (st.sent[k] === undefined) st.sent[k] = JSON.stringify(v);
-      }
-    }
-    clearTimeout(st.timer);
-    st.timer = setTimeout(() => {
-      for (const [k, v] of Object.entries(next)) {
-        const enc = JSON.stringify(v);
-        if (st.sent[k] !== enc) { st.sent[k] = enc; setStateValue(k, v); }
-      }
-    }, initial ? 0 : 300);
+    hooks.changed(!!initial);
   }
 
   function exportSvg() {
     const visible = headList(st.visible);
-    const heading = `Layer ${data.layer + 1}` +
+    const heading = `Layer ${layerNo + 1}` +
       (st.segment !== "All" ? ` \u00b7 ${SEGMENT_LABELS[st.segment]}` : "");
     const x0 = pad + Math.ceil(textWidth(heading, `700 ${fontSize}px ${FONT_STACK}`)) + 16;
     const step = 34;
@@ -427,8 +388,17 @@ export default function (component) {
 
   const onKey = (e) => { if (e.key === "Escape" && st.pinned) { st.pinned = null; update(); } };
   document.addEventListener("keydown", onKey);
-  update(true);
-  return () => {
-    document.removeEventListener("keydown", onKey);
+  return {
+    update,
+    // fromPage: the page asked for this layer (nothing to report back)
+    setLayer(l, layerEdges, fromPage) {
+      layerNo = l;
+      edges = layerEdges;
+      root.setAttribute("data-layer", String(l + 1));
+      svg.setAttribute("aria-label", `Attention head view, layer ${l + 1}`);
+      for (const b of layerButtons) b.classList.toggle("av-active", Number(b.dataset.layer) === l + 1);
+      update(!!fromPage);
+    },
+    cleanup() { document.removeEventListener("keydown", onKey); },
   };
 }

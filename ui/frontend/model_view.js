@@ -54,29 +54,35 @@ function scaledCanvas(src, size, dpr) {
   return c;
 }
 
-export default function (component) {
+// Single model view component: data.view === "model"; a click is a trigger value.
+function modelViewMain(component) {
   const { data, parentElement, setTriggerValue } = component;
   if (!data || data.view !== "model") return;
-  const L = data.n_layers, H = data.n_heads, s = data.size;
   const ui = data.ui || {};
-  const q = b64Bytes(data.thumbs);
   const st = viewState(parentElement, () => ({ selected: null, initSel: undefined }));
   const initSel = JSON.stringify(ui.selected ?? null);
   if (st.initSel !== initSel) {
     st.selected = Array.isArray(ui.selected) ? ui.selected : null;
     st.initSel = initSel;
   }
-
-  const host = parentElement.host || parentElement;
-  const avail = Math.max(320, (host.clientWidth || 720) - 80);
-  const cell = Math.max(34, Math.min(84, Math.floor(avail / H) - 6));
-  const dpr = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
-
   let root = parentElement.querySelector(".av-root");
   if (!root) {
     root = hEl("div", { class: "av-root av-model" });
     parentElement.appendChild(root);
   }
+  mountModelView(root, data, st, (l, h) => setTriggerValue("select", [l, h]));
+}
+
+// Draw the layers x heads grid into `root` (emptied): data {n_layers, n_heads, size, thumbs,
+// n, pool}; st.selected = [l, h] or null is outlined; onPick(l, h) after a click.
+function mountModelView(root, data, st, onPick) {
+  const L = data.n_layers, H = data.n_heads, s = data.size;
+  const q = b64Bytes(data.thumbs);
+  const host = root.getRootNode().host || root.parentNode || root;
+  const avail = Math.max(320, (host.clientWidth || 720) - 80);
+  const cell = Math.max(34, Math.min(84, Math.floor(avail / H) - 6));
+  const dpr = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
+
   root.replaceChildren();
 
   const thumbs = [];
@@ -100,7 +106,7 @@ export default function (component) {
       btn.addEventListener("click", () => {
         st.selected = [l, h];
         mark();
-        setTriggerValue("select", [l, h]);
+        onPick(l, h);
       });
       cells[l].push(btn);
       grid.appendChild(btn);
@@ -178,4 +184,5 @@ export default function (component) {
   root.setAttribute("data-layers", String(L));
   root.setAttribute("data-heads", String(H));
   mark();
+  return { mark };
 }

@@ -1,0 +1,75 @@
+"""The glossary: every term the pages use, in everyday words (shown on the Report page and
+beside the views; docs/METHODS.md has the formulas)."""
+
+from __future__ import annotations
+
+import re
+
+GLOSSARY: dict[str, str] = {
+    "attention head": "One of the small units inside each layer that decides, for every word "
+        "piece, how much to look at every other word piece. Each layer has several heads "
+        "working side by side; they are numbered from 1.",
+    "attention map": "A table of one head's attention for one input: a row per word piece "
+        "looking, a column per word piece looked at; each row adds up to 1.",
+    "layer": "The model reads the text in stages; a layer is one stage. Layer 1 is closest to "
+        "the raw text, the last layer closest to the model's answer. Layer 0 is the embeddings.",
+    "token": "A word piece: the model splits words into pieces it knows (\"playing\" may become "
+        "\"play\" and \"##ing\").",
+    "[CLS]": "A special token added at the start of every input; classifiers read their answer "
+        "from it.",
+    "[SEP]": "A special token that ends each sentence of the input (a sentence pair has two).",
+    "no-op": "\"No operation\": attention that goes somewhere (often to [SEP] or [CLS]) but "
+        "changes almost nothing, like a default resting place when a head has nothing to do.",
+    "vertical pattern": "A head whose attention map shows bright columns: every token looks at "
+        "the same few tokens, usually [CLS] and [SEP].",
+    "diagonal pattern": "A head that looks at the token itself or its neighbours, drawing a "
+        "diagonal line on the attention map.",
+    "block pattern": "A head that spreads its attention evenly within the token's own sentence.",
+    "entropy": "How spread out a head's attention is, in nats: 0 means all attention on one "
+        "token; spreading it evenly over n tokens gives log n.",
+    "nats": "The unit of entropy when natural logarithms are used (1 nat is about 1.44 bits).",
+    "gradient importance": "How much the model's loss would change if an attention weight "
+        "changed a little (the size of dL/dA): a low value means the weight barely matters.",
+    "attention norm": "Attention weight times the size of what is passed along (Kobayashi et "
+        "al. 2020): a big weight on a token that passes nothing along still moves nothing.",
+    "fine-tuning": "Training an already trained model a little more on one task, here finding "
+        "the sentiment of aspects in reviews.",
+    "checkpoint": "A saved copy of a model's weights, for example after fine-tuning.",
+    "aspect": "What a review sentence speaks about, such as the food or the service.",
+    "opinion words": "The words that carry the judgement of an aspect (\"superb\", \"ignored\").",
+    "QA-M": "Sun et al.'s way of asking about an aspect as a question sentence paired with "
+        "the review (\"what do you think of the service of it?\"); the model picks the "
+        "sentiment.",
+    "NLI-M": "Like QA-M, but the second sentence is just the aspect's name (\"service\").",
+    "QA-B": "Like QA-M, but one yes/no question per sentiment (\"the polarity of the service "
+        "is positive\"); the most likely \"yes\" wins.",
+    "NLI-B": "Like QA-B with a shorter second sentence (\"service - positive\").",
+    "baseline": "A simple rule a head should beat to count as finding something: a random head, "
+        "always the same offset, the most frequent word, or even attention.",
+    "bootstrap interval": "A range for a score found by recomputing it on many resamples of the "
+        "examples; 95% of those recomputations fall in it.",
+    "cosine similarity": "How alike two attention maps are, from 1 (the same) down to 0 "
+        "(nothing in common).",
+    "RSA": "Representational similarity analysis: whether two models find the same token pairs "
+        "alike at a layer (1 = the same geometry).",
+    "CKA": "Centred kernel alignment: another score from 0 to 1 of how alike two models' "
+        "internal representations are at a layer.",
+    "UUAS": "Undirected unlabelled attachment score: the share of a sentence's word links "
+        "(its dependency tree, ignoring direction) that a probe recovers.",
+    "structural probe": "A small linear map trained to read a sentence's tree out of a layer's "
+        "vectors (Hewitt and Manning 2019).",
+    "dependency relation": "The grammatical link between two words, such as a subject (nsubj) "
+        "or an object (obj) and the verb it belongs to.",
+    "Spearman correlation": "Whether two rankings go up and down together, from -1 to 1.",
+    "segment": "Which sentence of a pair a token belongs to: A (first) or B (second).",
+    "query token": "The token whose attention is being looked at (the row of the map).",
+}
+
+_WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)
+         for term in GLOSSARY}
+
+
+def terms_in(text: str) -> list[str]:
+    """The glossary's terms that ``text`` uses, in the glossary's order."""
+    return [term for term, pattern in _WORD.items()
+            if (pattern.search(text) if term[0] != "[" else term in text)]

@@ -1,0 +1,49 @@
+"""Where a finding came from: the model by name with a hash of its weights, the data by name and
+size, the settings, the package versions and the date -- so a reader of a report can tell
+whether two reports speak of the same model and data."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from importlib import metadata
+
+PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "datasets", "altair",
+            "vl-convert-python", "streamlit")
+
+
+def weights_hash(model) -> str:
+    """SHA-256 over the model's parameters and buffers (names, dtypes, shapes and bytes, in name
+    order): equal for equal weights whatever the folder or hub id they came from."""
+    h = hashlib.sha256()
+    state = model.state_dict()
+    for name in sorted(state):
+        t = state[name].detach().cpu().contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}".encode())
+        if t.numel():
+            h.update(t.view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def package_versions() -> dict[str, str]:
+    """Python and the installed versions of the packages the numbers depend on."""
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def model_source(loaded, weights: str | None = None) -> dict[str, str]:
+    """A finding's model lines: its display name, shape and weights hash (``weights`` when
+    already known, else computed)."""
+    return {"model": loaded.name,
+            "architecture": f"{loaded.model_type}, {loaded.n_layers} layers x "
+                            f"{loaded.n_heads} heads",
+            "weights sha256": weights or weights_hash(loaded.model)}
+
+
+def data_source(name: str, size: int | None = None, unit: str = "examples") -> dict[str, str]:
+    return {"data": name if size is None else f"{name} ({size} {unit})"}

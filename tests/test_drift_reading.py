@@ -1,0 +1,42 @@
+"""analysis.drift.reading on synthetic numbers where the right sentences are known."""
+
+import numpy as np
+
+from analysis.drift.patterns import PATTERN_TYPES
+from analysis.drift.reading import drift_reading, vertical_share
+
+
+def test_most_changed_layer_and_heads_and_vertical_move():
+    cos = np.full((4, 3), 0.95)
+    cos[3] = [0.60, 0.70, 0.80]  # the last layer changed most
+    cos[0, 0] = 0.99
+    cka = np.array([1.0, 0.98, 0.95, 0.90, 0.70])
+    vb = np.zeros((4, 3))
+    va = np.zeros((4, 3))
+    va[3, 0], va[2, 1] = 0.9, 0.25  # two heads became vertical
+    lines = drift_reading(cos, cka, vb, va)
+    assert lines[0].startswith("Layer 4 changed most (mean head cosine 0.700) and layer 1 least "
+                               "(0.963); later layers changed more")
+    assert lines[1] == ("The most changed heads are 4-1 (cosine 0.600), 4-2 (cosine 0.700), "
+                        "4-3 (cosine 0.800).")
+    assert "moved most at layer 4 (linear CKA 0.700" in lines[2]
+    assert lines[3].startswith("Heads moved to the vertical pattern: 2 head(s) gained at least "
+                               "20 points of vertical maps, most of all 4-1 (from 0% to 90%")
+
+
+def test_no_move_and_identical():
+    cos = np.full((2, 2), 0.9)
+    cos[0, 1] = 0.5
+    vb = np.full((2, 2), 0.5)
+    va = np.full((2, 2), 0.4)
+    lines = drift_reading(cos, np.array([1.0, 0.9, 0.8]), vb, va)
+    assert lines[0].startswith("Layer 1 changed most") and "earlier layers changed" in lines[0]
+    assert lines[-1].startswith("No head moved to the vertical pattern") and \
+        "50% of maps were vertical before and 40% after (fewer after" in lines[-1]
+    assert drift_reading(np.ones((2, 2)), np.ones(3), vb, vb)[0].startswith("Nothing changed")
+
+
+def test_vertical_share_counts_vertical_and_mixed():
+    v, vd, dg = (PATTERN_TYPES.index(k) for k in ("vertical", "vertical+diagonal", "diagonal"))
+    types = np.array([[[v, dg]], [[vd, dg]], [[dg, v]], [[dg, dg]]])  # [N=4, L=1, H=2]
+    np.testing.assert_allclose(vertical_share(types), [[0.5, 0.25]])

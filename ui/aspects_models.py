@@ -1,0 +1,256 @@
+"""The Aspects page's step 1, the fine-tuned model: the sources (the example checkpoint, a
+fine-tune on the bundled sample, a folder, an uploaded .zip), the cached checkpoint loading
+(session state ``ah_model``: one state per source, switching sources loses nothing), the model
+export and the summary with its loss and learning curves (docs/METHODS.md section 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from analysis.aspects.checkpoints import as_loaded, load_checkpoint, save_checkpoint
+from analysis.aspects.data import split_dataset
+from analysis.aspects.example import RECIPE, load_example, split_sample
+from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune
+from analysis.aspects.readers import load_sample
+from analysis.aspects.tasks import TASK_NAMES, build_examples
+from analysis.errors import DataError, InputError
+from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
+from ui.chart_cache import draw, owned_chart
+from ui.errors import plain, show_error
+from ui.example import wait_for_example
+from ui.jobs import run_job
+from ui.settings import settings
+
+EXAMPLE, TUNE = "Example checkpoint", "Fine-tune on the bundled sample"
+FOLDER, UPLOAD = "Load a checkpoint folder", "Upload a checkpoint .zip"
+START = "Fine-tune a model on the bundled sample or load a checkpoint to start."
+MAX_ZIP_MB = 100  # the server's maxUploadSize must allow it (.streamlit/config.toml)
+METRIC_LABELS = {"aspect_f1": "aspect F1", "acc_4way": "4-way acc.", "acc_3way": "3-way acc.",
+                 "acc_binary": "binary acc."}
+S = st.session_state
+
+
+def demo() -> bool:
+    return settings().demo
+
+
+def model_sources() -> list[str]:
+    """Demo mode: no folder box (a model lives in the visitor's session, as a .zip)."""
+    return [EXAMPLE, TUNE, UPLOAD] if demo() else [EXAMPLE, TUNE, FOLDER, UPLOAD]
+
+
+def model_words(spec) -> str:
+    """A model as a visitor knows it: its name in the model list, else its spec."""
+    if not spec:
+        return "an unnamed model"
+    from analysis.models import normalise_spec
+
+    try:
+        return settings().model_name(normalise_spec(str(spec))) or str(spec)
+    except Exception:  # an odd spec from a card: shown as written
+        return str(spec)
+
+
+def cap(name: str, default, upper):
+    """(default, upper bound) of a widget under the demo's cap ``name``."""
+    limit = getattr(settings(), name)
+    upper = upper if limit is None else min(upper, limit)
+    return min(default, upper), upper
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 1: the fine-tuned model: one state per source (switching sources loses nothing); the
+# shown one is also ``ah_model``. A state holds its model, card, heads (``disc``) and check.
+
+
+@st.cache_resource(max_entries=2, show_spinner="Loading the checkpoint...")
+def _checkpoint(path: str, stamp: str):
+    return load_checkpoint(path)
+
+
+def checkpoint(path: str):
+    """A saved ABSA checkpoint (read-only, shared); loaded anew when the folder is rewritten."""
+    return _checkpoint(path, checkpoint_stamp(path))
+
+
+@st.cache_resource(max_entries=1, show_spinner="Loading the example checkpoint...")
+def _example(stamp: str):
+    loaded, card = load_example()
+    train_test = split_sample()
+    return loaded, card, build_examples(train_test[1], card["task"], card["pair_order"])
+
+
+def current(source: str) -> dict | None:
+    state = S.setdefault("ah_states", {}).get(source)
+    S["ah_model"] = state
+    return state
+
+
+def _new_model(source: str, state: dict) -> None:
+    S.setdefault("ah_states", {})[source] = state
+    S["ah_model"] = state
+
+
+def use_example() -> None:
+    """The example checkpoint is the Example source's model without a click; while it is
+    being built, its progress (the page reruns by itself when it is ready)."""
+    if not wait_for_example(START):
+        return
+    try:
+        loaded, card, held = _example(checkpoint_stamp(EXAMPLE_SPEC))
+    except (InputError, ModelLoadError, OSError) as exc:
+        show_error(exc)
+        return
+    state = S.setdefault("ah_states", {}).get(EXAMPLE)
+    if state is None or state["loaded"] is not loaded:
+        _new_model(EXAMPLE, {"loaded": loaded, "card": card, "folder": EXAMPLE_SPEC,
+                             "base": card.get("base_model") or "default", "eval": held,
+                             "losses": None, "example": True})
+
+
+def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) -> None:
+    """Fine-tune the sidebar's model on the bundled sample with the example's recipe (its
+    held-out share, lr, batch, length), through the server's job queue; the result becomes
+    the Fine-tune source's model (in the session only)."""
+    try:
+        train, test = split_dataset(load_sample(), RECIPE.heldout, seed=seed)
+
+        def work(progress):
+            last = [0.0]
+
+            def step(p) -> None:
+                last[0] = p.step / p.total_steps
+                progress(last[0], f"step {p.step}/{p.total_steps} · epoch {p.epoch + 1} · "
+                                  f"loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
+
+            return run_fine_tune(ctx.loaded, train, test, task, data="bundled sample",
+                                 pair_order=order, base_spec=ctx.spec, epochs=epochs,
+                                 lr=RECIPE.lr, batch_size=RECIPE.batch_size,
+                                 max_length=RECIPE.max_length, seed=seed, progress=step,
+                                 status=lambda text: progress(last[0], text))
+
+        run = run_job("Fine-tuning", work, key="aspects-finetune")
+        _new_model(TUNE, {"loaded": as_loaded(ctx.loaded, run.result.model, "fine-tuned"),
+                          "card": run.card, "folder": None, "base": ctx.spec,
+                          "eval": run.eval_examples, "losses": run.result.losses})
+    except (DataError, InputError, ModelLoadError) as exc:
+        show_error(exc)
+
+
+def load_folder(folder: str, base_spec: str) -> None:
+    """A checkpoint folder becomes the Load source's model (its card names the base model)."""
+    try:
+        loaded, card = checkpoint(str(Path(folder).expanduser().resolve()))
+        _new_model(FOLDER, {"loaded": loaded, "card": card, "folder": loaded.spec,
+                            "base": card.get("base_model") or base_spec, "eval": None,
+                            "losses": None})
+    except (InputError, ModelLoadError, DataError, OSError) as exc:
+        show_error(exc)
+
+
+def zip_key() -> str:
+    """The upload box's key: a new one after each loaded .zip, so the upload is forgotten."""
+    return f"ah_zip_{S.get('ah_zip_gen', 0)}"
+
+
+def load_zip(up, base_spec: str) -> None:
+    """An uploaded checkpoint .zip (read from memory, unpacked to a private temporary folder
+    that is deleted) becomes the Upload source's model; the upload itself is then dropped. In
+    demo mode the base model its card names is used only when the host lists it (else the
+    sidebar's)."""
+    try:
+        with st.spinner("Loading the uploaded checkpoint..."):
+            loaded, card = load_checkpoint_zip(up.getvalue(), name=f"uploaded {up.name}",
+                                               max_bytes=MAX_ZIP_MB * 1000 * 1000)
+    except (InputError, ModelLoadError, DataError) as exc:
+        show_error(exc)
+        return
+    base = str(card.get("base_model") or base_spec)
+    if demo() and settings().model_name(base) is None:
+        base = base_spec
+    _new_model(UPLOAD, {"loaded": loaded, "card": card, "folder": None, "base": base,
+                        "eval": None, "losses": None})
+    S["ah_zip_gen"] = S.get("ah_zip_gen", 0) + 1
+    st.rerun()
+
+
+def save_model(state: dict, out: str) -> None:
+    try:
+        path = save_checkpoint(state["loaded"].model, state["loaded"].tokenizer, Path(out),
+                               state["card"])
+        state["folder"] = str(path)
+        st.success(plain(f"Saved to {path}"), icon=":material/save:")
+    except (InputError, OSError) as exc:
+        show_error(exc)
+
+
+def model_export(state: dict) -> None:
+    """The model as a .zip download (made when clicked); outside demo mode also the box that
+    saves a session model to a folder."""
+    lm = state["loaded"]
+    st.download_button("Download the model (.zip)", key="ah_zip_dl", on_click="ignore",
+                       data=lambda: checkpoint_zip(lm.model, lm.tokenizer, state["card"]),
+                       file_name=f"absa-{state['card']['task']}-checkpoint.zip",
+                       mime="application/zip", icon=":material/download:",
+                       help="Safetensors, tokenizer and card; upload it here again later.")
+    if state["folder"] is None and not demo():
+        c1, c2 = st.columns([4, 1])
+        out = c1.text_input("Save to folder", key="ah_save_to", placeholder="/path/to/new-folder")
+        c2.write("")
+        if c2.button("Save", key="ah_save", icon=":material/save:") and out.strip():
+            save_model(state, out.strip())
+
+
+def learning_curve_frame(card: dict) -> pd.DataFrame | None:
+    """The card's held-out metrics after each epoch, long form (epoch, metric, value); None
+    when the card has none (fewer than one full epoch, no held-out data, older cards)."""
+    rows = [{"epoch": c["epoch"], "metric": label, "value": c[k]}
+            for c in card.get("curve") or [] if isinstance(c, dict) and "epoch" in c
+            for k, label in METRIC_LABELS.items()
+            if isinstance(c.get(k), (int, float)) and c[k] == c[k]]
+    return pd.DataFrame(rows) if rows else None
+
+
+def model_summary(state: dict) -> None:
+    """What the model is, its held-out metrics, training loss and learning curve."""
+    after, card = state["loaded"], state["card"]
+    st.success(plain(f"{TASK_NAMES[card['task']]} model on {card.get('data', '?')} "
+                     f"({after.n_layers} layers × {after.n_heads} heads, fine-tuned from "
+                     f"{model_words(card.get('base_model'))})."), icon=":material/check_circle:")
+    if state.get("example"):
+        st.caption(f"The example checkpoint: the embedded model fine-tuned on the bundled "
+                   f"sample with the recipe below ({TASK_NAMES[RECIPE.task]}, {RECIPE.epochs:g} "
+                   f"epochs, lr {RECIPE.lr:g}, batch {RECIPE.batch_size}); its held-out "
+                   f"sentences are {RECIPE.heldout:.0%} of the sample.")
+    m = card.get("metrics") or {}
+    if m:
+        for col, (k, label) in zip(st.columns(len(METRIC_LABELS)), METRIC_LABELS.items()):
+            v = m.get(k)
+            col.metric(label, f"{v:.1f}" if isinstance(v, (int, float)) and v == v else "n/a")
+        st.caption("Held-out metrics in percent, as in the paper: aspect detection micro F1; "
+                   "sentiment accuracy over the gold aspects (4-way, 3-way, positive/negative).")
+    # the charts are built once per model (kept in the session): a rerun only draws them
+    if state["losses"]:
+        def loss():
+            loss_df = pd.DataFrame({"step": np.arange(1, len(state["losses"]) + 1),
+                                    "loss": state["losses"]})
+            return alt.Chart(loss_df, title="Training loss").mark_line().encode(
+                x="step:Q", y="loss:Q"), loss_df
+
+        draw(owned_chart(after, "training loss", loss), stretch=True, height=160)
+    curve = learning_curve_frame(card)
+    if curve is not None:
+        def learning():
+            return alt.Chart(curve, title="Held-out metrics after each epoch").mark_line(
+                point=True).encode(
+                x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
+                y=alt.Y("value:Q", title="percent", scale=alt.Scale(zero=False)),
+                color=alt.Color("metric:N", sort=list(METRIC_LABELS.values())),
+                tooltip=["epoch:Q", "metric:N", alt.Tooltip("value:Q", format=".2f")]), curve
+
+        draw(owned_chart(after, "learning curve", learning), stretch=True, height=200)

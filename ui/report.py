@@ -1,0 +1,186 @@
+"""The findings report in the session: an "Add to report" button for any chart, table or view
+(:func:`add_button`), the glossary and "What am I looking at?" blocks the pages show.
+
+A finding keeps what the page showed: the chart as SVG (vl-convert, server side, cleaned by
+``analysis.report.clean_svg``), a table's rows, the key numbers, the plain reading, the link that
+reopens the view and its provenance (model name and weights hash, data name and size, the
+settings). Findings live in ``st.session_state`` only: nothing is written to disk."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.errors import DataError
+from analysis.report import (GLOSSARY, MAX_FINDINGS, Finding, Report, model_source,
+                             terms_in, weights_hash)
+from ui.errors import plain
+from ui.links import page_link
+
+_KEY = "_report"
+
+
+def report() -> Report:
+    """This session's report (created empty on first use)."""
+    rep = st.session_state.get(_KEY)
+    if not isinstance(rep, Report):
+        rep = st.session_state[_KEY] = Report()
+    return rep
+
+
+def set_report(rep: Report) -> None:
+    st.session_state[_KEY] = rep
+
+
+@st.cache_resource(max_entries=8, show_spinner="Hashing the model's weights...")
+def _weights(spec: str, _model) -> str:
+    return weights_hash(_model)
+
+
+def model_lines(loaded) -> dict:
+    """Provenance lines of a loaded model (weights hash cached per spec)."""
+    return model_source(loaded, _weights(loaded.spec, loaded.model))
+
+
+def _svg(chart) -> str:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(chart.to_json(), allowed_base_urls=[])
+
+
+def make_finding(title: str, *, page: str, url_path: str, chart=None, df=None,
+                 numbers: dict | None = None, reading: list | None = None, caption: str = "",
+                 loaded=None, data: str | None = None, settings: dict | None = None,
+                 kind: str | None = None) -> Finding:
+    """A finding of what the page shows now (see the module's text)."""
+    source = {"page": page}
+    if loaded is not None:
+        source.update(model_lines(loaded))
+    if data:
+        source["data"] = data
+    for k, v in (settings or {}).items():
+        source[f"setting: {k}"] = v
+    chart = chart() if callable(chart) else chart  # a callable: built only on a click
+    df = df() if callable(df) else df
+    kind = kind or ("chart" if chart is not None else "table" if df is not None else "view")
+    kw = dict(kind=kind, page=page, caption=caption, numbers=numbers or {},
+              reading=reading or [], link=page_link(url_path), source=source,
+              svg=_svg(chart) if chart is not None else "")
+    if df is not None:
+        return Finding.from_frame(title, df, **kw)
+    return Finding(title=title, **kw)
+
+
+def add_button(title: str, key: str, **kw) -> None:
+    """An "Add to report" button; a click pins the finding (``kw``: see :func:`make_finding`)
+    and says so."""
+    if not st.button("Add to report", key=f"report-add-{key}", icon=":material/playlist_add:",
+                     help="Pin this result, its numbers, its link and its provenance to the "
+                          "findings report (Report page)."):
+        return
+    rep = report()
+    if len(rep.findings) >= MAX_FINDINGS:
+        st.warning(f"The report holds at most {MAX_FINDINGS} findings; remove some on the "
+                   "Report page first.", icon=":material/info:")
+        return
+    try:
+        finding = make_finding(title, **kw)
+    except DataError as exc:
+        st.error(plain(str(exc)), icon=":material/error:")
+        return
+    rep.findings.append(finding)
+    st.toast(plain(f"Added to the report: {finding.title} ({len(rep.findings)} finding(s))."),
+             icon=":material/playlist_add_check:")
+
+
+def explain(text: str, label: str = "What am I looking at?") -> None:
+    """A short everyday explanation beside a view, with the glossary's entries for the terms
+    it uses."""
+    with st.expander(label, icon=":material/help:"):
+        st.markdown(text)
+        terms = terms_in(text)
+        if terms:
+            st.markdown("\n".join(f"- **{plain(t)}**: {plain(GLOSSARY[t])}" for t in terms))
+        st.page_link("pages/report.py", label="Every term: the glossary on the Report page",
+                     icon=":material/menu_book:")
+
+
+def glossary_block() -> None:
+    """Every term the pages use, in everyday words."""
+    st.markdown("\n".join(f"- **{plain(t)}**: {plain(d)}" for t, d in GLOSSARY.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# The Report page's blocks
+
+
+def move(k: int, step: int) -> None:
+    """Move finding ``k`` up (-1) or down (+1)."""
+    items = report().findings
+    j = k + step
+    if 0 <= k < len(items) and 0 <= j < len(items):
+        items[k], items[j] = items[j], items[k]
+
+
+def remove(k: int) -> None:
+    items = report().findings
+    if 0 <= k < len(items):
+        del items[k]
+
+
+def finding_preview(f: Finding) -> None:
+    """The finding as the report will show it: chart, reading, numbers, table, link, source."""
+    if f.svg:
+        st.image(f.svg, width="content")
+    for line in f.reading:
+        st.markdown(f"- {plain(line)}")
+    if f.numbers:
+        cols = st.columns(min(len(f.numbers), 4))
+        for k, (label, value) in enumerate(f.numbers.items()):
+            cols[k % len(cols)].metric(label, value)
+    if f.columns:
+        import pandas as pd
+
+        st.dataframe(pd.DataFrame(f.rows, columns=f.columns), hide_index=True,
+                     key=f"report_df_{id(f)}")
+    if f.link:
+        st.caption(plain(f"Link: {f.link}"))
+    if f.source:
+        st.caption(plain(" · ".join(f"{k}: {v}" for k, v in f.source.items())))
+
+
+def example_finding(ctx) -> Finding:
+    """A first finding from the sidebar's model and text: per layer, the share of attention on
+    [CLS], [SEP] and the token itself (mean over heads and tokens), with its reading."""
+    import altair as alt
+    import numpy as np
+    import pandas as pd
+
+    from analysis.attention import attention_for
+    from ui.links import input_params, spec_params
+
+    res = attention_for(ctx.loaded, ctx.text, ctx.pair)
+    att, sp = res.attentions, np.asarray(res.encoding.special, dtype=bool)
+    n = att.shape[-1]
+    cls = att[..., 0].mean((1, 2))
+    sep = att[..., sp & (np.arange(n) > 0)].sum(-1).mean((1, 2))
+    own = np.diagonal(att, axis1=2, axis2=3).mean((1, 2))
+    df = pd.DataFrame([{"layer": l + 1, "to": name, "share": float(v[l])}
+                       for name, v in (("[CLS]", cls), ("[SEP]", sep), ("itself", own))
+                       for l in range(len(cls))])
+    chart = alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("layer:O"), y=alt.Y("share:Q", title="share of attention",
+                                   scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("to:N", title="attention to")).properties(
+        width=420, height=260, title="Where attention goes, per layer (mean over heads)")
+    top = int(np.argmax(sep))
+    reading = [f"On this text ({n} tokens), attention to [SEP] peaks in layer {top + 1}: "
+               f"{100 * sep[top]:.0f}% of all attention on average over its heads."]
+    params = {**spec_params(ctx.spec), **input_params(ctx.text, ctx.pair), "view": "Model view"}
+    source = {"page": "Attention", **model_lines(ctx.loaded),
+              "data": f"the sidebar's text ({n} tokens)"}
+    return Finding(title="Where attention goes, layer by layer", kind="chart", page="Attention",
+                   caption="An example finding: edit this caption to say what you see.",
+                   numbers={"Tokens": str(n), "Peak [SEP] layer": str(top + 1),
+                            "Attention to [SEP] there": f"{sep[top]:.3f}"},
+                   reading=reading, link=page_link("", params), source=source,
+                   svg=_svg(chart))

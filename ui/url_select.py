@@ -1,0 +1,47 @@
+"""A selectbox whose link carries a stable value, not its label.
+
+A selectbox bound to the URL (``bind="query-params"``) writes its *visible label* there: for a
+list whose labels hold numbers or texts of the data ("0.815  The pasta was...", "3-4 (score
+0.912)") a copied link then restores the choice only on the very same numbers. Here the URL
+carries ``str(option)``: the options are stable values (an example's index, a "layer-head"
+string, a pair's index) and ``format_func`` only draws the label. A value from a URL is checked
+against the options on the way in (anything else is ignored and dropped from the URL)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import streamlit as st
+
+
+def _tokens(options: Sequence) -> dict[str, Any]:
+    return {str(o): o for o in options}
+
+
+def url_selectbox(container, label: str, options: Sequence, *, key: str,
+                  format_func: Callable[[Any], str] = str, default=None, **kw):
+    """``container.selectbox(label, options, format_func=..., key=key, **kw)`` kept in the URL
+    under ``key`` as ``str(option)`` (left out while it is ``default``: the first option unless
+    given). On the session's first showing of the widget the URL's value wins when it is one of
+    the options; a value that is no longer an option falls back to ``default``."""
+    options = list(options)
+    if not options:
+        return None
+    tokens = _tokens(options)
+    default = options[0] if default is None or str(default) not in tokens else default
+    url = st.query_params.get(key)
+    if key not in st.session_state:
+        if url is not None and url in tokens:
+            st.session_state[key] = tokens[url]
+        elif default != options[0]:
+            st.session_state[key] = default
+    elif str(st.session_state[key]) not in tokens:
+        st.session_state[key] = default
+    value = container.selectbox(label, options, format_func=format_func, key=key, **kw)
+    token = str(value)
+    if token == str(default):
+        if key in st.query_params:
+            del st.query_params[key]
+    elif url != token:
+        st.query_params[key] = token
+    return value
