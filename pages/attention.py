@@ -126,7 +126,7 @@ hide_special = c5.toggle("No specials", key="nospecial", bind="query-params",
                          help="Hide [CLS]/[SEP]: drop the special tokens and renormalise each "
                               "row to sum to 1.")
 l0, h0 = int(layer) - 1, int(head) - 1
-reading = attention_reading_block(view, result, int(layer), int(head))
+reading = attention_reading_block(view, result, int(layer), int(head), ctx)
 explain(EXPLAIN[view])
 
 labels, maps, segments, special = level_view(result, level, hide_special)

@@ -146,19 +146,29 @@ EXPLAIN = {
 }
 
 
-def attention_reading_block(view: str, result, layer: int, head: int) -> list[str]:
-    """The plain reading of what the page shows (computed from the maps at token level:
-    ``layer`` and ``head`` 1-indexed), shown as plain text; returns its lines for a report."""
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _reading_lines(spec: str, tokens: tuple, segments: tuple, view: str, layer: int, head: int,
+                   _result) -> list[str]:
+    """The reading's sentences, once per (model, tokens, view, layer, head): a rerun computes
+    nothing."""
     from analysis.attention.reading import attention_reading, layer_reading, model_reading
 
     if view == "Model view":
-        lines = [model_reading(result)]
-    elif view == "Head view":
-        lines = layer_reading(result, layer)
-    else:
-        lines = [attention_reading(result, layer, head).sentence]
+        return [model_reading(_result)]
+    if view == "Head view":
+        return layer_reading(_result, layer)
+    return [attention_reading(_result, layer, head).sentence]
+
+
+def attention_reading_block(view: str, result, layer: int, head: int, ctx) -> list[str]:
+    """The plain reading of what the page shows (computed from the maps at token level:
+    ``layer`` and ``head`` 1-indexed), shown as plain text; returns its lines for a report."""
+    enc = result.encoding
+    lines = _reading_lines(ctx.spec, tuple(enc.tokens), tuple(int(x) for x in enc.segments), view,
+                           layer if view != "Model view" else 0,
+                           head if view not in ("Head view", "Model view") else 0, result)
     st.info(plain(" ".join(lines)), icon=":material/lightbulb:")
-    return lines
+    return list(lines)
 
 
 def attention_report(view: str, result, layer: int, head: int, level: str, lines: list[str],
@@ -181,6 +191,8 @@ def attention_report(view: str, result, layer: int, head: int, level: str, lines
     if chart is not None:
         add_button(title, "attention", chart=chart, numbers=numbers, reading=lines, **source)
         return
-    rows = heads_table(result, None if view == "Model view" else layer)
-    df = pd.DataFrame(rows).drop(columns=["kind"])
-    add_button(title, "attention", df=df, numbers=numbers, reading=lines, **source)
+    def table() -> pd.DataFrame:  # built only on a click
+        rows = heads_table(result, None if view == "Model view" else layer)
+        return pd.DataFrame(rows).drop(columns=["kind"])
+
+    add_button(title, "attention", df=table, numbers=numbers, reading=lines, **source)

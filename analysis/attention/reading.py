@@ -42,18 +42,15 @@ def behaviour_shares(att: np.ndarray, tokens, special, word_ids=None) -> dict[st
     cls_cols = special & (idx == 0)
     sep_cols = special & (idx > 0)
     norm = [_norm(t) for t in tokens]
-    same = np.zeros((n, n), dtype=bool)
-    for i in range(n):
-        if special[i]:
-            continue
-        for j in range(n):
-            if j == i or special[j]:
-                continue
-            if (word_ids is not None and word_ids[i] is not None and word_ids[i] == word_ids[j]) \
-                    or (norm[i] and norm[i] == norm[j]):
-                same[i, j] = True
-    prev = np.array([att[i, i - 1] if i > 0 else 0.0 for i in range(n)])
-    nxt = np.array([att[i, i + 1] if i < n - 1 else 0.0 for i in range(n)])
+    words = np.array([-1 if word_ids is None or word_ids[k] is None else int(word_ids[k])
+                      for k in range(n)])
+    _, codes = np.unique(np.array(norm, dtype=object).astype(str), return_inverse=True)
+    filled = np.array([bool(t) for t in norm])
+    same = ((words[:, None] == words[None, :]) & (words[:, None] >= 0)) \
+        | ((codes[:, None] == codes[None, :]) & filled[:, None])
+    same &= ~special[:, None] & ~special[None, :] & ~np.eye(n, dtype=bool)
+    prev = np.concatenate([[0.0], np.diagonal(att, offset=-1)])  # att[i, i-1]
+    nxt = np.concatenate([np.diagonal(att, offset=1), [0.0]])  # att[i, i+1]
     return {"prev": float(prev.mean()), "next": float(nxt.mean()),
             "self": float(np.diag(att).mean()),
             "cls": float(att[:, cls_cols].sum(1).mean()),
