@@ -26,11 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -39,6 +37,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "deploy"))
+import check  # noqa: E402  (deploy/check.py: the start command, health, free port, stop)
 
 CHROMIUM = "/usr/bin/chromium"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
@@ -60,24 +60,21 @@ def row(name, values, unit="ms"):
 
 
 def start_server():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    """The app as deploy/check.py starts it (outside demo mode: 512-token inputs), on a free
+    local port, once healthy."""
+    port = check.free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
            "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(check.streamlit_command(sys.executable, port, "127.0.0.1"),
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2):
-                return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit("streamlit did not start")
+    try:
+        check.wait_healthy(url, proc, timeout_s=120)
+    except check.Failed as exc:
+        check.stop(proc)
+        raise SystemExit(f"streamlit did not start: {exc}") from None
+    return proc, url
 
 
 def idle(page, timeout=180_000):
@@ -299,8 +296,7 @@ def main():
             bench_reruns(browser, url, 8 if not args.skip_pages else 0)
             browser.close()
     finally:
-        proc.terminate()
-        proc.wait(10)
+        check.stop(proc)
     profile_attention_rerun()
 
 

@@ -4,12 +4,13 @@ deep link whose text is an XSS probe; layer and head switched with the page's wi
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
@@ -28,6 +29,43 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextmanager
+def streamlit_server(script="app.py", env: dict | None = None, cwd=ROOT, timeout_s=120):
+    """``streamlit run script`` headless on a free local port (``env`` added to this process's
+    environment); yields its URL once /_stcore/health answers, stops it on exit. Its output
+    goes to a log file (a pipe nobody reads could fill and stall the server), whose tail the
+    failure shows."""
+    port = _free_port()
+    full_env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1"],
+            cwd=cwd, env=full_env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + timeout_s
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.time() > deadline:
+                    log.seek(0)
+                    out = log.read().decode(errors="replace")
+                    pytest.fail(f"streamlit did not start on port {port}:\n{out[-2000:]}")
+                time.sleep(0.5)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 @pytest.fixture(scope="module")
 def server():
     if not Path(CHROMIUM).exists():
@@ -35,34 +73,8 @@ def server():
                     "apt-get install chromium to run the browser test")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed: "
                         "pip install -r requirements-dev.txt to run the browser test")
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                out = proc.stdout.read().decode(errors="replace") if proc.poll() is not None else ""
-                pytest.fail(f"streamlit did not start on port {port}:\n{out[-2000:]}")
-            time.sleep(0.5)
+    with streamlit_server() as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _launch(playwright):

@@ -7,19 +7,14 @@ PNG downloads from a two-column layout whose buttons keep their text."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 
-from test_browser import (CHROMIUM, ROOT, SHOTS, _free_port, _launch, _pick, _saturated_pixels,
-                          _wait_idle)
+from test_browser import (CHROMIUM, ROOT, SHOTS, _launch, _pick, _saturated_pixels, _wait_idle,
+                          streamlit_server)
 
 expect = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip "
                              "install -r requirements-dev.txt to run the browser tests").expect
@@ -74,44 +69,14 @@ else:
 '''
 
 
-def _serve(script: Path):
-    port = _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-           "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail(f"streamlit did not start:\n{proc.stdout.read().decode()[-2000:]}")
-        time.sleep(0.5)
-
-
 @pytest.fixture(scope="module")
 def chart_app(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
     script = tmp_path_factory.mktemp("app") / "charts_app.py"
     script.write_text(APP.format(tokens=HOSTILE), encoding="utf-8")
-    proc, url = _serve(script)
-    try:
+    with streamlit_server(script, env={"PYTHONPATH": str(ROOT)}) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -193,15 +158,8 @@ def test_hostile_tokens_in_the_neuron_view_charts(chart_app, browser):
 
 @pytest.fixture(scope="module")
 def app_server(chart_app):
-    proc, url = _serve(ROOT / "app.py")
-    try:
+    with streamlit_server(ROOT / "app.py", env={"PYTHONPATH": str(ROOT)}) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_issue_link_in_the_app(app_server, browser):

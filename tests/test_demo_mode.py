@@ -5,7 +5,6 @@ folder. Every spec that reaches the model layer is recorded: only the host's lis
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -451,43 +450,17 @@ def test_local_pages_keep_their_path_boxes(local, tiny_model_dir):
 def demo_server(tmp_path):
     """A server in demo mode that allows long pasted corpora (so that one job lasts long enough
     for a second visitor to queue behind it)."""
-    import os
-    import subprocess
-    import sys
-    import urllib.request
-
-    from test_browser import CHROMIUM, _free_port
+    from test_browser import CHROMIUM, streamlit_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
     pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     conf = tmp_path / "settings.toml"
     conf.write_text("max_examples = 4000\nmax_upload_bytes = 400_000\n")
-    port = _free_port()
-    env = {**os.environ, "DASHBOARD_MODE": "demo", "DASHBOARD_SETTINGS": str(conf),
-           "DASHBOARD_EXAMPLE_AUTOBUILD": "0", "DASHBOARD_CACHE": str(tmp_path / "cache"),
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-            assert proc.poll() is None, "the demo server stopped"
+    with streamlit_server(env={"DASHBOARD_MODE": "demo", "DASHBOARD_SETTINGS": str(conf),
+                               "DASHBOARD_EXAMPLE_AUTOBUILD": "0",
+                               "DASHBOARD_CACHE": str(tmp_path / "cache")}) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):

@@ -93,7 +93,7 @@ def test_messages_show_literally_in_chromium(tmp_path):
     """Each hostile string in st.error (through ``plain``) renders as its own text: no link,
     no image, no icon, no formula, no request to the planted address. A control message without
     ``plain`` does make a link, so the check can fail."""
-    from test_browser import CHROMIUM, IDLE, _free_port, _launch
+    from test_browser import CHROMIUM, IDLE, _launch, streamlit_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
@@ -110,25 +110,8 @@ def test_messages_show_literally_in_chromium(tmp_path):
         "    st.error(plain(text))\n"
         "show_error(ValueError('[Click here](https://example.com/login)'), prefix='Model: ')\n"
         "st.error('control: [Click here](https://example.com/login)')\n", encoding="utf-8")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=tmp_path, env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     requests = []
-    try:
-        import urllib.request
-
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                assert proc.poll() is None and time.time() < deadline, "streamlit did not start"
-                time.sleep(0.5)
+    with streamlit_server(app, cwd=tmp_path) as url:
         with pw.sync_playwright() as p:
             browser = _launch(p)
             try:
@@ -146,9 +129,6 @@ def test_messages_show_literally_in_chromium(tmp_path):
                     for i in range(boxes.count())]
             finally:
                 browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
     expected = HOSTILE + ["Model: [Click here](https://example.com/login)"]
     for want, got in zip(expected, seen):
         assert got["text"].replace("\u00a0", " ").strip() == want.strip(), want
