@@ -13,7 +13,7 @@ from ui.attention_view import (SEGMENTS, VIEW_NAMES, attention_views, set_param,
                                url_pin, url_segment)
 from ui.charts import attention_heatmap, csv_download, layer_frame, map_frame
 from ui.errors import plain, show_error
-from ui.export import EXPORT_MAX_ROWS, blocks_chart, chart_downloads
+from ui.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.html import token_chips
 from ui.links import copy_link, folder_note
 from ui.report import explain
@@ -160,8 +160,7 @@ elif view == "Neuron view":
 else:  # Heatmap
     matrix = maps[l0, h0]
     title = f"Layer {layer}, head {head} ({level} level)"
-    full = lambda: map_frame(labels, matrix)  # noqa: E731 (built only for a chart or a file)
-    chart = lambda: attention_heatmap(full(), labels, title)  # noqa: E731
+    chart = lambda: attention_heatmap(map_frame(labels, matrix), labels, title)  # noqa: E731
     if n > LONG_INPUT:  # a canvas in the component: every cell, zoom, thinned labels
         payload = views_data(ctx.spec, ctx.text, ctx.pair, loaded.max_length, level,
                              hide_special, result)
@@ -170,7 +169,7 @@ else:  # Heatmap
         attention_views(small, key=_VIEWS_KEY, ui=ui, on_change=follow_component)
     else:
         st.altair_chart(chart(), width="content")
-    chart_downloads(chart, f"attention_L{layer}_H{head}_{level}", "heatmap-dl", full)
+    map_downloads(labels, matrix, title, f"attention_L{layer}_H{head}_{level}", "heatmap-dl")
     attention_report(view, result, int(layer), int(head), level, reading, ctx, loaded,
                      chart=chart if n * n <= EXPORT_MAX_ROWS else
                      blocks_chart(labels, matrix, title))

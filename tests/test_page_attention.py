@@ -261,6 +261,8 @@ def test_long_input_heatmap_is_drawn_by_the_component(default_model):
     assert np.abs(q * hm["max"] / 255 - ref).max() <= 0.5 * hm["max"] / 255 + 1e-6
     assert not at.get("vega_lite_chart")
     assert [b.label for b in at.get("download_button")][-3:] == ["PNG", "SVG", "CSV"]
+    # 512 x 512 cells: the images are block means, and the page says so beside the buttons
+    assert any("262,144 cells" in c.value and "4 x 4" in c.value for c in at.caption)
 
 
 def test_layer_frame_is_the_long_form_of_the_maps():
