@@ -142,3 +142,33 @@ def test_percent_columns_keep_one_decimal():
                                    rows=[["det", 89.4, 0.51234]])])
     html = to_html(rep, versions={})
     assert "<td class='n'>89.4</td>" in html and "<td class='n'>0.512</td>" in html
+
+
+def test_two_models_of_one_name_keep_their_own_weights_hash(tiny_model_dir, monkeypatch):
+    """Every in-session fine-tune is called "fine-tuned": a finding of one must not carry the
+    hash of another's weights (a cache keyed by name did); each model is hashed once."""
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import AutoModel
+
+    import analysis.report.provenance as prov
+
+    a = AutoModel.from_pretrained(tiny_model_dir("bert"))
+    b = AutoModel.from_pretrained(tiny_model_dir("bert"))
+    with torch.no_grad():
+        b.encoder.layer[0].attention.self.query.weight[0, 0] += 1e-3
+    calls = []
+    real = prov.weights_hash
+    monkeypatch.setattr(prov, "weights_hash", lambda m: calls.append(m) or real(m))
+
+    def loaded(model):
+        return SimpleNamespace(name="fine-tuned", spec="fine-tuned", model=model,
+                               model_type="bert", n_layers=2, n_heads=2)
+
+    from ui.report import model_lines  # what the pages' "Add to report" calls
+
+    first, second = model_lines(loaded(a)), model_lines(loaded(b))
+    assert first["weights sha256"] == real(a) and second["weights sha256"] == real(b)
+    assert first["weights sha256"] != second["weights sha256"]
+    assert model_lines(loaded(a)) == first and len(calls) == 2  # hashed once per model

@@ -12,7 +12,7 @@ import streamlit as st
 
 from analysis.errors import DataError
 from analysis.report import (GLOSSARY, MAX_FINDINGS, Finding, Report, model_source,
-                             terms_in, weights_hash)
+                             terms_in)
 from ui.errors import plain
 from ui.links import page_link
 
@@ -31,14 +31,10 @@ def set_report(rep: Report) -> None:
     st.session_state[_KEY] = rep
 
 
-@st.cache_resource(max_entries=8, show_spinner="Hashing the model's weights...")
-def _weights(spec: str, _model) -> str:
-    return weights_hash(_model)
-
-
 def model_lines(loaded) -> dict:
-    """Provenance lines of a loaded model (weights hash cached per spec)."""
-    return model_source(loaded, _weights(loaded.spec, loaded.model))
+    """Provenance lines of a loaded model (its weights hashed once per model object)."""
+    with st.spinner("Hashing the model's weights..."):
+        return model_source(loaded)
 
 
 def _svg(chart) -> str:

@@ -42,7 +42,18 @@ def model_source(loaded, weights: str | None = None) -> dict[str, str]:
     return {"model": loaded.name,
             "architecture": f"{loaded.model_type}, {loaded.n_layers} layers x "
                             f"{loaded.n_heads} heads",
-            "weights sha256": weights or weights_hash(loaded.model)}
+            "weights sha256": weights or model_weights_hash(loaded.model)}
+
+
+def model_weights_hash(model) -> str:
+    """:func:`weights_hash` once per model object, kept on the object itself: a model trained
+    or loaded again is a new object (fine-tuning works on a copy), so two models never share
+    a hash because they share a name (every in-session fine-tune is called "fine-tuned")."""
+    cached = getattr(model, "_provenance_weights_sha256", None)
+    if cached is None:
+        cached = weights_hash(model)
+        object.__setattr__(model, "_provenance_weights_sha256", cached)
+    return cached
 
 
 def data_source(name: str, size: int | None = None, unit: str = "examples") -> dict[str, str]:
