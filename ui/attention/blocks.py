@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.attention.neuron import NeuronViewUnavailable, QueryKeys, query_keys, view_of
+from ui.attention import state
 from ui.common.charts import position_labels, vector_frame, vector_heatmap
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
@@ -23,7 +24,7 @@ def cached_query_keys(spec: str, text: str, pair: str | None, max_length: int, _
     return query_keys(_loaded, _enc)
 
 
-def query_picker(enc, key: str = "q") -> int:
+def query_picker(enc, key: str = state.QUERY) -> int:
     """The query token, 1-based in the widget and in the URL (``q=3``). A URL value that is not
     a position of this input is ignored and removed from the URL; a position left over from a
     longer input falls back to the first token after [CLS]. Returns the 0-based index."""
@@ -189,10 +190,10 @@ def attention_report(view: str, result, layer: int, head: int, level: str, lines
     title = (f"Attention: {view.lower()}" + (f", layer {layer}" if view != "Model view" else "")
              + (f", head {head}" if view not in ("Head view", "Model view") else ""))
     if chart is not None:
-        add_button(title, "attention", chart=chart, numbers=numbers, reading=lines, **source)
+        add_button(title, state.REPORT_ADD, chart=chart, numbers=numbers, reading=lines, **source)
         return
     def table() -> pd.DataFrame:  # built only on a click
         rows = heads_table(result, None if view == "Model view" else layer)
         return pd.DataFrame(rows).drop(columns=["kind"])
 
-    add_button(title, "attention", df=table, numbers=numbers, reading=lines, **source)
+    add_button(title, state.REPORT_ADD, df=table, numbers=numbers, reading=lines, **source)
