@@ -44,7 +44,7 @@ def parse(name: str, text: str) -> tuple[list[tuple[str, list[tuple[str, str]]]]
         imports.append((source, pairs))
     body = IMPORT.sub("", text)
     exports = [m.group(2) for m in EXPORT.finditer(body)]
-    body = re.sub(r"^export\s+", "", body, flags=re.M)
+    body = EXPORT.sub(lambda m: m.group(0).split(None, 1)[1], body)
     left = OTHER.search(body)
     if left:
         line = body[left.start():].splitlines()[0].strip()
