@@ -31,6 +31,7 @@ COMPONENT = "attention_views"  # the component's key: its reported value lives h
 LAST_GOOD = "_attention_last_good"  # (spec, AttentionResult) of the last input that worked
 DIMS = "_attention_dims"  # (layers, heads, labels) of the last run, to check reported state
 ASKED = "_attention_asked"  # the state the page last asked the component for
+QUERY_SEEN = "_q_url"  # the URL's q last applied to the query token (a new link applies again)
 
 # ---- element keys (links, downloads, report)
 COPY_LINK = "attention_copy"
@@ -149,6 +150,26 @@ def asked() -> dict:
 
 def set_asked(ui: dict) -> None:
     st.session_state[ASKED] = ui
+
+
+def query_token_from_url(n: int) -> None:
+    """Before the neuron view's Query token widget: a new ``q`` in the URL sets it (one that is
+    not a position 1..n leaves the URL); a value out of range falls back to token 2."""
+    raw = st.query_params.get(QUERY)
+    if raw is not None and raw != st.session_state.get(QUERY_SEEN):
+        st.session_state[QUERY_SEEN] = raw
+        if raw.strip().isdigit() and 1 <= int(raw) <= n:
+            st.session_state[QUERY] = int(raw)
+        else:
+            del st.query_params[QUERY]
+    if st.session_state.get(QUERY) not in range(1, n + 1):
+        st.session_state[QUERY] = min(2, n)
+
+
+def query_token_to_url() -> None:
+    """The Query token widget's callback: its value goes to the URL."""
+    value = str(st.session_state[QUERY])
+    st.query_params[QUERY] = st.session_state[QUERY_SEEN] = value
 
 
 def last_good(spec: str) -> Any | None:
