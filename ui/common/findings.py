@@ -151,7 +151,7 @@ def example_finding(ctx) -> Finding:
     import numpy as np
     import pandas as pd
 
-    from analysis.attention import attention_for
+    from analysis.maps import attention_for
     from ui.common.links import input_params, spec_params
 
     res = attention_for(ctx.loaded, ctx.text, ctx.pair)
