@@ -4,7 +4,7 @@ and the default model's tokenizer on real sentences (docs/METHODS.md section 1).
 import numpy as np
 import pytest
 
-from analysis.attention import attention_for
+from analysis.maps import attention_for
 from analysis.encoding import clean_text, drop_specials, encode, encode_corpus, word_level
 from analysis.errors import DataError, InputError
 
