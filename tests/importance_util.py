@@ -33,16 +33,17 @@ def pair_inputs(tokenizer, texts=TEXTS) -> dict:
                           return_tensors="pt"))
 
 
-def tiny_checkpoint(folder: Path, task: str = "qa_m") -> Path:
-    """A tiny ABSA checkpoint with its card: a randomly initialised classifier of the task's
-    labels (no training: the tests need its outputs, not good ones)."""
+def tiny_checkpoint(folder: Path, task: str = "qa_m", **card_extra) -> Path:
+    """A tiny ABSA checkpoint with its card (``card_extra`` added): a randomly initialised
+    classifier of the task's labels (no training: the tests need its outputs, not good
+    ones)."""
     from analysis.aspects.checkpoints import make_card, save_checkpoint
     from analysis.aspects.finetune import FineTuneResult
     from analysis.aspects.tasks import default_pair_order, num_labels
 
     model, tok = tiny_classifier(num_labels(task))
     card = make_card("tiny", task, default_pair_order(task), "sample", 0, 1, 128,
-                     FineTuneResult(model, tok, [1.0], 0.0, [], 0))
+                     FineTuneResult(model, tok, [1.0], 0.0, [], 0), **card_extra)
     return save_checkpoint(model, tok, folder, card)
 
 
@@ -93,3 +94,14 @@ def tiny_labelled(folder: Path):
     data = folder / "d.csv"
     data.write_text(LABELLED_CSV)
     return loaded, load_eval_set(loaded, None, str(data))
+
+
+def stand_in_example(cache: Path) -> Path:
+    """A tiny stand-in for the example checkpoint in the cache folder ``cache`` (set
+    ``DASHBOARD_CACHE`` to it): the recipe's card, NLI-M, 6 held-out sentences of the sample."""
+    from analysis.aspects.example import FOLDER, RECIPE, recipe_dict
+    from analysis.aspects.readers import load_sample
+
+    held = list(load_sample()["id"][:6])
+    return tiny_checkpoint(cache / FOLDER, RECIPE.task, example_recipe=recipe_dict(),
+                           heldout_ids=held)
