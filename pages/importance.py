@@ -10,6 +10,7 @@ from analysis.errors import DataError, InputError
 from analysis.importance.reading import name, reading
 from analysis.importance.scoring import LOSS
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
+from ui.common.corpus import cap_widget
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.findings import add_button, explain
@@ -36,9 +37,8 @@ if data_choice == S.UPLOADED:
 c3, c4, c5 = st.columns(3)
 method = c3.radio("Disable a head by", list(S.METHODS), format_func=S.METHODS.get,
                   key=S.METHOD, bind=Q)
-st.session_state.setdefault(S.MAX, S.DEFAULT_MAX)
-max_examples = int(c5.number_input(
-    "Examples at most (ABSA: sentences)", 1, C.max_examples_cap(), key=S.MAX, bind=Q))
+max_examples = cap_widget(c5, S.MAX, "Examples at most (ABSA: sentences)", S.DEFAULT_MAX,
+                          C.max_examples_cap(), 1, bind=True)
 copy_link(S.COPY, note=CANNOT_CARRY.format(what="the uploaded file")
           if data_choice == S.UPLOADED else None)
 

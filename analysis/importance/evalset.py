@@ -190,22 +190,23 @@ def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) 
 def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                   max_examples: int | None = None, text_column: str = "text",
                   pair_column: str | None = None, label_column: str = "label",
-                  name: str | None = None) -> EvalSet:
+                  name: str | None = None, max_bytes: int | None = None) -> EvalSet:
     """The examples of a data file (a path, bytes named ``name``, or ``sample``) for the
     classifier: ABSA sentences (:func:`analysis.aspects.readers.load_absa`) when the model has
     an ABSA card or ``task`` is given, else a labelled .csv/.jsonl corpus (``max_examples``
-    caps sentences, or examples)."""
+    caps sentences, or examples; ``max_bytes`` the file's size, as in the readers)."""
     if card is not None or task is not None:
         from analysis.aspects.readers import load_absa
 
-        return absa_eval_set(loaded, card, load_absa(source, name=name), task, max_examples)
+        return absa_eval_set(loaded, card, load_absa(source, name=name, max_bytes=max_bytes),
+                             task, max_examples)
     from analysis.corpus import read_corpus, read_labels
 
     check_classifier(loaded)
     dataset = read_corpus(source, text_column=text_column, pair_column=pair_column,
-                          max_examples=max_examples, name=name)
+                          max_examples=max_examples, name=name, max_bytes=max_bytes)
     labels, why = read_labels(source, dataset, text_column=text_column,
-                              label_column=label_column, name=name)
+                              label_column=label_column, name=name, max_bytes=max_bytes)
     if labels is None:
         raise DataError(f"The data has no labels ({why or f'no {label_column!r} column'}): "
                         "head importance needs the correct answer of every example; for ABSA "

@@ -15,7 +15,7 @@ from analysis.importance.evalset import load_classifier, load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.jobs import run_job
-from ui.common.resources import check_listed
+from ui.common.resources import check_listed, token_capped
 from ui.common.settings import settings
 from ui.importance import state as S
 
@@ -60,7 +60,8 @@ def data_key(view: S.View) -> str:
 @st.cache_resource(max_entries=4, show_spinner="Reading and encoding the examples...")
 def _eval_set(spec: str, stamp: str, key: str, max_examples: int, _loaded, _card, _source,
               _name):
-    return load_eval_set(_loaded, _card, _source, max_examples=max_examples, name=_name)
+    return load_eval_set(_loaded, _card, _source, max_examples=max_examples, name=_name,
+                         max_bytes=settings().max_upload_bytes)
 
 
 def eval_set(view: S.View, spec: str, loaded, card):
@@ -73,8 +74,8 @@ def eval_set(view: S.View, spec: str, loaded, card):
     else:
         up = S.upload()
         source, name = up.getvalue(), up.name
-    return _eval_set(spec, checkpoint_stamp(spec), key, view.max_examples, loaded, card,
-                     source, name)
+    return _eval_set(spec, checkpoint_stamp(spec), key, view.max_examples,
+                     token_capped(loaded), card, source, name)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
