@@ -78,7 +78,7 @@ except (ModelLoadError, InputError, DataError) as exc:
     show_error(exc)
     st.stop()
 
-key = view.cache_key(spec, "", C.data_key(view))
+key = C.result_key(view, spec)  # the charts are built once per result
 L, H = result.shape
 m = metric
 text, pair = ev.texts[0]
@@ -110,9 +110,9 @@ tabs = st.tabs(S.TABS, key=S.TAB, bind=Q)
 with tabs[0]:
     explain("Each square is one head (rows: layers, columns: heads, counted from 1). Its colour "
             "is the change of the score when that head alone is switched off: red, the model "
-            "gets worse without it; blue, it gets better; white, no change. **A** marks the "
-            "Aspect heads page's top heads, **S** the heads that put over half their attention "
-            "on [SEP] (No-op statistics).")
+            "gets worse without it; blue, it gets better; white, no change. A black border "
+            "marks the Aspect heads page's top heads, a purple one the heads that put over "
+            "half their attention on [SEP] (No-op statistics).")
     built = B.show(key, "map", lambda: B.map_chart(result, m, marks), "importance-map",
                    stretch=False)
     add_button("Change per head with the head disabled", f"{S.REPORT}-map", chart=built.chart,

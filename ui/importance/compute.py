@@ -91,11 +91,15 @@ def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
     return run_job("Head importance", job, key=f"{S.JOB}-{abs(hash(key)) % 10 ** 8}")
 
 
+def result_key(view: S.View, spec: str) -> tuple:
+    """What a result (and the charts drawn from it) is cached on."""
+    return view.cache_key(spec, checkpoint_stamp(spec), data_key(view))
+
+
 def study(view: S.View, spec: str, loaded, ev):
     """(ImportanceResult with pruning curves, Marks) for the view, through the queue, cached
     (the CLI's ``--prune`` gives the same numbers)."""
-    key = view.cache_key(spec, checkpoint_stamp(spec), data_key(view))
-    return _study(key, loaded, ev, view.method, view.metric)
+    return _study(result_key(view, spec), loaded, ev, view.method, view.metric)
 
 
 def max_examples_cap() -> int:
