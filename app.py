@@ -41,6 +41,8 @@ PAGES = [
     st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
             url_path="drift"),
     st.Page("pages/syntax.py", title="Syntax", icon=":material/account_tree:", url_path="syntax"),
+    st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
+            url_path="importance"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
