@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from analysis.models import LoadedModel, ModelLoadError
 from ui.common.errors import plain
 from ui.common.html import esc
+from ui.common.legacy_pages import leave_legacy_navigation
 from ui.common.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
 from ui.common.resources import embedded_model, get_model
 from ui.common import state
@@ -179,15 +179,6 @@ def render(text_box: bool = True) -> Context:
     ctx = Context(spec=loaded.spec, loaded=loaded, text=text, pair=pair, model_error=error)
     st.session_state[state.CONTEXT] = ctx
     return ctx
-
-
-def leave_legacy_navigation() -> None:
-    """Streamlit starts a server in its legacy pages-folder mode when pages/ exists, and in that
-    mode a URL such as /attention runs the page file alone, without app.py (no sidebar, no
-    st.navigation). Switch the mode off and start the run again through app.py."""
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 def context() -> Context:
