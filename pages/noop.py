@@ -22,19 +22,13 @@ from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, 
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.findings import add_button, explain
 from ui.common.settings import settings
-from ui.common.sidebar import context
+from ui.common.sidebar import page_header
 
-ctx = context()
+ctx = page_header("No-op statistics", (
+    "Where does each head put its attention across a corpus, and is attention to [SEP]/[CLS] "
+    "a no-op? Token-level statistics of Clark et al. (2019), averaged over examples; "
+    "attention norms of Kobayashi et al. (2020)."))
 loaded = ctx.loaded
-L, H = loaded.n_layers, loaded.n_heads
-
-st.title("No-op statistics")
-st.caption(
-    f"{plain(loaded.name)}: {L} layers x {H} heads, numbered from 1. Where does each head put "
-    "its attention across a corpus, and is attention to [SEP]/[CLS] a no-op? Token-level "
-    "statistics of Clark et al. (2019), averaged over examples; attention norms of Kobayashi "
-    "et al. (2020)."
-)
 
 # -- corpus and settings (every control is in the URL: a copied link opens this view) ----------
 dataset = corpus_picker(state.CORPUS, default_cap=200)

@@ -16,21 +16,17 @@ from ui.common.export import chart_downloads
 from ui.common.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.findings import add_button, explain
 from ui.common.resources import get_model
-from ui.common.sidebar import context
+from ui.common.sidebar import page_header
 
 Q = "query-params"
 
-ctx = context()
+ctx = page_header("Syntax", (
+    "Does a single attention head find each word's syntactic head more often than a "
+    "fixed-position baseline (Clark et al. 2019)? Can a linear probe read the whole parse tree "
+    "from the hidden states (Hewitt & Manning 2019)? And what does fine-tuning keep of both "
+    "(Merchant et al. 2020)?"))
 loaded = ctx.loaded
 L, H = loaded.n_layers, loaded.n_heads
-
-st.title("Syntax")
-st.caption(
-    f"{loaded.name}: {L} layers x {H} heads, numbered from 1. Does a single attention head find "
-    "each word's syntactic head more often than a fixed-position baseline (Clark et al. 2019)? "
-    "Can a linear probe read the whole parse tree from the hidden states (Hewitt & Manning "
-    "2019)? And what does fine-tuning keep of both (Merchant et al. 2020)?"
-)
 
 # -- treebank and settings -------------------------------------------------------------------
 try:

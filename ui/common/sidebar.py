@@ -188,3 +188,14 @@ def context() -> Context:
     if ctx is None:
         ctx = render()
     return ctx
+
+
+def page_header(title: str, about: str) -> Context:
+    """A study page's title and its first line (the sidebar's model, its size, then ``about``,
+    Markdown written by the page); returns the sidebar's context."""
+    ctx = context()
+    loaded = ctx.loaded
+    st.title(title)
+    st.caption(f"{plain(loaded.name)}: {loaded.n_layers} layers x {loaded.n_heads} heads, "
+               f"numbered from 1. {about}")
+    return ctx

@@ -31,14 +31,13 @@ LOW_TABLE = "drift_low_table"
 REPRESENTATION_TABLE = "drift_rep_table"
 MOVES_TABLE = "drift_moves_table"
 
-AFTER_MODEL = SecondModel(
-    key=AFTER, demo_key=AFTER,
-    label="After: the fine-tuned checkpoint (model name, hub id or folder)",
-    demo_label="After: the fine-tuned model",
-    placeholder="empty: the example checkpoint",
-    help="A checkpoint of the same architecture and tokenizer as the before model: a name "
-         "from the model list, a hub id or a folder. Empty: the example checkpoint (the "
-         "embedded model fine-tuned on the bundled ABSA sample) once it is built.")
+AFTER_HELP = ("A checkpoint of the same architecture and tokenizer as the before model: a name "
+              "from the model list, a hub id or a folder. Empty: the example checkpoint (the "
+              "embedded model fine-tuned on the bundled ABSA sample) once it is built.")
+# the after box: empty = the example checkpoint; in demo mode a select box under the same key
+AFTER_MODEL = SecondModel(AFTER, AFTER, "After: the fine-tuned checkpoint (model name, hub id "
+                          "or folder)", "After: the fine-tuned model",
+                          "empty: the example checkpoint", AFTER_HELP)
 
 
 def job_key(corpus_key: str) -> str:
