@@ -40,14 +40,6 @@ AFTER_MODEL = SecondModel(AFTER, AFTER, "After: the fine-tuned checkpoint (model
                           "empty: the example checkpoint", AFTER_HELP)
 
 
-def job_key(corpus_key: str) -> str:
-    return f"drift-{corpus_key}"
-
-
-def group_table_key(name: str) -> str:
-    return f"drift_group_{name}"
-
-
 def picked_head() -> tuple[int | None, int | None]:
     """(layer, head), 1-based, as the select boxes hold them (None before they exist)."""
     return st.session_state.get(LAYER), st.session_state.get(HEAD)
@@ -73,3 +65,21 @@ def cosine_pick() -> tuple[int, int] | None:
     event = st.session_state.get(COSINE_CHART)
     points = (event or {}).get("selection", {}).get("pick", []) if event else []
     return (int(points[0]["layer"]), int(points[0]["head"])) if points else None
+
+# -- chart download and "Add to report" keys -------------------------------------------------
+ADD_PATTERNS = "drift-patterns"
+ADD_READING = "drift-reading"
+ADD_COSINE = "drift-cos"
+ADD_REPRESENTATION = "drift-rep"
+DOWNLOAD_COSINE = "dl-drift-cos"
+DOWNLOAD_COSINE_LAYERS = "dl-drift-layer"
+DOWNLOAD_DISTRIBUTION = "dl-drift-dist"
+DOWNLOAD_REPRESENTATION = "dl-drift-rep"
+DOWNLOAD_NOOP = "dl-drift-noop"
+DOWNLOAD_NOOP_LAYERS = "dl-drift-noop-layers"
+DOWNLOAD_SHARES = "dl-drift-share"
+
+
+# -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
+JOB, GROUP_TABLE = "drift-{}", "drift_group_{}"
+DOWNLOAD_MAP, DOWNLOAD_GROUP = "dl-drift-map-{}", "dl-drift-group-{}"
