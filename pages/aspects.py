@@ -144,7 +144,7 @@ blocks.verdict_block(disc)
 report = dict(loaded=after, page="Aspect heads", url_path="aspects",
               data=f"{dsource.lower()} ({min(max_sent, len(ds))} sentences)",
               settings={"task": TASK_NAMES[task], "pair order": order})
-add_button("Aspect heads: the reading", "ah-reading", reading=blocks.verdict_lines(disc),
+add_button("Aspect heads: the reading", state.ADD_READING, reading=blocks.verdict_lines(disc),
            numbers={f"{blocks.KIND_SHORT[k]} pairs": str(n_pairs[k]) for k in KINDS}, **report)
 for tab, kind in zip(st.tabs([blocks.KIND_SHORT[k] for k in KINDS], key=state.TAB, bind=Q), KINDS):
     with tab:
@@ -163,7 +163,8 @@ explain("One review and its question, word by word: the orange shading is how mu
         "view, where lines join the words a head connects.")
 kinds_with = [k for k in KINDS if n_pairs[k]]
 c1, c2, c3 = st.columns(3)
-ekind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k], key=state.EXAMPLE_KIND,
+ekind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k],
+                     key=state.EXAMPLE_KIND,
                      bind=Q)
 # the link keeps the head as "layer-head" and the pair by its index in the data, not their
 # labels (a score, a text): it reopens the same head and pair wherever the numbers differ
@@ -187,7 +188,8 @@ st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mas
            f"re-evaluate the task on {eval_on}, next to masking k random heads "
            "(mean of 3 draws). Metrics in percent.")
 c1, c2 = st.columns(2)
-ckind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k], key=state.CAUSAL_KIND,
+ckind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k],
+                     key=state.CAUSAL_KIND,
                      bind=Q)
 k = int(c2.number_input("k", min_value=1, max_value=after.n_layers * after.n_heads, value=3,
                         key=state.CAUSAL_K, bind=Q))

@@ -93,15 +93,17 @@ with tab_patterns:
             "sliders turn the scores into a type; move them to see how the shares respond.")
     s = st.columns(4)
     thr = PatternThresholds(
-        vertical=s[0].slider("vertical >=", 0.0, 1.0, 0.5, 0.05, key=state.THRESHOLD_VERTICAL, bind=Q),
-        diagonal=s[1].slider("diagonal >=", 0.0, 1.0, 0.5, 0.05, key=state.THRESHOLD_DIAGONAL, bind=Q),
+        vertical=s[0].slider("vertical >=", 0.0, 1.0, 0.5, 0.05, key=state.THRESHOLD_VERTICAL,
+                             bind=Q),
+        diagonal=s[1].slider("diagonal >=", 0.0, 1.0, 0.5, 0.05, key=state.THRESHOLD_DIAGONAL,
+                             bind=Q),
         mixed=s[2].slider("both (vertical+diagonal) >=", 0.0, 1.0, 0.3, 0.05,
                           key=state.THRESHOLD_MIXED, bind=Q),
         block=s[3].slider("block >=", 0.0, 1.0, 0.6, 0.05, key=state.THRESHOLD_BLOCK, bind=Q),
     )
     st.markdown("\n".join(f"{k + 1}. {line}" for k, line in enumerate(thr.describe())))
     shares_chart = blocks.pattern_moves(result, thr, rkey)
-    add_button("Share of maps per pattern type", "drift-patterns", chart=shares_chart,
+    add_button("Share of maps per pattern type", state.ADD_PATTERNS, chart=shares_chart,
                settings={**source["settings"], "thresholds": str(thr)},
                **{k: v for k, v in source.items() if k != "settings"})
     g1, g2 = st.columns(2)
@@ -113,7 +115,7 @@ lines = reading(result, thr)
 with reading_box:
     st.subheader("Reading")
     st.markdown("\n".join(f"- {plain(line)}" for line in lines))
-    add_button("Fine-tuning drift: the reading", "drift-reading", reading=lines,
+    add_button("Fine-tuning drift: the reading", state.ADD_READING, reading=lines,
                numbers=numbers, **source)
 
 with tab_heads:
@@ -123,7 +125,7 @@ with tab_heads:
             "similarity averaged over the corpus: 1 means unchanged, lower means the head "
             "changed more. Click a square to look at that head below.")
     grid = blocks.cosine_grid(result, rkey)
-    add_button("Cosine similarity per head, before vs after", "drift-cos", chart=grid,
+    add_button("Cosine similarity per head, before vs after", state.ADD_COSINE, chart=grid,
                numbers=numbers, **source)
     st.subheader("One head")
     state.keep_head_in(L, H, (int(lo[0]) + 1, int(lo[1]) + 1))
@@ -146,14 +148,15 @@ with tab_layers:
             "compares the representations over the whole corpus. 1 = the same; lower = the "
             "layer changed more.")
     rep_chart, rep_df = blocks.representation(result, rkey)
-    add_button("RSA and linear CKA per layer", "drift-rep", chart=rep_chart, **source)
+    add_button("RSA and linear CKA per layer", state.ADD_REPRESENTATION, chart=rep_chart, **source)
 
 with tab_noop:
     st.subheader("No-op drift")
     explain("The change, after minus before fine-tuning, in how much attention each head puts "
             "on [CLS], [SEP] or punctuation. Red squares put more there after fine-tuning: a "
             "move towards the vertical pattern, often a no-op resting place.")
-    kind = st.radio("Statistic", list(blocks.KINDS), format_func=blocks.KINDS.get, key=state.NOOP_KIND,
+    kind = st.radio("Statistic", list(blocks.KINDS), format_func=blocks.KINDS.get,
+                    key=state.NOOP_KIND,
                     horizontal=True, bind=Q)
     blocks.noop_drift(result, kind, rkey)
 

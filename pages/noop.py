@@ -22,19 +22,13 @@ from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, 
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.findings import add_button, explain
 from ui.common.settings import settings
-from ui.common.sidebar import context
+from ui.common.sidebar import page_header
 
-ctx = context()
+ctx = page_header("No-op statistics", (
+    "Where does each head put its attention across a corpus, and is attention to [SEP]/[CLS] "
+    "a no-op? Token-level statistics of Clark et al. (2019), averaged over examples; "
+    "attention norms of Kobayashi et al. (2020)."))
 loaded = ctx.loaded
-L, H = loaded.n_layers, loaded.n_heads
-
-st.title("No-op statistics")
-st.caption(
-    f"{plain(loaded.name)}: {L} layers x {H} heads, numbered from 1. Where does each head put "
-    "its attention across a corpus, and is attention to [SEP]/[CLS] a no-op? Token-level "
-    "statistics of Clark et al. (2019), averaged over examples; attention norms of Kobayashi "
-    "et al. (2020)."
-)
 
 # -- corpus and settings (every control is in the URL: a copied link opens this view) ----------
 dataset = corpus_picker(state.CORPUS, default_cap=200)
@@ -94,7 +88,7 @@ st.markdown("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name))
 source = dict(loaded=loaded, data=corpus_name(state.CORPUS, dataset), page="No-op statistics",
               url_path="noop", settings={"batch size": batch_size, "attention norms": use_norms})
 numbers = {"Examples": str(stats.n_examples), "Tokens": f"{stats.n_tokens:,}"}
-add_button("No-op statistics: the reading", "noop-reading", reading=lines, numbers=numbers,
+add_button("No-op statistics: the reading", state.ADD_READING, reading=lines, numbers=numbers,
            **source)
 
 tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
@@ -103,26 +97,26 @@ tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
 
 with tab_fig:
     explain(EXPLAIN["fig2"])
-    show_chart(chart("fig2", lambda: figure2(stats)), "noop_fig2", "noop-fig2", stretch=True,
+    show_chart(chart("fig2", lambda: figure2(stats)), "noop_fig2", state.CHART_FIG2, stretch=True,
                report=source)
 
 with tab_maps:
     explain(EXPLAIN["maps"])
     show_chart(chart("maps", lambda: heatmap_grid(stats, PROPORTIONS, "Share of attention per "
                                                   "head", domain=[0, 1])),
-               "noop_heatmaps", "noop-maps", report=source)
+               "noop_heatmaps", state.CHART_MAPS, report=source)
     show_chart(chart("entropy maps", lambda: heatmap_grid(
         stats, ["entropy", "entropy_cls"], "Entropy per head (nats)", scheme="purples")),
-        "noop_entropy_heatmaps", "noop-ent-maps", report=source)
+        "noop_entropy_heatmaps", state.CHART_ENTROPY_MAPS, report=source)
     if "norm_sep" in stats.metrics:
         show_chart(chart("norm maps", lambda: heatmap_grid(
             stats, ["norm_cls", "norm_sep", "norm_punct"],
             "Norm share per head (Kobayashi et al.)", domain=[0, 1], scheme="oranges")),
-            "noop_norm_heatmaps", "noop-norm-maps", report=source)
+            "noop_norm_heatmaps", state.CHART_NORM_MAPS, report=source)
 
 with tab_ent:
     explain(EXPLAIN["entropy"])
-    show_chart(chart("entropy", lambda: entropy_chart(stats)), "noop_entropy", "noop-ent",
+    show_chart(chart("entropy", lambda: entropy_chart(stats)), "noop_entropy", state.CHART_ENTROPY,
                stretch=True, report=source)
     st.caption("Entropy per query row, averaged over rows and examples. Uniform attention over "
                "an example's n tokens has entropy log n; the dashed line is its mean over the "
@@ -145,7 +139,7 @@ with tab_norm:
     else:
         explain(EXPLAIN["norms"])
         show_chart(chart("norms", lambda: norm_chart(stats)), "noop_weight_vs_norm",
-                   "noop-norm", report=source)
+                   state.CHART_NORMS, report=source)
         st.caption("Each point is a head. x: share of attention weight on [CLS]+[SEP]; y: share "
                    "of ||A[i,j] f(x_j)|| (f = value projection then the attention output "
                    "projection) on them. A head far below the diagonal puts weight there but "

@@ -16,21 +16,17 @@ from ui.common.export import chart_downloads
 from ui.common.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.findings import add_button, explain
 from ui.common.resources import get_model
-from ui.common.sidebar import context
+from ui.common.sidebar import page_header
 
 Q = "query-params"
 
-ctx = context()
+ctx = page_header("Syntax", (
+    "Does a single attention head find each word's syntactic head more often than a "
+    "fixed-position baseline (Clark et al. 2019)? Can a linear probe read the whole parse tree "
+    "from the hidden states (Hewitt & Manning 2019)? And what does fine-tuning keep of both "
+    "(Merchant et al. 2020)?"))
 loaded = ctx.loaded
 L, H = loaded.n_layers, loaded.n_heads
-
-st.title("Syntax")
-st.caption(
-    f"{loaded.name}: {L} layers x {H} heads, numbered from 1. Does a single attention head find "
-    "each word's syntactic head more often than a fixed-position baseline (Clark et al. 2019)? "
-    "Can a linear probe read the whole parse tree from the hidden states (Hewitt & Manning "
-    "2019)? And what does fine-tuning keep of both (Merchant et al. 2020)?"
-)
 
 # -- treebank and settings -------------------------------------------------------------------
 try:
@@ -68,7 +64,7 @@ st.markdown(blocks.reading_lines(lines))
 report = dict(loaded=loaded, page="Syntax", url_path="syntax",
               data=f"{blocks.treebank_name(source)} ({result.n_sentences} sentences)",
               settings={"minimum dependents": min_count})
-add_button("Syntax: the reading", "syntax-reading", reading=lines, numbers={
+add_button("Syntax: the reading", state.ADD_READING, reading=lines, numbers={
     "Sentences": str(result.n_sentences), "Relations shown": str(max(len(table) - 1, 0))},
     **report)
 
@@ -88,7 +84,7 @@ with tab_heads:
             "whether some attention head points from each word to the word it belongs to, and "
             "compare it with the simplest rule: always the word k places away.")
     blocks.show_table(table, key=state.TABLE)
-    add_button("Syntactic heads per relation", "syntax-table", df=table, **report)
+    add_button("Syntactic heads per relation", state.ADD_TABLE, df=table, **report)
     blocks.json_download(result.to_json, "syntax_heads.json", state.JSON,
                     "every relation's head accuracies")
     rels = table["relation"].tolist() or ["all"]
@@ -104,7 +100,7 @@ with tab_heads:
                          key=state.DIRECTION, horizontal=True, bind=Q)
     grid = blocks.heads_grid(result, rel, direction, key=state.GRID, result_key=(
         loaded.spec, checkpoint_stamp(loaded.spec), blocks.fingerprint(dataset)))
-    add_button(f"Head accuracy for {rel}", "syntax-grid", chart=grid, **report)
+    add_button(f"Head accuracy for {rel}", state.ADD_GRID, chart=grid, **report)
     st.caption("Accuracy of every head for this relation and direction. Click a cell to open "
                "that head in the example below.")
     layer, head = blocks.pick_head(result, rel, direction, L, H)
@@ -144,7 +140,7 @@ with tab_probes:
             chart, df = blocks.probe_chart(probes)
             st.altair_chart(chart)
             chart_downloads(chart, "syntax_probes", key=state.PROBES_DOWNLOAD, df=df)
-            add_button("Structural probes per layer", "syntax-probes", chart=chart,
+            add_button("Structural probes per layer", state.ADD_PROBES, chart=chart,
                        **{**report, "settings": {**report["settings"], "probe rank": rank}})
             blocks.json_download(probes.to_json, "syntax_probes.json", state.PROBE_JSON,
                             "the probe metrics")

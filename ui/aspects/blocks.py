@@ -204,10 +204,11 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
     built = owned_chart(disc["after"], f"kind {kind} {'before' in disc}", build)
     chart = built.chart
     draw(built)
-    chart_downloads(chart, f"aspect-heads-{kind}", key=aspects_state.download_key(kind), df=built.df)
+    chart_downloads(chart, f"aspect-heads-{kind}", key=aspects_state.DOWNLOAD.format(kind),
+                    df=built.df)
     if report is not None:
         add_button(f"{KIND_SHORT[kind]} score per head, before and after fine-tuning",
-                   f"ah-chart-{kind}", chart=chart, **report)
+                   aspects_state.ADD_CHART.format(kind), chart=chart, **report)
     table = owned(disc["after"], f"table {kind} {'before' in disc} {folder}",
                   lambda: ranked_table(disc, kind, folder))
     cfg = {"score": st.column_config.NumberColumn(format="%.3f"),
@@ -216,9 +217,10 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
            "change": st.column_config.NumberColumn(format="%+.3f")}
     if "open" in table.columns:
         cfg["open"] = st.column_config.LinkColumn("head view", display_text="open")
-    st.dataframe(table.head(15), column_config=cfg, hide_index=True, key=aspects_state.table_key(kind))
+    st.dataframe(table.head(15), column_config=cfg, hide_index=True,
+                 key=aspects_state.TABLE_OF.format(kind))
     if report is not None:
-        add_button(f"Top {KIND_SHORT[kind].lower()} heads", f"ah-table-{kind}",
+        add_button(f"Top {KIND_SHORT[kind].lower()} heads", aspects_state.ADD_TABLE.format(kind),
                    df=table.head(15), **report)
     if "open" not in table.columns:
         st.caption("Links to the head view on the Attention page come with saved checkpoints "
@@ -226,7 +228,7 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
                    "Attention page come with the example checkpoint.")
     st.markdown("**Baselines** (same pairs; a head is interesting only above these)")
     st.dataframe(baseline_frame(disc["after"].baselines[kind]), hide_index=True,
-                 key=aspects_state.baseline_key(kind),
+                 key=aspects_state.BASELINES_OF.format(kind),
                  column_config={"score": st.column_config.NumberColumn(format="%.3f"),
                                 "accuracy": st.column_config.NumberColumn(format="%.3f")})
 
@@ -264,7 +266,8 @@ def example(disc: dict, kind: str, i: int, top: dict, models: dict, folder: str 
         st.markdown(f"*{name}*")
         st.markdown(words_html(pair.words, query_row(wmaps, pair.q)[layer, head], gold, pair.q),
                     unsafe_allow_html=True)
-    hv_name = st.radio("Head view of", list(shown), horizontal=True, key=aspects_state.HEAD_VIEW_MODEL,
+    hv_name = st.radio("Head view of", list(shown), horizontal=True,
+                       key=aspects_state.HEAD_VIEW_MODEL,
                        bind="query-params")
     labels_w, wmaps, segs_w, special_w = shown[hv_name]
     st.caption(f"Layer {layer + 1} at word level, head {head + 1} shown and the aspect word "
@@ -272,7 +275,7 @@ def example(disc: dict, kind: str, i: int, top: dict, models: dict, folder: str 
                "click another word in the view.")
     head_view(head_view_payload(labels_w, wmaps[layer], segs_w, special_w, layer=layer,
                                 is_pair=True, highlight=gold),
-              key=aspects_state.head_view_key(hv_name), heads=[head], pin=pair.q[0])
+              key=aspects_state.HEAD_VIEW.format(hv_name), heads=[head], pin=pair.q[0])
     before = models.get(MODELS[0])
     specs = [("fine-tuned head view", folder),
              ("base model head view", before.spec if before is not None else None)]
@@ -338,4 +341,4 @@ def causal_table(causal, report: dict | None = None) -> None:
                                 for c in df.columns if c != "metric"})
     if report is not None:
         add_button(f"Causal check: top-{res['k']} {KIND_SHORT[kind].lower()} heads masked",
-                   "ah-causal", df=df, **report)
+                   aspects_state.ADD_CAUSAL, df=df, **report)

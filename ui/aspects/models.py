@@ -181,14 +181,16 @@ def model_export(state: ModelState) -> None:
     """The model as a .zip download (made when clicked); outside demo mode also the box that
     saves a session model to a folder."""
     lm = state.loaded
-    st.download_button("Download the model (.zip)", key=aspects_state.ZIP_DOWNLOAD, on_click="ignore",
+    st.download_button("Download the model (.zip)", key=aspects_state.ZIP_DOWNLOAD,
+                       on_click="ignore",
                        data=lambda: checkpoint_zip(lm.model, lm.tokenizer, state.card),
                        file_name=f"absa-{state.card['task']}-checkpoint.zip",
                        mime="application/zip", icon=":material/download:",
                        help="Safetensors, tokenizer and card; upload it here again later.")
     if state.folder is None and not demo():
         c1, c2 = st.columns([4, 1])
-        out = c1.text_input("Save to folder", key=aspects_state.SAVE_TO, placeholder="/path/to/new-folder")
+        out = c1.text_input("Save to folder", key=aspects_state.SAVE_TO,
+                            placeholder="/path/to/new-folder")
         c2.write("")
         if c2.button("Save", key=aspects_state.SAVE, icon=":material/save:") and out.strip():
             save_model(state, out.strip())

@@ -50,22 +50,6 @@ JOB_HEADS = "aspects-heads"
 JOB_CAUSAL = "aspects-causal"
 
 
-def download_key(kind: str) -> str:
-    return f"ah_dl_{kind}"
-
-
-def table_key(kind: str) -> str:
-    return f"ah_tab_{kind}"
-
-
-def baseline_key(kind: str) -> str:
-    return f"ah_base_{kind}"
-
-
-def head_view_key(model: str) -> str:
-    return f"ah_head_view_{model}"
-
-
 @dataclass
 class ModelState:
     """One model source's state: the fine-tuned model and its card, where it lives (``folder``:
@@ -110,3 +94,13 @@ def zip_key() -> str:
 
 def forget_zip() -> None:
     st.session_state[ZIP_GENERATION] = st.session_state.get(ZIP_GENERATION, 0) + 1
+
+# -- chart download and "Add to report" keys -------------------------------------------------
+ADD_READING = "ah-reading"
+ADD_CAUSAL = "ah-causal"
+
+
+# -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
+DOWNLOAD, TABLE_OF = "ah_dl_{}", "ah_tab_{}"
+BASELINES_OF, HEAD_VIEW = "ah_base_{}", "ah_head_view_{}"
+ADD_CHART, ADD_TABLE = "ah-chart-{}", "ah-table-{}"

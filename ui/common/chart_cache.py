@@ -3,14 +3,16 @@ rebuild and re-validate its Altair charts.
 
 :func:`cached_chart` builds a chart and its table once per ``key`` (the identity of the cached
 result it draws, and the settings: what the result's own cache is keyed on) and keeps, with
-them, the Vega-Lite spec Streamlit draws (converted once, the data as Arrow, exactly as
-``st.altair_chart`` converts it). :func:`draw` sends that spec as it is; the Altair chart stays
+them, the Vega-Lite spec Streamlit draws (converted once through Altair's public ``to_dict``,
+its data as tables, as ``st.altair_chart`` draws it: :func:`vega_lite_spec`). :func:`draw` sends that spec as it is; the Altair chart stays
 for the exports and the report, built only when clicked."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,24 +34,51 @@ def _title(spec: dict | None, chart, default: str) -> str:
     return str(title.get("text", default) if isinstance(title, dict) else title)
 
 
-def _convert(chart) -> dict | None:
-    """The spec ``st.altair_chart`` would send, or None when this Streamlit cannot give it (the
-    chart is then drawn by ``st.altair_chart``, rebuilt on each rerun: slower, same view)."""
-    try:
-        from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
-    except ImportError:  # pragma: no cover - depends on the Streamlit release
-        return None
-    try:
-        return _convert_altair_to_vega_lite_spec(chart)
-    except Exception as exc:  # pragma: no cover - a chart Streamlit cannot convert either
-        _LOG.warning("chart spec not cached: %s", exc)
-        return None
+_ALTAIR_LOCK = threading.Lock()  # Altair's theme and data transformer are process-wide
+
+
+def _data_names(node) -> set[str]:
+    """Every named dataset a spec refers to (``{"data": {"name": ...}}``, at any depth)."""
+    if isinstance(node, dict):
+        names = {node["data"]["name"]} if isinstance(node.get("data"), dict) \
+            and "name" in node["data"] else set()
+        return names.union(*(_data_names(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_data_names(v) for v in node))
+    return set()
+
+
+def vega_lite_spec(chart) -> dict | None:
+    """The Vega-Lite spec of an Altair chart through Altair's public ``to_dict`` (no theme, as
+    Streamlit draws it; every row kept), its datasets as tables; None when it cannot be made
+    (the chart is then drawn by ``st.altair_chart``, rebuilt on each rerun: slower, same view).
+    Altair's data transformer is process-wide and ``st.altair_chart`` switches it too (under
+    its own lock), so a spec whose named data did not all land in ``datasets`` is made again."""
+    import altair as alt
+    import pandas as pd
+
+    for _ in range(3):
+        try:
+            with _ALTAIR_LOCK:
+                theme = alt.theme.enable("none") if alt.theme.active == "default" \
+                    else nullcontext()
+                with theme, alt.data_transformers.enable("default", max_rows=None):
+                    spec = chart.to_dict()
+        except Exception as exc:  # noqa: BLE001 - a chart Altair cannot convert: drawn as is
+            _LOG.warning("chart spec not cached: %s", exc)
+            return None
+        datasets = spec.get("datasets") or {}
+        if _data_names(spec) <= set(datasets):
+            spec["datasets"] = {name: pd.DataFrame.from_records(rows)
+                                for name, rows in datasets.items()}
+            return spec
+    return None
 
 
 @st.cache_resource(max_entries=64, ttl=3600, show_spinner=False)
 def _built(key: tuple, _build: Callable) -> BuiltChart:
     chart, df = _build()
-    spec = _convert(chart)
+    spec = vega_lite_spec(chart)
     return BuiltChart(chart=chart, df=df, spec=spec, title=_title(spec, chart, str(key[0])))
 
 
@@ -92,7 +121,7 @@ def owned_chart(owner, name: str, build: Callable[[], tuple[Any, Any]]) -> Built
 
     def make() -> BuiltChart:
         chart, df = build()
-        spec = _convert(chart)
+        spec = vega_lite_spec(chart)
         return BuiltChart(chart=chart, df=df, spec=spec, title=_title(spec, chart, name))
 
     return owned(owner, name, make)

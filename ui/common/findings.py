@@ -69,7 +69,8 @@ def make_finding(title: str, *, page: str, url_path: str, chart=None, df=None,
 def add_button(title: str, key: str, **kw) -> None:
     """An "Add to report" button; a click pins the finding (``kw``: see :func:`make_finding`)
     and says so."""
-    if not st.button("Add to report", key=state.report_add_key(key), icon=":material/playlist_add:",
+    if not st.button("Add to report", key=state.REPORT_ADD.format(key),
+                     icon=":material/playlist_add:",
                      help="Pin this result, its numbers, its link and its provenance to the "
                           "findings report (Report page)."):
         return
@@ -137,7 +138,7 @@ def finding_preview(f: Finding) -> None:
         import pandas as pd
 
         st.dataframe(pd.DataFrame(f.rows, columns=f.columns), hide_index=True,
-                     key=state.finding_table_key(id(f)))
+                     key=state.FINDING_TABLE.format(id(f)))
     if f.link:
         st.caption(plain(f"Link: {f.link}"))
     if f.source:

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from analysis.models import LoadedModel, ModelLoadError
 from ui.common.errors import plain
 from ui.common.html import esc
+from ui.common.legacy_pages import leave_legacy_navigation
 from ui.common.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
 from ui.common.resources import embedded_model, get_model
 from ui.common import state
@@ -181,19 +181,21 @@ def render(text_box: bool = True) -> Context:
     return ctx
 
 
-def leave_legacy_navigation() -> None:
-    """Streamlit starts a server in its legacy pages-folder mode when pages/ exists, and in that
-    mode a URL such as /attention runs the page file alone, without app.py (no sidebar, no
-    st.navigation). Switch the mode off and start the run again through app.py."""
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def context() -> Context:
     """The sidebar's model and input for this run (app.py renders the sidebar first)."""
     leave_legacy_navigation()
     ctx = st.session_state.get(state.CONTEXT)
     if ctx is None:
         ctx = render()
+    return ctx
+
+
+def page_header(title: str, about: str) -> Context:
+    """A study page's title and its first line (the sidebar's model, its size, then ``about``,
+    Markdown written by the page); returns the sidebar's context."""
+    ctx = context()
+    loaded = ctx.loaded
+    st.title(title)
+    st.caption(f"{plain(loaded.name)}: {loaded.n_layers} layers x {loaded.n_heads} heads, "
+               f"numbered from 1. {about}")
     return ctx

@@ -28,14 +28,6 @@ EXAMPLE_BUILD_JOB = "example-build"  # the example checkpoint's background build
 REPORT = "_report"                # the pinned findings (analysis.report.Report)
 
 
-def report_add_key(key: str) -> str:
-    return f"report-add-{key}"
-
-
-def finding_table_key(finding_id: int) -> str:
-    return f"report_df_{finding_id}"
-
-
 def download_keys(key: str) -> tuple[str, str, str]:
     """The PNG, SVG and CSV download buttons' keys of a chart whose key is ``key``."""
     return f"{key}-png", f"{key}-svg", f"{key}-csv"
@@ -89,3 +81,7 @@ def kept_input() -> tuple | None:
 
 def keep_input(mode: str, text: str, pair: str | None) -> None:
     st.session_state[KEPT_INPUT] = (mode, text, pair)
+
+
+# -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
+REPORT_ADD, FINDING_TABLE = "report-add-{}", "report_df_{}"

@@ -79,7 +79,7 @@ def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_
         return compare_models(before, _after, corpus, batch_size=BATCH_SIZE, progress=lambda d, t:
                               progress(d / t, f"Both models: {d} / {t} examples"))
 
-    return run_job("Fine-tuning drift", job, key=drift_state.job_key(corpus_key))
+    return run_job("Fine-tuning drift", job, key=drift_state.JOB.format(corpus_key))
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:
@@ -172,10 +172,11 @@ def cosine_grid(result: DriftResult, rkey: tuple = ()) -> alt.Chart:
                      alt.Tooltip("min cosine:Q", format=".3f")],
         ).properties(width=34 * result.n_heads, height=200), df_layer
 
-    chart = _show(_chart(rkey, "cosine grid", grid), "drift_cosine", "dl-drift-cos",
+    chart = _show(_chart(rkey, "cosine grid", grid), "drift_cosine", drift_state.DOWNLOAD_COSINE,
                   key=drift_state.COSINE_CHART, on_select=_on_pick, selection_mode="pick",
                   width="content")
-    _show(_chart(rkey, "cosine per layer", per_layer), "drift_cosine_per_layer", "dl-drift-layer")
+    _show(_chart(rkey, "cosine per layer", per_layer), "drift_cosine_per_layer",
+          drift_state.DOWNLOAD_COSINE_LAYERS)
     return chart
 
 
@@ -194,7 +195,7 @@ def head_examples(result: DriftResult, before_spec: str, layer: int, head: int,
                  y=alt.Y("count():Q", title="examples")).properties(height=200, width=420), df
 
     _show(_chart(rkey, f"histogram {layer}-{head}", histogram),
-          f"drift_head_{layer}_{head}_distribution", "dl-drift-dist")
+          f"drift_head_{layer}_{head}_distribution", drift_state.DOWNLOAD_DISTRIBUTION)
     order = np.argsort(per_ex, kind="stable")
     low = order[:10]
     st.dataframe(pd.DataFrame({
@@ -226,7 +227,8 @@ def head_maps(enc, maps_before: np.ndarray, maps_after: np.ndarray, choice: int,
                f"{head_cosine(a_b[None, None], a_a[None, None])[0, 0]:.3f}.")
     for col, chart, name in zip(st.columns(3), charts, ("before", "after", "difference")):
         with col:
-            _show(chart, f"drift_{name}_{layer}_{head}", f"dl-drift-map-{name}", width="content")
+            _show(chart, f"drift_{name}_{layer}_{head}", drift_state.DOWNLOAD_MAP.format(name),
+                  width="content")
 
 
 def representation(result: DriftResult, rkey: tuple = ()):
@@ -242,8 +244,10 @@ def representation(result: DriftResult, rkey: tuple = ()):
             tooltip=["layer:O", "measure:N", alt.Tooltip("similarity:Q", format=".3f")],
         ).properties(width=420, height=260), df
 
-    chart = _show(_chart(rkey, "rsa cka", build), "drift_rsa_cka", "dl-drift-rep")
-    st.dataframe(df, hide_index=True, key=drift_state.REPRESENTATION_TABLE, column_config=decimals(df))
+    chart = _show(_chart(rkey, "rsa cka", build), "drift_rsa_cka",
+                  drift_state.DOWNLOAD_REPRESENTATION)
+    st.dataframe(df, hide_index=True, key=drift_state.REPRESENTATION_TABLE,
+                 column_config=decimals(df))
     return chart, df
 
 
@@ -268,10 +272,10 @@ def noop_drift(result: DriftResult, kind: str, rkey: tuple = ()) -> None:
         })
         return _lines(df_layers, "share", "model", f"Per-layer mean {KINDS[kind]}"), df_layers
 
-    _show(_chart(rkey, f"noop {kind}", grid), f"drift_noop_{kind}", "dl-drift-noop",
+    _show(_chart(rkey, f"noop {kind}", grid), f"drift_noop_{kind}", drift_state.DOWNLOAD_NOOP,
           width="content")
     _show(_chart(rkey, f"noop {kind} layers", per_layer), f"drift_noop_{kind}_layers",
-          "dl-drift-noop-layers")
+          drift_state.DOWNLOAD_NOOP_LAYERS)
 
 
 def pattern_moves(result: DriftResult, thresholds: PatternThresholds, rkey: tuple = ()):
@@ -292,7 +296,7 @@ def pattern_moves(result: DriftResult, thresholds: PatternThresholds, rkey: tupl
         ).properties(width=460, height=240), df
 
     chart = _show(_chart(rkey, f"pattern shares {thresholds!r}", build),
-                  "drift_pattern_shares", "dl-drift-share")
+                  "drift_pattern_shares", drift_state.DOWNLOAD_SHARES)
     moves = pd.DataFrame(pattern_transitions(tb, ta), columns=list(PATTERN_TYPES))
     moves.insert(0, "before / after", list(PATTERN_TYPES))
     st.caption("How maps moved between types (rows: before, columns: after; counts of "
@@ -348,7 +352,7 @@ def groups(result: DriftResult, rkey: tuple = ()) -> None:
             "group": list(grp), "examples": [counts[g] for g in grp],
             "mean cosine": [float(v.mean()) for v in grp.values()],
             "last layer mean cosine": [float(v[-1].mean()) for v in grp.values()],
-        }), hide_index=True, key=drift_state.group_table_key(name), column_config={
+        }), hide_index=True, key=drift_state.GROUP_TABLE.format(name), column_config={
             c: st.column_config.NumberColumn(format=f"%.{DECIMALS}f")
             for c in ("mean cosine", "last layer mean cosine")})
 
@@ -359,4 +363,4 @@ def groups(result: DriftResult, rkey: tuple = ()) -> None:
                           zero=False), df
 
         _show(_chart(rkey, f"groups {name}", build), f"drift_by_{name}",
-              f"dl-drift-group-{name}")
+              drift_state.DOWNLOAD_GROUP.format(name))

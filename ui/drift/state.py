@@ -31,22 +31,13 @@ LOW_TABLE = "drift_low_table"
 REPRESENTATION_TABLE = "drift_rep_table"
 MOVES_TABLE = "drift_moves_table"
 
-AFTER_MODEL = SecondModel(
-    key=AFTER, demo_key=AFTER,
-    label="After: the fine-tuned checkpoint (model name, hub id or folder)",
-    demo_label="After: the fine-tuned model",
-    placeholder="empty: the example checkpoint",
-    help="A checkpoint of the same architecture and tokenizer as the before model: a name "
-         "from the model list, a hub id or a folder. Empty: the example checkpoint (the "
-         "embedded model fine-tuned on the bundled ABSA sample) once it is built.")
-
-
-def job_key(corpus_key: str) -> str:
-    return f"drift-{corpus_key}"
-
-
-def group_table_key(name: str) -> str:
-    return f"drift_group_{name}"
+AFTER_HELP = ("A checkpoint of the same architecture and tokenizer as the before model: a name "
+              "from the model list, a hub id or a folder. Empty: the example checkpoint (the "
+              "embedded model fine-tuned on the bundled ABSA sample) once it is built.")
+# the after box: empty = the example checkpoint; in demo mode a select box under the same key
+AFTER_MODEL = SecondModel(AFTER, AFTER, "After: the fine-tuned checkpoint (model name, hub id "
+                          "or folder)", "After: the fine-tuned model",
+                          "empty: the example checkpoint", AFTER_HELP)
 
 
 def picked_head() -> tuple[int | None, int | None]:
@@ -74,3 +65,21 @@ def cosine_pick() -> tuple[int, int] | None:
     event = st.session_state.get(COSINE_CHART)
     points = (event or {}).get("selection", {}).get("pick", []) if event else []
     return (int(points[0]["layer"]), int(points[0]["head"])) if points else None
+
+# -- chart download and "Add to report" keys -------------------------------------------------
+ADD_PATTERNS = "drift-patterns"
+ADD_READING = "drift-reading"
+ADD_COSINE = "drift-cos"
+ADD_REPRESENTATION = "drift-rep"
+DOWNLOAD_COSINE = "dl-drift-cos"
+DOWNLOAD_COSINE_LAYERS = "dl-drift-layer"
+DOWNLOAD_DISTRIBUTION = "dl-drift-dist"
+DOWNLOAD_REPRESENTATION = "dl-drift-rep"
+DOWNLOAD_NOOP = "dl-drift-noop"
+DOWNLOAD_NOOP_LAYERS = "dl-drift-noop-layers"
+DOWNLOAD_SHARES = "dl-drift-share"
+
+
+# -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
+JOB, GROUP_TABLE = "drift-{}", "drift_group_{}"
+DOWNLOAD_MAP, DOWNLOAD_GROUP = "dl-drift-map-{}", "dl-drift-group-{}"

@@ -120,7 +120,7 @@ def _gradients(spec: str, fingerprint: str, n_examples: int, max_length: int, _l
         progress(1.0, f"Gradients: {grads.n_examples} examples")
         return grads
 
-    return run_job("Gradient importance", job, key=noop_state.gradients_job_key(fingerprint))
+    return run_job("Gradient importance", job, key=noop_state.JOB_GRADIENTS.format(fingerprint))
 
 
 def compute_gradients(spec: str, fingerprint: str, n_examples: int, loaded, dataset):
@@ -256,7 +256,7 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
     built = cached_chart(noop_state.gradients_chart_key(spec, fingerprint, n_examples,
                                                          token_limit(loaded)),
                          lambda: gradient_chart(grads))
-    show_chart(built, "noop_gradients", "noop-grad", stretch=True, report=report)
+    show_chart(built, "noop_gradients", noop_state.CHART_GRADIENTS, stretch=True, report=report)
     st.caption(f"Mean |dL/dA[i,j]| over the cells whose key j is in each category, per "
                f"layer, over {grads.n_examples} examples. Where the [SEP] line is low, "
                "changing attention to [SEP] barely changes the loss: a no-op.")
@@ -282,7 +282,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None,
     st.dataframe(top, hide_index=True, column_config={"open": link_col, **decimals(top)},
                  key=noop_state.TABLE_NOOP)
     if report is not None:
-        add_button("No-op heads: most weight on [SEP]/[CLS]", "noop-table-noop", df=top,
+        add_button("No-op heads: most weight on [SEP]/[CLS]", noop_state.ADD_TABLE_NOOP, df=top,
                    **report)
     st.markdown("**Positional heads**: more than 50% on the previous or next token")
     pos = positional_heads(stats, threshold=0.5)
@@ -292,7 +292,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None,
                      key=noop_state.TABLE_POSITIONAL)
         if report is not None:
             add_button("Positional heads: over 50% on the previous or next token",
-                       "noop-table-pos", df=frame, **report)
+                       noop_state.ADD_TABLE_POSITIONAL, df=frame, **report)
         return
     best = max(((k, float(stats.metrics[k].max())) for k in ("prev", "next")),
                key=lambda kv: kv[1])

@@ -41,9 +41,21 @@ class StatsKey:
         return f"noop-stats-{self.fingerprint}"
 
 
-def gradients_job_key(fingerprint: str) -> str:
-    return f"noop-grad-{fingerprint}"
-
-
 def gradients_chart_key(spec: str, fingerprint: str, n_examples: int, token_limit: int) -> tuple:
     return ("noop_gradients", spec, fingerprint, n_examples, token_limit)
+
+# -- chart download and "Add to report" keys -------------------------------------------------
+ADD_READING = "noop-reading"
+CHART_FIG2 = "noop-fig2"
+CHART_MAPS = "noop-maps"
+CHART_ENTROPY_MAPS = "noop-ent-maps"
+CHART_NORM_MAPS = "noop-norm-maps"
+CHART_ENTROPY = "noop-ent"
+CHART_NORMS = "noop-norm"
+CHART_GRADIENTS = "noop-grad"
+ADD_TABLE_NOOP = "noop-table-noop"
+ADD_TABLE_POSITIONAL = "noop-table-pos"
+
+
+# -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
+JOB_GRADIENTS = "noop-grad-{}"

@@ -54,7 +54,7 @@ def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
         return syntax_heads(_loaded, _dataset, progress=lambda d, t: progress(*_sentences(d, t)))
 
     return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences", job,
-                   key=syntax_state.heads_job_key(fp))
+                   key=syntax_state.JOB_HEADS.format(fp))
 
 
 def heads_result(loaded, dataset):
@@ -71,7 +71,7 @@ def _probes(spec: str, stamp: str, fp: str, rank: int, _loaded, _dataset):
                             progress=lambda d, t: progress(d / max(t, 1), f"Probes: {d} / {t}"))
 
     return run_job(f"Structural probes: {_loaded.name}, rank {rank}", job,
-                   key=syntax_state.probes_job_key(fp))
+                   key=syntax_state.JOB_PROBES.format(fp))
 
 
 def probe_result(loaded, dataset, rank: int):
@@ -150,7 +150,8 @@ def heads_grid(result, rel: str, direction: str, key: str, result_key: tuple = (
         else BuiltChart(*build(), spec=None, title="")
     draw(built, key=key, on_select=lambda: _on_pick(key), selection_mode="pick",
          width="content")
-    chart_downloads(built.chart, f"syntax_{rel}_{direction}", key=syntax_state.download_key(key),
+    chart_downloads(built.chart, f"syntax_{rel}_{direction}",
+                    key=syntax_state.DOWNLOAD_OF.format(key),
                     df=built.df)
     return built.chart
 
@@ -279,8 +280,9 @@ def min_count_input(container, source: str) -> int:
               {syntax_state.MIN_COUNT: MIN_COUNT.get(source, 100)})
     return int(container.number_input(
         "Minimum dependents per relation", min_value=1, max_value=1_000_000, step=5,
-        key=syntax_state.MIN_COUNT, bind=Q, help="Relations with fewer dependents are left out of the tables "
-                               "(they are all computed and in the JSON download)."))
+        key=syntax_state.MIN_COUNT, bind=Q,
+        help="Relations with fewer dependents are left out of the tables (they are all computed "
+             "and in the JSON download)."))
 
 
 def second_model_spec(sidebar_spec: str) -> str:

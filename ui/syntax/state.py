@@ -9,7 +9,7 @@ import streamlit as st
 from ui.common.models import SecondModel
 from ui.common.state import CorpusKeys
 
-TREEBANK = CorpusKeys("syntax")   # the treebank picker: syntax_source, syntax_max, syntax_hf_name...
+TREEBANK = CorpusKeys("syntax")   # the treebank picker: syntax_source, syntax_max, ...
 COPY = "syntax_copy"
 TAB = "syntax_tab"
 TABLE = "syntax_table"
@@ -50,21 +50,9 @@ SECOND_MODEL = SecondModel(
     empty_is_example=False)
 
 
-def heads_job_key(fingerprint: str) -> str:
-    return f"syntax-heads-{fingerprint}"
-
-
-def probes_job_key(fingerprint: str) -> str:
-    return f"syntax-probes-{fingerprint}"
-
-
 def tree_keys(key: str) -> tuple[str, str]:
     """The probe tree block's layer and sentence keys."""
     return f"{key}_layer", f"{key}_sentence"
-
-
-def download_key(key: str) -> str:
-    return f"dl-{key}"
 
 
 def probed() -> set:
@@ -104,3 +92,14 @@ def reset_for(marker: str, value, widgets: dict) -> None:
         if previous is None and key in st.query_params:
             continue
         st.session_state[key] = default
+
+# -- chart download and "Add to report" keys -------------------------------------------------
+ADD_READING = "syntax-reading"
+ADD_TABLE = "syntax-table"
+ADD_GRID = "syntax-grid"
+ADD_PROBES = "syntax-probes"
+
+
+# -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
+JOB_HEADS, JOB_PROBES = "syntax-heads-{}", "syntax-probes-{}"
+DOWNLOAD_OF = "dl-{}"

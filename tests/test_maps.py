@@ -1,9 +1,10 @@
-"""The Attention study on the default model: maps of real sentences, and the word-level view
-without special tokens (docs/METHODS.md section 1)."""
+"""One input's maps (analysis.maps, core; the Attention study's first step) on the default model:
+maps of real sentences, and the word-level view without special tokens (docs/METHODS.md
+section 1)."""
 
 import numpy as np
 
-from analysis.attention import attention_for, level_view
+from analysis.maps import attention_for, level_view
 from analysis.encoding import word_level
 
 
