@@ -16,7 +16,7 @@ from ui.common.chart_cache import cached_chart, draw
 from ui.common.export import chart_downloads
 from ui.common.heads import decimals, heads_frame, heads_heatmap
 from ui.common.links import attention_link
-from ui.importance.state import DOWNLOADS, METHODS, METRIC_NAMES
+from ui.importance.state import METHODS, METRIC_NAMES, download_key
 
 RED_BLUE = "redblue"
 
@@ -159,5 +159,5 @@ def show(key: tuple, name: str, build, basename: str, stretch: bool = True):
     the built chart."""
     built = cached_chart((name, *key), build)
     draw(built, stretch=stretch)
-    chart_downloads(built.chart, basename, key=f"{DOWNLOADS}-{name}", df=built.df)
+    chart_downloads(built.chart, basename, key=download_key(name), df=built.df)
     return built

@@ -88,7 +88,7 @@ def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
         progress(1.0, "done")
         return result, marks
 
-    return run_job("Head importance", job, key=f"{S.JOB}-{abs(hash(key)) % 10 ** 8}")
+    return run_job("Head importance", job, key=S.job_key(key))
 
 
 def result_key(view: S.View, spec: str) -> tuple:

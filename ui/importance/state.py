@@ -74,3 +74,13 @@ def keep_metric_in(names) -> None:
     """A metric this data does not have (an old link) becomes its first."""
     if st.session_state.get(METRIC) not in names:
         st.session_state[METRIC] = names[0]
+
+
+def download_key(name: str) -> str:
+    """The download buttons' key of chart ``name``."""
+    return f"{DOWNLOADS}-{name}"
+
+
+def job_key(result_key) -> str:
+    """The queue's job key for the run keyed by ``result_key`` (one job per distinct run)."""
+    return f"{JOB}-{abs(hash(result_key)) % 10 ** 8}"
