@@ -28,8 +28,8 @@ from analysis.errors import DataError, InputError
 
 ROW = "__row__"
 ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9._-]+:\d{1,5}$")
-NOT_INSTALLED = ("needs Ray, which is not installed: install it with "
-                 "'pip install -r requirements-ray.txt' to use --ray.")
+NOT_INSTALLED = ("cannot be used: Ray is not installed (install it with "
+                 "'pip install -r requirements-ray.txt').")
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -40,7 +40,7 @@ class WorkerLost(DataError):
 def check_address(text: str) -> str:
     """``auto`` or ``[ray://]HOST:PORT``, with Ray installed (raises InputError otherwise)."""
     text = (text or "").strip()
-    if text != "auto" and not ADDRESS.match(text):
+    if text != "auto" and not (ADDRESS.match(text) and 0 < int(text.rsplit(":", 1)[1]) < 65536):
         raise InputError(f"must be 'auto' or a Ray address HOST:PORT (or ray://HOST:PORT), "
                          f"not {text!r}")
     if importlib.util.find_spec("ray") is None:
@@ -53,6 +53,8 @@ def _connect(address: str) -> bool:
     local cluster (which the caller then shuts down)."""
     import ray
 
+    if ray.is_initialized():  # this process already holds a Ray session: use it
+        return False
     env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
         p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}}
     common = dict(include_dashboard=False, log_to_driver=False, runtime_env=env,

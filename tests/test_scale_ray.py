@@ -98,17 +98,25 @@ def test_drift_on_ray_equals_in_process(cluster, tiny_model_dir, tmp_path, share
     assert a["summary"] == b["summary"] and a["patterns"] == b["patterns"]
 
 
-def test_syntax_on_ray_equals_in_process_exactly(cluster, tiny, shared_data):
-    from analysis.raydata import run_ray
-    from analysis.syntax import read_conllu, syntax_heads
-    from analysis.syntax.job import HeadsJob
+def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, shared_data,
+                                                       tmp_path, capsys):
+    """``python -m analysis syntax --ray auto`` (joining the test's cluster) writes the same
+    bytes as the in-process command: head accuracies are counts, so they merge exactly."""
+    import json
 
-    ds = read_conllu(shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu", max_sentences=12)
-    local = syntax_heads(tiny, ds, batch_size=4)
-    remote = run_ray(HeadsJob(tiny.spec, 4), ds, None, workers=2, rows_per_block=5)
-    assert remote.to_json() == local.to_json()  # hit counts: exact
-    assert remote.n_sentences == 12 and remote.rows == local.rows and remote.ids == local.ids
-    assert remote.relations["all"].n == local.relations["all"].n > 100
+    from analysis.cli import main
+
+    src = shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+    common = ["syntax", "--data", str(src), "--model", str(tiny_model_dir("bert")),
+              "--max-examples", "12", "--batch-size", "4"]
+    assert main(common + ["--out", str(tmp_path / "local.json")]) == 0
+    assert main(common + ["--ray", "auto", "--ray-workers", "2",
+                          "--out", str(tmp_path / "ray.json")]) == 0
+    local = (tmp_path / "local.json").read_bytes()
+    assert (tmp_path / "ray.json").read_bytes() == local
+    out = json.loads(local)
+    assert out["n_sentences"] == 12 and out["relations"]["all"]["n"] > 100
+    assert "wrote" in capsys.readouterr().out
 
 
 class _Crash:
