@@ -48,14 +48,20 @@ def test_shard_bounds_cover_every_row_once():
     assert shard_bounds(2, 4) == [0, 0, 1, 2, 2]  # more shards than rows: empty shards
 
 
-@pytest.mark.parametrize("cut", sorted(CUTS))
-def test_noop_shards_merge_to_the_whole_corpus(tiny, corpus, cut):
+@pytest.fixture(scope="module")
+def noop_whole(tiny, corpus):
     from analysis.noop import corpus_stats
     from analysis.noop.corpus import NoopJob
 
     whole = corpus_stats(tiny, corpus, batch_size=3)
     job = NoopJob(tiny.spec, batch_size=3)
     assert run_local(job, tiny, corpus).to_json_dict() == whole.to_json_dict()  # same path
+    return job, whole
+
+
+@pytest.mark.parametrize("cut", sorted(CUTS))
+def test_noop_shards_merge_to_the_whole_corpus(tiny, corpus, noop_whole, cut):
+    job, whole = noop_whole
     merged = run_sharded(job, tiny, corpus, CUTS[cut])
     encs = encode_dataset(tiny.tokenizer, corpus, tiny.max_length).encodings
     # counts exactly: 7 readable examples (the blank one skipped), their tokens and pairs
@@ -97,8 +103,9 @@ def pair(tiny, tiny_model_dir, tmp_path_factory):
     return str(src), str(folder)
 
 
-@pytest.mark.parametrize("cut", sorted(CUTS))
-def test_drift_shards_merge_to_the_whole_corpus(pair, corpus, cut):
+@pytest.fixture(scope="module")
+def drift_whole(pair, corpus):
+    """(job, models, whole-corpus result of compare_models)."""
     from analysis.drift import compare_models, load_pair
     from analysis.drift.job import DriftJob, has_labels, models_of
 
@@ -107,7 +114,13 @@ def test_drift_shards_merge_to_the_whole_corpus(pair, corpus, cut):
                                                          before.max_length), batch_size=3)
     job = DriftJob(*pair, batch_size=3, has_labels=has_labels(corpus))
     models = models_of(before, after)
-    assert run_local(job, models, corpus).to_json() == whole.to_json()
+    assert run_local(job, models, corpus).to_json() == whole.to_json()  # the same path
+    return job, models, whole
+
+
+@pytest.mark.parametrize("cut", sorted(CUTS))
+def test_drift_shards_merge_to_the_whole_corpus(drift_whole, corpus, cut):
+    job, models, whole = drift_whole
     merged = run_sharded(job, models, corpus, CUTS[cut])
     # rows, texts and labels exactly, in corpus order; the blank row 1 skipped
     assert merged.rows == whole.rows == [0, 2, 3, 4, 5, 6, 7]
