@@ -2,7 +2,9 @@
 batch by batch into a :class:`DriftResult` (docs/METHODS.md section 9).
 
 Per-example results are small (O(layers x heads) numbers); no attention map or hidden state
-outlives its batch.
+outlives its batch. A corpus shard gives a :class:`DriftPartial` (:func:`map_corpus`); the
+partials of any shards merge into the whole corpus's result (:func:`merge_partials`; the job is
+:class:`analysis.drift.job.DriftJob`, docs/METHODS.md "Corpus jobs in shards").
 """
 
 from __future__ import annotations
