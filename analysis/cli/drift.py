@@ -7,6 +7,7 @@ import json
 import sys
 
 from analysis.cli.options import out_file, positive_int, unit
+from analysis.cli.scale import add_ray_options, run_job
 
 THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
               ("diagonal", 0.5, "mass on i-1, i, i+1"),
@@ -38,6 +39,7 @@ def register(sub) -> None:
         p.add_argument(f"--{name}", type=unit, default=default,
                        help=f"pattern threshold: {what} (default {default})")
     p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    add_ray_options(p)
     p.set_defaults(func=run)
 
 
@@ -67,8 +69,15 @@ def run(args) -> int:
     corpus = encode_dataset(before.tokenizer, dataset, max_length=before.max_length,
                             max_examples=args.max_examples)
     bar = tqdm(total=len(corpus.encodings), unit="ex", file=sys.stderr, leave=False)
-    result = compare_models(before, after, corpus, batch_size=args.batch_size,
-                            progress=lambda done, total: bar.update(done - bar.n))
+    if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+        from analysis.drift.job import DriftJob, has_labels, models_of
+
+        job = DriftJob(before.spec, after.spec, args.batch_size, has_labels(dataset))
+        result = run_job(job, models_of(before, after), dataset, args,
+                         lambda done, total: bar.update(done - bar.n))
+    else:
+        result = compare_models(before, after, corpus, batch_size=args.batch_size,
+                                progress=lambda done, total: bar.update(done - bar.n))
     bar.close()
     out = result.to_json(thresholds)
     if note:

@@ -4,9 +4,11 @@ numbers as the No-op statistics page; docs/METHODS.md section 3)."""
 from __future__ import annotations
 
 import json
+import time
 
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC, load_model
 
 
@@ -30,12 +32,14 @@ def register(sub) -> None:
     p.add_argument("--text-column", default="text", help="text column for .csv/.jsonl")
     p.add_argument("--pair-column", default=None, help="optional pair column for .csv/.jsonl")
     p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    add_ray_options(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from analysis.corpus import corpus_notes, read_corpus
     from analysis.noop import CLI_METRICS, corpus_stats
+    from analysis.noop.corpus import NoopJob
 
     dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
                           max_examples=args.max_examples)
@@ -43,8 +47,14 @@ def run(args) -> int:
         print(f"note: {note}")
     loaded = load_model(args.model)
     with progress_bar(len(dataset), unit="ex") as update:
-        stats = corpus_stats(loaded, dataset, batch_size=args.batch_size, norms=False,
-                             progress=update)
+        if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+            t0 = time.perf_counter()
+            stats = run_job(NoopJob(loaded.spec, args.batch_size, norms=False), loaded,
+                            dataset, args, update)
+            stats.seconds = time.perf_counter() - t0
+        else:
+            stats = corpus_stats(loaded, dataset, batch_size=args.batch_size, norms=False,
+                                 progress=update)
     for note in stats.notes:
         print(f"note: {note}")
     with open(args.out, "w", encoding="utf-8") as fh:

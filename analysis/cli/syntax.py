@@ -9,6 +9,7 @@ from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC, load_model
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder"
@@ -34,6 +35,7 @@ def register(sub) -> None:
     )
     p.add_argument("--data", required=True, type=in_file, help="treebank (.conllu)")
     _shared_options(p, "use at most N sentences")
+    add_ray_options(p)
     p.set_defaults(func=run_syntax)
 
     q = sub.add_parser(
@@ -74,7 +76,13 @@ def run_syntax(args) -> int:
         print(f"note: {note}")
     loaded = load_model(args.model)
     with progress_bar(len(dataset)) as update:
-        result = syntax_heads(loaded, dataset, batch_size=args.batch_size, progress=update)
+        if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+            from analysis.syntax.job import HeadsJob
+
+            result = run_job(HeadsJob(loaded.spec, args.batch_size), loaded, dataset, args,
+                             update)
+        else:
+            result = syntax_heads(loaded, dataset, batch_size=args.batch_size, progress=update)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())

@@ -2,7 +2,9 @@
 batch by batch into a :class:`DriftResult` (docs/METHODS.md section 9).
 
 Per-example results are small (O(layers x heads) numbers); no attention map or hidden state
-outlives its batch.
+outlives its batch. A corpus shard gives a :class:`DriftPartial` (:func:`map_corpus`); the
+partials of any shards merge into the whole corpus's result (:func:`merge_partials`; the job is
+:class:`analysis.drift.job.DriftJob`, docs/METHODS.md "Corpus jobs in shards").
 """
 
 from __future__ import annotations
@@ -151,11 +153,9 @@ class _Measures:
 
     def add(self, idx: list[int], group: list, out_b, out_a) -> None:
         """Add one batch: rows ``idx`` of the corpus, their encodings and both forwards."""
-        import torch
-
         from analysis.measures import batch_stats  # Clark et al. statistics (section 3)
 
-        rows = torch.as_tensor(idx)
+        rows = np.asarray(idx, dtype=np.int64)  # (a one-element tensor would index as a scalar)
         masks = BatchMasks.of(group)
         for l, (att_b, att_a) in enumerate(zip(out_b.attentions, out_a.attentions)):
             am, bm = masks.crop(att_b), masks.crop(att_a)
@@ -215,44 +215,119 @@ def _corpus_notices(corpus: Corpus, max_length: int) -> list[str]:
     return notices
 
 
-def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
-                   progress: Callable[[int, int], None] | None = None) -> DriftResult:
-    """Run both models on the same length-sorted batches (the before-model's tokenizer) and
-    accumulate every measure; ``progress(done, total)`` after each batch."""
+@dataclass
+class DriftPartial:
+    """One shard of a drift study: its examples' rows and measures, its no-op sums and CKA
+    accumulators, and what the merge needs to know of the models (see :mod:`.job`)."""
+
+    first_row: int
+    meta: dict  # before, after, n_layers, n_heads, identical, names, head, max_length, notices
+    rows: list[int]
+    texts: list[str]
+    pairs: list
+    labels: list | None
+    n_tokens: np.ndarray
+    measures: _Measures
+    predictions: list | None
+    skipped: int = 0
+    truncated: int = 0
+
+
+def model_meta(before: LoadedModel, after: LoadedModel) -> dict:
+    """What the merge needs to know of the two models (checks they can be compared)."""
+    notices = check_compatible(before, after)
+    head = _has_head(after.model)
+    return {"before": before.spec, "after": after.spec, "n_layers": before.n_layers,
+            "n_heads": before.n_heads, "identical": identical_weights(before, after),
+            "names": _label_names(after.model) if head else None, "head": head,
+            "max_length": before.max_length, "notices": notices}
+
+
+def map_corpus(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
+               progress: Callable[[int, int], None] | None = None, meta: dict | None = None,
+               rows: list[int] | None = None) -> DriftPartial:
+    """Both models on the same length-sorted batches of ``corpus`` (the before-model's
+    tokenizer); every measure accumulated. ``rows`` are the corpus rows in the whole corpus."""
     import torch
 
-    notices = check_compatible(before, after)
+    meta = meta if meta is not None else model_meta(before, after)
     encs = corpus.encodings
-    if not encs:
-        raise DataError(EMPTY_CORPUS)
     measures = _Measures(len(encs), before.n_layers, before.n_heads)
-    head = _has_head(after.model)
-    preds: list | None = [None] * len(encs) if head else None
-    names = _label_names(after.model) if head else None
+    names = meta["names"]
+    preds: list | None = [None] * len(encs) if meta["head"] else None
     runs = [forward_batches(m.model, before.tokenizer, encs, max(1, int(batch_size)),
                             hidden_states=True) for m in (before, after)]
     done = 0
     with torch.inference_mode():
         for (idx, out_b), (_, out_a) in zip(*runs):
             measures.add(idx, [encs[i] for i in idx], out_b, out_a)
-            if head:
+            if preds is not None:
                 for i, p in zip(idx, out_a.output.logits.argmax(-1).tolist()):
                     preds[i] = names.get(p, str(p)) if names else p
             done += len(idx)
             if progress is not None:
                 progress(done, len(encs))
-    preds, label_note = _match_labels(corpus.labels, preds, names)
+    rows = list(corpus.rows) if rows is None else list(rows)
+    return DriftPartial(rows[0] if rows else 0, meta, rows, corpus.texts, corpus.pairs,
+                        corpus.labels, np.array([e.n_tokens for e in encs], dtype=int), measures,
+                        preds, corpus.skipped, corpus.truncated)
+
+
+def _cat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def merge_partials(partials) -> DriftResult:
+    """The :class:`DriftResult` of the partials of a corpus's shards (any order): per-example
+    measures in row order, no-op sums divided by the example count, CKA sums merged."""
+    partials = list(partials)
+    skipped, truncated = sum(p.skipped for p in partials), sum(p.truncated for p in partials)
+    parts = sorted((p for p in partials if p.rows), key=lambda p: p.first_row)
+    if not parts:
+        raise DataError(EMPTY_CORPUS)
+    meta, n = parts[0].meta, sum(len(p.rows) for p in parts)
+    noop_b: dict = {}
+    noop_a: dict = {}
+    cka = parts[0].measures.cka
+    for k, p in enumerate(parts):
+        for total, store in ((noop_b, p.measures.noop_before), (noop_a, p.measures.noop_after)):
+            for name, v in store.items():
+                total[name] = total[name] + v if name in total else v
+        if k:
+            for acc, other in zip(cka, p.measures.cka):
+                acc.merge(other)
+    has_labels = any(p.labels is not None for p in parts)
+    labels = ([x for p in parts for x in (p.labels or [None] * len(p.rows))]
+              if has_labels else None)
+    preds = [x for p in parts for x in p.predictions] if meta["head"] else None
+    preds, label_note = _match_labels(labels, preds, meta["names"])
     return DriftResult(
-        before=before.spec, after=after.spec, n_layers=before.n_layers, n_heads=before.n_heads,
-        texts=corpus.texts, pairs=corpus.pairs, rows=corpus.rows,
-        n_tokens=np.array([e.n_tokens for e in encs]), cosine_examples=measures.cosine,
-        rsa_examples=measures.rsa, cka=np.array([acc.value() for acc in measures.cka]),
-        noop_before={k: v / len(encs) for k, v in measures.noop_before.items()},
-        noop_after={k: v / len(encs) for k, v in measures.noop_after.items()},
-        features_before=measures.features_before, features_after=measures.features_after,
-        identical=identical_weights(before, after), labels=corpus.labels, predictions=preds,
-        label_note=label_note, notices=notices + _corpus_notices(corpus, before.max_length),
+        before=meta["before"], after=meta["after"], n_layers=meta["n_layers"],
+        n_heads=meta["n_heads"], texts=[t for p in parts for t in p.texts],
+        pairs=[x for p in parts for x in p.pairs], rows=[r for p in parts for r in p.rows],
+        n_tokens=_cat([p.n_tokens for p in parts]),
+        cosine_examples=_cat([p.measures.cosine for p in parts]),
+        rsa_examples=_cat([p.measures.rsa for p in parts]),
+        cka=np.array([acc.value() for acc in cka]),
+        noop_before={k: v / n for k, v in noop_b.items()},
+        noop_after={k: v / n for k, v in noop_a.items()},
+        features_before=_cat([p.measures.features_before for p in parts]),
+        features_after=_cat([p.measures.features_after for p in parts]),
+        identical=meta["identical"], labels=labels, predictions=preds, label_note=label_note,
+        notices=list(meta["notices"]) + _corpus_notices(
+            Corpus([], [], skipped=skipped, truncated=truncated), meta["max_length"]),
     )
+
+
+def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
+                   progress: Callable[[int, int], None] | None = None) -> DriftResult:
+    """Run both models on the same length-sorted batches (the before-model's tokenizer) and
+    accumulate every measure; ``progress(done, total)`` after each batch. The whole corpus
+    is one shard: :func:`map_corpus` then :func:`merge_partials`."""
+    meta = model_meta(before, after)
+    if not corpus.encodings:
+        raise DataError(EMPTY_CORPUS)
+    return merge_partials([map_corpus(before, after, corpus, batch_size, progress, meta)])
 
 
 def example_maps(before: LoadedModel, after: LoadedModel, text: str, pair: str | None = None):

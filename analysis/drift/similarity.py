@@ -63,6 +63,28 @@ class CKAAccumulator:
         self.sx += x.double().sum(0).numpy()
         self.sy += y.double().sum(0).numpy()
 
+    def merge(self, other: "CKAAccumulator") -> "CKAAccumulator":
+        """Add the rows another accumulator saw (a shard of the same corpus), in place. Its
+        sums are re-expressed around this one's shift c (x - c = (x - c') + d, d = c' - c):
+        sum (x-c)(x-c)^T = P' + S' d^T + d S'^T + n' d d^T, sum (x-c) = S' + n' d; exact up
+        to float64 rounding."""
+        if not other.n:
+            return self
+        if not self.n:
+            self.__dict__.update({k: (v.copy() if hasattr(v, "copy") else v)
+                                  for k, v in other.__dict__.items()})
+            return self
+        dx = (other.cx - self.cx).double().numpy()
+        dy = (other.cy - self.cy).double().numpy()
+        n, sx, sy = other.n, other.sx, other.sy
+        self.xtx += other.xtx + np.outer(sx, dx) + np.outer(dx, sx) + n * np.outer(dx, dx)
+        self.yty += other.yty + np.outer(sy, dy) + np.outer(dy, sy) + n * np.outer(dy, dy)
+        self.ytx += other.ytx + np.outer(sy, dx) + np.outer(dy, sx) + n * np.outer(dy, dx)
+        self.sx += sx + n * dx
+        self.sy += sy + n * dy
+        self.n += n
+        return self
+
     def value(self) -> float:
         """CKA of all rows added so far (nan before any, or when the denominator is 0)."""
         if not self.n:

@@ -16,9 +16,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.encoding import encode_dataset
+from analysis.encoding import EMPTY_CORPUS, encode_dataset
+from analysis.errors import DataError
 from analysis.forward import capture_unavailable, forward_batches
 from analysis.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
+from analysis.shards import add_arrays, run_local
 
 
 @dataclass
@@ -79,40 +81,101 @@ def _corpus_notes(skipped: int, n_truncated: int, max_length: int) -> list[str]:
     return notes
 
 
+@dataclass
+class NoopPartial:
+    """The sums of one shard (see :class:`NoopJob`)."""
+
+    first_row: int
+    model: str
+    n_layers: int
+    n_heads: int
+    sums: dict[str, np.ndarray]  # metric -> [L, H] sum over the shard's examples
+    n_examples: int = 0
+    n_tokens: int = 0
+    sum_log_n: float = 0.0  # sum of log(n) (the uniform entropy's numerator)
+    n_pairs: int = 0
+    skipped: int = 0
+    truncated: int = 0
+    max_length: int = 512
+    norms_note: str | None = None
+
+
+@dataclass
+class NoopJob:
+    """:func:`corpus_stats` as map/merge (:mod:`analysis.shards`): every statistic is a sum
+    over examples, divided by the example count once the shards are merged."""
+
+    spec: str
+    batch_size: int = 64
+    punct: Sequence[str] = PUNCT
+    norms: bool = True
+    max_batch_mb: float = 256.0
+
+    def load(self):
+        from analysis.models import load_model
+
+        return load_model(self.spec)
+
+    def map(self, loaded, shard, rows, progress=None) -> NoopPartial:
+        rows = list(rows)
+        L, H = loaded.n_layers, loaded.n_heads
+        capture, norms_note = _norms_capture(loaded, self.norms)
+        part = NoopPartial(rows[0] if rows else 0, loaded.spec, L, H, {},
+                           max_length=loaded.max_length, norms_note=norms_note)
+        try:
+            corpus = encode_dataset(loaded.tokenizer, shard, loaded.max_length)
+        except DataError:  # an empty shard, or none of its examples readable
+            part.skipped = len(rows)
+            return part
+        encs, total = corpus.encodings, len(corpus.encodings)
+        per_pair = 4 * L * H * (3 if self.norms else 2)  # maps + one temporary per layer
+        done = 0
+        for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs,
+                                       max(1, int(self.batch_size)), bytes_per_token_pair=per_pair,
+                                       max_batch_mb=self.max_batch_mb, capture=capture):
+            atts = [a.cpu() for a in fw.attentions]
+            fn = [f.cpu() for f in fw.captured["value_norms"]] if capture else None
+            stats = batch_stats(atts, [encs[i] for i in idx], self.punct, fn)
+            add_arrays(part.sums, {k: v.sum(axis=0) for k, v in stats.items()})
+            done += len(idx)
+            del fw, atts, fn
+            if progress is not None:
+                progress(done, total)
+        part.n_examples, part.skipped, part.truncated = total, corpus.skipped, corpus.truncated
+        part.n_tokens = int(sum(e.n_tokens for e in encs))
+        part.sum_log_n = float(np.sum([np.log(e.n_tokens) for e in encs]))
+        part.n_pairs = int(sum(e.pair is not None for e in encs))
+        return part
+
+    def merge(self, partials) -> CorpusStats:
+        parts = sorted(partials, key=lambda p: p.first_row)
+        total = sum(p.n_examples for p in parts)
+        if not total:
+            raise DataError(EMPTY_CORPUS)
+        sums: dict[str, np.ndarray] = {}
+        for p in parts:
+            add_arrays(sums, p.sums)
+        first = parts[0]
+        n_trunc = sum(p.truncated for p in parts)
+        return CorpusStats(
+            model=first.model, n_layers=first.n_layers, n_heads=first.n_heads,
+            n_examples=total, n_truncated=n_trunc, n_tokens=sum(p.n_tokens for p in parts),
+            metrics={k: v / total for k, v in sums.items()},
+            uniform_entropy=float(sum(p.sum_log_n for p in parts) / total),
+            n_pairs=sum(p.n_pairs for p in parts), norms_note=first.norms_note,
+            notes=_corpus_notes(sum(p.skipped for p in parts), n_trunc, first.max_length),
+        )
+
+
 def corpus_stats(loaded, dataset, batch_size: int = 64,
                  progress: Callable[[int, int], None] | None = None,
                  punct: Sequence[str] = PUNCT, norms: bool = True,
                  max_batch_mb: float = 256.0) -> CorpusStats:
     """Stream a corpus (a Dataset with ``text`` / ``text_pair``) through the model and return
     per-head means (see the module docstring). ``progress(done, total)`` is called after every
-    batch."""
+    batch. This is :class:`NoopJob` on the whole corpus as one shard."""
     t0 = time.perf_counter()
-    corpus = encode_dataset(loaded.tokenizer, dataset, loaded.max_length)
-    encs, total = corpus.encodings, len(corpus.encodings)
-    L, H = loaded.n_layers, loaded.n_heads
-    capture, norms_note = _norms_capture(loaded, norms)
-    per_pair = 4 * L * H * (3 if norms else 2)  # maps + one temporary per layer, float32
-    sums: dict[str, np.ndarray] = {}
-    done = 0
-    for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, max(1, int(batch_size)),
-                                   bytes_per_token_pair=per_pair, max_batch_mb=max_batch_mb,
-                                   capture=capture):
-        atts = [a.cpu() for a in fw.attentions]
-        fn = [f.cpu() for f in fw.captured["value_norms"]] if capture else None
-        for k, v in batch_stats(atts, [encs[i] for i in idx], punct, fn).items():
-            s = v.sum(axis=0)
-            sums[k] = sums[k] + s if k in sums else s
-        done += len(idx)
-        del fw, atts, fn
-        if progress is not None:
-            progress(done, total)
-    n_trunc = corpus.truncated
-    return CorpusStats(
-        model=loaded.spec, n_layers=L, n_heads=H, n_examples=total, n_truncated=n_trunc,
-        n_tokens=int(sum(e.n_tokens for e in encs)),
-        metrics={k: v / total for k, v in sums.items()},
-        uniform_entropy=float(np.mean([np.log(e.n_tokens) for e in encs])),
-        n_pairs=int(sum(e.pair is not None for e in encs)), norms_note=norms_note,
-        seconds=time.perf_counter() - t0,
-        notes=_corpus_notes(corpus.skipped, n_trunc, loaded.max_length),
-    )
+    job = NoopJob(loaded.spec, batch_size, punct, norms, max_batch_mb)
+    stats = run_local(job, loaded, dataset, progress)
+    stats.seconds = time.perf_counter() - t0
+    return stats

@@ -232,11 +232,17 @@ def syntax_heads(loaded, dataset, *, max_sentences: int | None = None, batch_siz
     """Accuracy of every head for every relation of a treebank Dataset (one batched pass;
     sentences longer than the model's maximum are skipped and counted)."""
     from analysis.syntax.passes import treebank_pass
-    from analysis.syntax.words import encode_treebank
 
     t0 = time.perf_counter()
-    if encoded is None:
-        encoded = encode_treebank(loaded, dataset, max_sentences)
+    if encoded is None:  # the whole treebank as one shard of the map/merge job
+        from analysis.shards import run_local
+        from analysis.syntax.job import HeadsJob
+
+        if dataset is not None and max_sentences is not None and max_sentences < len(dataset):
+            dataset = dataset.select(range(int(max_sentences)))
+        result = run_local(HeadsJob(loaded.spec, batch_size), loaded, dataset, progress)
+        result.seconds = time.perf_counter() - t0
+        return result
     acc = HeadsAccumulator(encoded, loaded.n_layers, loaded.n_heads)
     treebank_pass(loaded, encoded, [acc], attentions=True, hidden_states=False,
                   batch_size=batch_size, progress=progress)

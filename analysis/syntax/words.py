@@ -172,10 +172,17 @@ def encode_treebank(loaded, dataset, max_sentences: int | None = None) -> Encode
         for name in ("words", "heads", "deprels", "upos"):
             getattr(out, name).append(list(cols[name][r]))
         out.ids.append(str(cols["id"][r]))
-    if out.skipped:
-        out.notes.append(f"Skipped {out.skipped} sentence(s) longer than the model's maximum "
-                         f"of {loaded.max_length} tokens.")
+    out.notes += skipped_notes(out.skipped, loaded.max_length)
     if not out.encodings:
-        raise DataError(f"No sentence of the treebank fits the model's maximum of "
-                        f"{loaded.max_length} tokens.")
+        raise DataError(none_fits(loaded.max_length))
     return out
+
+
+def skipped_notes(skipped: int, max_length: int) -> list[str]:
+    """The note on sentences skipped for being longer than the model's maximum."""
+    return [f"Skipped {skipped} sentence(s) longer than the model's maximum of {max_length} "
+            "tokens."] if skipped else []
+
+
+def none_fits(max_length: int) -> str:
+    return f"No sentence of the treebank fits the model's maximum of {max_length} tokens."

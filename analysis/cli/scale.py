@@ -1,0 +1,40 @@
+"""``--ray auto|ADDRESS`` (and ``--ray-workers N``) on the corpus commands: the study's
+map/merge job (:mod:`analysis.shards`) runs on a Ray cluster (:mod:`analysis.raydata`) instead
+of this process; the numbers are the same (docs/METHODS.md, "Shards merge exactly"). Without
+``--ray`` nothing is imported from Ray."""
+
+from __future__ import annotations
+
+from analysis.cli.options import OptionError, positive_int
+
+
+def ray_address(text: str) -> str:
+    """``auto`` or ``[ray://]HOST:PORT``, with Ray installed (checked while parsing)."""
+    from analysis.errors import InputError
+    from analysis.raydata import check_address
+
+    try:
+        return check_address(text)
+    except InputError as exc:
+        raise OptionError(str(exc)) from None
+
+
+def add_ray_options(p) -> None:
+    p.add_argument("--ray", type=ray_address, default=None, metavar="auto|ADDRESS",
+                   help="run on a Ray cluster: 'auto' (the cluster started on this machine, "
+                        "else a local one on 127.0.0.1) or HOST:PORT / ray://HOST:PORT; needs "
+                        "requirements-ray.txt (deploy/README.md)")
+    p.add_argument("--ray-workers", type=positive_int, default=None,
+                   help="Ray workers, each with its own copy of the model (default: one per "
+                        "GPU of the cluster, else one per CPU)")
+
+
+def run_job(job, models, dataset, args, progress=None):
+    """``job`` over ``dataset``: on Ray with ``--ray``, else in this process with ``models``."""
+    if getattr(args, "ray", None):
+        from analysis.raydata import run_ray
+
+        return run_ray(job, dataset, args.ray, progress=progress, workers=args.ray_workers)
+    from analysis.shards import run_local
+
+    return run_local(job, models, dataset, progress)

@@ -1,0 +1,193 @@
+"""Corpus jobs (:mod:`analysis.shards`) on a Ray cluster through Ray Data.
+
+The corpus (a ``datasets.Dataset``, with its row numbers added) becomes a Ray Dataset
+(``ray.data.from_huggingface``); ``map_batches`` runs a pool of actors, each loading the job's
+models once (``job.load()``, on a GPU with ``num_gpus=1`` where the cluster has GPUs, else on
+one CPU) and mapping every block it is given (``job.map``) to a pickled partial; the driver
+reads the partials as they come (the progress callback counts their examples) and merges them
+(``job.merge``). Ray is optional: nothing here imports it until a job runs on a cluster, and
+:func:`check_address` says so in one line when it is not installed.
+
+Addresses: ``auto`` = the cluster already running on this machine (``ray start``, or
+``RAY_ADDRESS``), else a local one for this run, bound to 127.0.0.1 and shut down at the end;
+``HOST:PORT`` or ``ray://HOST:PORT`` = that cluster.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import math
+import os
+import pickle
+import re
+import warnings
+from pathlib import Path
+
+from analysis.errors import DataError, InputError
+
+ROW = "__row__"
+ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9._-]+:\d{1,5}$")
+NOT_INSTALLED = ("cannot be used: Ray is not installed (install it with "
+                 "'pip install -r requirements-ray.txt').")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class WorkerLost(DataError):
+    """A Ray worker died mid-job (message is user-facing)."""
+
+
+def check_address(text: str) -> str:
+    """``auto`` or ``[ray://]HOST:PORT``, with Ray installed (raises InputError otherwise)."""
+    text = (text or "").strip()
+    if text != "auto" and not (ADDRESS.match(text) and 0 < int(text.rsplit(":", 1)[1]) < 65536):
+        raise InputError(f"must be 'auto' or a Ray address HOST:PORT (or ray://HOST:PORT), "
+                         f"not {text!r}")
+    if importlib.util.find_spec("ray") is None:
+        raise InputError(NOT_INSTALLED)
+    return text
+
+
+def _connect(address: str) -> bool:
+    """Connect to ``address`` (see the module docstring); True when this call started a
+    local cluster (which the caller then shuts down)."""
+    import ray
+
+    if ray.is_initialized():  # this process already holds a Ray session: use it
+        return False
+    env = {"env_vars": {"PYTHONPATH": os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}}
+    common = dict(include_dashboard=False, log_to_driver=False, runtime_env=env,
+                  logging_level="ERROR")
+    try:
+        if address == "auto":
+            try:
+                ray.init(address="auto", **common)
+                return False
+            except ConnectionError:
+                ray.init(_node_ip_address="127.0.0.1", **common)
+                return True
+        ray.init(address=address, **common)
+        return False
+    except ConnectionError as exc:
+        raise InputError(f"Cannot reach the Ray cluster at {address}: {exc}".split("\n")[0])
+    except Exception as exc:  # ray raises RuntimeError / ValueError for bad addresses
+        raise InputError(f"Cannot connect to the Ray cluster at {address}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+
+class _Worker:
+    """One Ray actor: the job's models, loaded once; every block -> one pickled partial."""
+
+    def __init__(self, job):
+        self.job = job
+        self.models = job.load()
+
+    def __call__(self, table):
+        import datasets
+        import pyarrow as pa
+
+        rows = table.column(ROW).to_pylist()
+        shard = datasets.Dataset.from_dict(table.drop_columns([ROW]).to_pydict())
+        part = self.job.map(self.models, shard, rows)
+        return pa.table({"partial": pa.array([pickle.dumps(part)], type=pa.binary()),
+                         "n": pa.array([len(rows)], type=pa.int64())})
+
+
+def cluster_workers() -> tuple[int, bool]:
+    """(workers, on GPUs): one worker per GPU where the cluster has GPUs, else one per CPU."""
+    import ray
+
+    res = ray.cluster_resources()
+    gpus = int(res.get("GPU", 0))
+    return (gpus, True) if gpus else (max(1, int(res.get("CPU", 1))), False)
+
+
+def _lost(exc: BaseException) -> WorkerLost | None:
+    """A clear error when ``exc`` (or what caused it) says a worker or node died."""
+    import ray.exceptions as rx
+
+    died = tuple(getattr(rx, n) for n in ("ActorDiedError", "ActorUnavailableError",
+                                          "WorkerCrashedError", "NodeDiedError",
+                                          "ObjectLostError", "OwnerDiedError") if hasattr(rx, n))
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, died) or "died" in type(exc).__name__.lower():
+            return WorkerLost("A Ray worker died mid-job (killed, out of memory or its node "
+                              "was lost); nothing was written. Rerun the command, with fewer "
+                              "examples per worker (--batch-size) if memory ran out.")
+        exc = exc.__cause__ or getattr(exc, "cause", None)
+    return None
+
+
+def _user_error(exc: BaseException) -> BaseException | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, (InputError, DataError)):
+            return exc
+        exc = exc.__cause__ or getattr(exc, "cause", None)
+    return None
+
+
+def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
+            workers: int | None = None, rows_per_block: int | None = None):
+    """``job`` over ``dataset`` on a Ray cluster (see the module docstring); ``address`` None
+    uses the Ray session this process already started. Returns ``job.merge(partials)``."""
+    import ray
+
+    started = False if address is None and ray.is_initialized() else _connect(address or "auto")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _run(job, dataset, progress, workers, rows_per_block)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _with_rows(dataset):
+    """The corpus without an indices mapping, with its row numbers as a column."""
+    import datasets
+
+    quiet = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        return dataset.flatten_indices().add_column(ROW, list(range(len(dataset))))
+    finally:
+        if quiet:
+            datasets.enable_progress_bars()
+
+
+def _run(job, dataset, progress, workers, rows_per_block):
+    import ray
+
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    n = len(dataset) if dataset is not None else 0
+    if not n:
+        return job.merge([job.map(job.load(), dataset, [])])
+    n_workers, gpu = cluster_workers()
+    n_workers = max(1, min(int(workers or n_workers), n))
+    block = int(rows_per_block or max(1, min(256, math.ceil(n / (4 * n_workers)))))
+    parts = ray.data.from_huggingface(
+        _with_rows(dataset), override_num_blocks=math.ceil(n / block)).map_batches(
+        _Worker, fn_constructor_args=(job,), batch_size=block, batch_format="pyarrow",
+        compute=ray.data.ActorPoolStrategy(size=n_workers), num_gpus=1 if gpu else 0,
+        num_cpus=0 if gpu else 1, max_restarts=0, max_task_retries=0)
+    partials, done = [], 0
+    try:
+        for row in parts.iter_rows():
+            partials.append(pickle.loads(row["partial"]))
+            done += int(row["n"])
+            if progress is not None:
+                progress(done, n)
+    except Exception as exc:
+        lost, user = _lost(exc), _user_error(exc)
+        if lost is not None:
+            raise lost from None
+        if user is not None:
+            raise user from None
+        raise
+    return job.merge(partials)

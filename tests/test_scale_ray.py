@@ -1,0 +1,153 @@
+"""The Ray Data path (analysis.raydata) gives the in-process numbers: no-op statistics, drift
+and syntactic heads on small slices of the shared data, on a local 2-CPU cluster that the
+test starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
+                          "requirements-ray.txt to run the Ray path tests")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    from analysis.models import load_model
+
+    return load_model(str(tiny_model_dir("bert")))
+
+
+def close(a, b, tol=1e-6):
+    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), atol=tol, rtol=0,
+                               equal_nan=True)
+
+
+def test_noop_on_ray_equals_in_process(cluster, tiny, shared_data):
+    from analysis.corpus import read_corpus
+    from analysis.noop import corpus_stats
+    from analysis.noop.corpus import NoopJob
+    from analysis.raydata import run_ray
+
+    ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=14)
+    local = corpus_stats(tiny, ds, batch_size=4)
+    seen = []
+    remote = run_ray(NoopJob(tiny.spec, 4), ds, None, workers=2, rows_per_block=4,
+                     progress=lambda done, total: seen.append((done, total)))
+    assert [t for _, t in seen] == [14] * 4 and seen[-1] == (14, 14)  # 4 shards: 4,4,4,2
+    assert (remote.n_examples, remote.n_tokens, remote.n_pairs, remote.notes) == (
+        local.n_examples, local.n_tokens, local.n_pairs, local.notes)
+    assert remote.n_examples == 14
+    close(remote.uniform_entropy, local.uniform_entropy)
+    for name in local.metrics:
+        close(remote.metrics[name], local.metrics[name])
+
+
+def _after_model(src: Path, folder: Path) -> str:
+    """A copy of the tiny model with layer 2's query weights perturbed."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(src)
+    with torch.no_grad():
+        q = model.encoder.layer[1].attention.self.query.weight
+        q.add_(torch.randn(q.shape, generator=torch.Generator().manual_seed(1)))
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(src).save_pretrained(folder)
+    return str(folder)
+
+
+def test_drift_on_ray_equals_in_process(cluster, tiny_model_dir, tmp_path, shared_data):
+    from analysis.corpus import read_corpus
+    from analysis.drift import compare_models, load_pair
+    from analysis.drift.job import DriftJob, has_labels
+    from analysis.encoding import encode_dataset
+    from analysis.raydata import run_ray
+
+    src = tiny_model_dir("bert")
+    after_dir = _after_model(src, tmp_path / "after")
+    ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=10)
+    before, after = load_pair(str(src), after_dir)
+    local = compare_models(before, after, encode_dataset(before.tokenizer, ds,
+                                                         before.max_length), batch_size=4)
+    remote = run_ray(DriftJob(str(src), after_dir, 4, has_labels(ds)), ds, None, workers=2,
+                     rows_per_block=3)
+    assert remote.rows == local.rows == list(range(10)) and remote.texts == local.texts
+    for name in ("cosine_examples", "rsa_examples", "cka", "features_before",
+                 "features_after"):
+        close(getattr(remote, name), getattr(local, name))
+    close(remote.cosine[0], 1.0)  # layer 1 untouched
+    assert remote.cosine[1].min() < 0.999
+    a, b = remote.to_json(), local.to_json()
+    assert a["summary"] == b["summary"] and a["patterns"] == b["patterns"]
+
+
+def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, shared_data,
+                                                       tmp_path, capsys):
+    """``python -m analysis syntax --ray auto`` (joining the test's cluster) writes the same
+    bytes as the in-process command: head accuracies are counts, so they merge exactly."""
+    import json
+
+    from analysis.cli import main
+
+    src = shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+    common = ["syntax", "--data", str(src), "--model", str(tiny_model_dir("bert")),
+              "--max-examples", "12", "--batch-size", "4"]
+    assert main(common + ["--out", str(tmp_path / "local.json")]) == 0
+    assert main(common + ["--ray", "auto", "--ray-workers", "2",
+                          "--out", str(tmp_path / "ray.json")]) == 0
+    local = (tmp_path / "local.json").read_bytes()
+    assert (tmp_path / "ray.json").read_bytes() == local
+    out = json.loads(local)
+    assert out["n_sentences"] == 12 and out["relations"]["all"]["n"] > 100
+    assert "wrote" in capsys.readouterr().out
+
+
+class _Crash:
+    """A no-op job whose worker process dies on the shard holding row 5."""
+
+    def __init__(self, spec):
+        from analysis.noop.corpus import NoopJob
+
+        self.inner = NoopJob(spec, 4)
+
+    def load(self):
+        return self.inner.load()
+
+    def map(self, models, shard, rows, progress=None):
+        if 5 in list(rows):
+            os._exit(1)
+        return self.inner.map(models, shard, rows, progress)
+
+    def merge(self, partials):
+        return self.inner.merge(partials)
+
+
+def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
+    import sys
+
+    import cloudpickle
+    import datasets
+
+    from analysis.raydata import WorkerLost, run_ray
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
+    with pytest.raises(WorkerLost, match="A Ray worker died mid-job"):
+        run_ray(_Crash(tiny.spec), ds, None, workers=1, rows_per_block=2)
