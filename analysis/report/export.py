@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import html
 import io
+import math
 import re
+import threading
 import zipfile
 
 from analysis.report.findings import Report, now
+from analysis.errors import DataError
 from analysis.report.provenance import package_versions
+from analysis.report.svg import raster_size
 
 DECIMALS = 3
 CSS = """
@@ -27,6 +31,8 @@ dl.numbers dt{color:#555}dl.numbers dd{margin:0;font-weight:600}
 .link{word-break:break-all;font-size:.88rem}.source{font-size:.82rem;color:#444}
 """
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+MAX_PIXELS = 8_000_000  # one PNG: 4000 x 2000 px (a 2000 x 1000 chart at scale 2), 32 MB RGBA
+RENDER_LOCK = threading.Lock()  # every server-side raster is drawn one at a time
 
 
 def fmt(value, column: str = "") -> str:
@@ -146,10 +152,29 @@ def to_markdown(report: Report, images: dict[int, str],
     return "\n".join(out)
 
 
-def svg_png(svg: str, scale: float = 2.0) -> bytes:
+def png_scale(svg: str, scale: float = 2.0, max_pixels: int | None = None) -> float:
+    """``scale`` lowered so that the PNG of ``svg`` has at most ``max_pixels`` pixels
+    (:data:`MAX_PIXELS`), measured from the SVG's own size before anything is drawn."""
+    cap = MAX_PIXELS if max_pixels is None else max_pixels
+    try:
+        w, h = raster_size(svg)
+    except (SyntaxError, ValueError) as exc:
+        raise DataError("A chart in the report is not a readable SVG image.") from exc
+    area = abs(w * h)
+    if not math.isfinite(area):
+        raise DataError("A chart in the report has no usable size.")
+    return scale if area * scale * scale <= cap else math.sqrt(cap / area)
+
+
+def svg_png(svg: str, scale: float = 2.0, max_pixels: int | None = None) -> bytes:
+    """The PNG of an SVG, at most ``max_pixels`` (:data:`MAX_PIXELS`) pixels: a larger one is
+    drawn at a smaller scale. One image is drawn at a time in the whole server (a lock), so the
+    memory of rendering never exceeds one bounded image."""
     import vl_convert as vlc
 
-    return vlc.svg_to_png(svg, scale=scale)
+    fit = png_scale(svg, scale, max_pixels)
+    with RENDER_LOCK:
+        return vlc.svg_to_png(svg, scale=fit)
 
 
 def to_markdown_zip(report: Report, versions: dict | None = None) -> bytes:
