@@ -15,6 +15,7 @@ from ui.aspects import models as M
 from ui.common.corpus import fit_narrow_screens
 from ui.common.errors import plain
 from ui.common.links import CANNOT_CARRY, copy_link
+from ui.common.settings import settings
 from ui.common.findings import add_button, explain
 from ui.common.sidebar import context
 from ui.common.url_select import url_selectbox
@@ -108,9 +109,10 @@ if dsource == U.DATA_SOURCES[0]:
 else:
     u1, u2 = st.columns(2)
     up = u1.file_uploader("Reviews: SemEval-2014/2016 XML or this project's JSON",
-                          type=["xml", "json"], key="ah_upload")
+                          type=["xml", "json"], key="ah_upload",
+                          max_upload_size=settings().upload_mb)
     up_op = u2.file_uploader("Optional opinion words: ASTE triplets (.txt)", type=["txt"],
-                             key="ah_upload_op")
+                             key="ah_upload_op", max_upload_size=settings().upload_mb)
     skip = st.checkbox("Skip sentences whose offsets do not match their text", key="ah_skip",
                        bind=Q)
     st.caption(plain(CANNOT_CARRY.format(what="uploaded gold data")))
