@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import re
-import threading
 import zipfile
 
 from analysis.report.findings import Report, now
-from analysis.errors import DataError
 from analysis.report.provenance import package_versions
-from analysis.report.svg import raster_size
+from analysis.report.raster import MAX_PIXELS, png_scale, render_pngs, svg_png  # noqa: F401
 
 DECIMALS = 3
 CSS = """
@@ -31,8 +28,6 @@ dl.numbers dt{color:#555}dl.numbers dd{margin:0;font-weight:600}
 .link{word-break:break-all;font-size:.88rem}.source{font-size:.82rem;color:#444}
 """
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-MAX_PIXELS = 8_000_000  # one PNG: 4000 x 2000 px (a 2000 x 1000 chart at scale 2), 32 MB RGBA
-RENDER_LOCK = threading.Lock()  # every server-side raster is drawn one at a time
 
 
 def fmt(value, column: str = "") -> str:
@@ -137,8 +132,11 @@ def to_markdown(report: Report, images: dict[int, str],
                 f"*{_md_text(f.page or 'Dashboard')}, {f.kind}, added {_md_text(f.added)}*", ""]
         if f.caption:
             out += [_md_text(f.caption), ""]
-        if k in images:
+        if images.get(k):
             out += [f"![{_md_text(f.title)}]({images[k]})", ""]
+        elif k in images:
+            out += ["*(The chart could not be drawn within the server's limits; the HTML "
+                    "export shows it.)*", ""]
         out += [f"- {_md_text(s)}" for s in f.reading] + ([""] if f.reading else [])
         out += [f"- **{_md_text(n)}**: {_md_text(v)}" for n, v in f.numbers.items()]
         out += [""] if f.numbers else []
@@ -152,40 +150,20 @@ def to_markdown(report: Report, images: dict[int, str],
     return "\n".join(out)
 
 
-def png_scale(svg: str, scale: float = 2.0, max_pixels: int | None = None) -> float:
-    """``scale`` lowered so that the PNG of ``svg`` has at most ``max_pixels`` pixels
-    (:data:`MAX_PIXELS`), measured from the SVG's own size before anything is drawn."""
-    cap = MAX_PIXELS if max_pixels is None else max_pixels
-    try:
-        w, h = raster_size(svg)
-    except (SyntaxError, ValueError) as exc:
-        raise DataError("A chart in the report is not a readable SVG image.") from exc
-    area = abs(w * h)
-    if not math.isfinite(area):
-        raise DataError("A chart in the report has no usable size.")
-    return scale if area * scale * scale <= cap else math.sqrt(cap / area)
-
-
-def svg_png(svg: str, scale: float = 2.0, max_pixels: int | None = None) -> bytes:
-    """The PNG of an SVG, at most ``max_pixels`` (:data:`MAX_PIXELS`) pixels: a larger one is
-    drawn at a smaller scale. One image is drawn at a time in the whole server (a lock), so the
-    memory of rendering never exceeds one bounded image."""
-    import vl_convert as vlc
-
-    fit = png_scale(svg, scale, max_pixels)
-    with RENDER_LOCK:
-        return vlc.svg_to_png(svg, scale=fit)
-
-
-def to_markdown_zip(report: Report, versions: dict | None = None) -> bytes:
-    """A .zip with report.md, images/finding-NN.png for every chart and report.json."""
+def to_markdown_zip(report: Report, versions: dict | None = None,
+                    timeout_s: float | None = None) -> bytes:
+    """A .zip with report.md, images/finding-NN.png for every chart and report.json. The PNGs
+    are drawn by :func:`analysis.report.raster.render_pngs` (bounded in pixels, memory and
+    time, in a child process); a chart it could not draw is said so in report.md."""
     buf = io.BytesIO()
+    charts = [k for k, f in enumerate(report.findings, 1) if f.svg]
+    pngs = render_pngs([report.findings[k - 1].svg for k in charts], timeout_s=timeout_s)
     images = {}
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for k, f in enumerate(report.findings, 1):
-            if f.svg:
-                images[k] = f"images/finding-{k:02d}.png"
-                z.writestr(images[k], svg_png(f.svg))
+        for k, png in zip(charts, pngs):
+            images[k] = f"images/finding-{k:02d}.png" if png is not None else None
+            if png is not None:
+                z.writestr(images[k], png)
         z.writestr("report.md", to_markdown(report, images, versions))
         z.writestr("report.json", report.to_json())
     return buf.getvalue()
