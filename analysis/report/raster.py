@@ -13,6 +13,7 @@ with an address-space limit (:data:`RENDER_MEMORY_BYTES`) and a wall-time limit
 from __future__ import annotations
 
 import json
+import logging
 import math
 import struct
 import subprocess
@@ -23,9 +24,10 @@ from analysis.errors import DataError
 from analysis.report.svg import raster_size
 
 MAX_PIXELS = 8_000_000  # one PNG: 4000 x 2000 px (a 2000 x 1000 chart at scale 2), 32 MB RGBA
-RENDER_TIMEOUT_S = 60.0            # all the images of one call
+RENDER_TIMEOUT_S = 30.0            # all the images of one call (a chart draws in < 2 s)
 RENDER_MEMORY_BYTES = 2 << 30     # the child's address space (vl-convert needs about 0.3 GB)
 RENDER_LOCK = threading.Lock()     # one drawing child at a time in the whole server
+_LOG = logging.getLogger(__name__)
 _WORKER = r"""
 import json, struct, sys
 import vl_convert as vlc
@@ -82,8 +84,12 @@ def render_pngs(svgs: list[str], scale: float = 2.0, max_pixels: int | None = No
                                   input=json.dumps(jobs).encode("utf-8"), capture_output=True,
                                   timeout=timeout, preexec_fn=_limits)
             out = done.stdout
+            if done.returncode:
+                _LOG.warning("drawing child exited with %s: %s", done.returncode,
+                             done.stderr.decode("utf-8", "replace")[-500:])
         except subprocess.TimeoutExpired as exc:  # the child is killed; keep what it drew
             out = exc.stdout or b""
+            _LOG.warning("drawing child stopped after %.0f s", timeout)
     return _parse(out, len(svgs))
 
 
