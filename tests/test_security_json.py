@@ -148,3 +148,4 @@ def test_a_one_word_treebank_has_an_empty_all_relation(cli, tmp_path, tiny_model
     assert rc == 0, out.err
     assert json.loads((tmp_path / "s.json").read_text().replace("NaN", "null"))[
         "relations"]["all"]["n"] == 0
+
