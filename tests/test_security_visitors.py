@@ -166,3 +166,24 @@ def test_report_numbers_are_plain_text_on_the_report_page(monkeypatch):
     shown = " ".join(m.value for m in at.markdown)
     assert "![m](http" not in shown and " <http" not in shown  # the reading line: escaped
     assert "!\\[m\\](http\\:\u2060//" in shown
+
+
+def test_one_session_holds_a_bounded_amount_of_uploaded_bytes():
+    """Item 3: files PUT straight to the upload endpoint stay in memory until the session
+    ends; now a session's oldest files make way beyond its cap."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from ui.common.resources import cap_uploads
+
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert cap_uploads(mgr, 10 * 2**20) and not cap_uploads(mgr, 1)  # once
+    for k in range(12):  # twelve 4 MB files from one session (the issue: twelve 40 MB)
+        mgr.add_file("s1", UploadedFileRec(f"f{k}", f"f{k}.json", "application/json",
+                                           b"x" * (4 << 20)))
+    mgr.add_file("s2", UploadedFileRec("g", "g.json", "application/json", b"y" * (4 << 20)))
+    assert list(mgr.file_storage["s1"]) == ["f10", "f11"]  # the newest two: 8 MB
+    assert sum(len(f.data) for f in mgr.file_storage["s1"].values()) <= 10 * 2**20
+    assert list(mgr.file_storage["s2"]) == ["g"]  # another session is untouched
+    mgr.add_file("s1", UploadedFileRec("f11", "f11.json", "application/json", b"z"))
+    assert list(mgr.file_storage["s1"]) == ["f10", "f11"]  # replacing a file evicts nothing

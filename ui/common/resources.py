@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from analysis.models import DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp, load_model
-from ui.common.settings import settings
+from ui.common.settings import SERVER_UPLOAD_MB, settings
 
 NOT_OFFERED = "This model is not offered here."
 
@@ -34,6 +34,7 @@ def get_model(spec: str) -> LoadedModel:
     """Load (once per spec) the tokenizer + encoder; raises ModelLoadError on failure. A local
     folder written again (a new checkpoint in the same place) is loaded anew."""
     clean_leftovers()
+    session_upload_cap()
     check_listed(spec)
     return _load(spec, checkpoint_stamp(spec))
 
@@ -62,6 +63,44 @@ def clean_leftovers() -> list[str]:
     from analysis.models import example_folder
 
     return clean_temps() + clean_stale(example_folder().parent)
+
+
+def cap_uploads(mgr, cap: int) -> bool:
+    """Wrap the upload manager's ``add_file`` so that one session holds at most ``cap`` bytes
+    of uploaded files: a new file first evicts that session's oldest others. Streamlit keeps
+    every file PUT to ``/_stcore/upload_file/<session>/<id>`` in memory until the session
+    ends, whether or not a widget asked for it (issue 24: twelve 40 MB PUTs, +480 MB). False
+    where the manager is not Streamlit's in-memory one (nothing is changed)."""
+    if not hasattr(mgr, "file_storage") or getattr(mgr, "_session_cap", None) is not None:
+        return False
+    add = mgr.add_file
+
+    def add_file(session_id, file):
+        held = [(fid, len(f.data)) for fid, f in list(mgr.file_storage.get(session_id, {})
+                                                       .items()) if fid != file.file_id]
+        total = sum(n for _, n in held) + len(file.data)
+        for fid, n in held:  # oldest first (insertion order)
+            if total <= cap:
+                break
+            mgr.remove_file(session_id, fid)
+            total -= n
+        add(session_id, file)
+
+    mgr.add_file, mgr._session_cap = add_file, cap
+    return True
+
+
+@st.cache_resource(show_spinner=False)
+def session_upload_cap() -> bool:
+    """Once per server: each session may hold one checkpoint .zip (the server's
+    ``maxUploadSize``) and four other uploads' worth of bytes (:func:`cap_uploads`)."""
+    from streamlit import config
+    from streamlit.runtime import Runtime
+
+    conf = settings()
+    cap = config.get_option("server.maxUploadSize") * 2**20 \
+        + 4 * (conf.max_upload_bytes or 2**20 * SERVER_UPLOAD_MB)
+    return Runtime.exists() and cap_uploads(Runtime.instance().uploaded_file_mgr, cap)
 
 
 def _listed_params(spec: str) -> int | None:
