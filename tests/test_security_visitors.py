@@ -187,3 +187,26 @@ def test_one_session_holds_a_bounded_amount_of_uploaded_bytes():
     assert list(mgr.file_storage["s2"]) == ["g"]  # another session is untouched
     mgr.add_file("s1", UploadedFileRec("f11", "f11.json", "application/json", b"z"))
     assert list(mgr.file_storage["s1"]) == ["f10", "f11"]  # replacing a file evicts nothing
+
+
+def test_run_job_says_the_limit_and_stops_the_page(demo):
+    """A visitor over the limit gets the limit in words and the page stops (nothing queued,
+    no exception), on any page whatever errors it catches."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui.common.jobs import job_queue, run_job, visitor_keys
+
+        if not st.session_state.get("joined"):  # this visitor's job in another tab
+            st.session_state["joined"] = job_queue().join("Other tab", "x", visitor_keys())
+        st.write("result", run_job("Corpus statistics", lambda progress: 42, key="y"))
+
+    at = AppTest.from_function(script, default_timeout=60).run()
+    assert not at.exception, at.exception
+    (warning,) = at.warning
+    assert "this server runs at most 1 per visitor" in warning.value.replace("\\", "")
+    assert not any("result" in m.value for m in at.markdown)
+    from ui.common.jobs import job_queue
+    job_queue().leave(at.session_state["joined"])
