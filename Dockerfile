@@ -38,5 +38,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=10s --start-period=90s --retries=3 \
     CMD ["python", "deploy/check.py", "health"]
 # streamlit run app.py in demo mode: --server.address=0.0.0.0 --server.port=8501 (or $PORT)
-# --server.fileWatcherType=none --server.maxUploadSize=<the demo upload cap, MB>
+# --server.fileWatcherType=none --server.maxUploadSize=50 (MiB: the checkpoint .zip, the
+# same as .streamlit/config.toml; ui/common/settings.py SERVER_UPLOAD_MB)
 CMD ["python", "deploy/check.py", "start"]

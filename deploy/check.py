@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_PORT = 8501
-DEMO_UPLOAD_BYTES = 2_000_000  # ui/common/settings.py's default max_upload_bytes (2 MB)
+SERVER_UPLOAD_MB = 50  # ui/common/settings.py's SERVER_UPLOAD_MB (read from there when it can)
 DEMO_NOTE = "A public demo"  # ui/common/sidebar.py's DEMO_NOTE starts so (demo mode only)
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # path, title (the page's h1), what shows its first results without a click
@@ -64,22 +64,19 @@ class Failed(Exception):
 # the steps
 
 
-def upload_cap_mb() -> int | None:
-    """Streamlit's server-wide upload ceiling (MiB) matching the demo upload cap: the host's
-    ``max_upload_bytes`` from ui/common/settings.py (read from this process's environment), its
-    default when that module cannot be read; None outside demo mode (.streamlit/config.toml's
-    ceiling stays)."""
-    if os.environ.get("DASHBOARD_MODE", "").strip().lower() != "demo":
-        return None
-    cap = DEMO_UPLOAD_BYTES
+def upload_cap_mb() -> int:
+    """Streamlit's server-wide upload ceiling (MiB): the largest legitimate upload, a checkpoint
+    .zip (ui/common/settings.py's SERVER_UPLOAD_MB, the same as .streamlit/config.toml's
+    maxUploadSize and the checkpoint upload box), or the host's ``max_upload_bytes`` when that
+    is larger. Every other upload box and reader checks its own, smaller cap."""
+    cap_mb = SERVER_UPLOAD_MB
     try:
         sys.path.insert(0, str(ROOT))
-        from ui.common.settings import settings  # noqa: PLC0415 (streamlit is imported only here)
+        from ui.common.settings import SERVER_UPLOAD_MB as cap_mb, settings  # noqa: PLC0415
 
-        cap = settings().max_upload_bytes or cap
-    except Exception:  # noqa: BLE001 - the default is the documented demo cap
-        pass
-    return max(1, math.ceil(cap / (1024 * 1024)))
+        return max(cap_mb, math.ceil((settings().max_upload_bytes or 0) / 2**20))
+    except Exception:  # noqa: BLE001 - the default is the documented ceiling
+        return cap_mb
 
 
 def streamlit_command(python: str, port: int, address: str = "0.0.0.0",

@@ -14,6 +14,7 @@ from ui.aspects import blocks, models, state
 from ui.common.corpus import fit_narrow_screens
 from ui.common.errors import plain
 from ui.common.links import CANNOT_CARRY, copy_link
+from ui.common.settings import settings
 from ui.common.findings import add_button, explain
 from ui.common.sidebar import context
 from ui.common.url_select import url_selectbox
@@ -108,9 +109,10 @@ if dsource == blocks.DATA_SOURCES[0]:
 else:
     u1, u2 = st.columns(2)
     up = u1.file_uploader("Reviews: SemEval-2014/2016 XML or this project's JSON",
-                          type=["xml", "json"], key=state.UPLOAD)
+                          type=["xml", "json"], key=state.UPLOAD,
+                          max_upload_size=settings().upload_mb)
     up_op = u2.file_uploader("Optional opinion words: ASTE triplets (.txt)", type=["txt"],
-                             key=state.UPLOAD_OPINIONS)
+                             key=state.UPLOAD_OPINIONS, max_upload_size=settings().upload_mb)
     skip = st.checkbox("Skip sentences whose offsets do not match their text", key=state.SKIP,
                        bind=Q)
     st.caption(plain(CANNOT_CARRY.format(what="uploaded gold data")))

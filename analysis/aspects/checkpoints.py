@@ -27,7 +27,8 @@ from pathlib import Path
 
 from analysis.aspects.data import CATEGORIES
 from analysis.aspects.tasks import LABELS, TASK_NAMES, TASKS, check_task, num_labels
-from analysis.errors import InputError
+from analysis.corpus.jsonsafe import loads
+from analysis.errors import DataError, InputError
 
 CARD_NAME = "absa_card.json"
 # The files a checkpoint folder may hold (what save_pretrained of a model and a tokenizer and
@@ -40,6 +41,23 @@ CHECKPOINT_FILES = frozenset({
 SHARD = re.compile(r"^model-\d{5}-of-\d{5}\.safetensors$")
 STALE_SECONDS = 3600  # a temporary folder this old is left over from a killed save
 TEMP = re.compile(r"^\..+\.(tmp|old)-[^/]+$")
+# the project's own folders in the system temp folder (a .zip being made or an upload being
+# loaded: seconds each); one this old was left by a killed process
+UPLOAD_TEMP = re.compile(r"^absa-(upload|zip)-[A-Za-z0-9_]+$")
+UPLOAD_STALE_SECONDS = 600
+MAX_CARD_BYTES = 4 << 20
+# written first into every temporary save folder (and removed just before the swap): a folder
+# holding it is this project's whatever else a killed save left in it
+TEMP_MARK = ".attention-dashboard-save"
+
+
+def _head(path: Path, cap: int, label: str) -> bytes:
+    """The bytes of a small file, refused with one line when it is larger than ``cap``."""
+    with open(path, "rb") as fh:
+        data = fh.read(cap + 1)
+    if len(data) > cap:
+        raise InputError(f"{label} is larger than {cap >> 20} MB.")
+    return data
 
 
 def _foreign(folder: Path) -> list[str]:
@@ -139,9 +157,11 @@ def _replace(tmp: Path, out: Path) -> None:
 
 def clean_stale(parent, now: float | None = None) -> list[str]:
     """Remove this project's temporary checkpoint folders (``.<name>.tmp-*`` and
-    ``.<name>.old-*``) in ``parent`` that are older than :data:`STALE_SECONDS` and hold
-    only checkpoint files; an old checkpoint whose target is missing is put back instead.
-    Returns the names removed or restored."""
+    ``.<name>.old-*``) in ``parent`` that are older than :data:`STALE_SECONDS`; an old
+    checkpoint whose target is missing is put back instead. A ``.tmp-*`` folder marked by
+    :func:`save_checkpoint` (:data:`TEMP_MARK`) is removed whatever it holds (a save killed
+    mid-write leaves partial files no checkpoint lists); any other only when it holds
+    checkpoint files alone. Returns the names removed or restored."""
     parent, now = Path(parent), time.time() if now is None else now
     done = []
     try:
@@ -151,8 +171,10 @@ def clean_stale(parent, now: float | None = None) -> list[str]:
     for p in entries:
         m = TEMP.match(p.name)
         try:
-            if not m or p.is_symlink() or not p.is_dir() or _foreign(p) \
-                    or now - p.stat().st_mtime < STALE_SECONDS:
+            if not m or p.is_symlink() or not p.is_dir() \
+                    or now - p.stat().st_mtime < STALE_SECONDS \
+                    or (_foreign(p) and not (m.group(1) == "tmp"
+                                             and (p / TEMP_MARK).is_file())):
                 continue
             target = parent / p.name[1:p.name.rindex(f".{m.group(1)}-")]
             if m.group(1) == "old" and not target.exists() and (p / CARD_NAME).is_file():
@@ -160,6 +182,29 @@ def clean_stale(parent, now: float | None = None) -> list[str]:
             else:
                 shutil.rmtree(p)
             done.append(p.name)
+        except OSError:
+            continue
+    return done
+
+
+def clean_temps(now: float | None = None, root=None) -> list[str]:
+    """Remove the project's leftovers in the system temp folder (``root``, default
+    ``tempfile.gettempdir()``): upload and .zip folders (``absa-upload-*``, ``absa-zip-*``)
+    older than :data:`UPLOAD_STALE_SECONDS`, left by a process killed while loading or
+    packing a checkpoint. Called when the app starts; returns the names removed."""
+    root, now = Path(root or tempfile.gettempdir()), time.time() if now is None else now
+    done = []
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return done
+    for p in entries:
+        try:
+            if UPLOAD_TEMP.match(p.name) and not p.is_symlink() and p.is_dir() \
+                    and p.stat().st_uid == os.getuid() \
+                    and now - p.stat().st_mtime >= UPLOAD_STALE_SECONDS:
+                shutil.rmtree(p)
+                done.append(p.name)
         except OSError:
             continue
     return done
@@ -176,10 +221,12 @@ def save_checkpoint(model, tokenizer, out_dir, card: dict) -> Path:
     clean_stale(out.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
+        (tmp / TEMP_MARK).touch()
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(json_text(card), encoding="utf-8")
         check_checkpoint_target(out)  # still a checkpoint (or nothing) after the long write
+        (tmp / TEMP_MARK).unlink()
         _replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -201,22 +248,34 @@ def read_card(path) -> dict:
         raise InputError(f"{path} is not an ABSA checkpoint of this dashboard ({CARD_NAME} is "
                          "missing).")
     try:
-        data = json.loads(card.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: {CARD_NAME} is not valid JSON.") from exc
+        data = loads(_head(card, MAX_CARD_BYTES, f"{path}: {CARD_NAME}"), f"{path}: {CARD_NAME}")
+    except DataError as exc:
+        raise InputError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: {CARD_NAME} is not a JSON object.")
     if data.get("task") not in TASKS:
         raise InputError(f"{path}: the card names no known task ({data.get('task')!r}).")
     return data
 
 
-def load_checkpoint(path, task: str | None = None):
+def load_checkpoint(path, task: str | None = None, max_params: int | None = None):
     """Load a checkpoint folder -> (LoadedModel with the classifier, card). Refuses folders of
-    another task or without a matching classification head."""
+    another task or without a matching classification head; with ``max_params``, checkpoints
+    whose config or safetensors header declare more parameters (checked before loading:
+    :func:`analysis.aspects.sizes.check_folder_size`)."""
     from transformers import AutoModelForSequenceClassification
 
     from analysis.models import load_model
 
     card = read_card(path)
+    if max_params is not None:
+        from analysis.aspects.sizes import check_folder_size
+
+        try:
+            check_folder_size(path, max_params, name=str(path))
+        except OSError as exc:
+            raise InputError(f"{path}: config.json or model.safetensors cannot be read.") \
+                from exc
     if task is not None and card["task"] != check_task(task):
         raise InputError(f"{path} was fine-tuned for {TASK_NAMES[card['task']]}, not "
                          f"{TASK_NAMES[task]}.")

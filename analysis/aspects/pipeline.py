@@ -88,19 +88,29 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n < 10_000_000 else f"{n / 1e6:.0f} MB"
 
 
-def checkpoint_zip(model, tokenizer, card: dict) -> bytes:
+def checkpoint_zip(model, tokenizer, card: dict, half: bool = True) -> bytes:
     """The checkpoint folder (safetensors, tokenizer, card) as the bytes of a .zip, made in a
-    private temporary folder that is deleted."""
+    private temporary folder that is deleted. With ``half`` the floating-point weights are
+    stored in half precision (float16: half the size, so the example checkpoint's .zip fits
+    the server's upload cap and comes back; :func:`load_checkpoint_zip` loads them back as
+    float32; attention maps change by about 1e-3)."""
     import io
     import shutil
     import tempfile
     import zipfile
 
+    import torch
+
     from analysis.aspects.checkpoints import CARD_NAME, json_text
 
     tmp = Path(tempfile.mkdtemp(prefix="absa-zip-"))
     try:
-        model.save_pretrained(tmp, safe_serialization=True)
+        state = None
+        if half:
+            state = {k: v.detach().to("cpu", dtype=torch.float16) if v.is_floating_point()
+                     else v.detach().cpu() for k, v in model.state_dict().items()}
+        model.save_pretrained(tmp, safe_serialization=True, state_dict=state)
+        del state
         tokenizer.save_pretrained(tmp)
         (tmp / CARD_NAME).write_text(json_text(card), encoding="utf-8")
         buf = io.BytesIO()
@@ -137,11 +147,15 @@ def _zip_members(zf, max_bytes: int) -> dict[str, object]:
 
 
 def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
-                        max_bytes: int = MAX_ZIP_BYTES):
+                        max_bytes: int = MAX_ZIP_BYTES, max_params: int | None = None):
     """A .zip made by :func:`checkpoint_zip` (or of a checkpoint folder) -> (LoadedModel with
-    the classifier, card). Read from memory; the allowed members are unpacked, size-capped,
-    into a private temporary folder chosen here, loaded, and the folder is deleted. The model's
-    spec is ``name`` (never a server path). InputError with one line on anything else."""
+    the classifier, card). Read from memory; before anything is unpacked or allocated, the
+    parameters its config.json and safetensors header declare are checked against
+    ``max_params`` (default :data:`analysis.aspects.sizes.MAX_PARAMS`); the allowed members are
+    then unpacked, size-capped, into a private temporary folder (``absa-upload-*``, mode 0700)
+    removed on every way out (a leftover of a killed process: ``clean_temps``), loaded in
+    float32, and the folder is deleted. The model's spec is ``name`` (never a server path).
+    InputError with one line on anything else."""
     import io
     import shutil
     import tempfile
@@ -149,7 +163,10 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
     import zlib
     from dataclasses import replace
 
+    import torch
+
     from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
+    from analysis.aspects.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
     from analysis.errors import InputError
     from analysis.models import ModelLoadError
 
@@ -168,6 +185,11 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
             if missing:
                 raise InputError(f"{name} is not a checkpoint of this dashboard: "
                                  f"{', '.join(missing)} missing (weights must be safetensors).")
+            with zf.open(members["config.json"]) as fh:
+                config = fh.read(MAX_CONFIG_BYTES + 1)
+            with zf.open(members["model.safetensors"]) as fh:
+                check_checkpoint_size(config, fh.read, members["model.safetensors"].file_size,
+                                      max_params, name)
             left = max_bytes
             for member, info in members.items():
                 with zf.open(info) as src, open(tmp / member, "wb") as dst:
@@ -177,10 +199,12 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
                             raise InputError(f"{name} unpacks to more than {_mb(max_bytes)}.")
                         dst.write(chunk)
         try:
-            loaded, card = load_checkpoint(tmp)
+            loaded, card = load_checkpoint(tmp, max_params=max_params or MAX_PARAMS)
         except (InputError, ModelLoadError) as exc:  # the message would name the temp folder
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise InputError(f"{name}: {text.replace(str(tmp), 'the checkpoint')}") from None
+        if any(p.dtype != torch.float32 for p in loaded.model.parameters()):
+            loaded.model.float()  # a half-precision .zip computes in float32 like the others
         return replace(loaded, spec=name, name=name), card
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError) as exc:
         raise InputError(f"{name} could not be unpacked ({type(exc).__name__}).") from exc

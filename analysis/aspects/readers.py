@@ -17,13 +17,13 @@ SemEval-2016 ``ENTITY#ATTRIBUTE`` categories are mapped by :func:`map_semeval16_
 from __future__ import annotations
 
 import ast
-import json
 import os
 from pathlib import Path
 
 from analysis.aspects.data import POLARITIES, combine_polarities, to_dataset
 from analysis.corpus.files import (MAX_CHARS, check_limit, decode, iter_lines, read_bytes,
                                    sniff_format)
+from analysis.corpus.jsonsafe import loads
 from analysis.corpus.xml import iter_xml
 from analysis.errors import DataError
 
@@ -260,10 +260,7 @@ def read_json(source, skip_invalid: bool = False, name: str | None = None,
     sentences longer than ``max_chars`` characters are skipped (counted)."""
     max_chars = check_limit(max_chars, "The character cap", MAX_CHARS)
     data, name = _read(source, name, max_bytes)
-    try:
-        items = json.loads(decode(data, name))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{name} is not valid JSON (line {exc.lineno}).") from exc
+    items = loads(decode(data, name), name)
     items = items.get("sentences") if isinstance(items, dict) else items
     if not isinstance(items, list) or not items:
         raise DataError(f"{name} holds no sentences (expected {{\"sentences\": [...]}}).")

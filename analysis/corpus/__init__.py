@@ -30,7 +30,6 @@ empty cells), cut or capped is kept as notes: :func:`corpus_notes`.
 from __future__ import annotations
 
 import codecs
-import json
 import re
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from analysis.corpus.csv import csv_columns, iter_csv
 from analysis.corpus.files import (MAX_BYTES, MAX_CHARS, MAX_MB, iter_lines, iter_text_lines,
                                    read_bytes, sniff_format, too_big)
 from analysis.corpus.hf import read_hf_dataset
+from analysis.corpus.jsonsafe import loads
 from analysis.corpus.labels import read_labels
 from analysis.corpus.table import (Examples, corpus_fingerprint, corpus_notes, make_dataset)
 from analysis.corpus.xml import review_texts
@@ -84,10 +84,7 @@ def _iter_jsonl(data, label, text_column, pair_column):
         if not line.strip():
             yield "", None
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            raise DataError(f"Line {k} of {label} is not valid JSON.") from None
+        obj = loads(line, f"Line {k} of {label}")
         if not isinstance(obj, dict):
             raise DataError(f"Line {k} of {label} is not a JSON object with a {text_column!r} field.")
         if text_column not in obj:

@@ -3,11 +3,12 @@ page and in its CLI)."""
 
 from __future__ import annotations
 
-import json
 import os
 
 from analysis.corpus.csv import csv_reader
 from analysis.corpus.files import iter_lines, read_bytes, sniff_format
+from analysis.corpus.jsonsafe import loads
+from analysis.errors import DataError
 
 NO_COLUMN = "The data has no {!r} column, so no split by label."
 NO_MATCH = "The labels could not be matched to the examples, so no split by label."
@@ -29,8 +30,8 @@ def _jsonl_rows(data: bytes, label: str, text_column: str, label_column: str):
     for line in iter_lines(data, label):
         if line.strip():
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
+                obj = loads(line)
+            except DataError:
                 raise _Unreadable from None
             if isinstance(obj, dict):
                 yield obj.get(text_column), obj.get(label_column, None)

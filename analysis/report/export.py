@@ -11,6 +11,7 @@ import zipfile
 
 from analysis.report.findings import Report, now
 from analysis.report.provenance import package_versions
+from analysis.report.raster import MAX_PIXELS, png_scale, render_pngs, svg_png  # noqa: F401
 
 DECIMALS = 3
 CSS = """
@@ -131,8 +132,11 @@ def to_markdown(report: Report, images: dict[int, str],
                 f"*{_md_text(f.page or 'Dashboard')}, {f.kind}, added {_md_text(f.added)}*", ""]
         if f.caption:
             out += [_md_text(f.caption), ""]
-        if k in images:
+        if images.get(k):
             out += [f"![{_md_text(f.title)}]({images[k]})", ""]
+        elif k in images:
+            out += ["*(The chart could not be drawn within the server's limits; the HTML "
+                    "export shows it.)*", ""]
         out += [f"- {_md_text(s)}" for s in f.reading] + ([""] if f.reading else [])
         out += [f"- **{_md_text(n)}**: {_md_text(v)}" for n, v in f.numbers.items()]
         out += [""] if f.numbers else []
@@ -146,21 +150,20 @@ def to_markdown(report: Report, images: dict[int, str],
     return "\n".join(out)
 
 
-def svg_png(svg: str, scale: float = 2.0) -> bytes:
-    import vl_convert as vlc
-
-    return vlc.svg_to_png(svg, scale=scale)
-
-
-def to_markdown_zip(report: Report, versions: dict | None = None) -> bytes:
-    """A .zip with report.md, images/finding-NN.png for every chart and report.json."""
+def to_markdown_zip(report: Report, versions: dict | None = None,
+                    timeout_s: float | None = None) -> bytes:
+    """A .zip with report.md, images/finding-NN.png for every chart and report.json. The PNGs
+    are drawn by :func:`analysis.report.raster.render_pngs` (bounded in pixels, memory and
+    time, in a child process); a chart it could not draw is said so in report.md."""
     buf = io.BytesIO()
+    charts = [k for k, f in enumerate(report.findings, 1) if f.svg]
+    pngs = render_pngs([report.findings[k - 1].svg for k in charts], timeout_s=timeout_s)
     images = {}
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for k, f in enumerate(report.findings, 1):
-            if f.svg:
-                images[k] = f"images/finding-{k:02d}.png"
-                z.writestr(images[k], svg_png(f.svg))
+        for k, png in zip(charts, pngs):
+            images[k] = f"images/finding-{k:02d}.png" if png is not None else None
+            if png is not None:
+                z.writestr(images[k], png)
         z.writestr("report.md", to_markdown(report, images, versions))
         z.writestr("report.json", report.to_json())
     return buf.getvalue()

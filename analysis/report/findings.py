@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
+from analysis.corpus.jsonsafe import JSONError, loads
 from analysis.errors import DataError
 from analysis.report.svg import clean_svg
 
@@ -133,9 +134,12 @@ def report_from_json(data: bytes | str, max_bytes: int = MAX_JSON_BYTES) -> Repo
         mb = f"{max_bytes / 2**20:.1f}".rstrip("0").rstrip(".")
         raise DataError(f"The report file is larger than {mb} MB.")
     try:
-        raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError("The file is not a report saved by this dashboard (not JSON).") from exc
+        raw = loads(data, "The report file")
+    except JSONError as exc:
+        if "not valid JSON" in str(exc) or "not UTF-8" in str(exc):
+            raise DataError("The file is not a report saved by this dashboard (not JSON).") \
+                from None
+        raise
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise DataError("The file is not a report saved by this dashboard.")
     if raw.get("version") != VERSION:

@@ -214,9 +214,16 @@ class HeadsAccumulator:
             self.add(fw.maps(b), enc.encodings[s].word_ids, enc.heads[s], enc.deprels[s])
 
     def relations(self) -> dict[str, RelationResult]:
+        """Every relation with a dependent, and ``"all"`` always (first): with no dependent at
+        all (a treebank of one-word sentences) its n is 0 and its accuracies are NaN."""
         order = sorted((r for r in self.n if self.n[r] > 0),
                        key=lambda r: (r != ALL, -self.n[r], r))
         out = {}
+        if ALL not in order:
+            nan = np.full(self.shape, np.nan)
+            out[ALL] = RelationResult(0, nan, nan.copy(), {
+                "layer": 0, "head": 0, "direction": DIRECTIONS[0], "accuracy": float("nan")},
+                best_offset(Counter(), 0))
         for rel in order:
             n = self.n[rel]
             d2h = np.asarray(self.hits["dep_to_head"][rel], dtype=float) / n

@@ -32,6 +32,7 @@ from ui.common.resources import get_model
 from ui.aspects import state as aspects_state
 from ui.aspects.models import METRIC_LABELS, demo
 from ui.aspects.state import ModelState
+from ui.common.settings import settings
 
 DATA_SOURCES = ["Bundled sample", "Upload a file"]
 ORDERS = {"paper's order": None, "review, then auxiliary sentence": "review-aux",
@@ -65,9 +66,10 @@ def bundled_sample():
 def read_uploads(name: str, data: bytes, skip: bool, op_name: str | None,
                  op_data: bytes | None):
     """Uploaded reviews (+ optional ASTE opinions) -> Dataset."""
-    ds = load_absa(data, skip_invalid=skip, name=name)
+    cap = settings().max_upload_bytes  # each reader checks the bytes it gets
+    ds = load_absa(data, skip_invalid=skip, name=name, max_bytes=cap)
     if op_name is not None:
-        ds = attach_opinions(ds, read_aste(op_data, name=op_name))
+        ds = attach_opinions(ds, read_aste(op_data, name=op_name, max_bytes=cap))
     return ds
 
 

@@ -25,14 +25,15 @@ from ui.common.chart_cache import draw, owned_chart
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import run_job
-from ui.common.settings import settings
+from ui.common.resources import admit_model, hold_model, upload_param_cap
+from ui.common.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
 from ui.aspects.state import ModelState
 
 EXAMPLE, TUNE = "Example checkpoint", "Fine-tune on the bundled sample"
 FOLDER, UPLOAD = "Load a checkpoint folder", "Upload a checkpoint .zip"
 START = "Fine-tune a model on the bundled sample or load a checkpoint to start."
-MAX_ZIP_MB = 100  # the server's maxUploadSize must allow it (.streamlit/config.toml)
+MAX_ZIP_MB = SERVER_UPLOAD_MB  # = the server's maxUploadSize (.streamlit/config.toml)
 METRIC_LABELS = {"aspect_f1": "aspect F1", "acc_4way": "4-way acc.", "acc_3way": "3-way acc.",
                  "acc_binary": "binary acc."}
 
@@ -129,7 +130,9 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
                                  max_length=RECIPE.max_length, seed=seed, progress=step,
                                  status=lambda text: progress(last[0], text))
 
+        admit_model(ctx.loaded.n_params)
         run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE)
+        hold_model(run.result.model, ctx.loaded.n_params)
         aspects_state.set_model_state(TUNE, ModelState(
             as_loaded(ctx.loaded, run.result.model, "fine-tuned"), run.card, None, ctx.spec,
             eval=run.eval_examples, losses=run.result.losses))
@@ -149,13 +152,21 @@ def load_folder(folder: str, base_spec: str) -> None:
 
 def load_zip(up, base_spec: str) -> None:
     """An uploaded checkpoint .zip (read from memory, unpacked to a private temporary folder
-    that is deleted) becomes the Upload source's model; the upload itself is then dropped. In
-    demo mode the base model its card names is used only when the host lists it (else the
+    that is deleted) becomes the Upload source's model; the upload itself is then dropped. Its
+    size is checked from its config and weights header first (the host's parameter cap, and
+    the visitor's models so far against the per-visitor cap); it loads through the job queue.
+    In demo mode the base model its card names is used only when the host lists it (else the
     sidebar's)."""
+    cap = upload_param_cap()
     try:
-        with st.spinner("Loading the uploaded checkpoint..."):
-            loaded, card = load_checkpoint_zip(up.getvalue(), name=f"uploaded {up.name}",
-                                               max_bytes=MAX_ZIP_MB * 1000 * 1000)
+        data = up.getvalue()
+        admit_model(len(data) // 4)  # a lower bound: refused early when already full
+        loaded, card = run_job("Loading the uploaded checkpoint", lambda progress: (
+            load_checkpoint_zip(data, name=f"uploaded {up.name}",
+                                max_bytes=MAX_ZIP_MB * 2**20, max_params=cap)),
+            key=aspects_state.JOB_UPLOAD)
+        admit_model(loaded.n_params)
+        hold_model(loaded.model, loaded.n_params)
     except (InputError, ModelLoadError, DataError) as exc:
         show_error(exc)
         return

@@ -48,6 +48,7 @@ ZIP_GENERATION = "ah_zip_gen"
 JOB_FINETUNE = "aspects-finetune"
 JOB_HEADS = "aspects-heads"
 JOB_CAUSAL = "aspects-causal"
+JOB_UPLOAD = "aspects-upload"
 
 
 @dataclass

@@ -43,9 +43,11 @@ def chart_json(chart) -> str:
 
 
 def chart_png(chart, scale: float = 2.0) -> bytes:
-    import vl_convert as vlc
+    """The chart's SVG drawn as a PNG by the server's one bounded drawing path (pixels,
+    memory and time; a child process: ``analysis.report.raster``)."""
+    from analysis.report.raster import svg_png
 
-    return vlc.vegalite_to_png(chart_json(chart), scale=scale)
+    return svg_png(chart_svg(chart), scale=scale)
 
 
 def chart_svg(chart) -> str:

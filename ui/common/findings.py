@@ -124,27 +124,6 @@ def remove(k: int) -> None:
         del items[k]
 
 
-def finding_preview(f: Finding) -> None:
-    """The finding as the report will show it: chart, reading, numbers, table, link, source."""
-    if f.svg:
-        st.image(f.svg, width="content")
-    for line in f.reading:
-        st.markdown(f"- {plain(line)}")
-    if f.numbers:
-        cols = st.columns(min(len(f.numbers), 4))
-        for k, (label, value) in enumerate(f.numbers.items()):
-            cols[k % len(cols)].metric(label, value)
-    if f.columns:
-        import pandas as pd
-
-        st.dataframe(pd.DataFrame(f.rows, columns=f.columns), hide_index=True,
-                     key=state.FINDING_TABLE.format(id(f)))
-    if f.link:
-        st.caption(plain(f"Link: {f.link}"))
-    if f.source:
-        st.caption(plain(" · ".join(f"{k}: {v}" for k, v in f.source.items())))
-
-
 def example_finding(ctx) -> Finding:
     """A first finding from the sidebar's model and text: per layer, the share of attention on
     [CLS], [SEP] and the token itself (mean over heads and tokens), with its reading."""

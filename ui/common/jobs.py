@@ -19,6 +19,12 @@ Leaving: a visitor whose session ends or whose run is stopped or restarted while
 the ticket back (``finally``); while the job runs, the next ``progress`` call of the worker
 raises :class:`JobCancelled` and the slot is freed when the worker ends. A ticket whose waiter
 stopped checking in for ``EXPIRE_S`` seconds, or whose thread is gone, expires.
+
+Per visitor: a ticket carries its visitor's keys (the session, and the client address where
+the host allows: ``visitor_address``), and a visitor may hold at most ``max_jobs_per_visitor``
+tickets (waiting or running) at once: a further job is refused with one line
+(:class:`JobLimit`) instead of queueing ahead of everyone else. The waiting message says the
+limit.
 """
 
 from __future__ import annotations
@@ -31,12 +37,40 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from analysis.errors import DataError, InputError
 from ui.common.errors import plain
 from ui.common.settings import settings
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
 EXPIRE_S = 30.0      # a waiting ticket not checked for this long is dropped
+
+
+class JobLimit(InputError, DataError):
+    """A visitor already holds as many queued or running jobs as the server allows."""
+
+
+def visitor_keys() -> tuple[str, ...]:
+    """The keys a visitor is counted under: their session, and their client address when the
+    host allows telling it (``visitor_address``: the connection's peer, or the first address of
+    X-Forwarded-For behind a proxy); no address on a local connection."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    keys = [f"session:{ctx.session_id}"] if ctx is not None else []
+    mode = settings().visitor_address
+    try:
+        if mode == "forwarded":
+            address = (st.context.headers.get("X-Forwarded-For") or "").split(",")[0].strip()
+        elif mode == "connection":
+            address = st.context.ip_address or ""
+        else:
+            address = ""
+    except Exception:  # no request context (a bare script run, a test)
+        address = ""
+    if address:
+        keys.append(f"address:{address[:64]}")
+    return tuple(keys)
 
 
 class JobCancelled(BaseException):
@@ -49,6 +83,7 @@ class Ticket:
     label: str
     key: str
     owner: threading.Thread
+    visitors: tuple = ()
     seen: float = field(default_factory=time.monotonic)
     running: bool = False
 
@@ -63,10 +98,21 @@ class JobQueue:
         self._waiting: list[Ticket] = []
         self._running: list[Ticket] = []
 
-    def join(self, label: str, key: str) -> Ticket:
-        """A new ticket at the end of the queue, owned by the calling thread."""
-        ticket = Ticket(label, key, threading.current_thread())
+    def join(self, label: str, key: str, visitors: tuple = (),
+             limit: int | None = None) -> Ticket:
+        """A new ticket at the end of the queue, owned by the calling thread; :class:`JobLimit`
+        when one of ``visitors`` already holds ``limit`` tickets (waiting or running)."""
+        ticket = Ticket(label, key, threading.current_thread(), tuple(visitors))
         with self._cond:
+            self._expire()
+            if limit is not None:
+                for v in ticket.visitors:
+                    held = sum(v in t.visitors for t in self._waiting + self._running)
+                    if held >= limit:
+                        raise JobLimit(
+                            f"You already have {held} job(s) waiting or running; this server "
+                            f"runs at most {limit} per visitor at a time. {label} can start "
+                            "when yours has finished (other tabs count too).")
             self._waiting.append(ticket)
             self._cond.notify_all()
         return ticket
@@ -184,6 +230,13 @@ class _Job:
         self.thread.start()
 
 
+def limit_words() -> str:
+    """The per-visitor job limit in words ('' when there is none)."""
+    limit = settings().max_jobs_per_visitor
+    return f" Each visitor may have {limit} job(s) waiting or running at a time." if limit \
+        else ""
+
+
 def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
     """Wait for a running slot, showing the place in the queue. The message is sent again when
     the place changes and at least every ``HEARTBEAT_S``: Streamlit stops a run whose visitor
@@ -194,7 +247,8 @@ def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
     while ahead is not None:
         if ahead != shown or time.monotonic() - sent >= HEARTBEAT_S:
             note.info(plain(f"{label}: waiting for {ahead} job(s) ahead of yours. This updates "
-                            "by itself; your place is kept while the page is open."),
+                            "by itself; your place is kept while the page is open."
+                            + limit_words()),
                       icon=":material/hourglass_top:")
             shown, sent = ahead, time.monotonic()
         ahead = queue.wait_turn(ticket, POLL_S)
@@ -205,9 +259,14 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
             queue: JobQueue | None = None):
     """Run ``fn(progress)`` through the server-wide queue and return its result (its exception
     is raised here). ``label`` names the job for the visitor, ``key`` identifies it (thread
-    name, logs). Call it only for work that is not cached yet."""
+    name, logs). Call it only for work that is not cached yet. A visitor over the per-visitor
+    limit gets a warning saying so and the page stops there."""
     queue = queue or job_queue()
-    ticket = queue.join(label, key)
+    try:
+        ticket = queue.join(label, key, visitor_keys(), settings().max_jobs_per_visitor)
+    except JobLimit as exc:  # said in words, and the page stops here (nothing is queued)
+        st.warning(plain(str(exc)), icon=":material/block:")
+        st.stop()
     job = None
     try:
         _wait_in_line(queue, ticket, label)

@@ -4,12 +4,15 @@ models load (``ui.common.settings``): any other spec is refused before anything 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
 from analysis.models import DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp, load_model
-from ui.common.settings import settings
+from ui.common.settings import SERVER_UPLOAD_MB, settings
 
 NOT_OFFERED = "This model is not offered here."
 
@@ -30,6 +33,8 @@ def check_listed(spec: str) -> None:
 def get_model(spec: str) -> LoadedModel:
     """Load (once per spec) the tokenizer + encoder; raises ModelLoadError on failure. A local
     folder written again (a new checkpoint in the same place) is loaded anew."""
+    clean_leftovers()
+    session_upload_cap()
     check_listed(spec)
     return _load(spec, checkpoint_stamp(spec))
 
@@ -44,3 +49,155 @@ def token_capped(loaded: LoadedModel) -> LoadedModel:
     ``max_length``; the same weights and tokenizer (a shallow copy)."""
     cap = settings().cap("max_tokens", loaded.max_length)
     return loaded if cap == loaded.max_length else replace(loaded, max_length=cap)
+
+
+# ---------------------------------------------------------------------------------------------
+# Leftovers, the upload cap and each visitor's models (issue 24)
+
+
+@st.cache_resource(show_spinner=False)
+def clean_leftovers() -> list[str]:
+    """Once per server start: remove the temporary folders a killed process left (uploads
+    being unpacked, .zips being made, checkpoint saves; by name pattern and age)."""
+    from analysis.aspects.checkpoints import clean_stale, clean_temps
+    from analysis.models import example_folder
+
+    return clean_temps() + clean_stale(example_folder().parent)
+
+
+def cap_uploads(mgr, cap: int) -> bool:
+    """Wrap the upload manager's ``add_file`` so that one session holds at most ``cap`` bytes
+    of uploaded files: a new file first evicts that session's oldest others. Streamlit keeps
+    every file PUT to ``/_stcore/upload_file/<session>/<id>`` in memory until the session
+    ends, whether or not a widget asked for it (issue 24: twelve 40 MB PUTs, +480 MB). False
+    where the manager is not Streamlit's in-memory one (nothing is changed)."""
+    if not hasattr(mgr, "file_storage") or getattr(mgr, "_session_cap", None) is not None:
+        return False
+    add = mgr.add_file
+
+    def add_file(session_id, file):
+        held = [(fid, len(f.data)) for fid, f in list(mgr.file_storage.get(session_id, {})
+                                                       .items()) if fid != file.file_id]
+        total = sum(n for _, n in held) + len(file.data)
+        for fid, n in held:  # oldest first (insertion order)
+            if total <= cap:
+                break
+            mgr.remove_file(session_id, fid)
+            total -= n
+        add(session_id, file)
+
+    mgr.add_file, mgr._session_cap = add_file, cap
+    return True
+
+
+@st.cache_resource(show_spinner=False)
+def session_upload_cap() -> bool:
+    """Once per server: each session may hold one checkpoint .zip (the server's
+    ``maxUploadSize``) and four other uploads' worth of bytes (:func:`cap_uploads`)."""
+    from streamlit import config
+    from streamlit.runtime import Runtime
+
+    conf = settings()
+    cap = config.get_option("server.maxUploadSize") * 2**20 \
+        + 4 * (conf.max_upload_bytes or 2**20 * SERVER_UPLOAD_MB)
+    return Runtime.exists() and cap_uploads(Runtime.instance().uploaded_file_mgr, cap)
+
+
+def _listed_params(spec: str) -> int | None:
+    """The parameters of a listed model from its config.json alone (None when it cannot be
+    found without loading or downloading it)."""
+    from analysis.aspects.sizes import MAX_CONFIG_BYTES, config_params
+    from analysis.corpus.jsonsafe import loads
+    from analysis.models import resolve_spec
+
+    try:
+        source = Path(resolve_spec(spec)[0])
+        if not source.is_dir():
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(str(source), "config.json")
+            source = Path(cached).parent if isinstance(cached, str) else None
+        if source is None:
+            return None
+        with open(source / "config.json", "rb") as fh:
+            return config_params(loads(fh.read(MAX_CONFIG_BYTES)), spec)
+    except Exception:  # an unbuilt example, an uncached hub id, a bad config: not counted
+        return None
+
+
+@st.cache_resource(show_spinner=False)
+def _default_upload_params(specs: tuple) -> int:
+    from analysis.aspects.sizes import MAX_PARAMS
+
+    sizes = [n for n in map(_listed_params, specs) if n]
+    return 2 * max(sizes) if sizes else MAX_PARAMS
+
+
+def upload_param_cap() -> int:
+    """The most parameters an uploaded checkpoint may declare: the host's max_upload_params,
+    else twice the largest listed model (from their configs)."""
+    conf = settings()
+    return conf.max_upload_params or _default_upload_params(tuple(conf.models.values()))
+
+
+def visitor_param_cap() -> int:
+    """The most parameters the models one visitor holds in their sessions may add up to."""
+    return settings().max_visitor_params or 2 * upload_param_cap()
+
+
+class VisitorModels:
+    """Process-wide count of the models visitors hold in their sessions (uploads, fine-tunes),
+    per visitor key; an entry goes when its model is garbage-collected (its session ended or
+    it was replaced)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._held: dict[str, dict[int, int]] = {}
+
+    def held(self, visitor: str) -> int:
+        with self._lock:
+            return sum(self._held.get(visitor, {}).values())
+
+    def admit(self, visitors, params: int, cap: int) -> None:
+        """ModelLoadError with one line when a model of ``params`` would take any of
+        ``visitors`` (session and address keys) above ``cap``."""
+        for v in visitors:
+            held = self.held(v)
+            if held + params > cap:
+                raise ModelLoadError(
+                    f"Your session's models already hold {held / 1e6:,.1f}M parameters; with "
+                    f"this one ({params / 1e6:,.1f}M) they would pass this server's "
+                    f"{cap / 1e6:,.1f}M per visitor. Close other tabs that hold a model, "
+                    "or reload this page to drop its models.")
+
+    def add(self, visitors, model, params: int) -> None:
+        for v in visitors:
+            with self._lock:
+                self._held.setdefault(v, {})[id(model)] = int(params)
+            weakref.finalize(model, self._drop, v, id(model))
+
+    def _drop(self, visitor: str, key: int) -> None:
+        with self._lock:
+            entries = self._held.get(visitor, {})
+            entries.pop(key, None)
+            if not entries:
+                self._held.pop(visitor, None)
+
+
+@st.cache_resource(show_spinner=False)
+def visitor_models() -> VisitorModels:
+    return VisitorModels()
+
+
+def hold_model(model, params: int) -> None:
+    """Count a session model for the current visitor (session and address)."""
+    from ui.common.jobs import visitor_keys
+
+    visitor_models().add(visitor_keys(), model, params)
+
+
+def admit_model(params: int) -> None:
+    """ModelLoadError unless the current visitor may hold another model of ``params``."""
+    from ui.common.jobs import visitor_keys
+
+    visitor_models().admit(visitor_keys(), params, visitor_param_cap())

@@ -21,7 +21,19 @@ Read once per process from the environment (``settings()`` is cached; tests call
         max_upload_bytes = 2_097_152   #   bytes per uploaded file or pasted text (2 MB)
         max_line_chars = 2000          #   characters per line / example (longer ones cut)
         max_gradient_examples = 32     #   examples for the No-op page's gradients
+        max_upload_params = 45_000_000 #   parameters of an uploaded checkpoint (checked from
+                                       #   its config and weights header before loading;
+                                       #   default: twice the largest listed model)
+        max_visitor_params = 90_000_000  # parameters of the models one visitor holds in
+                                       #   their sessions (uploads, fine-tunes; default: twice
+                                       #   max_upload_params)
+        max_jobs_per_visitor = 1       #   queued + running heavy jobs per visitor (per session
+                                       #   and per client address)
         caps_locally = false           # true: the caps above apply outside demo mode too
+        visitor_address = "connection" # how a visitor's address is told: "connection" (the
+                                       # socket's peer), "forwarded" (the first address of
+                                       # X-Forwarded-For: behind a proxy such as Spaces),
+                                       # "off" (sessions only)
 
         [models]                       # display name -> model spec; replaces the default list,
         "all-MiniLM-L6-v2 (embedded)" = "default"     # the first one is the default model
@@ -32,6 +44,11 @@ Read once per process from the environment (``settings()`` is cached; tests call
         split = "test"                 # default "train"
         column = "text"                # default "text"
         pair = ""                      # optional pair column
+
+Uploads: Streamlit's server-wide ``maxUploadSize`` is :data:`SERVER_UPLOAD_MB` (the largest
+legitimate upload: a checkpoint .zip, about 42 MB for the example in half precision), the same
+in ``.streamlit/config.toml``, ``deploy/check.py start`` (the Docker image) and the checkpoint
+upload box; every other upload box and reader checks ``max_upload_bytes`` itself.
 
 Specs in ``[models]`` are anything ``analysis.models.load_model`` takes (``default``,
 ``example``, a hub id, a server folder the host chose); visitors only ever see and send the
@@ -51,6 +68,8 @@ DEFAULT_MODELS = {
     "all-MiniLM-L6-v2 (embedded)": "default",
     "Example ABSA checkpoint (fine-tuned on the bundled sample)": "example",
 }
+SERVER_UPLOAD_MB = 50  # MiB: Streamlit's server.maxUploadSize and the checkpoint .zip box
+ADDRESS_MODES = ("connection", "forwarded", "off")
 DEMO_CAPS = {
     "max_epochs": 3.0,
     "max_examples": 300,
@@ -58,9 +77,13 @@ DEMO_CAPS = {
     "max_upload_bytes": 2 * 1024 * 1024,  # 2 MB as Streamlit counts (server.maxUploadSize)
     "max_line_chars": 2000,
     "max_gradient_examples": 32,
+    "max_jobs_per_visitor": 1,
+    "max_upload_params": None,   # computed: twice the largest listed model (ui.common.resources)
+    "max_visitor_params": None,  # computed: twice max_upload_params
 }
 _INT_KEYS = ("max_examples", "max_tokens", "max_upload_bytes", "max_line_chars",
-             "max_gradient_examples", "queue_slots", "job_nice")
+             "max_gradient_examples", "queue_slots", "job_nice", "max_jobs_per_visitor",
+             "max_upload_params", "max_visitor_params")
 
 
 class SettingsError(Exception):
@@ -88,6 +111,10 @@ class Settings:
     max_upload_bytes: int | None = None
     max_line_chars: int | None = None
     max_gradient_examples: int | None = None
+    max_jobs_per_visitor: int | None = None
+    max_upload_params: int | None = None
+    max_visitor_params: int | None = None
+    visitor_address: str = "connection"
     queue_slots: int = 1
     job_nice: int = 10
 
@@ -103,6 +130,11 @@ class Settings:
 
         spec = normalise_spec(spec)
         return next((name for name, s in self.models.items() if normalise_spec(s) == spec), None)
+
+    @property
+    def upload_mb(self) -> int | None:
+        """An upload box's cap in MB (``max_upload_bytes`` rounded up; None: the server's)."""
+        return -(-self.max_upload_bytes // 2**20) if self.max_upload_bytes else None
 
     def cap(self, name: str, value):
         """``value`` limited by the cap ``name`` (unchanged when there is no cap)."""
@@ -166,7 +198,8 @@ def load_settings(environ=None) -> Settings:
         raise SettingsError(f"DASHBOARD_MODE must be 'demo' or 'local', not {mode!r}.")
     demo = mode == "demo"
     data = _read_file(env["DASHBOARD_SETTINGS"]) if env.get("DASHBOARD_SETTINGS") else {}
-    known = set(DEMO_CAPS) | {"queue_slots", "job_nice", "caps_locally", "models", "datasets"}
+    known = set(DEMO_CAPS) | {"queue_slots", "job_nice", "caps_locally", "models", "datasets",
+                              "visitor_address"}
     unknown = set(data) - known
     if unknown:
         raise SettingsError(f"Settings: unknown key(s) {', '.join(sorted(unknown))} "
@@ -178,6 +211,8 @@ def load_settings(environ=None) -> Settings:
     for key, default in DEMO_CAPS.items():
         value = _check_type(key, data[key], int if key in _INT_KEYS else float) \
             if key in data else default
+        if value is None:
+            continue
         if value <= 0:
             raise SettingsError(f"Settings: {key} must be above 0, not {value!r}.")
         if demo or (caps_locally and key in data):
@@ -187,6 +222,10 @@ def load_settings(environ=None) -> Settings:
         if not lo <= value <= hi:
             raise SettingsError(f"Settings: {key} must be from {lo} to {hi}, not {value}.")
         kw[key] = value
+    address = data.get("visitor_address", "connection")
+    if address not in ADDRESS_MODES:
+        raise SettingsError(f"Settings: visitor_address must be one of {', '.join(ADDRESS_MODES)}.")
+    kw["visitor_address"] = address
     if "models" in data:
         kw["models"] = _models(data["models"])
     if "datasets" in data:

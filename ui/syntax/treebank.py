@@ -93,7 +93,7 @@ def treebank_picker(keys: CorpusKeys, default_cap: int = 500):
     if source == UPLOAD:
         up = st.file_uploader("A CoNLL-U file (.conllu), e.g. a Universal Dependencies "
                               "treebank; read in memory, not kept", type=["conllu", "txt"],
-                              key=keys.upload)
+                              key=keys.upload, max_upload_size=settings().upload_mb)
         if up is None:
             st.info("Upload a .conllu file to analyse.", icon=":material/upload_file:")
             return source, None

@@ -1,0 +1,1 @@
+"""The Report page's package: its state (session keys, one place) and its blocks."""
