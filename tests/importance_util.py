@@ -99,7 +99,7 @@ def tiny_labelled(folder: Path):
 def stand_in_example(cache: Path) -> Path:
     """A tiny stand-in for the example checkpoint in the cache folder ``cache`` (set
     ``DASHBOARD_CACHE`` to it): the recipe's card, NLI-M, 6 held-out sentences of the sample."""
-    from analysis.aspects.example import FOLDER, RECIPE, recipe_dict
+    from analysis.example import FOLDER, RECIPE, recipe_dict
     from analysis.aspects.readers import load_sample
 
     held = list(load_sample()["id"][:6])
