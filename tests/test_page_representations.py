@@ -1,0 +1,94 @@
+"""AppTest of the Representations page: it opens on the sidebar's text (every layer's points,
+the library's numbers) and on the bundled treebank sample (probes, curves: the library's
+numbers), a second model side by side, refusals in one plain line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui.common.settings
+from analysis.representations import corpus_representations, input_representations
+from analysis.syntax.treebank import sample_treebank
+from ui.common.sidebar import EXAMPLE_A, EXAMPLE_B
+from ui.representations import state as S
+
+from apptest_util import chart_frames
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def _local(monkeypatch):
+    import ui.common.sidebar
+    import ui.representations.blocks
+
+    monkeypatch.delenv("DASHBOARD_MODE", raising=False)
+    monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+    monkeypatch.setattr(ui.representations.blocks, "_example_ready", lambda: False)
+    ui.common.settings.settings.cache_clear()
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    yield
+    ui.common.settings.settings.cache_clear()
+
+
+def open_page(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    at.switch_page("pages/representations.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frames(at, column: str) -> list:
+    return [f for f in chart_frames(at) if column in f.columns]
+
+
+def test_first_visit_shows_the_input_and_the_sample(default_model):
+    at = open_page(**{S.N_SENTENCES: "40"})
+    assert [t.value for t in at.title] == ["Representations"]
+    assert not [e.value for e in at.error]
+    text_pair = (EXAMPLE_A, EXAMPLE_B) if at.session_state["mode"] != "One text" \
+        else (EXAMPLE_A, None)
+    want = input_representations(default_model, *text_pair)
+    df = frames(at, "context")[0]
+    assert set(df["model"]) == {f"A: {default_model.name}"}
+    for layer in (0, 6):
+        got = df[df["layer"] == layer].sort_values("item")[["x", "y"]].to_numpy()
+        np.testing.assert_allclose(got, want.points[layer], atol=1e-5)
+    assert list(df[df["layer"] == 0]["token"]) == want.tokens
+    # the corpus part: the bundled treebank through the job queue, the library's numbers
+    ref = corpus_representations(default_model, sample_treebank(40), scatter=False)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Sentences"] == "40"
+    probes = frames(at, "accuracy")[0]
+    np.testing.assert_allclose(probes.sort_values("layer")["accuracy"],
+                               ref.model.probes["upos"].layers, atol=1e-12)
+    geo = frames(at, "measure")[0]
+    aniso = geo[geo["measure"] == "anisotropy"].sort_values("layer")["value"]
+    np.testing.assert_allclose(aniso, ref.model.anisotropy, atol=1e-12)
+    reading = " ".join(m.value for m in at.markdown)
+    assert "separates nouns from verbs best" in reading
+
+
+def test_second_model_side_by_side_and_a_bad_one_in_one_line(tiny_model_dir):
+    at = open_page(**{S.AFTER: "default", S.METHOD: "aligned", S.CORPUS: "absa",
+                      S.N_SENTENCES: "20"})
+    df = frames(at, "context")[0]
+    models = sorted(set(df["model"]))
+    assert len(models) == 2 and models[0].startswith("A: ") and models[1].startswith("B: ")
+    a, b = (df[df["model"] == m].sort_values(["layer", "item"]) for m in models)
+    np.testing.assert_allclose(a[["x", "y"]].to_numpy(), b[["x", "y"]].to_numpy(), atol=1e-6)
+    assert at.selectbox(key=S.METHOD).value == "aligned"
+    roles = frames(at, "group")
+    assert {"aspect", "other"} <= set(roles[-1]["group"])
+    at.text_input(key=S.AFTER).set_value(str(tiny_model_dir("bert"))).run()
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "different shapes" in errs[0] and "\n" not in errs[0]

@@ -1,0 +1,147 @@
+"""The Representations page's blocks: the second model, the cached one-input and corpus runs
+(heavy ones through the server-wide job queue), the controls and the plain reading
+(docs/METHODS.md section 13). Keys come from ``ui.representations.state``."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from analysis.aspects.readers import load_sample
+from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, normalise_spec
+from analysis.representations import corpus_representations, input_representations
+from analysis.representations.projection import METHOD_NAMES, METHODS
+from analysis.syntax.treebank import sample_treebank
+from ui.common.corpus import cap_widget
+from ui.common.errors import plain
+from ui.common.jobs import run_job
+from ui.common.settings import settings
+from ui.common.url_select import url_selectbox
+from ui.representations import state as S
+
+CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)"}
+CORPUS_METHODS = ("pca", "tsne", "umap")
+COLOURS = {"segment": "segment (A / B)", "special": "special tokens"}
+SIZES = {"treebank": 104, "absa": 222}  # sentences of the bundled samples
+
+
+def _example_ready() -> bool:
+    from analysis.aspects.example import example_ready
+
+    return bool(example_ready())
+
+
+def second_model_spec(sidebar_spec: str) -> str:
+    """The second checkpoint, picked as on the Syntax and Drift pages: in demo mode one of the
+    host's listed models by name (default: the example checkpoint); otherwise a listed name, a
+    hub id or a folder, "example" by default once it is built. '' while none is given."""
+    conf = settings()
+    if conf.demo:
+        names = list(conf.models)
+        default = conf.model_name(EXAMPLE_SPEC) or names[-1]
+        S.set_default(S.AFTER_NAME, default)
+        name = st.selectbox("Second model (fine-tuned)", names, key=S.AFTER_NAME, bind=S.Q)
+        return normalise_spec(conf.models[name])
+    S.set_default(S.AFTER, "example" if _example_ready() else "")
+    value = st.text_input(
+        "Second model: the fine-tuned checkpoint (model name, hub id or folder)", key=S.AFTER,
+        bind=S.Q, max_chars=500, placeholder="example, or /path/to/fine-tuned-checkpoint",
+        help="Shown beside the sidebar's model on the same tokens with the same projection. "
+             "'example' is the ABSA example checkpoint (the embedded model fine-tuned on the "
+             "bundled restaurant sample). It needs as many layers and vectors of the same size."
+    ).strip()
+    return normalise_spec(conf.models.get(value, value)) if value else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached computations
+
+
+def _stamp(loaded) -> tuple:
+    return (loaded.spec, checkpoint_stamp(loaded.spec)) if loaded is not None else ("", "")
+
+
+@st.cache_data(max_entries=16, show_spinner="Projecting every layer...")
+def _input(key: tuple, text: str, pair: str | None, method: str, _loaded, _compare):
+    def job(progress):
+        progress(0.1, "Forward passes and projections")
+        return input_representations(_loaded, text, pair, _compare, method=method)
+
+    if method in ("tsne", "umap"):  # seconds per layer: through the queue
+        return run_job(f"{METHOD_NAMES[method]} of every layer", job, key=S.JOB_INPUT)
+    return job(lambda *a: None)
+
+
+def input_result(loaded, compare, text: str, pair: str | None, method: str):
+    """:func:`analysis.representations.input_representations` with the CLI's defaults, cached
+    per (models and their checkpoint stamps, text, pair, method)."""
+    return _input((_stamp(loaded), _stamp(compare)), text, pair, method, loaded, compare)
+
+
+def corpus_data(kind: str, n: int):
+    return sample_treebank(max_sentences=n) if kind == "treebank" else \
+        load_sample().select(range(min(n, SIZES["absa"])))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _corpus(key: tuple, kind: str, n: int, method: str, _loaded, _compare):
+    def job(progress):
+        return corpus_representations(_loaded, corpus_data(kind, n), _compare, method=method,
+                                      progress=lambda d, t: progress(d / max(t, 1),
+                                                                     f"{d}% done"))
+
+    names = _loaded.name + (f" and {_compare.name}" if _compare is not None else "")
+    return run_job(f"Representations of {n} sentences: {names}", job, key=S.JOB_CORPUS)
+
+
+def corpus_result(loaded, compare, kind: str, n: int, method: str):
+    """:func:`analysis.representations.corpus_representations` on a bundled sample, cached
+    per (models, sample, sentences, projection)."""
+    return _corpus((_stamp(loaded), _stamp(compare)), kind, n, method, loaded, compare)
+
+
+# ---------------------------------------------------------------------------------------------
+# Controls
+
+
+def input_controls(tokens: list[str]) -> S.View:
+    c1, c2, c3 = st.columns(3)
+    method = url_selectbox(c1, "Projection", METHODS, key=S.METHOD,
+                           format_func=METHOD_NAMES.get,
+                           help="PCA per layer: each layer's own axes (VisBERT). Aligned: each "
+                                "layer rotated onto the one before (Procrustes), so movement "
+                                "means something. t-SNE and UMAP: seed 0.")
+    colour = url_selectbox(c2, "Colour by", list(COLOURS), key=S.COLOUR,
+                           format_func=COLOURS.get)
+    options = list(range(len(tokens)))
+    token = url_selectbox(c3, "Path of token", options, key=S.TOKEN,
+                          default=min(1, len(tokens) - 1),
+                          format_func=lambda i: f"{i + 1}: {tokens[i]}",
+                          help="Its position at every layer, joined by a line (numbers: layers).")
+    return S.View(method=method, colour=colour, token=int(token))
+
+
+def corpus_controls() -> S.View:
+    conf = settings()
+    c1, c2, c3 = st.columns(3)
+    kind = url_selectbox(c1, "Corpus", list(CORPORA), key=S.CORPUS, format_func=CORPORA.get)
+    top = conf.cap("max_examples", SIZES[kind])
+    n = cap_widget(c2, S.N_SENTENCES, "Sentences", default=top, maximum=top, step=10,
+                   bind=True, help=f"Of the bundled sample (at most {top}" +
+                   (", this demo's cap)." if top < SIZES[kind] else ")."))
+    method = url_selectbox(c3, "Scatter projection", CORPUS_METHODS, key=S.CORPUS_METHOD,
+                           format_func=METHOD_NAMES.get)
+    return S.View(corpus=kind, n_sentences=min(n, top), corpus_method=method)
+
+
+def reading_lines(lines) -> str:
+    return "\n".join(f"- {plain(line)}" for line in lines)
+
+
+def json_download(data, name: str, key: str, what: str) -> None:
+    make = data if callable(data) else (lambda: data)
+    st.download_button(f"Download {what} (JSON, same schema as the CLI)",
+                       data=lambda: json.dumps(make(), indent=1), file_name=name,
+                       mime="application/json", key=key, icon=":material/download:",
+                       on_click="ignore")
