@@ -11,6 +11,7 @@ from analysis.models import ModelLoadError
 from analysis.representations import corpus_reading, input_reading
 from analysis.representations.projection import METHOD_NAMES
 from analysis.representations.states import check_same_shape
+from ui.common.corpus import fit_narrow_screens
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.export import chart_downloads
@@ -25,6 +26,7 @@ from ui.representations import state as S
 
 ctx = context()
 loaded = ctx.loaded
+fit_narrow_screens()  # on a phone the side-by-side panels scroll sideways
 st.title("Representations")
 st.caption(
     f"{loaded.name}: how the vectors of every token move and group, layer by layer (0 = the "
