@@ -48,3 +48,13 @@ def test_input_reading():
     assert "rotated onto the one before" in text
     assert "changes most from layer 1 to layer 2 (linear CKA 0.50" in text
     assert "most differently at layer 2 (CKA 0.40, against 1.00 at the embeddings)" in text
+
+
+def test_a_probe_that_barely_moves_stays_about_the_same():
+    a = ModelSide("base", {"aspect": curve("aspect", [0.9, 0.945], 0.85)}, [0.1, 0.2],
+                  [0.9, 0.5])
+    b = ModelSide("tuned", {"aspect": curve("aspect", [0.9, 0.942], 0.85)}, [0.1, 0.2],
+                  [0.9, 0.5])
+    text = " ".join(corpus_reading(CorpusResult("absa", a, b, None, 5, 100)))
+    assert "aspect probe stays about the same (94.5%, then 94.2%); its best layer is layer 1" \
+        in text

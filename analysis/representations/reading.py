@@ -65,10 +65,14 @@ def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) 
     if other is not None:
         top = len(curve.layers) - 1
         delta = other.layers[top] - curve.layers[top]
-        change = "rises" if delta > 0.005 else "falls" if delta < -0.005 else "stays"
-        line = (f"After fine-tuning ({other_name}) the top layer's {curve.name} probe {change} "
-                f"from {_pct(curve.layers[top])} to {_pct(other.layers[top])}; its best layer "
-                f"is {_layer(other.best_layer())}.")
+        if abs(delta) > 0.005:
+            change = (f"{'rises' if delta > 0 else 'falls'} from {_pct(curve.layers[top])} to "
+                      f"{_pct(other.layers[top])}")
+        else:
+            change = (f"stays about the same ({_pct(curve.layers[top])}, then "
+                      f"{_pct(other.layers[top])})")
+        line = (f"After fine-tuning ({other_name}) the top layer's {curve.name} probe {change}; "
+                f"its best layer is {_layer(other.best_layer())}.")
         if curve.name == "aspect" and delta > 0.005:
             line += (" The top layers now group the review's words by whether they name the "
                      "asked aspect.")
