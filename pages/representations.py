@@ -17,7 +17,7 @@ from ui.common.example import wait_for_example
 from ui.common.export import chart_downloads
 from ui.common.findings import add_button, explain
 from ui.common.links import copy_link, folder_note
-from ui.common.resources import get_model
+from ui.common.resources import get_model, token_capped
 from ui.common.settings import settings
 from ui.common.sidebar import context
 from ui.representations import blocks as B
@@ -70,9 +70,11 @@ with tab_one:
     try:
         from analysis.representations.states import encode_input
 
-        tokens = encode_input(loaded, ctx.text, ctx.pair).tokens
+        one = token_capped(loaded)  # demo mode: at most max_tokens per input
+        tokens = encode_input(one, ctx.text, ctx.pair).tokens
         view = B.input_controls(tokens)
-        res = B.input_result(loaded, compare, ctx.text, ctx.pair, view.method)
+        res = B.input_result(one, token_capped(compare) if compare is not None else None,
+                             ctx.text, ctx.pair, view.method)
     except (InputError, DataError) as exc:
         show_error(exc)
     else:

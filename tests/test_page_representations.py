@@ -92,3 +92,20 @@ def test_second_model_side_by_side_and_a_bad_one_in_one_line(tiny_model_dir):
     at.text_input(key=S.AFTER).set_value(str(tiny_model_dir("bert"))).run()
     errs = [e.value for e in at.error]
     assert len(errs) == 1 and "different shapes" in errs[0] and "\n" not in errs[0]
+
+
+def test_demo_mode_caps_the_input_and_the_corpus(tmp_path, monkeypatch):
+    conf = tmp_path / "demo.toml"
+    conf.write_text('max_examples = 12\nmax_tokens = 16\n[models]\n'
+                    '"all-MiniLM-L6-v2 (embedded)" = "default"\n', encoding="utf-8")
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
+    ui.common.settings.settings.cache_clear()
+    at = open_page()
+    assert not [e.value for e in at.error]
+    assert at.selectbox(key=S.AFTER_NAME).value == "all-MiniLM-L6-v2 (embedded)"
+    assert not [t for t in at.text_input if t.key == S.AFTER]  # no box can name a path
+    df = frames(at, "context")[0]
+    assert df[df["layer"] == 0]["item"].nunique() == 16 and df["model"].nunique() == 2
+    assert at.number_input(key=S.N_SENTENCES).value == 12
+    assert {m.label: m.value for m in at.metric}["Sentences"] == "12"
