@@ -9,7 +9,9 @@ which the output says).
 
 1. *One input of 128 tokens*: a review text cut to exactly 128 tokens; both models' forward
    passes first (timed apart), then every layer's projection for the two models with one fit
-   (``pca`` and ``aligned``; median of ``--repeats``). Target: at most 1 s.
+   (``pca`` and ``aligned``; median of ``--repeats``). Target: at most 1 s. Then ``tsne`` and
+   ``umap`` (options without a target; UMAP's first call compiles its numba code, the only
+   real UMAP run of the project's checks: the tests stand a recorder in for it).
 2. *Corpus probes*: the first ``--sentences`` (1,000) sentences of
    ../shared/data/ud_english_ewt/en_ewt-ud-dev.conllu: word vectors of every layer from ONE
    batched pass per model (``treebank_words``), then the cross-validated UPOS probe (5 folds
@@ -94,6 +96,13 @@ def one_input(a, b, repeats: int) -> None:
             walls.append(c.wall)
         print(f"   {method:8s} every layer, two models   median {statistics.median(walls):.3f} s "
               f"(min {min(walls):.3f}, max {max(walls):.3f}; target <= 1 s)  [{load()}]")
+    for method in ("tsne", "umap"):  # options, no target: first call (UMAP compiles) and next
+        with Clock() as first:
+            states_projection(sa, sb, method)
+        with Clock() as again:
+            states_projection(sa, sb, method)
+        print(f"   {method:8s} every layer, two models   first call {first.wall:.2f} s, then "
+              f"{again.wall:.2f} s  [{load()}]")
 
 
 def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
