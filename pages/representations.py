@@ -82,14 +82,14 @@ with tab_one:
             st.caption(plain(notice))
         lines = input_reading(res)
         st.markdown(B.reading_lines(lines))
-        chart, df = C.input_chart(res, view.colour, view.token)
+        chart, picture, rows = C.input_chart(res, view.colour, view.token)
         st.altair_chart(chart, key=S.CHART_INPUT)
         st.caption(f"{len(res.tokens)} tokens, {res.n_layers} layers. Hover a point for its "
                    "token in its sentence («marked»); the slider changes the layer without a "
                    "rerun.")
-        chart_downloads(chart, "representations_input", key=S.DL_INPUT, df=df)
+        chart_downloads(chart, "representations_input", key=S.DL_INPUT, df=rows)
         settings_ = {"projection": METHOD_NAMES[res.method], "models": " | ".join(names)}
-        add_button("Token vectors layer by layer", S.ADD_INPUT, chart=chart, reading=lines,
+        add_button("Token vectors layer by layer", S.ADD_INPUT, chart=picture, reading=lines,
                    data=f"the sidebar's text ({len(res.tokens)} tokens)", settings=settings_,
                    **report)
         B.json_download(res.to_json, "representations_input.json", S.JSON_INPUT,
@@ -124,10 +124,12 @@ with tab_corpus:
     add_button("Representations over a corpus: the reading", S.ADD_CORPUS_READING,
                reading=clines, data=data, settings=csettings, **report)
     if cres.scatter is not None:
-        schart, sdf = C.corpus_scatter(cres)
+        schart, spicture, srows = C.corpus_scatter(cres)
         st.altair_chart(schart, key=S.CHART_SCATTER)
-        chart_downloads(schart, "representations_corpus", key=S.DL_SCATTER, df=sdf)
-        add_button("Words of a corpus layer by layer", S.ADD_SCATTER, chart=schart, data=data,
+        st.caption("Both panels share their axes: a model whose cloud looks small has word "
+                   "vectors that differ less from each other at that layer.")
+        chart_downloads(schart, "representations_corpus", key=S.DL_SCATTER, df=srows)
+        add_button("Words of a corpus layer by layer", S.ADD_SCATTER, chart=spicture, data=data,
                    settings=csettings, **report)
     if cres.model.probes:
         pchart, pdf = C.probe_chart(cres)

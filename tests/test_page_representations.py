@@ -51,6 +51,16 @@ def frames(at, column: str) -> list:
     return [f for f in chart_frames(at) if column in f.columns]
 
 
+def points(at, k: int = 0):
+    """The k-th scatter's positions (model, layer, item, x, y)."""
+    return [f for f in chart_frames(at) if {"x", "y", "item"} <= set(f.columns)][k]
+
+
+def lookups(at) -> list[list[dict]]:
+    """The tables each scatter joins in the browser by item (token, context, group)."""
+    return [f.to_dict("records") for f in chart_frames(at) if "context" in f.columns]
+
+
 def test_first_visit_shows_the_input_and_the_sample(default_model):
     at = open_page(**{S.N_SENTENCES: "40"})
     assert [t.value for t in at.title] == ["Representations"]
@@ -58,12 +68,13 @@ def test_first_visit_shows_the_input_and_the_sample(default_model):
     text_pair = (EXAMPLE_A, EXAMPLE_B) if at.session_state["mode"] != "One text" \
         else (EXAMPLE_A, None)
     want = input_representations(default_model, *text_pair)
-    df = frames(at, "context")[0]
+    df = points(at)
     assert set(df["model"]) == {f"A: {default_model.name}"}
     for layer in (0, 6):
         got = df[df["layer"] == layer].sort_values("item")[["x", "y"]].to_numpy()
         np.testing.assert_allclose(got, want.points[layer], atol=1e-5)
-    assert list(df[df["layer"] == 0]["token"]) == want.tokens
+    assert [r["token"] for r in lookups(at)[0]] == want.tokens
+    assert lookups(at)[0][2]["context"].startswith("[CLS] The «pasta» was")
     # the corpus part: the bundled treebank through the job queue, the library's numbers
     ref = corpus_representations(default_model, sample_treebank(40), scatter=False)
     metrics = {m.label: m.value for m in at.metric}
@@ -81,14 +92,13 @@ def test_first_visit_shows_the_input_and_the_sample(default_model):
 def test_second_model_side_by_side_and_a_bad_one_in_one_line(tiny_model_dir):
     at = open_page(**{S.AFTER: "default", S.METHOD: "aligned", S.CORPUS: "absa",
                       S.N_SENTENCES: "20"})
-    df = frames(at, "context")[0]
+    df = points(at)
     models = sorted(set(df["model"]))
     assert len(models) == 2 and models[0].startswith("A: ") and models[1].startswith("B: ")
     a, b = (df[df["model"] == m].sort_values(["layer", "item"]) for m in models)
     np.testing.assert_allclose(a[["x", "y"]].to_numpy(), b[["x", "y"]].to_numpy(), atol=1e-6)
     assert at.selectbox(key=S.METHOD).value == "aligned"
-    roles = frames(at, "group")
-    assert {"aspect", "other"} <= set(roles[-1]["group"])
+    assert {"aspect", "other"} <= {r["group"] for r in lookups(at)[1]}
     at.text_input(key=S.AFTER).set_value(str(tiny_model_dir("bert"))).run()
     errs = [e.value for e in at.error]
     assert len(errs) == 1 and "different shapes" in errs[0] and "\n" not in errs[0]
@@ -105,7 +115,7 @@ def test_demo_mode_caps_the_input_and_the_corpus(tmp_path, monkeypatch):
     assert not [e.value for e in at.error]
     assert at.selectbox(key=S.AFTER_NAME).value == "all-MiniLM-L6-v2 (embedded)"
     assert not [t for t in at.text_input if t.key == S.AFTER]  # no box can name a path
-    df = frames(at, "context")[0]
+    df = points(at)
     assert df[df["layer"] == 0]["item"].nunique() == 16 and df["model"].nunique() == 2
     assert at.number_input(key=S.N_SENTENCES).value == 12
     assert {m.label: m.value for m in at.metric}["Sentences"] == "12"

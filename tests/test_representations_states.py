@@ -42,8 +42,12 @@ def test_one_token_and_different_shapes_are_refused(tiny, default_model):
     check_same_shape(tiny, tiny)
 
 
-def test_marked_wraps_one_word():
+def test_marked_wraps_one_word_in_a_window():
     assert marked(["a", "<b>x</b>", "c"], 1) == "a «<b>x</b>» c"
+    words = [str(i) for i in range(30)]
+    assert marked(words, 15, window=2) == "... 13 14 «15» 16 17 ..."
+    assert marked(words, 0, window=2) == "«0» 1 2 ..."
+    assert marked(words, 29, window=2) == "... 27 28 «29»"
 
 
 def test_treebank_words_keep_upos_and_sentences(tiny):

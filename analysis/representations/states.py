@@ -41,9 +41,15 @@ def check_same_shape(a, b) -> None:
                          "cannot share one projection.")
 
 
-def marked(words, k: int) -> str:
-    """The words joined by spaces with word ``k`` between guillemets (hover text)."""
-    return " ".join(f"«{w}»" if i == k else str(w) for i, w in enumerate(words))
+CONTEXT_WORDS = 12  # hover text: at most this many words on each side of the marked one
+
+
+def marked(words, k: int, window: int = CONTEXT_WORDS) -> str:
+    """The words joined by spaces with word ``k`` between guillemets (hover text), at most
+    ``window`` words on each side ("..." where more were left out)."""
+    lo, hi = max(0, k - window), min(len(words), k + window + 1)
+    text = " ".join(f"«{w}»" if i == k else str(w) for i, w in enumerate(words[lo:hi], lo))
+    return ("... " if lo > 0 else "") + text + (" ..." if hi < len(words) else "")
 
 
 @dataclass

@@ -16,19 +16,23 @@ PANEL_W, PANEL_H = 330, 300
 ROLE_ORDER = ["aspect", "opinion", "other aspect", "other"]
 
 
-def _frame(points: dict[str, list[np.ndarray]], rows: dict[str, list]) -> pd.DataFrame:
-    """Long table: one row per (model, layer, item) with x, y and the item's fields."""
+def _frame(points: dict[str, list[np.ndarray]]) -> pd.DataFrame:
+    """Long table of positions: one row per (model, layer, item) with x and y."""
     parts = []
     for model, layers in points.items():
         for layer, pts in enumerate(layers):
-            part = pd.DataFrame({"model": model, "layer": layer, "x": pts[:, 0].astype(float),
-                                 "y": pts[:, 1].astype(float), **rows})
-            parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+            parts.append(pd.DataFrame({"model": model, "layer": layer,
+                                       "item": np.arange(len(pts)),
+                                       "x": pts[:, 0].astype(float),
+                                       "y": pts[:, 1].astype(float)}))
+    df = pd.concat(parts, ignore_index=True)
+    df["model"] = pd.Categorical(df["model"], categories=list(points))  # sent once (Arrow)
+    return df
 
 
-def input_frame(result, colour: str) -> pd.DataFrame:
-    """Every layer's points of one input, both models ("A: name", "B: name")."""
+def input_frames(result, colour: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(positions of every layer for both models "A: name" / "B: name", one row per token
+    with its text, its sentence and its colour group)."""
     points = {f"A: {result.model}": result.points}
     if result.compare_points is not None:
         points[f"B: {result.compare_model}"] = result.compare_points
@@ -38,19 +42,24 @@ def input_frame(result, colour: str) -> pd.DataFrame:
     else:
         group = ["special token" if s else f"segment {'AB'[g]}"
                  for g, s in zip(result.segments, result.special)]
-    rows = {"item": np.arange(n), "position": np.arange(1, n + 1), "token": result.tokens,
-            "context": result.contexts, "group": group}
-    return _frame(points, rows)
+    items = pd.DataFrame({"item": np.arange(n), "token": result.tokens,
+                          "context": result.contexts, "group": group})
+    return _frame(points), items
 
 
-def corpus_frame(result) -> pd.DataFrame:
+def corpus_frames(result) -> tuple[pd.DataFrame, pd.DataFrame]:
     sc = result.scatter
     points = {f"A: {result.model.name}": sc.points}
     if sc.compare_points is not None and result.compare is not None:
         points[f"B: {result.compare.name}"] = sc.compare_points
-    rows = {"item": np.arange(len(sc.forms)), "token": sc.forms, "context": sc.contexts,
-            "group": sc.colours}
-    return _frame(points, rows)
+    items = pd.DataFrame({"item": np.arange(len(sc.forms)), "token": sc.forms,
+                          "context": sc.contexts, "group": sc.colours})
+    return _frame(points), items
+
+
+def table(df: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """The CSV export: every position with its item's fields."""
+    return df.merge(items, on="item").sort_values(["model", "layer", "item"])
 
 
 def layer_param(n_layers: int, value: int | None = None):
@@ -59,17 +68,22 @@ def layer_param(n_layers: int, value: int | None = None):
                                             name="Layer (0 = embeddings) "))
 
 
-def scatter(df: pd.DataFrame, n_layers: int, title: str, group_title: str,
-            path_item: int | None = None, group_sort=None) -> alt.FacetChart:
+def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
+            group_title: str, path_item: int | None = None, group_sort=None,
+            layer: int | None = None) -> alt.FacetChart:
     """Every layer's points (a slider picks the layer in the browser), one panel per model,
-    the same axes for both; with ``path_item`` that item's path across layers as a line."""
-    param = layer_param(n_layers)
+    the same axes for both; with ``path_item`` that item's path across layers as a line.
+    Each item's text, sentence and group are sent once and joined in the browser (a Vega
+    lookup by item), not once per layer and model."""
+    param = layer_param(n_layers, layer)
     at_layer = alt.datum.layer == param
     x = alt.X("x:Q", title="component 1", axis=alt.Axis(labels=False, ticks=False))
     y = alt.Y("y:Q", title="component 2", axis=alt.Axis(labels=False, ticks=False))
     tip = [alt.Tooltip("token:N", title="token"), alt.Tooltip("context:N", title="in"),
            alt.Tooltip("group:N", title=group_title), alt.Tooltip("layer:Q", title="layer")]
-    base = alt.Chart()
+    base = alt.Chart().transform_lookup(
+        lookup="item", from_=alt.LookupData(data=items, key="item",
+                                            fields=["token", "context", "group"]))
     points = base.mark_circle(size=60, opacity=0.8).encode(
         x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort),
         tooltip=tip).transform_filter(at_layer)
@@ -89,20 +103,36 @@ def scatter(df: pd.DataFrame, n_layers: int, title: str, group_title: str,
     ).add_params(param).properties(title=title)
 
 
-def input_chart(result, colour: str, token: int) -> tuple[alt.FacetChart, pd.DataFrame]:
-    df = input_frame(result, colour)
+def one_layer(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
+              group_title: str, group_sort=None) -> alt.FacetChart:
+    """The top layer's points only (a report's picture: small enough to embed)."""
+    top = n_layers - 1
+    return scatter(df[df["layer"] == top], items, n_layers, f"{title} (layer {top})",
+                   group_title, group_sort=group_sort, layer=top)
+
+
+def input_chart(result, colour: str, token: int):
+    """(the chart, its report picture builder, the CSV table builder)."""
+    df, items = input_frames(result, colour)
     title = (f"{METHOD_NAMES[result.method]} of every token, layer by layer "
              f"(line: token {token + 1}'s path)")
-    return scatter(df, result.n_layers, title, "colour", path_item=token), df
+    chart = scatter(df, items, result.n_layers, title, "colour", path_item=token)
+    report = lambda: one_layer(df, items, result.n_layers,  # noqa: E731
+                               f"{METHOD_NAMES[result.method]} of every token", "colour")
+    return chart, report, lambda: table(df, items)
 
 
-def corpus_scatter(result) -> tuple[alt.FacetChart, pd.DataFrame]:
-    df = corpus_frame(result)
+def corpus_scatter(result):
+    """(the chart, its report picture builder, the CSV table builder)."""
+    df, items = corpus_frames(result)
     sc = result.scatter
     name = "UPOS" if sc.colour_by == "upos" else "role"
-    title = f"{METHOD_NAMES[sc.method]} of {len(sc.forms)} words, layer by layer"
-    return scatter(df, result.n_layers, title, name,
-                   group_sort=ROLE_ORDER if sc.colour_by == "role" else None), df
+    sort = ROLE_ORDER if sc.colour_by == "role" else None
+    title = f"{METHOD_NAMES[sc.method]} of {len(sc.forms)} words"
+    chart = scatter(df, items, result.n_layers, title + ", layer by layer", name,
+                    group_sort=sort)
+    report = lambda: one_layer(df, items, result.n_layers, title, name, sort)  # noqa: E731
+    return chart, report, lambda: table(df, items)
 
 
 def probe_frame(result) -> pd.DataFrame:
@@ -160,7 +190,8 @@ def geometry_chart(result) -> tuple[alt.Chart, pd.DataFrame]:
         y=alt.Y("value:Q", title="mean cosine similarity"),
         color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom",
                                                                     labelLimit=320)),
-        strokeDash=alt.StrokeDash("measure:N", title="measure"),
+        strokeDash=alt.StrokeDash("measure:N", title="measure",
+                                  legend=alt.Legend(symbolType="stroke")),
         tooltip=["model", "measure", "layer", alt.Tooltip("value:Q", format=".3f")],
     ).properties(width=2 * PANEL_W, height=260,
                  title="Anisotropy (random word pairs) and self-similarity (one word across "
