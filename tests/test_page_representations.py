@@ -57,8 +57,13 @@ def points(at, k: int = 0):
 
 
 def lookups(at) -> list[list[dict]]:
-    """The tables each scatter joins in the browser by item (token, context, group)."""
-    return [f.to_dict("records") for f in chart_frames(at) if "context" in f.columns]
+    """Each scatter's tokens (token, context, group) at layer 0 of its first model."""
+    out = []
+    for f in chart_frames(at):
+        if "context" in f.columns:
+            first = f[(f["layer"] == 0) & (f["model"] == f["model"].iloc[0])]
+            out.append(first.sort_values("item").to_dict("records"))
+    return out
 
 
 def test_first_visit_shows_the_input_and_the_sample(default_model):

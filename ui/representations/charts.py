@@ -25,9 +25,7 @@ def _frame(points: dict[str, list[np.ndarray]]) -> pd.DataFrame:
                                        "item": np.arange(len(pts)),
                                        "x": pts[:, 0].astype(float),
                                        "y": pts[:, 1].astype(float)}))
-    df = pd.concat(parts, ignore_index=True)
-    df["model"] = pd.Categorical(df["model"], categories=list(points))  # sent once (Arrow)
-    return df
+    return pd.concat(parts, ignore_index=True)
 
 
 def input_frames(result, colour: str) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -73,17 +71,15 @@ def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
             layer: int | None = None) -> alt.FacetChart:
     """Every layer's points (a slider picks the layer in the browser), one panel per model,
     the same axes for both; with ``path_item`` that item's path across layers as a line.
-    Each item's text, sentence and group are sent once and joined in the browser (a Vega
-    lookup by item), not once per layer and model."""
+    Each row carries its item's text, sentence window and group (a Vega lookup by item would
+    send them once, but Streamlit's frontend then drew an empty chart)."""
     param = layer_param(n_layers, layer)
     at_layer = alt.datum.layer == param
     x = alt.X("x:Q", title="component 1", axis=alt.Axis(labels=False, ticks=False))
     y = alt.Y("y:Q", title="component 2", axis=alt.Axis(labels=False, ticks=False))
     tip = [alt.Tooltip("token:N", title="token"), alt.Tooltip("context:N", title="in"),
            alt.Tooltip("group:N", title=group_title), alt.Tooltip("layer:Q", title="layer")]
-    base = alt.Chart().transform_lookup(
-        lookup="item", from_=alt.LookupData(data=items, key="item",
-                                            fields=["token", "context", "group"]))
+    base = alt.Chart()
     points = base.mark_circle(size=60, opacity=0.8).encode(
         x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort),
         tooltip=tip).transform_filter(at_layer)
@@ -98,7 +94,7 @@ def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
             size=220, shape="diamond", color="black", filled=False, strokeWidth=2).encode(
             x=x, y=y, tooltip=tip))
     layered = alt.layer(*layers).properties(width=PANEL_W, height=PANEL_H)
-    return alt.layer(layered, data=df).facet(
+    return alt.layer(layered, data=df.merge(items, on="item")).facet(
         column=alt.Column("model:N", title=None, header=alt.Header(labelLimit=300)),
     ).add_params(param).properties(title=title)
 
