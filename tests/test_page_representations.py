@@ -104,6 +104,13 @@ def test_second_model_side_by_side_and_a_bad_one_in_one_line(tiny_model_dir):
     np.testing.assert_allclose(a[["x", "y"]].to_numpy(), b[["x", "y"]].to_numpy(), atol=1e-6)
     assert at.selectbox(key=S.METHOD).value == "aligned"
     assert {"aspect", "other"} <= {r["group"] for r in lookups(at)[1]}
+    # Add to report pins the top layer's picture of both panels, and the corpus scatter's
+    for key, title in ((S.ADD_INPUT, "Token vectors layer by layer"),
+                       (S.ADD_SCATTER, "Words of a corpus layer by layer")):
+        at.button(key=f"report-add-{key}").click().run()
+        finding = at.session_state["_report"].findings[-1]
+        assert finding.title == title and finding.svg.startswith("<svg")
+        assert "(layer 6)" in finding.svg and finding.svg.count("B: ") >= 1
     at.text_input(key=S.AFTER).set_value(str(tiny_model_dir("bert"))).run()
     errs = [e.value for e in at.error]
     assert len(errs) == 1 and "different shapes" in errs[0] and "\n" not in errs[0]
