@@ -131,3 +131,16 @@ def test_demo_mode_caps_the_input_and_the_corpus(tmp_path, monkeypatch):
     assert df[df["layer"] == 0]["item"].nunique() == 16 and df["model"].nunique() == 2
     assert at.number_input(key=S.N_SENTENCES).value == 12
     assert {m.label: m.value for m in at.metric}["Sentences"] == "12"
+
+
+def test_every_key_is_named_in_state():
+    """No widget, session or URL key of the page is a string of its own outside state.py."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    for path in ("pages/representations.py", "ui/representations/blocks.py",
+                 "ui/representations/charts.py"):
+        text = (root / path).read_text(encoding="utf-8")
+        assert not re.search(r"""(key|bind)=f?["']|session_state\[["']|query_params\[["']""",
+                             text), path
+    assert len(set(S.URL_PARAMS)) == len(S.URL_PARAMS)
