@@ -12,7 +12,10 @@ Inputs go to the model's device (CUDA when :func:`analysis.models.pick_device` c
 without ``grad`` the output and the captures come back on the CPU, so every study reads CPU
 tensors whatever the device (with ``grad`` they stay on the device for ``backward``).
 :func:`forward_batches` runs a whole list of encodings through :func:`forward` in the batches
-of :func:`analysis.batching.batches`. Maps are cropped to each example's own length, so a
+of :func:`analysis.batching.batches`. :func:`forward_ablations` runs one batch under several
+head ablations at once (the batch replicated from the first ablated layer on, a different set
+of heads disabled per copy) and :func:`gate_gradients` gives each example's ``dL/dxi`` for a
+gate on every head's output (docs/METHODS.md section 12). Maps are cropped to each example's own length, so a
 batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
 """
 
@@ -165,3 +168,47 @@ def forward_batches(model, tokenizer, encodings: Sequence, batch_size: int = 16,
     for idx in batches(lengths, batch_size, ascending=ascending,
                        bytes_per_token_pair=bytes_per_token_pair, max_batch_mb=max_batch_mb):
         yield idx, forward(model, tokenizer, [encodings[i] for i in idx], **kwargs)
+
+
+def forward_ablations(model, inputs: dict, disabled, method: str = "mask") -> np.ndarray:
+    """Logits [R, B, C] (float32, CPU) of the classifier ``model`` on the padded batch
+    ``inputs`` (B rows) under R ablations at once: ``disabled`` [R, L, H] (bool) names the heads
+    disabled in ablation r (:func:`analysis.hooks.ablated_heads`, ``method`` "mask" or
+    "uniform"). The layers below the first layer any ablation touches run once on the B rows;
+    from that layer on the batch is replicated R times (:func:`analysis.hooks.fan_out`)."""
+    import torch
+
+    disabled = np.asarray(disabled, dtype=bool)
+    R = disabled.shape[0]
+    touched = np.flatnonzero(disabled.any(axis=(0, 2)))
+    if not touched.size:
+        logits = forward(model, inputs=inputs, attentions=False).output.logits
+        return np.repeat(logits.float().numpy()[None], R, axis=0)
+    B = inputs["input_ids"].shape[0]
+    rows = torch.from_numpy(np.repeat(disabled, B, axis=0))  # row r * B + b: ablation r
+    token_mask = inputs["attention_mask"].repeat(R, 1)
+    with hooks.fan_out(model, int(touched[0]), R), \
+            hooks.ablated_heads(model, rows, method, token_mask):
+        logits = forward(model, inputs=inputs, attentions=False).output.logits
+    return logits.float().numpy().reshape(R, B, -1)
+
+
+def gate_gradients(model, inputs: dict, labels) -> tuple[np.ndarray, np.ndarray]:
+    """(per-example cross-entropy losses [B], ``dL_b/dxi[b, l, h]`` [B, L, H]) of the classifier
+    ``model`` on the padded batch ``inputs`` with gold ``labels`` [B], for gates ``xi = 1`` on
+    every head's output (:func:`analysis.hooks.head_gates`, one gate per example, so the
+    gradient of the summed loss is each example's own). The model's weights get no gradient."""
+    import torch
+
+    device = _device(model)
+    B = inputs["input_ids"].shape[0]
+    n_layers = len(hooks.attention_output_projections(model))
+    dtype = next(model.parameters()).dtype
+    gates = torch.ones((B, n_layers, model.config.num_attention_heads), dtype=dtype,
+                       device=device, requires_grad=True)
+    labels = torch.as_tensor(np.asarray(labels), dtype=torch.long, device=device)
+    with hooks.head_gates(model, gates):
+        logits = forward(model, inputs=inputs, attentions=False, grad=True).output.logits
+        losses = torch.nn.functional.cross_entropy(logits, labels, reduction="none")
+        (grad,) = torch.autograd.grad(losses.sum(), gates)
+    return losses.detach().double().cpu().numpy(), grad.double().cpu().numpy()

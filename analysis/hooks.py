@@ -9,7 +9,12 @@ removed when its ``with`` block ends. What the hooks serve:
 - :func:`masked_heads`: zero heads' slices of the context vector before the attention output
   projection (what transformers' removed ``head_mask`` did; docs/METHODS.md section 7);
 - :func:`head_value_norms`: Kobayashi et al.'s ``||f_h(x_j)||`` from captured values
-  (docs/METHODS.md section 4).
+  (docs/METHODS.md section 4);
+- :func:`ablated_heads`: disable heads per batch row, Michel's way (output zeroed) or
+  Kovaleva's (attention replaced by the uniform distribution over the row's real tokens);
+  :func:`fan_out`: replicate a batch at the input of one encoder layer, so that several
+  ablations share the layers below it; :func:`head_gates`: Michel's gates ``xi_h`` on each
+  head's output, per row, for ``dL/dxi`` (docs/METHODS.md section 12).
 """
 
 from __future__ import annotations
@@ -161,3 +166,151 @@ def head_value_norms(values, out_proj, n_heads: int):
     gram = torch.einsum("ohd,ohe->hde", wo, wo)  # [H, dh, dh]: ||v W_O^h||^2 = v^T G v
     sq = torch.einsum("bnhd,hde,bnhe->bhn", vh, gram, vh).clamp_min(0.0)
     return sq.sqrt().float()
+
+
+# ---------------------------------------------------------------------------------------------
+# Head ablations, fan-out and gates (docs/METHODS.md section 12)
+
+ABLATION_METHODS = ("uniform", "mask")
+
+
+def encoder_layers(model) -> list:
+    """The encoder's layer modules in order (BERT/RoBERTa/ELECTRA and DistilBERT layouts)."""
+    base = getattr(model, getattr(model, "base_model_prefix", ""), model)
+    if hasattr(base, "encoder") and hasattr(base.encoder, "layer"):
+        return list(base.encoder.layer)
+    if hasattr(base, "transformer") and hasattr(base.transformer, "layer"):  # DistilBERT
+        return list(base.transformer.layer)
+    raise InputError("Head ablation is not supported for this architecture.")
+
+
+def _repeat_rows(value, rows: int, times: int):
+    """``value`` repeated ``times`` along dim 0 when it is a tensor with ``rows`` rows."""
+    import torch
+
+    if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[0] == rows:
+        return value.repeat(times, *([1] * (value.dim() - 1)))
+    return value
+
+
+@contextlib.contextmanager
+def fan_out(model, layer: int, times: int):
+    """Within the block, a forward whose batch has B rows runs layers below ``layer`` on those
+    B rows and layers from ``layer`` on on ``times`` copies of them (row ``r * B + b`` is copy
+    ``r`` of row ``b``): the hidden states and every other per-row input of the layer (the
+    attention mask) are repeated at the input of ``layer``, and the per-row inputs of the later
+    layers follow. ``times == 1`` changes nothing."""
+    layers = encoder_layers(model)
+    if not 0 <= layer < len(layers):
+        raise InputError(f"fan_out: layer must be from 0 to {len(layers) - 1}.")
+    handles = []
+    if times > 1:
+        state = {}
+
+        def first(module, args, kwargs):
+            hidden = args[0] if args else next(iter(kwargs.values()))
+            rows = state["rows"] = hidden.shape[0]
+            return (tuple(_repeat_rows(a, rows, times) for a in args),
+                    {k: _repeat_rows(v, rows, times) for k, v in kwargs.items()})
+
+        def later(module, args, kwargs):
+            rows = state.get("rows")
+            if rows is None:
+                return None
+            # the hidden states (first) already have the copies; a per-row mask has not
+            return (tuple(_repeat_rows(a, rows, times) if i else a for i, a in enumerate(args)),
+                    {k: _repeat_rows(v, rows, times) for k, v in kwargs.items()})
+
+        handles.append(layers[layer].register_forward_pre_hook(
+            this_thread_only(first), with_kwargs=True))
+        for mod in layers[layer + 1:]:
+            handles.append(mod.register_forward_pre_hook(this_thread_only(later),
+                                                         with_kwargs=True))
+    yield from _holding(handles, model)
+
+
+@contextlib.contextmanager
+def ablated_heads(model, disabled, method: str = "mask", token_mask=None):
+    """Within the block, on forwards of this thread whose batch has ``N = len(disabled)`` rows,
+    head ``h`` of layer ``l`` is disabled in row ``n`` where ``disabled[n, l, h]`` (bool
+    tensor [N, L, H]):
+
+    - ``"mask"`` (Michel et al. 2019): the head's context vector is zeroed before the attention
+      output projection, ``c_h <- 0`` (as :func:`masked_heads`);
+    - ``"uniform"`` (Kovaleva et al. 2019): the head's attention map is replaced by the uniform
+      distribution over the row's real tokens (``token_mask`` [N, T], 1 = real), so every
+      query's context vector becomes the mean of the value vectors over those tokens,
+      ``c_h(i) <- (1/n) sum_{j real} v_h(j)`` (the value projection's output, bias included,
+      is captured in the same forward).
+
+    Forwards with another number of rows (the layers below a :func:`fan_out`) are left alone."""
+    import torch
+
+    if method not in ABLATION_METHODS:
+        raise InputError(f"Unknown ablation method {method!r}; use uniform or mask.")
+    projs = attention_output_projections(model)
+    n_heads = model.config.num_attention_heads
+    disabled = torch.as_tensor(disabled, dtype=torch.bool)
+    if disabled.dim() != 3 or tuple(disabled.shape[1:]) != (len(projs), n_heads):
+        raise InputError(f"disabled must have shape (rows, {len(projs)}, {n_heads}).")
+    rows = disabled.shape[0]
+    values = None
+    if method == "uniform":
+        if token_mask is None or len(token_mask) != rows:
+            raise InputError("Uniform ablation needs the token mask of every row.")
+        pairs = value_modules(model, len(projs))
+        if pairs is None:
+            raise InputError("Uniform attention is not supported for this architecture (the "
+                             "value projections were not found).")
+        values = [v for v, _ in pairs]
+    handles, store = [], {}
+    for layer, proj in enumerate(projs):
+        dis = disabled[:, layer]
+        if not dis.any():
+            continue
+        if values is not None:
+            def keep(module, args, output, layer=layer):
+                if output.shape[0] == rows:
+                    store[layer] = output
+            handles.append(values[layer].register_forward_hook(this_thread_only(keep)))
+
+        def hook(module, args, dis=dis, layer=layer):
+            x = args[0]
+            if x.shape[0] != rows:
+                return None
+            B, T, D = x.shape
+            xh = x.reshape(B, T, n_heads, D // n_heads)
+            d = dis.to(x.device)[:, None, :, None]
+            if values is None:
+                out = xh * (~d).to(x.dtype)
+            else:
+                v = store.pop(layer).reshape(B, T, n_heads, D // n_heads)
+                m = torch.as_tensor(token_mask, device=x.device).to(x.dtype)[:, :T, None, None]
+                mean = (v * m).sum(1, keepdim=True) / m.sum(1, keepdim=True).clamp_min(1)
+                out = torch.where(d, mean.expand_as(xh), xh)
+            return (out.reshape(B, T, D),) + tuple(args[1:])
+
+        handles.append(proj.register_forward_pre_hook(this_thread_only(hook)))
+    yield from _holding(handles, model)
+
+
+@contextlib.contextmanager
+def head_gates(model, gates):
+    """Within the block, each head's context vector is multiplied by its gate, per row:
+    ``c_h <- xi[n, l, h] * c_h`` for ``gates`` [N, L, H] (a tensor that may require grad;
+    Michel et al. 2019 take ``dL/dxi`` at ``xi = 1``)."""
+    projs = attention_output_projections(model)
+    n_heads = model.config.num_attention_heads
+    if gates.dim() != 3 or tuple(gates.shape[1:]) != (len(projs), n_heads):
+        raise InputError(f"gates must have shape (rows, {len(projs)}, {n_heads}).")
+    handles = []
+    for layer, proj in enumerate(projs):
+        def hook(module, args, layer=layer):
+            x = args[0]
+            B, T, D = x.shape
+            g = gates[:, layer].to(x.device, x.dtype)[:, None, :, None]
+            out = x.reshape(B, T, n_heads, D // n_heads) * g
+            return (out.reshape(B, T, D),) + tuple(args[1:])
+
+        handles.append(proj.register_forward_pre_hook(this_thread_only(hook)))
+    yield from _holding(handles, model)

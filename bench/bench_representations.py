@@ -59,7 +59,7 @@ def load():
 
 
 def models(after: str):
-    from analysis.aspects.example import example_ready
+    from analysis.example import example_ready
     from analysis.models import load_model
 
     a = load_model("default")

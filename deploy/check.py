@@ -51,6 +51,7 @@ PAGES = [("/", "Attention", ".av-head .av-col-from .av-tok"),
          ("/aspects", "Aspect heads", ":text('Pairs per kind:')"),
          ("/drift", "Fine-tuning drift", "[data-testid='stVegaLiteChart']"),
          ("/syntax", "Syntax", "[data-testid='stVegaLiteChart']"),
+         ("/importance", "Head importance", "[data-testid='stVegaLiteChart']"),
          ("/report", "Report", "button:has-text('Add an example finding')")]
 PAGE_TIMEOUT_S = 300  # a fresh server computes each page's first results on first visit
 
@@ -144,7 +145,7 @@ def install(python: str, log: Path, browser: bool = False, requirements: Path | 
               "-r", str(requirements or ROOT / "requirements.txt"), *extra], "pip install", log)
 
 
-READY = ("import sys; from analysis.aspects.example import example_ready; "
+READY = ("import sys; from analysis.example import example_ready; "
          "sys.exit(0 if example_ready() else 1)")
 
 

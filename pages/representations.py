@@ -34,7 +34,7 @@ st.caption(
     "second checkpoint with the same projection, so the effect of fine-tuning shows; and over "
     "a corpus, linear probes per layer, anisotropy and self-similarity (Ethayarajh 2019).")
 
-after_spec = B.second_model_spec(loaded.spec)
+after_spec = B.second_model_spec()
 copy_link(S.COPY)
 compare = None
 if not after_spec:

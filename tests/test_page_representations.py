@@ -23,13 +23,13 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 @pytest.fixture(autouse=True)
 def _local(monkeypatch):
+    import ui.common.models
     import ui.common.sidebar
-    import ui.representations.blocks
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.representations.blocks, "_example_ready", lambda: False)
+    monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
     ui.common.settings.settings.cache_clear()
     monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     yield

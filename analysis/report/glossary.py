@@ -30,6 +30,14 @@ GLOSSARY: dict[str, str] = {
     "nats": "The unit of entropy when natural logarithms are used (1 nat is about 1.44 bits).",
     "gradient importance": "How much the model's loss would change if an attention weight "
         "changed a little (the size of dL/dA): a low value means the weight barely matters.",
+    "aspect F1": "How well the model finds which aspects a review sentence talks about, from 0 "
+        "to 100: it balances aspects found wrongly against aspects missed.",
+    "4-way accuracy": "The share of aspects a review does talk about whose sentiment (positive, "
+        "neutral, negative or conflict) the model gets right, in percent.",
+    "mean loss": "How surprised the model is by the correct answers on average (its "
+        "cross-entropy); lower is better, and it moves even when no answer flips.",
+    "pruning": "Removing heads for good to make a model smaller; a pruning curve shows how the "
+        "score holds up as more and more heads go.",
     "attention norm": "Attention weight times the size of what is passed along (Kobayashi et "
         "al. 2020): a big weight on a token that passes nothing along still moves nothing.",
     "fine-tuning": "Training an already trained model a little more on one task, here finding "

@@ -9,13 +9,14 @@ import json
 import streamlit as st
 
 from analysis.aspects.readers import load_sample
-from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, normalise_spec
+from analysis.models import checkpoint_stamp
 from analysis.representations import corpus_representations, input_representations
 from analysis.representations.projection import METHOD_NAMES, METHODS
 from analysis.syntax.treebank import sample_treebank
 from ui.common.corpus import cap_widget
 from ui.common.errors import plain
 from ui.common.jobs import run_job
+from ui.common.models import second_model
 from ui.common.settings import settings
 from ui.common.url_select import url_selectbox
 from ui.representations import state as S
@@ -26,32 +27,12 @@ COLOURS = {"segment": "segment (A / B)", "special": "special tokens"}
 SIZES = {"treebank": 104, "absa": 222}  # sentences of the bundled samples
 
 
-def _example_ready() -> bool:
-    from analysis.aspects.example import example_ready
-
-    return bool(example_ready())
-
-
-def second_model_spec(sidebar_spec: str) -> str:
-    """The second checkpoint, picked as on the Syntax and Drift pages: in demo mode one of the
-    host's listed models by name (default: the example checkpoint); otherwise a listed name, a
-    hub id or a folder, "example" by default once it is built. '' while none is given."""
-    conf = settings()
-    if conf.demo:
-        names = list(conf.models)
-        default = conf.model_name(EXAMPLE_SPEC) or names[-1]
-        S.set_default(S.AFTER_NAME, default)
-        name = st.selectbox("Second model (fine-tuned)", names, key=S.AFTER_NAME, bind=S.Q)
-        return normalise_spec(conf.models[name])
-    S.set_default(S.AFTER, "example" if _example_ready() else "")
-    value = st.text_input(
-        "Second model: the fine-tuned checkpoint (model name, hub id or folder)", key=S.AFTER,
-        bind=S.Q, max_chars=500, placeholder="example, or /path/to/fine-tuned-checkpoint",
-        help="Shown beside the sidebar's model on the same tokens with the same projection. "
-             "'example' is the ABSA example checkpoint (the embedded model fine-tuned on the "
-             "bundled restaurant sample). It needs as many layers and vectors of the same size."
-    ).strip()
-    return normalise_spec(conf.models.get(value, value)) if value else ""
+def second_model_spec() -> str:
+    """The second checkpoint (``ui.common.models.second_model``, as on the Syntax and Drift
+    pages): in demo mode one of the host's listed models by name (the example checkpoint
+    first); otherwise a listed name, a hub id or a folder, "example" by default once it is
+    built. '' while none is given."""
+    return second_model(st, S.SECOND_MODEL)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ui.common.models import SecondModel
+
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 
 # Widgets bound to the URL (the key is the URL parameter)
@@ -42,6 +44,16 @@ ADD_CORPUS_READING = "rep-corpus-reading"
 # Cache keys (job keys of ui.common.jobs.run_job)
 JOB_INPUT = "representations-input"
 JOB_CORPUS = "representations-corpus"
+
+SECOND_MODEL = SecondModel(
+    key=AFTER, demo_key=AFTER_NAME,
+    label="Second model: the fine-tuned checkpoint (model name, hub id or folder)",
+    demo_label="Second model (fine-tuned)",
+    placeholder="example, or /path/to/fine-tuned-checkpoint",
+    help="Shown beside the sidebar's model on the same tokens with the same projection. "
+         "'example' is the ABSA example checkpoint (the embedded model fine-tuned on the "
+         "bundled restaurant sample). It needs as many layers and vectors of the same size.",
+    empty_is_example=False)
 
 URL_PARAMS = (METHOD, COLOUR, TOKEN, AFTER, AFTER_NAME, CORPUS, N_SENTENCES, CORPUS_METHOD, TAB)
 

@@ -1,0 +1,167 @@
+"""The head importance study, one call for the page and the CLI (docs/METHODS.md section 12):
+every single head and every layer disabled (one method), the metric and mean loss changes with
+paired bootstrap intervals, gradient importance and its Spearman with the measured drops, and
+optionally the pruning curves."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from analysis.errors import InputError
+from analysis.hooks import ABLATION_METHODS
+from analysis.importance import pruning as P
+from analysis.importance.ablate import padded_batches, run_ablations, single_ablations
+from analysis.importance.gradients import gradient_importance, spearman
+from analysis.importance.scoring import (LOSS, N_BOOT, example_losses, higher_is_better,
+                                         paired_ci, resample_weights, softmax,
+                                         unit_counts)
+
+DEFAULT_METHOD = "uniform"
+
+
+@dataclass
+class ImportanceResult:
+    """Everything the page shows and the CLI writes; per metric name (the task's metrics and
+    ``loss``): intact value, changes [L, H] / [L] (ablated minus intact) and intervals."""
+
+    metric: str  # the chosen metric (orders the pruning, the Spearman)
+    method: str
+    metrics: tuple[str, ...]
+    description: str
+    n_examples: int
+    n_units: int
+    intact: dict[str, float]
+    heads: dict[str, np.ndarray]  # [L, H]
+    heads_ci: dict[str, np.ndarray]  # [L, H, 2]
+    layers: dict[str, np.ndarray]  # [L]
+    layers_ci: dict[str, np.ndarray]  # [L, 2]
+    gradient_raw: np.ndarray  # [L, H] mean |dL/dxi|
+    gradient: np.ndarray  # [L, H] normalised per layer
+    spearman: dict[str, float]  # metric -> Spearman(gradient, measured drop)
+    pruning: dict | None = None
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.gradient.shape
+
+    def drops(self, metric: str | None = None) -> np.ndarray:
+        """Measured drop per head (positive = the model got worse without it)."""
+        m = metric or self.metric
+        return -self.heads[m] if higher_is_better(m) else self.heads[m]
+
+    def to_json(self) -> dict:
+        """The CLI's JSON (README "Head importance"): the chosen metric only."""
+        m = self.metric
+
+        def num(x):
+            return None if x is None or not np.isfinite(x) else float(x)
+
+        def nested(a):
+            return [nested(x) for x in a] if np.ndim(a) else num(a)
+
+        pr = self.pruning
+        return {
+            "metric": m, "intact": num(self.intact[m]), "heads": nested(self.heads[m]),
+            "heads_ci": nested(self.heads_ci[m]), "layers": nested(self.layers[m]),
+            "gradient_importance": nested(self.gradient), "spearman": num(self.spearman[m]),
+            "pruning": None if pr is None else {
+                "fractions": list(pr["fractions"]), "by_importance": nested(pr["by_importance"]),
+                "random_mean": nested(pr["random_mean"]),
+                "by_gradient": nested(pr["by_gradient"]),
+                "random_band": nested(np.stack([pr["random_low"], pr["random_high"]], 1))},
+        }
+
+
+def _values(ev, logits: np.ndarray, metric: str) -> np.ndarray:
+    """The metric of each ablation's outputs [A, n, C] -> [A]."""
+    if metric == LOSS:
+        return example_losses(logits, ev.labels).mean(1)
+    return np.array([ev.scorer.point(softmax(lg))[metric] for lg in logits])
+
+
+def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | None = None,
+                     prune: bool = False, n_boot: int = N_BOOT, seed: int = 0,
+                     fractions=P.FRACTIONS, random_seeds=P.RANDOM_SEEDS,
+                     max_tokens: int | None = None,
+                     progress: Callable[[float, str], None] | None = None) -> ImportanceResult:
+    """Disable every head and every layer of ``loaded`` (a classifier) on the examples of
+    ``ev`` (:mod:`analysis.importance.evalset`) with ``method`` ("uniform": Kovaleva et al.;
+    "mask": Michel et al.); ``metric`` defaults to the task's first (aspect F1, accuracy).
+    ``progress(fraction, text)`` is told each stage."""
+    if method not in ABLATION_METHODS:
+        raise InputError(f"Unknown method {method!r}; use uniform or mask.")
+    names = tuple(ev.scorer.metrics) + (LOSS,)
+    metric = metric or names[0]
+    if metric not in names:
+        raise InputError(f"Unknown metric {metric!r} for this data; use {', '.join(names)}.")
+    say = progress or (lambda f, t: None)
+    t0 = time.perf_counter()
+    L, H = loaded.n_layers, loaded.n_heads
+    kw = {} if max_tokens is None else {"max_tokens": max_tokens}
+    prepared = padded_batches(loaded.tokenizer, ev)
+    stages = 0.55 if prune else 0.85
+    disabled = single_ablations(L, H)
+    logits = run_ablations(loaded, ev, disabled, method, prepared=prepared, **kw,
+                           progress=lambda d, t: say(stages * d / t,
+                                                     f"disabling heads and layers ({d}/{t})"))
+    counts = [unit_counts(ev.scorer, softmax(lg), example_losses(lg, ev.labels), ev.units,
+                          ev.n_units) for lg in logits]
+    weights = resample_weights(ev.n_units, n_boot, seed)
+    intact, heads, heads_ci, layers, layers_ci = {}, {}, {}, {}, {}
+    point = {m: _values(ev, logits, m) for m in names}
+    for m in names:
+        values = point[m]
+        intact[m] = float(values[0])
+        ci = paired_ci([c[m] for c in counts[1:]], counts[0][m], weights)
+        heads[m] = (values[1:1 + L * H] - values[0]).reshape(L, H)
+        heads_ci[m] = ci[:L * H].reshape(L, H, 2)
+        layers[m] = values[1 + L * H:] - values[0]
+        layers_ci[m] = ci[L * H:]
+    say(stages, "gradient importance")
+    raw, norm = gradient_importance(loaded, ev, prepared)
+    result = ImportanceResult(
+        metric, method, names, ev.description, ev.n_examples, ev.n_units, intact, heads,
+        heads_ci, layers, layers_ci, raw, norm, {}, notes=list(ev.notes))
+    result.spearman = {m: spearman(norm, result.drops(m)) for m in names}
+    if prune:
+        say(0.6, "pruning curves")
+        result.pruning = pruning_curves(loaded, ev, result, method, fractions, random_seeds,
+                                        prepared, kw, lambda d, t: say(
+                                            0.6 + 0.4 * d / t, f"pruning curves ({d}/{t})"))
+    result.seconds = time.perf_counter() - t0
+    say(1.0, "done")
+    return result
+
+
+def pruning_curves(loaded, ev, result: ImportanceResult, method: str, fractions, seeds,
+                   prepared, kw: dict, progress=None) -> dict:
+    """The chosen metric after removing each fraction of the heads, in the order of the
+    measured drops, of gradient importance, and of ``seeds`` random orders."""
+    m = result.metric
+    shape = result.shape
+    n = shape[0] * shape[1]
+    orders = [P.order_by_drop(result.heads[m], result.heads[LOSS], higher_is_better(m)),
+              P.order_by_gradient(result.gradient)] + [P.random_order(n, s) for s in seeds]
+    masks = np.concatenate([P.pruning_masks(o, shape, fractions) for o in orders])
+    logits = run_ablations(loaded, ev, masks, method, prepared=prepared, progress=progress, **kw)
+    values = _values(ev, logits, m).reshape(len(orders), len(fractions))
+    rand = values[2:]
+    higher = higher_is_better(m)
+    tol = 1.0 if higher else 0.05
+    return {"fractions": list(fractions), "by_importance": values[0], "by_gradient": values[1],
+            "random": rand, "random_mean": rand.mean(0), "random_low": rand.min(0),
+            "random_high": rand.max(0), "orders": {"by_importance": orders[0],
+                                                   "by_gradient": orders[1]},
+            "tolerance": tol,
+            "prunable": {k: P.prunable_fraction(fractions, v, result.intact[m], tol, higher)
+                         for k, v in (("by_importance", values[0]), ("by_gradient", values[1]),
+                                      ("random_mean", rand.mean(0)))}}
+
+
+__all__ = ["DEFAULT_METHOD", "ImportanceResult", "importance_study", "pruning_curves"]

@@ -1,0 +1,113 @@
+"""AppTest of the Head importance page: the explanation while the example is not built, then
+a tiny stand-in example on its held-out sentences: the page's numbers are the library's (and so
+the CLI's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from analysis.importance import importance_study
+from analysis.importance.evalset import load_classifier, load_eval_set
+from apptest_util import chart_frames
+from importance_util import stand_in_example
+from url_util import bound, open_page
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+    return tmp_path / "cache"
+
+
+def _open():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.run()
+    at.switch_page("pages/importance.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_without_the_example_the_page_says_what_will_appear():
+    at = _open()
+    assert [t.value for t in at.title] == ["Head importance"]
+    info = " ".join(i.value for i in at.info)
+    assert "which of its 72 heads and 6 layers" in info and "not built yet" in info
+    assert not at.error
+
+
+def test_the_example_opens_ready_with_the_librarys_numbers(cache):
+    stand_in_example(cache)
+    at = _open()
+    assert not at.error, [e.value for e in at.error]
+    loaded, card = load_classifier("example")
+    ev = load_eval_set(loaded, card, "sample", max_examples=40)
+    assert ev.n_units == 6
+    ref = importance_study(loaded, ev, prune=True)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Intact aspect F1"] == f"{ref.intact['aspect_f1']:.1f}"
+    drops = ref.drops()
+    assert metrics["Heads free to go"] == f"{int((drops <= 0).sum())} of 8"
+    frames = chart_frames(at)
+    heat = next(f for f in frames if "change" in f.columns and "mark" in f.columns)
+    got = heat.sort_values(["layer", "head"])["change"].to_numpy()
+    assert np.allclose(got, ref.heads["aspect_f1"].reshape(-1))
+    md = " ".join(m.value for m in at.markdown)
+    assert "Each of the 8 heads was switched off in turn" in md
+    # another score and method: a new run with the loss, masked heads
+    at.selectbox(key="importance_metric").set_value("loss")
+    at.radio(key="importance_method").set_value("mask")
+    at.run()
+    assert not at.exception and not at.error
+    ref2 = importance_study(loaded, ev, method="mask", metric="loss", prune=True)
+    frames = chart_frames(at)
+    heat = next(f for f in frames if "change" in f.columns and "mark" in f.columns)
+    assert np.allclose(heat.sort_values(["layer", "head"])["change"].to_numpy(),
+                       ref2.heads["loss"].reshape(-1), atol=1e-9)
+    got = bound(at)
+    assert (got["importance_method"], got["importance_metric"]) == ("mask", "loss")
+
+
+def test_a_link_restores_the_controls_and_the_head(cache, monkeypatch):
+    stand_in_example(cache)
+    at = open_page("importance", monkeypatch, importance_method="output zeroed (Michel)",
+                   importance_metric="4-way accuracy", importance_max=3, importance_layer=2,
+                   importance_head=3, importance_tab="Pruning")
+    assert not at.error, [e.value for e in at.error]
+    got = bound(at)
+    assert (got["importance_method"], got["importance_metric"], got["importance_max"]) == (
+        "mask", "acc_4way", 3)
+    assert (got["importance_layer"], got["importance_head"]) == (2, 3)
+    assert got["importance_tab"] == "Pruning" and got["importance_model"] == "Example checkpoint"
+    links = [b.proto.url for b in at.get("link_button")]
+    assert any("layer=2" in u and "head=3" in u and "model=Example" in u for u in links), links
+    assert [c.proto.component_name for c in at.get("bidi_component")].count("copy_link") == 1
+    md = " ".join(m.value for m in at.markdown)
+    assert "3 sentences" in md or "first 3" in md
+
+
+def test_demo_mode_caps_the_examples(cache, monkeypatch, tmp_path):
+    import ui.common.settings
+
+    stand_in_example(cache)
+    conf = tmp_path / "s.toml"
+    conf.write_text("max_examples = 15\n")  # 15 pairs: 3 sentences of 5
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
+    ui.common.settings.settings.cache_clear()
+    try:
+        at = open_page("importance", monkeypatch, importance_max=40)
+        assert not at.error, [e.value for e in at.error]
+        box = at.number_input(key="importance_max")
+        assert box.value == 3 and box.max == 3
+        md = " ".join(m.value for m in at.markdown)
+        assert "the first 3" in md
+    finally:
+        ui.common.settings.settings.cache_clear()

@@ -1,0 +1,76 @@
+"""Every session-state key, URL parameter and cache key of the Head importance page, named
+once. Widgets bound to the URL (``bind="query-params"``) use their key as the parameter's name,
+so a copied link opens the same view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+PREFIX = "importance"
+# widget keys = URL parameters
+MODEL = "importance_model"  # which classifier: the example or the sidebar's model
+DATA = "importance_data"  # the held-out sentences of the bundled sample, or an upload
+UPLOAD = "importance_upload"  # the uploaded file (never in the URL)
+METHOD = "importance_method"  # uniform | mask
+METRIC = "importance_metric"  # aspect_f1 | acc_4way | accuracy | loss
+MAX = "importance_max"  # examples (ABSA: sentences)
+TAB = "importance_tab"
+LAYER = "importance_layer"  # 1-indexed, the head opened in the Attention page
+HEAD = "importance_head"
+COPY = "importance_copy"  # the Copy link button
+JOB = "importance-job"  # the queue's job key prefix
+REPORT = "importance"  # prefix of the Add to report buttons' keys
+DOWNLOADS = "importance-dl"  # prefix of the charts' download buttons' keys
+TABLE = "importance-table"  # the heads-beyond-the-interval table
+
+EXAMPLE, SIDEBAR = "Example checkpoint", "Sidebar model"
+MODELS = [EXAMPLE, SIDEBAR]
+SAMPLE, UPLOADED = "Bundled sample (held-out sentences)", "Upload a file"
+DATAS = [SAMPLE, UPLOADED]
+METHODS = {"uniform": "uniform attention (Kovaleva)", "mask": "output zeroed (Michel)"}
+METRIC_NAMES = {"aspect_f1": "aspect F1", "acc_4way": "4-way accuracy",
+                "accuracy": "accuracy", "loss": "mean loss"}
+TABS = ["Map", "Layers", "Heads beyond the interval", "Pruning", "Gradient importance"]
+DEFAULT_MAX = 40  # sentences of the sample: the example's 33 held-out ones fit
+DEMO_MAX_HEADS = 144  # demo mode: models with more heads are refused (12 x 12)
+
+
+@dataclass(frozen=True)
+class View:
+    """The page's controls as read this run (typed)."""
+
+    model: str
+    data: str
+    method: str
+    metric: str | None
+    max_examples: int
+
+    def cache_key(self, spec: str, stamp: str, data_key: str) -> tuple:
+        """What a result is cached on (with the model's and the data's identity)."""
+        return (PREFIX, spec, stamp, data_key, self.method, self.metric, self.max_examples)
+
+
+def upload():
+    """The uploaded file of this session (or None)."""
+    return st.session_state.get(UPLOAD)
+
+
+def set_head(layer: int, head: int) -> None:
+    """Open head (layer, head), 1-indexed, in the head picker."""
+    st.session_state[LAYER], st.session_state[HEAD] = int(layer), int(head)
+
+
+def keep_head_in(n_layers: int, n_heads: int, layer: int, head: int) -> None:
+    """A layer or head outside the model (an old link, another model) becomes (layer, head)."""
+    if st.session_state.get(LAYER) not in range(1, n_layers + 1):
+        st.session_state[LAYER] = int(layer)
+    if st.session_state.get(HEAD) not in range(1, n_heads + 1):
+        st.session_state[HEAD] = int(head)
+
+
+def keep_metric_in(names) -> None:
+    """A metric this data does not have (an old link) becomes its first."""
+    if st.session_state.get(METRIC) not in names:
+        st.session_state[METRIC] = names[0]
