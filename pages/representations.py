@@ -16,7 +16,7 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.export import chart_downloads
 from ui.common.findings import add_button, explain
-from ui.common.links import copy_link, folder_note
+from ui.common.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.resources import get_model, token_capped
 from ui.common.settings import settings
 from ui.common.sidebar import context
@@ -35,7 +35,8 @@ st.caption(
     "a corpus, linear probes per layer, anisotropy and self-similarity (Ethayarajh 2019).")
 
 after_spec = B.second_model_spec()
-copy_link(S.COPY)
+copy_link(S.COPY, note=CANNOT_CARRY.format(what="an uploaded file")
+          if S.corpus_is_upload() else None)
 compare = None
 if not after_spec:
     st.info("No second model: enter a fine-tuned checkpoint above to see it beside the "
@@ -103,10 +104,11 @@ with tab_corpus:
             "information is easiest to read, against the majority baseline. Anisotropy: how "
             "much all vectors point the same way; self-similarity: how much one word keeps its "
             "vector from sentence to sentence (lower = more shaped by its sentence).")
-    cview = B.corpus_controls()
+    cview, upload = B.corpus_controls()
+    if cview.corpus == "upload" and upload is None:
+        st.stop()
     try:
-        cres = B.corpus_result(loaded, compare, cview.corpus, cview.n_sentences,
-                               cview.corpus_method)
+        cres = B.corpus_result(loaded, compare, cview, upload)
     except (InputError, DataError) as exc:
         show_error(exc)
         st.stop()
@@ -120,6 +122,8 @@ with tab_corpus:
     st.subheader("Reading")
     st.markdown(B.reading_lines(clines))
     data = f"{B.CORPORA[cview.corpus]} ({cres.n_sentences} sentences)"
+    if upload is not None:
+        data = f"{upload[1]} ({cres.n_sentences} sentences)"
     csettings = {"scatter": METHOD_NAMES[cview.corpus_method], "models": " | ".join(names)}
     add_button("Representations over a corpus: the reading", S.ADD_CORPUS_READING,
                reading=clines, data=data, settings=csettings, **report)

@@ -144,3 +144,20 @@ def test_every_key_is_named_in_state():
         assert not re.search(r"""(key|bind)=f?["']|session_state\[["']|query_params\[["']""",
                              text), path
     assert len(set(S.URL_PARAMS)) == len(S.URL_PARAMS)
+
+
+def test_uploads_a_treebank_without_upos_and_a_broken_file(default_model):
+    at = open_page(**{S.CORPUS: "upload", S.N_SENTENCES: "10"})
+    assert not [e.value for e in at.error]
+    rows = "\n".join(f"{i}\t{w}\t_\t_\t_\t_\t{h}\t{r}\t_\t_" for i, (w, h, r) in enumerate(
+        [("<b>x</b>", 2, "nsubj"), ("${x}", 0, "root"), ('"q"\\\\', 2, "obj")], 1))
+    text = "\n\n".join([rows] * 3) + "\n\n"
+    at.file_uploader(key=S.UPLOAD).set_value(("t.conllu", text.encode(), "text/plain")).run()
+    assert not at.exception and not [e.value for e in at.error]
+    assert {m.label: m.value for m in at.metric}["Sentences"] == "3"
+    assert not frames(at, "accuracy")  # no UPOS: no probe, and the page says why
+    assert any("no UPOS column" in c.value for c in at.caption)
+    assert {r["token"] for r in lookups(at)[1]} == {"<b>x</b>", "${x}", '"q"\\\\'}
+    at.file_uploader(key=S.UPLOAD).set_value(("bad.conllu", b"1\tx\n\n", "text/plain")).run()
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "missing column" in errs[0] and "\n" not in errs[0]

@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+from pathlib import Path
 
 import streamlit as st
 
@@ -21,7 +24,10 @@ from ui.common.settings import settings
 from ui.common.url_select import url_selectbox
 from ui.representations import state as S
 
-CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)"}
+CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)",
+           "ewt": "UD English EWT dev (the shared data)", "upload": "Upload a file"}
+EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "ud_english_ewt" / \
+    "en_ewt-ud-dev.conllu"
 CORPUS_METHODS = ("pca", "tsne", "umap")
 COLOURS = {"segment": "segment (A / B)", "special": "special tokens"}
 SIZES = {"treebank": 104, "absa": 222}  # sentences of the bundled samples
@@ -60,15 +66,33 @@ def input_result(loaded, compare, text: str, pair: str | None, method: str):
     return _input((_stamp(loaded), _stamp(compare)), text, pair, method, loaded, compare)
 
 
-def corpus_data(kind: str, n: int):
-    return sample_treebank(max_sentences=n) if kind == "treebank" else \
-        load_sample().select(range(min(n, SIZES["absa"])))
+def _read_upload(data: bytes, name: str, n: int):
+    from analysis.aspects.readers import load_absa
+    from analysis.syntax.treebank import read_conllu
+
+    if name.lower().endswith((".conllu", ".txt")):
+        return read_conllu(data, name=name, max_sentences=n)
+    ds = load_absa(data, name=name, max_bytes=settings().max_upload_bytes)
+    return ds.select(range(min(n, len(ds))))
+
+
+def corpus_data(kind: str, n: int, upload=None):
+    """The chosen corpus, its first ``n`` sentences (``upload``: (bytes, file name))."""
+    if kind == "treebank":
+        return sample_treebank(max_sentences=n)
+    if kind == "absa":
+        return load_sample().select(range(min(n, SIZES["absa"])))
+    if kind == "ewt":
+        from analysis.syntax.treebank import read_conllu
+
+        return read_conllu(EWT, max_sentences=n)
+    return _read_upload(*upload, n)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _corpus(key: tuple, kind: str, n: int, method: str, _loaded, _compare):
+def _corpus(key: tuple, n: int, method: str, _loaded, _compare, _dataset):
     def job(progress):
-        return corpus_representations(_loaded, corpus_data(kind, n), _compare, method=method,
+        return corpus_representations(_loaded, _dataset, _compare, method=method,
                                       progress=lambda d, t: progress(d / max(t, 1),
                                                                      f"{d}% done"))
 
@@ -76,10 +100,13 @@ def _corpus(key: tuple, kind: str, n: int, method: str, _loaded, _compare):
     return run_job(f"Representations of {n} sentences: {names}", job, key=S.JOB_CORPUS)
 
 
-def corpus_result(loaded, compare, kind: str, n: int, method: str):
-    """:func:`analysis.representations.corpus_representations` on a bundled sample, cached
-    per (models, sample, sentences, projection)."""
-    return _corpus((_stamp(loaded), _stamp(compare)), kind, n, method, loaded, compare)
+def corpus_result(loaded, compare, view: S.View, upload=None):
+    """:func:`analysis.representations.corpus_representations` on the chosen corpus with the
+    CLI's defaults, cached per (models and their stamps, corpus, sentences, projection)."""
+    data = (view.corpus,) if upload is None else (hashlib.sha1(upload[0]).hexdigest(),)
+    dataset = corpus_data(view.corpus, view.n_sentences, upload)
+    return _corpus((_stamp(loaded), _stamp(compare), data), view.n_sentences,
+                   view.corpus_method, loaded, compare, dataset)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,17 +130,37 @@ def input_controls(tokens: list[str]) -> S.View:
     return S.View(method=method, colour=colour, token=int(token))
 
 
-def corpus_controls() -> S.View:
+def corpus_sources() -> list[str]:
+    """The bundled samples, the shared EWT dev file (locally, where it is), an upload."""
+    local = not settings().demo and EWT.exists()
+    return ["treebank", "absa"] + (["ewt"] if local else []) + ["upload"]
+
+
+def corpus_controls() -> tuple[S.View, tuple[bytes, str] | None]:
+    """The corpus widgets -> (the view, the upload's (bytes, name) or None)."""
     conf = settings()
     c1, c2, c3 = st.columns(3)
-    kind = url_selectbox(c1, "Corpus", list(CORPORA), key=S.CORPUS, format_func=CORPORA.get)
-    top = conf.cap("max_examples", SIZES[kind])
-    n = cap_widget(c2, S.N_SENTENCES, "Sentences", default=top, maximum=top, step=10,
-                   bind=True, help=f"Of the bundled sample (at most {top}" +
-                   (", this demo's cap)." if top < SIZES[kind] else ")."))
+    kind = url_selectbox(c1, "Corpus", corpus_sources(), key=S.CORPUS, format_func=CORPORA.get)
+    size = SIZES.get(kind)
+    top = conf.cap("max_examples", size or 5000)
+    n = cap_widget(c2, S.N_SENTENCES, "Sentences", default=min(top, size or 300), maximum=top,
+                   step=10, bind=True, help=f"The first N sentences (at most {top}" +
+                   (", this demo's cap)." if conf.max_examples == top else ")."))
     method = url_selectbox(c3, "Scatter projection", CORPUS_METHODS, key=S.CORPUS_METHOD,
                            format_func=METHOD_NAMES.get)
-    return S.View(corpus=kind, n_sentences=min(n, top), corpus_method=method)
+    view = S.View(corpus=kind, n_sentences=min(n, top), corpus_method=method)
+    if kind != "upload":
+        return view, None
+    up = st.file_uploader("A CoNLL-U treebank (.conllu: UPOS colours and probe) or ABSA data "
+                          "(SemEval XML, ASTE .txt with ####, this project's .json: roles and "
+                          "the aspect probe); read in memory, not kept",
+                          type=["conllu", "xml", "json", "txt"], key=S.UPLOAD,
+                          max_upload_size=math.ceil(conf.max_upload_bytes / 2 ** 20)
+                          if conf.max_upload_bytes else None)
+    if up is None:
+        st.info("Upload a file to analyse.", icon=":material/upload_file:")
+        return view, None
+    return view, (up.getvalue(), up.name)
 
 
 def reading_lines(lines) -> str:

@@ -21,6 +21,7 @@ CORPUS = "rep_corpus"        # treebank | absa (the bundled samples)
 N_SENTENCES = "rep_n"        # sentences of the corpus part
 CORPUS_METHOD = "rep_cmethod"  # the corpus scatter's projection: pca | tsne | umap
 TAB = "rep_tab"              # One input | A corpus
+UPLOAD = "rep_upload"        # the corpus file uploaded (session only: a link cannot carry it)
 
 # Widget keys that are not in the URL
 COPY = "rep_copy"
@@ -79,6 +80,10 @@ def token_index(n_tokens: int) -> int:
     except (TypeError, ValueError):
         k = 1
     return max(0, min(n_tokens - 1, k))
+
+
+def corpus_is_upload() -> bool:
+    return st.session_state.get(CORPUS, st.query_params.get(CORPUS)) == "upload"
 
 
 def set_default(key: str, value) -> None:
