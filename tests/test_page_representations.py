@@ -120,6 +120,9 @@ def test_demo_mode_caps_the_input_and_the_corpus(tmp_path, monkeypatch):
     conf = tmp_path / "demo.toml"
     conf.write_text('max_examples = 12\nmax_tokens = 16\n[models]\n'
                     '"all-MiniLM-L6-v2 (embedded)" = "default"\n', encoding="utf-8")
+    import ui.representations.blocks
+
+    monkeypatch.setattr(ui.representations.blocks, "DEMO_POINTS", 20)
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
     ui.common.settings.settings.cache_clear()
@@ -131,6 +134,8 @@ def test_demo_mode_caps_the_input_and_the_corpus(tmp_path, monkeypatch):
     assert df[df["layer"] == 0]["item"].nunique() == 16 and df["model"].nunique() == 2
     assert at.number_input(key=S.N_SENTENCES).value == 12
     assert {m.label: m.value for m in at.metric}["Sentences"] == "12"
+    assert len(lookups(at)[1]) == 20  # the corpus scatter's words: the demo's cap
+    assert any("shows 20 of the" in c.value for c in at.caption)
 
 
 def test_every_key_is_named_in_state():

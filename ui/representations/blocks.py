@@ -14,6 +14,7 @@ import streamlit as st
 from analysis.aspects.readers import load_sample
 from analysis.models import checkpoint_stamp
 from analysis.representations import corpus_representations, input_representations
+from analysis.representations.corpus import MAX_POINTS
 from analysis.representations.projection import METHOD_NAMES, METHODS
 from analysis.syntax.treebank import sample_treebank
 from ui.common.corpus import cap_widget
@@ -31,6 +32,7 @@ EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "ud_english_ewt"
 CORPUS_METHODS = ("pca", "tsne", "umap")
 COLOURS = {"segment": "segment (A / B)", "special": "special tokens"}
 SIZES = {"treebank": 104, "absa": 222}  # sentences of the bundled samples
+DEMO_POINTS = 500  # demo mode: words in the corpus scatter (t-SNE / UMAP of 7 layers x 2 models)
 
 
 def second_model_spec() -> str:
@@ -93,6 +95,7 @@ def corpus_data(kind: str, n: int, upload=None):
 def _corpus(key: tuple, n: int, method: str, _loaded, _compare, _dataset):
     def job(progress):
         return corpus_representations(_loaded, _dataset, _compare, method=method,
+                                      max_points=DEMO_POINTS if settings().demo else MAX_POINTS,
                                       progress=lambda d, t: progress(d / max(t, 1),
                                                                      f"{d}% done"))
 
