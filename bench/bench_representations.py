@@ -54,6 +54,10 @@ class Clock:
         return f"{self.wall:7.2f} s wall, {self.cpu:7.2f} s CPU"
 
 
+def _f(x) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
 def load():
     return f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
 
@@ -137,8 +141,8 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
     for side in sides:
         print("   " + side.name[:30] + ": upos " +
               " ".join(f"{x:.3f}" for x in side.probes["upos"].layers) +
-              " | aniso " + " ".join(f"{x:.2f}" for x in side.anisotropy) +
-              " | selfsim " + " ".join(f"{x:.2f}" for x in side.self_similarity))
+              " | aniso " + " ".join(_f(x) for x in side.anisotropy) +
+              " | selfsim " + " ".join(_f(x) for x in side.self_similarity))
     if threads_baseline:
         import numpy as np
 
