@@ -40,8 +40,8 @@ copy_link(S.COPY, note=CANNOT_CARRY.format(what="an uploaded file")
 compare = None
 if not after_spec:
     st.info("No second model: enter a fine-tuned checkpoint above to see it beside the "
-            "sidebar's model. Left empty, it is the example checkpoint once it is built.",
-            icon=":material/info:")
+            "sidebar's model ('example' is the example checkpoint once it is built; the box "
+            "starts with it then).", icon=":material/info:")
     wait_for_example()
 else:
     note = folder_note(after_spec)
