@@ -43,6 +43,8 @@ PAGES = [
     st.Page("pages/syntax.py", title="Syntax", icon=":material/account_tree:", url_path="syntax"),
     st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
             url_path="importance"),
+    st.Page("pages/representations.py", title="Representations", icon=":material/scatter_plot:",
+            url_path="representations"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -56,7 +58,8 @@ def _moved(target: str):
     return page
 
 
-TEXT_PAGES = {"", "attention", "report"}  # url paths of the pages that read the sidebar's text
+# url paths of the pages that read the sidebar's text
+TEXT_PAGES = {"", "attention", "report", "representations"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",

@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "analysis.cli.aspects",
     "analysis.cli.syntax",
     "analysis.cli.importance",
+    "analysis.cli.representations",
 ]
 
 

@@ -71,6 +71,26 @@ GLOSSARY: dict[str, str] = {
     "Spearman correlation": "Whether two rankings go up and down together, from -1 to 1.",
     "segment": "Which sentence of a pair a token belongs to: A (first) or B (second).",
     "query token": "The token whose attention is being looked at (the row of the map).",
+    "hidden state": "The list of numbers (a vector) the model holds for one token after a "
+        "layer; layer 0 is the embeddings, the numbers the model starts from.",
+    "PCA": "Principal component analysis: the two directions along which a layer's token "
+        "vectors differ most, used to draw them as points on a flat map.",
+    "Procrustes alignment": "Turning (and possibly mirroring) one layer's map so it lines up "
+        "as well as possible with the previous layer's, so that a point's move means something.",
+    "t-SNE": "A way to draw many vectors on a flat map that keeps close neighbours close; the "
+        "distances between far groups and the axes mean little.",
+    "UMAP": "Like t-SNE, a flat map that keeps close neighbours close, usually faster on many "
+        "points.",
+    "linear probe": "A simple classifier trained on one layer's vectors to guess a property "
+        "(part of speech, aspect word): high accuracy means the layer holds it in a simply "
+        "readable form.",
+    "majority baseline": "The accuracy of always guessing the most frequent answer; a probe "
+        "must beat it to show anything.",
+    "UPOS": "The universal part-of-speech tag of a word: NOUN, VERB, ADJ, DET and so on.",
+    "anisotropy": "How much all of a layer's vectors point the same way: the mean cosine "
+        "similarity of two random words' vectors (0 = no common direction, 1 = all alike).",
+    "self-similarity": "How much one word keeps the same vector in different sentences: the "
+        "mean cosine similarity of its vectors across its sentences.",
 }
 
 _WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)

@@ -1,0 +1,28 @@
+"""Representations: token vectors layer by layer (van Aken et al. 2019), before and after
+fine-tuning, with per-layer probes and Ethayarajh's (2019) anisotropy and self-similarity
+(docs/METHODS.md section 13).
+
+Modules: :mod:`.states` (hidden states of every layer: one input's tokens, a treebank's or an
+ABSA corpus's words with their UPOS / roles), :mod:`.projection` (per-layer PCA, Procrustes
+alignment, t-SNE, UMAP; two models with one fit), :mod:`.probes` (cross-validated logistic
+regression per layer, majority baseline), :mod:`.geometry` (anisotropy, self-similarity),
+:mod:`.single` (one input), :mod:`.corpus` (a corpus), :mod:`.reading` (the plain reading).
+"""
+
+from analysis.representations.corpus import (CorpusResult, ModelSide, Scatter, check_probes,
+                                             corpus_kind, corpus_representations)
+from analysis.representations.geometry import anisotropy, layer_geometry, self_similarity
+from analysis.representations.probes import ProbeCurve, probe_layers
+from analysis.representations.projection import (METHODS, align_layers, pca_scores,
+                                                 procrustes_rotation, project_layers)
+from analysis.representations.reading import corpus_reading, input_reading
+from analysis.representations.single import InputResult, input_representations, linear_cka
+from analysis.representations.states import (ROLES, InputStates, WordCorpus, absa_words,
+                                             check_same_shape, input_states, treebank_words)
+
+__all__ = ["CorpusResult", "InputResult", "InputStates", "METHODS", "ModelSide", "ProbeCurve",
+           "ROLES", "Scatter", "WordCorpus", "absa_words", "align_layers", "anisotropy",
+           "check_probes", "check_same_shape", "corpus_kind", "corpus_reading",
+           "corpus_representations", "input_reading", "input_representations",
+           "input_states", "layer_geometry", "linear_cka", "pca_scores", "probe_layers",
+           "procrustes_rotation", "project_layers", "self_similarity", "treebank_words"]

@@ -1,0 +1,202 @@
+"""A corpus, layer by layer: word vectors of N sentences for one or two models, per-layer
+probes against the majority baseline, anisotropy and self-similarity, and a 2-D projection of
+a sample of the words (docs/METHODS.md section 13).
+
+Data: a treebank (``analysis.syntax.treebank`` Dataset: UPOS colours and the ``upos`` probe)
+or ABSA data (``analysis.aspects`` Dataset: role colours and the ``aspect`` probe).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from analysis.errors import DataError, InputError
+from analysis.representations.geometry import MIN_CONTEXTS, N_PAIRS, layer_geometry
+from analysis.representations.probes import FOLDS, ProbeCurve, probe_layers
+from analysis.representations.projection import check_method, project_layers
+from analysis.representations.states import (WordCorpus, absa_words, check_same_shape,
+                                             treebank_words)
+
+KINDS = ("treebank", "absa")
+PROBES = {"upos": "treebank", "aspect": "absa"}
+PROBE_NAMES = {"upos": "part of speech (UPOS)", "aspect": "aspect term of the asked category"}
+COLOUR = {"treebank": "upos", "absa": "role"}
+MAX_POINTS = 1500
+NO_UPOS = ("The treebank has no UPOS column (every word's UPOS is '_'), so its words cannot be "
+           "coloured or probed by part of speech.")
+
+
+def corpus_kind(dataset) -> str:
+    """``treebank`` or ``absa`` from the Dataset's columns."""
+    cols = set(getattr(dataset, "column_names", None) or ())
+    if "terms" in cols:
+        return "absa"
+    if {"words", "upos"} <= cols:
+        return "treebank"
+    raise DataError("The data is neither a treebank (CoNLL-U) nor ABSA data (SemEval XML, "
+                    "ASTE or this project's JSON).")
+
+
+def has_upos(dataset) -> bool:
+    return any(t not in ("_", "") for tags in dataset["upos"] for t in tags)
+
+
+def check_probes(dataset, probes: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The probes to run (None: the data's own, ``upos`` only where UPOS tags exist); raises
+    InputError / DataError for a probe the data cannot feed (one line)."""
+    kind = corpus_kind(dataset)
+    if probes is None:
+        return tuple(p for p, k in PROBES.items()
+                     if k == kind and (p != "upos" or has_upos(dataset)))
+    for p in probes:
+        if p not in PROBES:
+            raise InputError(f"Unknown probe {p!r}; choose one of {', '.join(PROBES)}.")
+        if PROBES[p] != kind:
+            need = "a treebank (CoNLL-U)" if PROBES[p] == "treebank" else "ABSA data"
+            raise InputError(f"The {p} probe needs {need}; the data given is "
+                             f"{'a treebank' if kind == 'treebank' else 'ABSA data'}.")
+        if p == "upos" and not has_upos(dataset):
+            raise DataError(NO_UPOS)
+    return tuple(probes)
+
+
+@dataclass
+class ModelSide:
+    """One model's numbers over the corpus (every list has L + 1 entries)."""
+
+    name: str
+    probes: dict[str, ProbeCurve]
+    anisotropy: list[float | None]
+    self_similarity: list[float | None]
+    n_self_words: int = 0
+
+    def to_json(self) -> dict:
+        return {"probes": {k: v.to_json() for k, v in self.probes.items()},
+                "anisotropy": list(self.anisotropy), "self_similarity": list(self.self_similarity)}
+
+
+@dataclass
+class Scatter:
+    """2-D points of a sample of the corpus's words at every layer, for both models."""
+
+    method: str
+    points: list[np.ndarray]
+    compare_points: list[np.ndarray] | None
+    forms: list[str]
+    colours: list[str]
+    contexts: list[str]
+    colour_by: str
+
+
+@dataclass
+class CorpusResult:
+    kind: str
+    model: ModelSide
+    compare: ModelSide | None
+    scatter: Scatter | None
+    n_sentences: int
+    n_words: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.model.anisotropy)
+
+    def to_json(self) -> dict:
+        return {**self.model.to_json(),
+                "compare": self.compare.to_json() if self.compare is not None else None}
+
+
+def _labels_for_probe(words: WordCorpus, probe: str):
+    """(row mask, labels) of the words the probe learns from (UPOS '_' left out)."""
+    labels = np.asarray(words.labels[probe])
+    keep = labels != "_"
+    return keep, labels[keep]
+
+
+def model_side(loaded, words: WordCorpus, probes: Sequence[str], folds: int = FOLDS,
+               seed: int = 0, n_pairs: int = N_PAIRS, min_contexts: int = MIN_CONTEXTS,
+               progress: Callable[[int, int], None] | None = None) -> ModelSide:
+    """Probes and geometry of one model's word vectors."""
+    curves = {}
+    for k, p in enumerate(probes):
+        keep, labels = _labels_for_probe(words, p)
+        curves[p] = probe_layers([x[keep] for x in words.layers], labels, words.groups[keep],
+                                 name=p, folds=folds, seed=seed)
+        if progress is not None:
+            progress(k + 1, len(probes) + 1)
+    aniso, selfsim, n_self = layer_geometry(words.layers, words.forms, words.groups, n_pairs,
+                                            min_contexts, seed=seed)
+    if progress is not None:
+        progress(len(probes) + 1, len(probes) + 1)
+    return ModelSide(loaded.name, curves, aniso, selfsim, n_self)
+
+
+def _words(loaded, dataset, kind, max_sentences, batch_size, progress):
+    read = treebank_words if kind == "treebank" else absa_words
+    return read(loaded, dataset, max_sentences=max_sentences, batch_size=batch_size,
+                progress=progress)
+
+
+def scatter_of(a: WordCorpus, b: WordCorpus | None, method: str = "pca",
+               max_points: int = MAX_POINTS, seed: int = 0) -> tuple[Scatter, list[str]]:
+    """The projection of up to ``max_points`` words (sampled with the seed), both models."""
+    notes = []
+    if b is not None and b.forms != a.forms:
+        notes.append("The two models read the words differently, so the second model's "
+                     "scatter is left out.")
+        b = None
+    n = len(a.forms)
+    rows = np.arange(n)
+    if n > max_points:
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=max_points, replace=False))
+        notes.append(f"The scatter shows {max_points} of the {n} words, sampled at random "
+                     f"(seed {seed}).")
+    colour = COLOUR[a.kind]
+    pa, pb = project_layers([x[rows] for x in a.layers],
+                            [x[rows] for x in b.layers] if b is not None else None, method, seed)
+    return Scatter(method, pa, pb, [a.forms[i] for i in rows],
+                   [str(a.labels[colour][i]) for i in rows], [a.context(i) for i in rows],
+                   colour), notes
+
+
+def corpus_representations(loaded, dataset, compare=None, probes: Sequence[str] | None = None,
+                           max_sentences: int | None = None, method: str = "pca",
+                           max_points: int = MAX_POINTS, folds: int = FOLDS, seed: int = 0,
+                           batch_size: int = 32, scatter: bool = True,
+                           progress: Callable[[int, int], None] | None = None) -> CorpusResult:
+    """Everything of the corpus part for ``loaded`` (and ``compare``, same shape);
+    ``progress(done, 100)`` along the way."""
+    check_method(method)
+    kind = corpus_kind(dataset)
+    probes = check_probes(dataset, probes)
+    if compare is not None:
+        check_same_shape(loaded, compare)
+    models = [loaded] if compare is None else [loaded, compare]
+    share = 60 // len(models)
+
+    def stage(start, width):
+        if progress is None:
+            return None
+        return lambda done, total: progress(start + int(width * done / max(1, total)), 100)
+
+    words = [_words(m, dataset, kind, max_sentences, batch_size, stage(k * share, share))
+             for k, m in enumerate(models)]
+    sides = [model_side(m, w, probes, folds, seed,
+                        progress=stage(60 + k * 30 // len(models), 30 // len(models)))
+             for k, (m, w) in enumerate(zip(models, words))]
+    notes = list(words[0].notes)
+    if not probes and kind == "treebank":
+        notes.append(NO_UPOS.replace("cannot be coloured or", "are not"))
+    sc = None
+    if scatter:
+        sc, more = scatter_of(words[0], words[1] if compare is not None else None, method,
+                              max_points, seed)
+        notes += more
+    if progress is not None:
+        progress(100, 100)
+    return CorpusResult(kind, sides[0], sides[1] if compare is not None else None, sc,
+                        words[0].n_sentences, len(words[0].forms), notes)

@@ -1,0 +1,106 @@
+"""The plain reading of the representations study: sentences in everyday words computed from
+the numbers (layers 1-indexed as on the page, the embeddings "layer 0")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.representations.corpus import PROBE_NAMES, CorpusResult
+from analysis.representations.probes import ProbeCurve
+
+METHOD_NOTES = {
+    "pca": "Each layer has its own axes (its own PCA), so compare how tokens group within a "
+           "layer, not where they sit from one layer to the next.",
+    "aligned": "Each layer is rotated onto the one before, so a token's movement from layer to "
+               "layer means something.",
+    "tsne": "t-SNE keeps near neighbours near; distances between groups and the axes carry no "
+            "meaning.",
+    "umap": "UMAP keeps near neighbours near; distances between far groups and the axes carry "
+            "little meaning.",
+}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _layer(layer: int) -> str:
+    return "the embeddings (layer 0)" if layer == 0 else f"layer {layer}"
+
+
+def input_reading(result) -> list[str]:
+    """Sentences about one input (an :class:`analysis.representations.single.InputResult`)."""
+    out = [METHOD_NOTES[result.method]]
+    if result.steps:
+        k = int(np.nanargmin(result.steps))
+        out.append(f"The tokens' arrangement changes most from {_layer(k)} to layer {k + 1} "
+                   f"(linear CKA {result.steps[k]:.2f} between the two; 1 = the same "
+                   "geometry).")
+    if result.agreement:
+        agree = np.asarray(result.agreement, float)
+        low = int(np.nanargmin(agree))
+        if np.nanmin(agree) > 0.999:
+            out.append(f"{result.compare_model} arranges this input's tokens as "
+                       f"{result.model} does at every layer (CKA above 0.999).")
+        else:
+            out.append(f"The two models arrange the tokens most differently at {_layer(low)} "
+                       f"(CKA {agree[low]:.2f}, against {agree[0]:.2f} at the embeddings): "
+                       f"that is where {result.compare_model} changed this input's geometry "
+                       "most.")
+    return out
+
+
+def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) -> list[str]:
+    best = curve.best_layer()
+    what = PROBE_NAMES.get(curve.name, curve.name)
+    out = [f"A linear probe reads the {what} best at {_layer(best)}: "
+           f"{_pct(curve.layers[best])} of {curve.n_words} words right, against "
+           f"{_pct(curve.majority)} by always guessing the most frequent class."]
+    if curve.name == "upos" and {"NOUN", "VERB"} <= set(curve.classes):
+        nv = [(r["NOUN"] + r["VERB"]) / 2 for r in curve.recall]
+        k = int(np.argmax(nv))
+        out.append(f"{_layer(k).capitalize()} separates nouns from verbs best "
+                   f"({_pct(curve.recall[k]['NOUN'])} of nouns and "
+                   f"{_pct(curve.recall[k]['VERB'])} of verbs tagged right).")
+    if other is not None:
+        top = len(curve.layers) - 1
+        delta = other.layers[top] - curve.layers[top]
+        if abs(delta) > 0.005:
+            change = (f"{'rises' if delta > 0 else 'falls'} from {_pct(curve.layers[top])} to "
+                      f"{_pct(other.layers[top])}")
+        else:
+            change = (f"stays about the same ({_pct(curve.layers[top])}, then "
+                      f"{_pct(other.layers[top])})")
+        line = (f"After fine-tuning ({other_name}) the top layer's {curve.name} probe {change}; "
+                f"its best layer is {_layer(other.best_layer())}.")
+        if curve.name == "aspect" and delta > 0.005:
+            line += (" The top layers now group the review's words by whether they name the "
+                     "asked aspect.")
+        elif curve.name == "upos" and delta < -0.005:
+            line += " The top layers kept less of the part of speech than before."
+        out.append(line)
+    return out
+
+
+def corpus_reading(result: CorpusResult) -> list[str]:
+    """Sentences about the corpus part."""
+    out = []
+    for name, curve in result.model.probes.items():
+        other = result.compare.probes.get(name) if result.compare is not None else None
+        out += _pair_reading(curve, other, result.compare.name if result.compare else "")
+    aniso = [a for a in result.model.anisotropy]
+    if all(a is not None for a in aniso):
+        k = int(np.argmax(aniso))
+        out.append(f"Words' vectors are most alike at {_layer(k)} (two random words' mean "
+                   f"cosine {aniso[k]:.2f}; 0 would mean no common direction).")
+    ss = result.model.self_similarity
+    if all(s is not None for s in ss):
+        out.append(f"Self-similarity goes from {ss[0]:.2f} at the embeddings to {ss[-1]:.2f} at "
+                   f"the top layer ({result.model.n_self_words} words seen in several "
+                   "sentences): the lower it is, the more a word's vector depends on its "
+                   "sentence.")
+        if result.compare is not None and all(s is not None for s in result.compare.self_similarity):
+            cs = result.compare.self_similarity
+            out.append(f"In {result.compare.name} the top layer's self-similarity is "
+                       f"{cs[-1]:.2f} (against {ss[-1]:.2f}).")
+    return out

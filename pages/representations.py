@@ -1,0 +1,150 @@
+"""Representations: token vectors layer by layer (van Aken et al. 2019), before and after
+fine-tuning, with per-layer linear probes, anisotropy and self-similarity (Ethayarajh 2019),
+for the sidebar's model and a second checkpoint. docs/METHODS.md section 13."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from analysis.errors import DataError, InputError
+from analysis.models import ModelLoadError
+from analysis.representations import corpus_reading, input_reading
+from analysis.representations.projection import METHOD_NAMES
+from analysis.representations.states import check_same_shape
+from ui.common.corpus import fit_narrow_screens
+from ui.common.errors import plain, show_error
+from ui.common.example import wait_for_example
+from ui.common.export import chart_downloads
+from ui.common.findings import add_button, explain
+from ui.common.links import CANNOT_CARRY, copy_link, folder_note
+from ui.common.resources import get_model, token_capped
+from ui.common.settings import settings
+from ui.common.sidebar import context
+from ui.representations import blocks as B
+from ui.representations import charts as C
+from ui.representations import state as S
+
+ctx = context()
+loaded = ctx.loaded
+fit_narrow_screens()  # on a phone the side-by-side panels scroll sideways
+st.title("Representations")
+st.caption(
+    f"{loaded.name}: how the vectors of every token move and group, layer by layer (0 = the "
+    "embeddings), drawn in 2-D as VisBERT does (van Aken et al. 2019); the same tokens in a "
+    "second checkpoint with the same projection, so the effect of fine-tuning shows; and over "
+    "a corpus, linear probes per layer, anisotropy and self-similarity (Ethayarajh 2019).")
+
+after_spec = B.second_model_spec()
+copy_link(S.COPY, note=CANNOT_CARRY.format(what="an uploaded file")
+          if S.corpus_is_upload() else None)
+compare = None
+if not after_spec:
+    st.info("No second model: enter a fine-tuned checkpoint above to see it beside the "
+            "sidebar's model ('example' is the example checkpoint once it is built; the box "
+            "starts with it then).", icon=":material/info:")
+    wait_for_example()
+else:
+    note = folder_note(after_spec)
+    if note:
+        st.caption(plain(note))
+    try:
+        compare = get_model(after_spec)
+        check_same_shape(loaded, compare)
+    except (ModelLoadError, InputError) as exc:
+        show_error("The second model is not available right now." if settings().demo
+                   and isinstance(exc, ModelLoadError) else exc, prefix="Second model: ")
+        compare = None
+names = [loaded.name] + ([compare.name] if compare is not None else [])
+report = dict(loaded=loaded, page="Representations", url_path="representations")
+
+tab_one, tab_corpus = st.tabs(["One input", "A corpus"], key=S.TAB, bind=S.Q)
+
+# -- one input --------------------------------------------------------------------------------
+with tab_one:
+    explain("Inside the model every token is a long list of numbers (its hidden state) after "
+            "each layer. Here each layer's token vectors are squeezed onto a flat map with PCA: "
+            "tokens that sit close together have similar vectors at that layer. Move the layer "
+            "slider under the chart to watch them regroup; the line follows one token through "
+            "the layers. With PCA each layer has its own axes; the aligned view turns every "
+            "layer onto the one before (Procrustes alignment), so the line's moves mean "
+            "something. The second panel is the second model on the same tokens.")
+    try:
+        from analysis.representations.states import encode_input
+
+        one = token_capped(loaded)  # demo mode: at most max_tokens per input
+        tokens = encode_input(one, ctx.text, ctx.pair).tokens
+        view = B.input_controls(tokens)
+        res = B.input_result(one, token_capped(compare) if compare is not None else None,
+                             ctx.text, ctx.pair, view.method)
+    except (InputError, DataError) as exc:
+        show_error(exc)
+    else:
+        for notice in res.notices:
+            st.caption(plain(notice))
+        lines = input_reading(res)
+        st.markdown(B.reading_lines(lines))
+        chart, picture, rows = C.input_chart(res, view.colour, view.token)
+        st.altair_chart(chart, key=S.CHART_INPUT)
+        st.caption(f"{len(res.tokens)} tokens, {res.n_layers} layers. Hover a point for its "
+                   "token in its sentence («marked»); the slider changes the layer without a "
+                   "rerun.")
+        chart_downloads(chart, "representations_input", key=S.DL_INPUT, df=rows)
+        settings_ = {"projection": METHOD_NAMES[res.method], "models": " | ".join(names)}
+        add_button("Token vectors layer by layer", S.ADD_INPUT, chart=picture, reading=lines,
+                   data=f"the sidebar's text ({len(res.tokens)} tokens)", settings=settings_,
+                   **report)
+        B.json_download(res.to_json, "representations_input.json", S.JSON_INPUT,
+                        "every layer's points")
+
+# -- a corpus ---------------------------------------------------------------------------------
+with tab_corpus:
+    explain("Many sentences at once. A linear probe is a simple classifier trained on one "
+            "layer's vectors to guess each word's part of speech (UPOS) or whether it names "
+            "the aspect asked about; its cross-validated accuracy per layer shows where that "
+            "information is easiest to read, against the majority baseline. Anisotropy: how "
+            "much all vectors point the same way; self-similarity: how much one word keeps its "
+            "vector from sentence to sentence (lower = more shaped by its sentence).")
+    cview, upload = B.corpus_controls()
+    if cview.corpus == "upload" and upload is None:
+        st.stop()
+    try:
+        cres = B.corpus_result(loaded, compare, cview, upload)
+    except (InputError, DataError) as exc:
+        show_error(exc)
+        st.stop()
+    for note in cres.notes:
+        st.caption(plain(note))
+    m = st.columns(3)
+    m[0].metric("Sentences", cres.n_sentences)
+    m[1].metric("Words", f"{cres.n_words:,}")
+    m[2].metric("Layers", cres.n_layers, help="the embeddings and every encoder layer")
+    clines = corpus_reading(cres)
+    st.subheader("Reading")
+    st.markdown(B.reading_lines(clines))
+    data = f"{B.CORPORA[cview.corpus]} ({cres.n_sentences} sentences)"
+    if upload is not None:
+        data = f"{upload[1]} ({cres.n_sentences} sentences)"
+    csettings = {"scatter": METHOD_NAMES[cview.corpus_method], "models": " | ".join(names)}
+    add_button("Representations over a corpus: the reading", S.ADD_CORPUS_READING,
+               reading=clines, data=data, settings=csettings, **report)
+    if cres.scatter is not None:
+        schart, spicture, srows = C.corpus_scatter(cres)
+        st.altair_chart(schart, key=S.CHART_SCATTER)
+        st.caption("Both panels share their axes: a model whose cloud looks small has word "
+                   "vectors that differ less from each other at that layer.")
+        chart_downloads(schart, "representations_corpus", key=S.DL_SCATTER, df=srows)
+        add_button("Words of a corpus layer by layer", S.ADD_SCATTER, chart=spicture, data=data,
+                   settings=csettings, **report)
+    if cres.model.probes:
+        pchart, pdf = C.probe_chart(cres)
+        st.altair_chart(pchart)
+        chart_downloads(pchart, "representations_probes", key=S.DL_PROBES, df=pdf)
+        add_button("Linear probes per layer", S.ADD_PROBES, chart=pchart, data=data,
+                   settings=csettings, **report)
+    gchart, gdf = C.geometry_chart(cres)
+    st.altair_chart(gchart)
+    chart_downloads(gchart, "representations_geometry", key=S.DL_GEOMETRY, df=gdf)
+    add_button("Anisotropy and self-similarity", S.ADD_GEOMETRY, chart=gchart, data=data,
+               settings=csettings, **report)
+    B.json_download(cres.to_json, "representations_corpus.json", S.JSON_CORPUS,
+                    "the probes and curves")

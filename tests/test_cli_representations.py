@@ -1,0 +1,88 @@
+"""The ``representations`` command: the JSON holds the library's (the page's) numbers; options
+checked before any work; bad input gives exit status 2 and one line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import analysis.cli as cli
+from analysis.models import load_model
+from analysis.representations import corpus_representations, input_representations
+from analysis.syntax.treebank import read_conllu
+
+ROW = "{i}\t{w}\t_\t{u}\t_\t_\t{h}\t{r}\t_\t_"
+SENTENCES = [[("Dogs", "NOUN", 2, "nsubj"), ("bark", "VERB", 0, "root")],
+             [("Cats", "NOUN", 2, "nsubj"), ("sleep", "VERB", 0, "root")],
+             [("Birds", "NOUN", 2, "nsubj"), ("sing", "VERB", 0, "root")]]
+
+
+def conllu(upos=True) -> str:
+    return "\n\n".join("\n".join(ROW.format(i=i, w=w, u=u if upos else "_", h=h, r=r)
+                                 for i, (w, u, h, r) in enumerate(s, 1))
+                       for s in SENTENCES) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir):
+    return str(tiny_model_dir("bert"))
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    return code, capsys.readouterr()
+
+
+def test_text_json_equals_the_library(tmp_path, tiny, capsys):
+    out = tmp_path / "r.json"
+    code, _ = run(capsys, "representations", "--model", tiny, "--compare", tiny, "--text",
+                  "The soup was cold.", "--pair", "soup", "--method", "aligned", "--out",
+                  str(out))
+    assert code == 0
+    got = json.loads(out.read_text())
+    m = load_model(tiny)
+    want = input_representations(m, "The soup was cold.", "soup", m, method="aligned")
+    assert got == json.loads(json.dumps(want.to_json()))
+    assert got["projection"]["method"] == "aligned" and len(got["projection"]["layers"]) == 3
+
+
+def test_data_json_equals_the_library(tmp_path, tiny, capsys):
+    data = tmp_path / "tb.conllu"
+    data.write_text(conllu(), encoding="utf-8")
+    out = tmp_path / "c.json"
+    code, io = run(capsys, "representations", "--model", tiny, "--data", str(data), "--out",
+                   str(out))
+    assert code == 0, io.err
+    m = load_model(tiny)
+    want = corpus_representations(m, read_conllu(data), scatter=False).to_json()
+    assert json.loads(out.read_text()) == json.loads(json.dumps(want))
+    assert want["compare"] is None and want["probes"]["upos"]["majority"] == 0.5
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--text", "Hello"], "error: The text has one token; a projection needs at least two "
+                          "(type a few words)."),
+    (["--text", "Dogs bark.", "--compare", "default"],
+     "error: The models have different shapes (2 layers of 32 numbers against 6 layers of "
+     "384), so their vectors cannot share one projection."),
+    (["--data", "NOUPOS", "--probe", "upos"],
+     "error: The treebank has no UPOS column (every word's UPOS is '_'), so its words cannot "
+     "be coloured or probed by part of speech."),
+    (["--text", "Dogs bark.", "--probe", "upos"], "error: --probe is used with --data, not "
+                                                  "with --text."),
+    (["--text", "Dogs bark.", "--method", "lda"], None),
+    (["--data", "missing.conllu"], "error: --data names a file that does not exist: "
+                                   "missing.conllu"),
+])
+def test_bad_input_one_line(tmp_path, tiny, capsys, argv, line):
+    bad = tmp_path / "noupos.conllu"
+    bad.write_text(conllu(upos=False), encoding="utf-8")
+    argv = [str(bad) if a == "NOUPOS" else a for a in argv]
+    code, io = run(capsys, "representations", "--model", tiny, *argv, "--out",
+                   str(tmp_path / "x.json"))
+    assert code == 2
+    assert io.err.count("\n") == 1 and "Traceback" not in io.err
+    if line:
+        assert io.err.strip() == line
+    assert not (tmp_path / "x.json").exists()

@@ -1,0 +1,178 @@
+"""The Representations page's blocks: the second model, the cached one-input and corpus runs
+(heavy ones through the server-wide job queue), the controls and the plain reading
+(docs/METHODS.md section 13). Keys come from ``ui.representations.state``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import streamlit as st
+
+from analysis.aspects.readers import load_sample
+from analysis.models import checkpoint_stamp
+from analysis.representations import corpus_representations, input_representations
+from analysis.representations.corpus import MAX_POINTS
+from analysis.representations.projection import METHOD_NAMES, METHODS
+from analysis.syntax.treebank import sample_treebank
+from ui.common.corpus import cap_widget
+from ui.common.errors import plain
+from ui.common.jobs import run_job
+from ui.common.models import second_model
+from ui.common.settings import settings
+from ui.common.url_select import url_selectbox
+from ui.representations import state as S
+
+CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)",
+           "ewt": "UD English EWT dev (the shared data)", "upload": "Upload a file"}
+EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "ud_english_ewt" / \
+    "en_ewt-ud-dev.conllu"
+CORPUS_METHODS = ("pca", "tsne", "umap")
+COLOURS = {"segment": "segment (A / B)", "special": "special tokens"}
+SIZES = {"treebank": 104, "absa": 222}  # sentences of the bundled samples
+DEMO_POINTS = 500  # demo mode: words in the corpus scatter (t-SNE / UMAP of 7 layers x 2 models)
+
+
+def second_model_spec() -> str:
+    """The second checkpoint (``ui.common.models.second_model``, as on the Syntax and Drift
+    pages): in demo mode one of the host's listed models by name (the example checkpoint
+    first); otherwise a listed name, a hub id or a folder, "example" by default once it is
+    built. '' while none is given."""
+    return second_model(st, S.SECOND_MODEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached computations
+
+
+def _stamp(loaded) -> tuple:
+    return (loaded.spec, checkpoint_stamp(loaded.spec)) if loaded is not None else ("", "")
+
+
+@st.cache_data(max_entries=16, show_spinner="Projecting every layer...")
+def _input(key: tuple, text: str, pair: str | None, method: str, _loaded, _compare):
+    def job(progress):
+        progress(0.1, "Forward passes and projections")
+        return input_representations(_loaded, text, pair, _compare, method=method)
+
+    if method in ("tsne", "umap"):  # seconds per layer: through the queue
+        return run_job(f"{METHOD_NAMES[method]} of every layer", job, key=S.JOB_INPUT)
+    return job(lambda *a: None)
+
+
+def input_result(loaded, compare, text: str, pair: str | None, method: str):
+    """:func:`analysis.representations.input_representations` with the CLI's defaults, cached
+    per (models and their checkpoint stamps, text, pair, method)."""
+    return _input((_stamp(loaded), _stamp(compare)), text, pair, method, loaded, compare)
+
+
+def _read_upload(data: bytes, name: str, n: int):
+    from analysis.aspects.readers import load_absa
+    from analysis.syntax.treebank import read_conllu
+
+    if name.lower().endswith((".conllu", ".txt")):
+        return read_conllu(data, name=name, max_sentences=n)
+    ds = load_absa(data, name=name, max_bytes=settings().max_upload_bytes)
+    return ds.select(range(min(n, len(ds))))
+
+
+def corpus_data(kind: str, n: int, upload=None):
+    """The chosen corpus, its first ``n`` sentences (``upload``: (bytes, file name))."""
+    if kind == "treebank":
+        return sample_treebank(max_sentences=n)
+    if kind == "absa":
+        return load_sample().select(range(min(n, SIZES["absa"])))
+    if kind == "ewt":
+        from analysis.syntax.treebank import read_conllu
+
+        return read_conllu(EWT, max_sentences=n)
+    return _read_upload(*upload, n)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _corpus(key: tuple, n: int, method: str, _loaded, _compare, _dataset):
+    def job(progress):
+        return corpus_representations(_loaded, _dataset, _compare, method=method,
+                                      max_points=DEMO_POINTS if settings().demo else MAX_POINTS,
+                                      progress=lambda d, t: progress(d / max(t, 1),
+                                                                     f"{d}% done"))
+
+    names = _loaded.name + (f" and {_compare.name}" if _compare is not None else "")
+    return run_job(f"Representations of {n} sentences: {names}", job, key=S.JOB_CORPUS)
+
+
+def corpus_result(loaded, compare, view: S.View, upload=None):
+    """:func:`analysis.representations.corpus_representations` on the chosen corpus with the
+    CLI's defaults, cached per (models and their stamps, corpus, sentences, projection)."""
+    data = (view.corpus,) if upload is None else (hashlib.sha1(upload[0]).hexdigest(),)
+    dataset = corpus_data(view.corpus, view.n_sentences, upload)
+    return _corpus((_stamp(loaded), _stamp(compare), data), view.n_sentences,
+                   view.corpus_method, loaded, compare, dataset)
+
+
+# ---------------------------------------------------------------------------------------------
+# Controls
+
+
+def input_controls(tokens: list[str]) -> S.View:
+    c1, c2, c3 = st.columns(3)
+    method = url_selectbox(c1, "Projection", METHODS, key=S.METHOD,
+                           format_func=METHOD_NAMES.get,
+                           help="PCA per layer: each layer's own axes (VisBERT). Aligned: each "
+                                "layer rotated onto the one before (Procrustes), so movement "
+                                "means something. t-SNE and UMAP: seed 0.")
+    colour = url_selectbox(c2, "Colour by", list(COLOURS), key=S.COLOUR,
+                           format_func=COLOURS.get)
+    options = list(range(len(tokens)))
+    token = url_selectbox(c3, "Path of token", options, key=S.TOKEN,
+                          default=min(1, len(tokens) - 1),
+                          format_func=lambda i: f"{i + 1}: {tokens[i]}",
+                          help="Its position at every layer, joined by a line (numbers: layers).")
+    return S.View(method=method, colour=colour, token=int(token))
+
+
+def corpus_sources() -> list[str]:
+    """The bundled samples, the shared EWT dev file (locally, where it is), an upload."""
+    local = not settings().demo and EWT.exists()
+    return ["treebank", "absa"] + (["ewt"] if local else []) + ["upload"]
+
+
+def corpus_controls() -> tuple[S.View, tuple[bytes, str] | None]:
+    """The corpus widgets -> (the view, the upload's (bytes, name) or None)."""
+    conf = settings()
+    c1, c2, c3 = st.columns(3)
+    kind = url_selectbox(c1, "Corpus", corpus_sources(), key=S.CORPUS, format_func=CORPORA.get)
+    size = SIZES.get(kind)
+    top = conf.cap("max_examples", size or 5000)
+    n = cap_widget(c2, S.N_SENTENCES, "Sentences", default=min(top, size or 300), maximum=top,
+                   step=10, bind=True, help=f"The first N sentences (at most {top}" +
+                   (", this demo's cap)." if conf.max_examples == top else ")."))
+    method = url_selectbox(c3, "Scatter projection", CORPUS_METHODS, key=S.CORPUS_METHOD,
+                           format_func=METHOD_NAMES.get)
+    view = S.View(corpus=kind, n_sentences=min(n, top), corpus_method=method)
+    if kind != "upload":
+        return view, None
+    up = st.file_uploader("A CoNLL-U treebank (.conllu: UPOS colours and probe) or ABSA data "
+                          "(SemEval XML, ASTE .txt with ####, this project's .json: roles and "
+                          "the aspect probe); read in memory, not kept",
+                          type=["conllu", "xml", "json", "txt"], key=S.UPLOAD,
+                          max_upload_size=math.ceil(conf.max_upload_bytes / 2 ** 20)
+                          if conf.max_upload_bytes else None)
+    if up is None:
+        st.info("Upload a file to analyse.", icon=":material/upload_file:")
+        return view, None
+    return view, (up.getvalue(), up.name)
+
+
+def reading_lines(lines) -> str:
+    return "\n".join(f"- {plain(line)}" for line in lines)
+
+
+def json_download(data, name: str, key: str, what: str) -> None:
+    make = data if callable(data) else (lambda: data)
+    st.download_button(f"Download {what} (JSON, same schema as the CLI)",
+                       data=lambda: json.dumps(make(), indent=1), file_name=name,
+                       mime="application/json", key=key, icon=":material/download:",
+                       on_click="ignore")

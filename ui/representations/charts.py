@@ -1,0 +1,195 @@
+"""The Representations page's charts (Altair). Every layer is sent at once and a layer slider
+bound to a Vega parameter filters the points in the browser (no rerun). Token text, its
+sentence and every label are data fields shown in tooltips, never part of an expression."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from analysis.representations.corpus import PROBE_NAMES
+from analysis.representations.projection import METHOD_NAMES
+
+LAYER_PARAM = "layer"
+PANEL_W, PANEL_H = 330, 300
+ROLE_ORDER = ["aspect", "opinion", "other aspect", "other"]
+
+
+def _frame(points: dict[str, list[np.ndarray]]) -> pd.DataFrame:
+    """Long table of positions: one row per (model, layer, item) with x and y."""
+    parts = []
+    for model, layers in points.items():
+        for layer, pts in enumerate(layers):
+            parts.append(pd.DataFrame({"model": model, "layer": layer,
+                                       "item": np.arange(len(pts)),
+                                       "x": pts[:, 0].astype(float),
+                                       "y": pts[:, 1].astype(float)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def input_frames(result, colour: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(positions of every layer for both models "A: name" / "B: name", one row per token
+    with its text, its sentence and its colour group)."""
+    points = {f"A: {result.model}": result.points}
+    if result.compare_points is not None:
+        points[f"B: {result.compare_model}"] = result.compare_points
+    n = len(result.tokens)
+    if colour == "special":
+        group = ["special token" if s else "word piece" for s in result.special]
+    else:
+        group = ["special token" if s else f"segment {'AB'[g]}"
+                 for g, s in zip(result.segments, result.special)]
+    items = pd.DataFrame({"item": np.arange(n), "token": result.tokens,
+                          "context": result.contexts, "group": group})
+    return _frame(points), items
+
+
+def corpus_frames(result) -> tuple[pd.DataFrame, pd.DataFrame]:
+    sc = result.scatter
+    points = {f"A: {result.model.name}": sc.points}
+    if sc.compare_points is not None and result.compare is not None:
+        points[f"B: {result.compare.name}"] = sc.compare_points
+    items = pd.DataFrame({"item": np.arange(len(sc.forms)), "token": sc.forms,
+                          "context": sc.contexts, "group": sc.colours})
+    return _frame(points), items
+
+
+def table(df: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """The CSV export: every position with its item's fields."""
+    return df.merge(items, on="item").sort_values(["model", "layer", "item"])
+
+
+def layer_param(n_layers: int, value: int | None = None):
+    return alt.param(name=LAYER_PARAM, value=n_layers - 1 if value is None else value,
+                     bind=alt.binding_range(min=0, max=n_layers - 1, step=1,
+                                            name="Layer (0 = embeddings) "))
+
+
+def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
+            group_title: str, path_item: int | None = None, group_sort=None,
+            layer: int | None = None) -> alt.FacetChart:
+    """Every layer's points (a slider picks the layer in the browser), one panel per model,
+    the same axes for both; with ``path_item`` that item's path across layers as a line.
+    Each row carries its item's text, sentence window and group (a Vega lookup by item would
+    send them once, but Streamlit's frontend then drew an empty chart)."""
+    param = layer_param(n_layers, layer)
+    at_layer = alt.datum.layer == param
+    x = alt.X("x:Q", title="component 1", axis=alt.Axis(labels=False, ticks=False))
+    y = alt.Y("y:Q", title="component 2", axis=alt.Axis(labels=False, ticks=False))
+    tip = [alt.Tooltip("token:N", title="token"), alt.Tooltip("context:N", title="in"),
+           alt.Tooltip("group:N", title=group_title), alt.Tooltip("layer:Q", title="layer")]
+    base = alt.Chart()
+    points = base.mark_circle(size=60, opacity=0.8).encode(
+        x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort),
+        tooltip=tip).transform_filter(at_layer)
+    layers = [points]
+    if path_item is not None:
+        mine = base.transform_filter(alt.datum.item == int(path_item))
+        layers.insert(0, mine.mark_line(color="#555", strokeWidth=1.5, opacity=0.7).encode(
+            x=x, y=y, order="layer:Q", tooltip=tip))
+        layers.insert(1, mine.mark_text(dx=7, dy=-7, fontSize=10, color="#555").encode(
+            x=x, y=y, text="layer:Q"))
+        layers.append(mine.transform_filter(at_layer).mark_point(
+            size=220, shape="diamond", color="black", filled=False, strokeWidth=2).encode(
+            x=x, y=y, tooltip=tip))
+    layered = alt.layer(*layers).properties(width=PANEL_W, height=PANEL_H)
+    return alt.layer(layered, data=df.merge(items, on="item")).facet(
+        column=alt.Column("model:N", title=None, header=alt.Header(labelLimit=300)),
+    ).add_params(param).properties(title=title)
+
+
+def one_layer(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
+              group_title: str, group_sort=None) -> alt.FacetChart:
+    """The top layer's points only (a report's picture: small enough to embed)."""
+    top = n_layers - 1
+    return scatter(df[df["layer"] == top], items, n_layers, f"{title} (layer {top})",
+                   group_title, group_sort=group_sort, layer=top)
+
+
+def input_chart(result, colour: str, token: int):
+    """(the chart, its report picture builder, the CSV table builder)."""
+    df, items = input_frames(result, colour)
+    title = (f"{METHOD_NAMES[result.method]} of every token, layer by layer "
+             f"(line: token {token + 1}'s path)")
+    chart = scatter(df, items, result.n_layers, title, "colour", path_item=token)
+    report = lambda: one_layer(df, items, result.n_layers,  # noqa: E731
+                               f"{METHOD_NAMES[result.method]} of every token", "colour")
+    return chart, report, lambda: table(df, items)
+
+
+def corpus_scatter(result):
+    """(the chart, its report picture builder, the CSV table builder)."""
+    df, items = corpus_frames(result)
+    sc = result.scatter
+    name = "UPOS" if sc.colour_by == "upos" else "role"
+    sort = ROLE_ORDER if sc.colour_by == "role" else None
+    title = f"{METHOD_NAMES[sc.method]} of {len(sc.forms)} words"
+    chart = scatter(df, items, result.n_layers, title + ", layer by layer", name,
+                    group_sort=sort)
+    report = lambda: one_layer(df, items, result.n_layers, title, name, sort)  # noqa: E731
+    return chart, report, lambda: table(df, items)
+
+
+def probe_frame(result) -> pd.DataFrame:
+    rows = []
+    sides = [("A: " + result.model.name, result.model)]
+    if result.compare is not None:
+        sides.append(("B: " + result.compare.name, result.compare))
+    for model, side in sides:
+        for name, curve in side.probes.items():
+            for layer, acc in enumerate(curve.layers):
+                rows.append({"probe": PROBE_NAMES.get(name, name), "model": model,
+                             "layer": layer, "accuracy": acc, "majority": curve.majority})
+    return pd.DataFrame(rows)
+
+
+def probe_chart(result) -> tuple[alt.Chart, pd.DataFrame]:
+    """Probe accuracy per layer for both models, the majority baseline dashed."""
+    df = probe_frame(result)
+    colour = alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom",
+                                                                   labelLimit=320))
+    base = alt.Chart(df)
+    lines = base.mark_line(point=True, strokeWidth=2.5).encode(
+        x=alt.X("layer:O", title="layer (0 = embeddings)"),
+        y=alt.Y("accuracy:Q", title="cross-validated accuracy", scale=alt.Scale(zero=False)),
+        color=colour, tooltip=["model", "probe", "layer", alt.Tooltip("accuracy:Q",
+                                                                      format=".3f")])
+    rule = base.mark_rule(strokeDash=[6, 4], color="#888").encode(
+        y="mean(majority):Q", tooltip=[alt.Tooltip("mean(majority):Q", title="majority",
+                                                   format=".3f")])
+    chart = alt.layer(lines, rule).properties(width=PANEL_W, height=260).facet(
+        column=alt.Column("probe:N", title=None)).properties(
+        title="Linear probes per layer (dashed: always the most frequent class)")
+    return chart, df
+
+
+def geometry_frame(result) -> pd.DataFrame:
+    rows = []
+    sides = [("A: " + result.model.name, result.model)]
+    if result.compare is not None:
+        sides.append(("B: " + result.compare.name, result.compare))
+    for model, side in sides:
+        for measure, values in (("anisotropy", side.anisotropy),
+                                ("self-similarity", side.self_similarity)):
+            for layer, v in enumerate(values):
+                if v is not None:
+                    rows.append({"measure": measure, "model": model, "layer": layer,
+                                 "value": float(v)})
+    return pd.DataFrame(rows, columns=["measure", "model", "layer", "value"])
+
+
+def geometry_chart(result) -> tuple[alt.Chart, pd.DataFrame]:
+    df = geometry_frame(result)
+    chart = alt.Chart(df).mark_line(point=True, strokeWidth=2.5).encode(
+        x=alt.X("layer:O", title="layer (0 = embeddings)"),
+        y=alt.Y("value:Q", title="mean cosine similarity"),
+        color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom",
+                                                                    labelLimit=320)),
+        strokeDash=alt.StrokeDash("measure:N", title="measure",
+                                  legend=alt.Legend(symbolType="stroke")),
+        tooltip=["model", "measure", "layer", alt.Tooltip("value:Q", format=".3f")],
+    ).properties(width=2 * PANEL_W, height=260,
+                 title="Anisotropy (random word pairs) and self-similarity (one word across "
+                       "sentences)")
+    return chart, df
