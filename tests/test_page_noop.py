@@ -95,7 +95,7 @@ def test_page_on_sample_corpus(app, default_model):
 
     # gradients: the embedded MiniLM has no LM head and no task head; the page says so
     infos = " ".join(i.value for i in at.info)
-    assert "no trained masked-LM head" in infos
+    assert "no trained masked-language-model head" in infos and "BertModel" not in infos
     assert not at.error
 
     # the JSON download and the CSV/PNG/SVG exports are there
