@@ -129,7 +129,7 @@ def test_first_visit_shows_the_table_and_heatmap_of_the_sample(sample_ref):
     assert svg.count('class="dep-arc gold"') == first["deprels"].count("det") == 2
     assert svg.count('class="dep-arc below') == 2
     # the reading is the library's
-    assert "relations with at least 10 dependents" in at.markdown[0].value
+    assert "relations with at least 10 examples" in at.markdown[0].value
 
 
 def test_relation_and_direction_pick_the_heatmap(sample_ref):
