@@ -8,7 +8,7 @@ A *model spec* is one string:
 - a Hugging Face model id (``bert-base-uncased``), used when it is in the local cache or the
   hub is reachable;
 - ``"example"``: the example checkpoint, the default model fine-tuned on the bundled ABSA
-  sample and kept in the cache folder (:mod:`analysis.aspects.example`; built by
+  sample and kept in the cache folder (:mod:`analysis.example`; built by
   ``python -m analysis aspects example``). It loads like a folder (pass
   ``AutoModelForSequenceClassification`` as ``model_class`` to keep its classifier).
 
@@ -22,6 +22,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from analysis.example import example_path, example_ready, missing_message
 
 DEFAULT_SPEC = "default"
 DEFAULT_NAME = "all-MiniLM-L6-v2 (embedded)"
@@ -99,8 +101,6 @@ def normalise_spec(spec: str | None) -> str:
 
 def example_folder() -> Path:
     """The example checkpoint's folder (built or not)."""
-    from analysis.aspects.example import example_path
-
     return example_path()
 
 
@@ -125,8 +125,6 @@ def resolve_spec(spec: str | None) -> tuple[str, str]:
     if spec == DEFAULT_SPEC:
         return default_model_path(), DEFAULT_NAME
     if spec == EXAMPLE_SPEC:
-        from analysis.aspects.example import example_ready, missing_message
-
         if not example_ready():
             raise ModelLoadError(missing_message())
         return str(example_folder()), EXAMPLE_NAME

@@ -1,4 +1,4 @@
-"""Benchmark: the example checkpoint's recipe (``analysis.aspects.example.RECIPE``, also the
+"""Benchmark: the example checkpoint's recipe (``analysis.example.RECIPE``, also the
 Aspect heads page's defaults) on the bundled ABSA sample, against baselines in the same run.
 
     nice python bench/bench_example.py            # the recipe, then the old page defaults
@@ -53,7 +53,8 @@ def main(argv=None) -> int:
     import torch
 
     from analysis.aspects.checkpoints import read_card
-    from analysis.aspects.example import RECIPE, build_example, split_sample
+    from analysis.example import RECIPE
+    from analysis.aspects.example import build_example, split_sample
     from analysis.aspects.pipeline import run_fine_tune
     from analysis.models import load_model
 

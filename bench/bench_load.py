@@ -663,7 +663,7 @@ def main() -> int:
               file=sys.stderr)
         return 2
     os.environ.setdefault("DASHBOARD_MODE", "demo")
-    from analysis.aspects.example import example_ready, missing_message
+    from analysis.example import example_ready, missing_message
 
     if not example_ready():
         print(f"bench_load: {missing_message()}", file=sys.stderr)

@@ -144,7 +144,7 @@ def install(python: str, log: Path, browser: bool = False, requirements: Path | 
               "-r", str(requirements or ROOT / "requirements.txt"), *extra], "pip install", log)
 
 
-READY = ("import sys; from analysis.aspects.example import example_ready; "
+READY = ("import sys; from analysis.example import example_ready; "
          "sys.exit(0 if example_ready() else 1)")
 
 

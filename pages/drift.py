@@ -11,7 +11,7 @@ from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
 from analysis.drift.reading import reading
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError
-from ui.drift import blocks as D
+from ui.drift import blocks, state
 from ui.common.corpus import corpus_name, corpus_picker, session_only_note
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
@@ -31,9 +31,9 @@ st.caption(
 )
 ctx = context()
 
-before_spec, after_spec = D.pick_models(ctx.spec, ctx.loaded.name)
-dataset = corpus_picker("drift", labels=True)
-copy_link("drift_copy", note=session_only_note("drift"))
+before_spec, after_spec = blocks.before_after_models(ctx.spec, ctx.loaded.name)
+dataset = corpus_picker(state.CORPUS, labels=True)
+copy_link(state.COPY, note=session_only_note(state.CORPUS))
 if not after_spec:
     st.info(
         "Enter the fine-tuned checkpoint to compare with: a local folder (with config.json and "
@@ -49,9 +49,9 @@ if dataset is None:
     st.stop()
 
 try:
-    before, after = D.model_pair(before_spec, after_spec)
-    result = D.drift_result(before, after, dataset)
-    rkey = D.result_key(before, after, dataset)  # the charts are built once per result
+    before, after = blocks.model_pair(before_spec, after_spec)
+    result = blocks.drift_result(before, after, dataset)
+    rkey = blocks.result_key(before, after, dataset)  # the charts are built once per result
 except (ModelLoadError, DriftError, DataError, InputError) as exc:
     # in demo mode both models are the host's: their specs (maybe folders) stay unsaid
     show_error("One of the models is not available right now." if settings().demo
@@ -79,11 +79,11 @@ for row in (list(numbers.items())[:3], list(numbers.items())[3:]):
                    delta_color="off", delta_arrow="off")
 
 reading_box = st.container()  # filled once the pattern thresholds (in their tab) are read
-source = dict(loaded=before, data=corpus_name("drift", dataset), page="Fine-tuning drift",
+source = dict(loaded=before, data=corpus_name(state.CORPUS, dataset), page="Fine-tuning drift",
               url_path="drift", settings={"before": before.name, "after": after.name})
 tab_heads, tab_layers, tab_noop, tab_patterns, tab_labels = st.tabs(
     ["Heads: cosine", "Layers: RSA and CKA", "No-op drift", "Pattern types", "By label"],
-    key="drift_tab", bind=Q)
+    key=state.TAB, bind=Q)
 
 with tab_patterns:
     st.subheader("Pattern types (Kovaleva et al. 2019)")
@@ -93,21 +93,21 @@ with tab_patterns:
             "sliders turn the scores into a type; move them to see how the shares respond.")
     s = st.columns(4)
     thr = PatternThresholds(
-        vertical=s[0].slider("vertical >=", 0.0, 1.0, 0.5, 0.05, key="drift_t_vertical", bind=Q),
-        diagonal=s[1].slider("diagonal >=", 0.0, 1.0, 0.5, 0.05, key="drift_t_diagonal", bind=Q),
+        vertical=s[0].slider("vertical >=", 0.0, 1.0, 0.5, 0.05, key=state.THRESHOLD_VERTICAL, bind=Q),
+        diagonal=s[1].slider("diagonal >=", 0.0, 1.0, 0.5, 0.05, key=state.THRESHOLD_DIAGONAL, bind=Q),
         mixed=s[2].slider("both (vertical+diagonal) >=", 0.0, 1.0, 0.3, 0.05,
-                          key="drift_t_mixed", bind=Q),
-        block=s[3].slider("block >=", 0.0, 1.0, 0.6, 0.05, key="drift_t_block", bind=Q),
+                          key=state.THRESHOLD_MIXED, bind=Q),
+        block=s[3].slider("block >=", 0.0, 1.0, 0.6, 0.05, key=state.THRESHOLD_BLOCK, bind=Q),
     )
     st.markdown("\n".join(f"{k + 1}. {line}" for k, line in enumerate(thr.describe())))
-    shares_chart = D.pattern_moves(result, thr, rkey)
+    shares_chart = blocks.pattern_moves(result, thr, rkey)
     add_button("Share of maps per pattern type", "drift-patterns", chart=shares_chart,
                settings={**source["settings"], "thresholds": str(thr)},
                **{k: v for k, v in source.items() if k != "settings"})
     g1, g2 = st.columns(2)
-    pattern = g1.selectbox("Gallery: type", list(PATTERN_TYPES), key="drift_gallery_type", bind=Q)
-    which = g2.radio("Maps of", D.MODELS, key="drift_gallery_model", horizontal=True, bind=Q)
-    D.pattern_gallery(result, before, after, which, pattern, thr, rkey)
+    pattern = g1.selectbox("Gallery: type", list(PATTERN_TYPES), key=state.GALLERY_TYPE, bind=Q)
+    which = g2.radio("Maps of", blocks.MODELS, key=state.GALLERY_MODEL, horizontal=True, bind=Q)
+    blocks.pattern_gallery(result, before, after, which, pattern, thr, rkey)
 
 lines = reading(result, thr)
 with reading_box:
@@ -122,25 +122,22 @@ with tab_heads:
             "how alike the head's attention maps are before and after fine-tuning, as a cosine "
             "similarity averaged over the corpus: 1 means unchanged, lower means the head "
             "changed more. Click a square to look at that head below.")
-    grid = D.cosine_grid(result, rkey)
+    grid = blocks.cosine_grid(result, rkey)
     add_button("Cosine similarity per head, before vs after", "drift-cos", chart=grid,
                numbers=numbers, **source)
     st.subheader("One head")
-    if st.session_state.get("drift_layer") not in range(1, L + 1):
-        st.session_state["drift_layer"] = int(lo[0]) + 1
-    if st.session_state.get("drift_head") not in range(1, H + 1):
-        st.session_state["drift_head"] = int(lo[1]) + 1
+    state.keep_head_in(L, H, (int(lo[0]) + 1, int(lo[1]) + 1))
     p1, p2 = st.columns(2)
-    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key="drift_layer", bind=Q))
-    head = int(p2.selectbox("Head", list(range(1, H + 1)), key="drift_head", bind=Q))
-    order = D.head_examples(result, before.spec, layer, head, rkey)
+    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key=state.LAYER, bind=Q))
+    head = int(p2.selectbox("Head", list(range(1, H + 1)), key=state.HEAD, bind=Q))
+    order = blocks.head_examples(result, before.spec, layer, head, rkey)
     per_ex = result.cosine_examples[:, layer - 1, head - 1]
     shown = [int(i) for i in order[: min(len(order), 200)]]
     # the link keeps the example's index in the corpus, not its label (a number and a text)
     choice = url_selectbox(
-        st, "Example (most changed first)", shown, key="drift_example",
+        st, "Example (most changed first)", shown, key=state.EXAMPLE,
         format_func=lambda i: f"{per_ex[i]:.3f}  {result.texts[i][:90]}")
-    D.head_maps(*D.example_maps(before, after, result, choice), choice, layer, head, rkey)
+    blocks.head_maps(*blocks.example_maps(before, after, result, choice), choice, layer, head, rkey)
 
 with tab_layers:
     st.subheader("Layerwise representation similarity")
@@ -148,7 +145,7 @@ with tab_layers:
             "is the embeddings). RSA compares which token pairs each model finds alike; CKA "
             "compares the representations over the whole corpus. 1 = the same; lower = the "
             "layer changed more.")
-    rep_chart, rep_df = D.representation(result, rkey)
+    rep_chart, rep_df = blocks.representation(result, rkey)
     add_button("RSA and linear CKA per layer", "drift-rep", chart=rep_chart, **source)
 
 with tab_noop:
@@ -156,13 +153,13 @@ with tab_noop:
     explain("The change, after minus before fine-tuning, in how much attention each head puts "
             "on [CLS], [SEP] or punctuation. Red squares put more there after fine-tuning: a "
             "move towards the vertical pattern, often a no-op resting place.")
-    kind = st.radio("Statistic", list(D.KINDS), format_func=D.KINDS.get, key="drift_noop_kind",
+    kind = st.radio("Statistic", list(blocks.KINDS), format_func=blocks.KINDS.get, key=state.NOOP_KIND,
                     horizontal=True, bind=Q)
-    D.noop_drift(result, kind, rkey)
+    blocks.noop_drift(result, kind, rkey)
 
 with tab_labels:
     st.subheader("Split by label and by prediction")
     explain("The cosine similarity again, averaged separately over the examples of each gold "
             "label, and over the examples the fine-tuned model gets right or wrong: did "
             "fine-tuning change the heads more for some kinds of example?")
-    D.groups(result, rkey)
+    blocks.groups(result, rkey)

@@ -12,13 +12,14 @@ from analysis.errors import DataError
 from analysis.noop import CLI_METRICS, reading
 from analysis.models import ModelLoadError
 from ui.common.chart_cache import cached_chart
-from ui.common.corpus import (cap_widget, corpus_name, corpus_picker, fingerprint as corpus_fingerprint,
-                       session_only_note)
+from ui.common.corpus import (cap_widget, corpus_name, corpus_picker,
+                              fingerprint as corpus_fingerprint, session_only_note)
 from ui.common.errors import plain, show_error
 from ui.common.links import copy_link
-from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2, get_loss_head,
-                     gradients_block, heads_tables, heatmap_grid, norm_chart, show_chart,
-                     token_limit)
+from ui.noop import state
+from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2,
+                            get_loss_head, gradients_block, heads_tables, heatmap_grid,
+                            norm_chart, show_chart, stats_key, token_limit)
 from ui.common.findings import add_button, explain
 from ui.common.settings import settings
 from ui.common.sidebar import context
@@ -36,47 +37,46 @@ st.caption(
 )
 
 # -- corpus and settings (every control is in the URL: a copied link opens this view) ----------
-dataset = corpus_picker("noop", default_cap=200)
+dataset = corpus_picker(state.CORPUS, default_cap=200)
 try:
     loss = get_loss_head(ctx.spec)
     no_loss = loss.note if loss.kind is None else None
 except ModelLoadError as exc:
     no_loss = str(exc)
 o0, o1, o2, o3 = st.columns([1.2, 1.2, 1.2, 1.6], vertical_alignment="bottom")
-batch_size = int(o0.selectbox("Batch size", [16, 32, 64, 128], index=2, key="noop_batch",
+batch_size = int(o0.selectbox("Batch size", [16, 32, 64, 128], index=2, key=state.BATCH,
                               bind="query-params",
                               help="At most this many examples per forward pass (sorted by "
                                    "length; long inputs get smaller batches)."))
-use_norms = o1.toggle("Attention norms", value=True, key="noop_norms", bind="query-params",
+use_norms = o1.toggle("Attention norms", value=True, key=state.NORMS, bind="query-params",
                       help="Kobayashi et al. 2020: ||A[i,j] f(x_j)||, f = value projection then "
                            "the attention output projection.")
-use_grads = o2.toggle("Gradient importance", value=no_loss is None, key="noop_grads",
+use_grads = o2.toggle("Gradient importance", value=no_loss is None, key=state.GRADIENTS,
                       bind="query-params", disabled=no_loss is not None,
                       help=("Clark et al. fig. 3: mean |dL/dA| per key category, with the "
                             "model's own loss." if no_loss is None else
                             "Not available for this model: it has no loss to take gradients "
                             "of (see the Gradients tab).")) and no_loss is None
-n_grad = cap_widget(o3, "noop_ngrad", "Examples for gradients", 32,
+n_grad = cap_widget(o3, state.GRADIENT_EXAMPLES, "Examples for gradients", 32,
                     settings().cap("max_gradient_examples", 2000), 16, disabled=not use_grads,
                     bind=True)
-copy_link("noop_copy", note=session_only_note("noop"))
+copy_link(state.COPY, note=session_only_note(state.CORPUS))
 if dataset is None:
     st.stop()
 
 # -- the statistics --------------------------------------------------------------------------
 fingerprint = corpus_fingerprint(dataset)
 try:
-    stats = compute_stats(ctx.spec, fingerprint, len(dataset), batch_size, use_norms, loaded,
-                          dataset)
+    result_key = stats_key(ctx.spec, fingerprint, len(dataset), batch_size, use_norms, loaded)
+    stats = compute_stats(result_key, loaded, dataset)
 except DataError as exc:
     show_error(exc)
     st.stop()
-# the charts are built once per result: keyed on what the statistics' own cache is keyed on
-stats_key = (ctx.spec, fingerprint, len(dataset), batch_size, use_norms, token_limit(loaded))
 
 
 def chart(name: str, build):
-    return cached_chart(("noop " + name, *stats_key), build)
+    """A chart built once per result: keyed on what the statistics' own cache is keyed on."""
+    return cached_chart(result_key.chart_key(name), build)
 
 
 for note in stats.notes + ([stats.norms_note] if stats.norms_note else []):
@@ -91,7 +91,7 @@ m4.metric("Examples / s", f"{stats.examples_per_second:.1f}")
 st.subheader("Reading")
 lines = reading(stats, loaded.name)  # the report's copy; the page shows the name as plain text
 st.markdown("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name))))
-source = dict(loaded=loaded, data=corpus_name("noop", dataset), page="No-op statistics",
+source = dict(loaded=loaded, data=corpus_name(state.CORPUS, dataset), page="No-op statistics",
               url_path="noop", settings={"batch size": batch_size, "attention norms": use_norms})
 numbers = {"Examples": str(stats.n_examples), "Tokens": f"{stats.n_tokens:,}"}
 add_button("No-op statistics: the reading", "noop-reading", reading=lines, numbers=numbers,
@@ -99,7 +99,7 @@ add_button("No-op statistics: the reading", "noop-reading", reading=lines, numbe
 
 tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
     ["Special tokens (fig. 2)", "Heatmaps", "Entropy", "Gradients", "Weight vs norm",
-     "No-op and positional heads"], key="noop_tab", bind="query-params")
+     "No-op and positional heads"], key=state.TAB, bind="query-params")
 
 with tab_fig:
     explain(EXPLAIN["fig2"])
@@ -159,6 +159,6 @@ with tab_heads:
 st.download_button(
     "Download all statistics (JSON, same schema as `python -m analysis noop`)",
     data=json.dumps(stats.to_json_dict(CLI_METRICS), indent=1),
-    file_name="noop_stats.json", mime="application/json", key="noop_json",
+    file_name="noop_stats.json", mime="application/json", key=state.JSON,
     icon=":material/download:", on_click="ignore",
 )

@@ -10,8 +10,7 @@ from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
 from analysis.syntax.treebank import treebank_notes
-from ui.syntax import blocks as S
-from ui.syntax import views as V
+from ui.syntax import blocks, state, views
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 from ui.common.links import CANNOT_CARRY, copy_link, folder_note
@@ -35,28 +34,28 @@ st.caption(
 
 # -- treebank and settings -------------------------------------------------------------------
 try:
-    source, dataset = S.treebank_picker("syntax")
+    source, dataset = blocks.treebank_picker(state.TREEBANK)
 except (DataError, InputError) as exc:
     show_error(exc)
     st.stop()
-CARRY = {S.PASTE: "pasted CoNLL-U text", S.UPLOAD: "an uploaded treebank"}
-copy_link("syntax_copy", note=CANNOT_CARRY.format(what=CARRY[source]) if source in CARRY
+CARRY = {blocks.PASTE: "pasted CoNLL-U text", blocks.UPLOAD: "an uploaded treebank"}
+copy_link(state.COPY, note=CANNOT_CARRY.format(what=CARRY[source]) if source in CARRY
           else None)
 if dataset is None:
     st.stop()
 for note in treebank_notes(dataset):
     st.caption(plain(note))
-min_count = S.min_count_input(st, source)
+min_count = blocks.min_count_input(st, source)
 
 try:
-    result = S.heads_result(loaded, dataset)
+    result = blocks.heads_result(loaded, dataset)
 except (DataError, InputError) as exc:
     show_error(exc)
     st.stop()
 for note in result.notes:
     st.warning(plain(note), icon=":material/info:")
 
-table = S.heads_table(result, min_count)
+table = blocks.heads_table(result, min_count)
 m = st.columns(4)
 m[0].metric("Sentences", result.n_sentences)
 m[1].metric("Skipped (too long)", result.skipped, help=f"more than {loaded.max_length} tokens")
@@ -65,16 +64,16 @@ m[3].metric("Relations shown", max(len(table) - 1, 0), help=f"at least {min_coun
 
 st.subheader("Reading")
 lines = reading(result, min_count=min_count)
-st.markdown(S.reading_lines(lines))
+st.markdown(blocks.reading_lines(lines))
 report = dict(loaded=loaded, page="Syntax", url_path="syntax",
-              data=f"{S.treebank_name(source)} ({result.n_sentences} sentences)",
+              data=f"{blocks.treebank_name(source)} ({result.n_sentences} sentences)",
               settings={"minimum dependents": min_count})
 add_button("Syntax: the reading", "syntax-reading", reading=lines, numbers={
     "Sentences": str(result.n_sentences), "Relations shown": str(max(len(table) - 1, 0))},
     **report)
 
 tab_heads, tab_probes, tab_compare = st.tabs(
-    ["Syntactic heads", "Structural probes", "Before and after fine-tuning"], key="syntax_tab",
+    ["Syntactic heads", "Structural probes", "Before and after fine-tuning"], key=state.TAB,
     bind=Q)
 
 # -- heads -----------------------------------------------------------------------------------
@@ -88,28 +87,28 @@ with tab_heads:
             "(a det relation) and \"cat\" to \"sat\" (nsubj). For each kind of link we ask "
             "whether some attention head points from each word to the word it belongs to, and "
             "compare it with the simplest rule: always the word k places away.")
-    S.show_table(table, key="syntax_table")
+    blocks.show_table(table, key=state.TABLE)
     add_button("Syntactic heads per relation", "syntax-table", df=table, **report)
-    S.json_download(result.to_json, "syntax_heads.json", "syntax_json",
+    blocks.json_download(result.to_json, "syntax_heads.json", state.JSON,
                     "every relation's head accuracies")
     rels = table["relation"].tolist() or ["all"]
     if len(rels) <= 1:
         st.info(f"No relation has {min_count} or more dependents; lower the minimum above.",
                 icon=":material/info:")
     c1, c2 = st.columns([1, 2])
-    if st.session_state.get("syntax_rel") not in rels:
-        st.session_state["syntax_rel"] = "det" if "det" in rels else rels[min(1, len(rels) - 1)]
-    rel = c1.selectbox("Relation", rels, key="syntax_rel", bind=Q)
-    S.reset_for("_syntax_dir_for", rel, {"syntax_dir": result.relations[rel].best["direction"]})
-    direction = c2.radio("Direction", list(S.DIRECTIONS), format_func=S.DIRECTIONS.get,
-                         key="syntax_dir", horizontal=True, bind=Q)
-    grid = S.heads_grid(result, rel, direction, key="syntax_grid", result_key=(
-        loaded.spec, checkpoint_stamp(loaded.spec), S.fingerprint(dataset)))
+    state.keep_in(state.RELATION, rels, "det" if "det" in rels else rels[min(1, len(rels) - 1)])
+    rel = c1.selectbox("Relation", rels, key=state.RELATION, bind=Q)
+    state.reset_for(state.DIRECTION_FOR, rel,
+                    {state.DIRECTION: result.relations[rel].best["direction"]})
+    direction = c2.radio("Direction", list(blocks.DIRECTIONS), format_func=blocks.DIRECTIONS.get,
+                         key=state.DIRECTION, horizontal=True, bind=Q)
+    grid = blocks.heads_grid(result, rel, direction, key=state.GRID, result_key=(
+        loaded.spec, checkpoint_stamp(loaded.spec), blocks.fingerprint(dataset)))
     add_button(f"Head accuracy for {rel}", "syntax-grid", chart=grid, **report)
     st.caption("Accuracy of every head for this relation and direction. Click a cell to open "
                "that head in the example below.")
-    layer, head = S.pick_head(result, rel, direction, L, H)
-    V.example_block(loaded, result, rel, direction, layer, head)
+    layer, head = blocks.pick_head(result, rel, direction, L, H)
+    views.example_block(loaded, result, rel, direction, layer, head)
 
 # -- probes ----------------------------------------------------------------------------------
 with tab_probes:
@@ -124,11 +123,11 @@ with tab_probes:
     explain("A structural probe is a small linear map trained to read the sentence's grammar "
             "tree out of one layer's word vectors. UUAS is the share of the tree's links it "
             "recovers; a layer with a high UUAS holds the tree in a simple, readable form.")
-    rank = int(p1.selectbox("Probe rank", [16, 32, 64, 128], index=2, key="syntax_rank",
+    rank = int(p1.selectbox("Probe rank", [16, 32, 64, 128], index=2, key=state.RANK,
                             bind=Q))
-    probed = st.session_state.setdefault("syntax_probed", set())
-    pkey = (loaded.spec, S.fingerprint(dataset), rank)
-    if p2.button("Train probes", key="syntax_train", icon=":material/model_training:"):
+    probed = state.probed()
+    pkey = (loaded.spec, blocks.fingerprint(dataset), rank)
+    if p2.button("Train probes", key=state.TRAIN, icon=":material/model_training:"):
         probed.add(pkey)
     if pkey not in probed:
         st.info("Probe training takes a while (all layers); press Train probes. (A link keeps "
@@ -136,20 +135,20 @@ with tab_probes:
                 icon=":material/info:")
     else:
         try:
-            probes = S.probe_result(loaded, dataset, rank)
+            probes = blocks.probe_result(loaded, dataset, rank)
         except (DataError, InputError) as exc:
             show_error(exc)
         else:
             for note in probes.notes:
                 st.caption(plain(note))
-            chart, df = S.probe_chart(probes)
+            chart, df = blocks.probe_chart(probes)
             st.altair_chart(chart)
-            chart_downloads(chart, "syntax_probes", key="dl-syntax-probes", df=df)
+            chart_downloads(chart, "syntax_probes", key=state.PROBES_DOWNLOAD, df=df)
             add_button("Structural probes per layer", "syntax-probes", chart=chart,
                        **{**report, "settings": {**report["settings"], "probe rank": rank}})
-            S.json_download(probes.to_json, "syntax_probes.json", "syntax_probe_json",
+            blocks.json_download(probes.to_json, "syntax_probes.json", state.PROBE_JSON,
                             "the probe metrics")
-            V.probe_tree_block(probes, "syntax_tree")
+            views.probe_tree_block(probes, state.TREE)
 
 # -- before and after ------------------------------------------------------------------------
 with tab_compare:
@@ -157,7 +156,7 @@ with tab_compare:
             "does its best head per grammatical relation still find the word each word belongs "
             "to, and can the probes still read the tree? Positive differences mean the second "
             "model does better.")
-    after_spec = S.second_model_spec(loaded.spec)
+    after_spec = blocks.second_model_spec(loaded.spec)
     if not after_spec:
         st.info("Enter a second checkpoint to compare with the sidebar's model, e.g. one "
                 "fine-tuned on the Aspect heads page, or 'example' for the ABSA example "
@@ -165,7 +164,7 @@ with tab_compare:
         st.stop()
     try:
         after = get_model(normalise_spec(after_spec))
-        after_result = S.heads_result(after, dataset)
+        after_result = blocks.heads_result(after, dataset)
     except (ModelLoadError, DataError, InputError) as exc:
         show_error(exc, prefix="Second model: ")
         st.stop()
@@ -174,24 +173,26 @@ with tab_compare:
     note = folder_note(after_spec)
     if note:
         st.caption(plain(note))
-    diff = S.compare_table(result, after_result, min_count)
-    st.dataframe(diff, hide_index=True, key="syntax_compare_table",
-                 column_config=S.percent_columns(diff))
+    diff = blocks.compare_table(result, after_result, min_count)
+    st.dataframe(diff, hide_index=True, key=state.COMPARE_TABLE,
+                 column_config=blocks.percent_columns(diff))
     if len(diff):
-        dchart = S.difference_chart(diff)
+        dchart = blocks.difference_chart(diff)
         st.altair_chart(dchart)
-        chart_downloads(dchart, "syntax_heads_difference", key="dl-syntax-diff", df=diff)
-    both = (loaded.spec, after.spec, S.fingerprint(dataset), rank)
-    if st.button("Train probes for both models", key="syntax_train_both",
+        chart_downloads(dchart, "syntax_heads_difference", key=state.DIFFERENCE_DOWNLOAD,
+                        df=diff)
+    both = (loaded.spec, after.spec, blocks.fingerprint(dataset), rank)
+    if st.button("Train probes for both models", key=state.TRAIN_BOTH,
                  icon=":material/model_training:"):
         probed.add(both)
     if both in probed:
         try:
-            runs = {"before": S.probe_result(loaded, dataset, rank),
-                    "after": S.probe_result(after, dataset, rank)}
+            runs = {"before": blocks.probe_result(loaded, dataset, rank),
+                    "after": blocks.probe_result(after, dataset, rank)}
         except (DataError, InputError) as exc:
             show_error(exc, prefix="Probes: ")
             st.stop()
-        pchart, pdf = S.compare_probe_chart(runs)
+        pchart, pdf = blocks.compare_probe_chart(runs)
         st.altair_chart(pchart)
-        chart_downloads(pchart, "syntax_probes_before_after", key="dl-syntax-pboth", df=pdf)
+        chart_downloads(pchart, "syntax_probes_before_after", key=state.PROBES_BOTH_DOWNLOAD,
+                        df=pdf)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.aspects import example as E
+from analysis import example
+from analysis.aspects import example as example_build
 from analysis.aspects.checkpoints import CARD_NAME
 from analysis.errors import InputError
 from analysis.models import ModelLoadError
@@ -37,21 +38,21 @@ def tiny(tiny_model_dir):
 def built(tiny, tmp_path_factory):
     """A stand-in example: the recipe on a tiny BERT, 2 steps, with the progress it reported."""
     said = []
-    out = E.build_example(tmp_path_factory.mktemp("ex") / "example-absa",
+    out = example_build.build_example(tmp_path_factory.mktemp("ex") / "example-absa",
                           progress=lambda f, t: said.append((f, t)), loaded=tiny, max_steps=2)
     return out, said
 
 
 def test_paths_follow_the_cache_variable(cache, monkeypatch):
-    assert E.example_path() == cache / "example-absa"
+    assert example.example_path() == cache / "example-absa"
     monkeypatch.delenv("DASHBOARD_CACHE")
-    assert E.example_path() == Path.home() / ".cache" / "attention-dashboard" / "example-absa"
+    assert example.example_path() == Path.home() / ".cache" / "attention-dashboard" / "example-absa"
 
 
 def test_missing_example_is_one_clear_message(cache):
     from analysis.models import checkpoint_stamp, load_model
 
-    assert not E.example_ready()
+    assert not example.example_ready()
     with pytest.raises(ModelLoadError) as err:
         load_model("example")
     assert str(err.value) == ("The example checkpoint is not built yet: run `python -m analysis "
@@ -60,7 +61,7 @@ def test_missing_example_is_one_clear_message(cache):
     assert str(cache) not in str(err.value)
     assert checkpoint_stamp("example") == ""
     with pytest.raises(ModelLoadError, match="not built yet"):
-        E.load_example()
+        example_build.load_example()
 
 
 def test_build_card_progress_and_the_example_spec(built, tiny, cache):
@@ -72,33 +73,33 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
 
     out, said = built
     card = json.loads((out / CARD_NAME).read_text())
-    train, test = E.split_sample()
+    train, test = example_build.split_sample()
     assert (len(train), len(test)) == (189, 33)  # 15% of the 222 sentences held out
-    assert card["example_recipe"] == E.recipe_dict() == {
-        "task": E.RECIPE.task, "pair_order": E.RECIPE.pair_order, "epochs": E.RECIPE.epochs,
-        "lr": E.RECIPE.lr, "batch_size": E.RECIPE.batch_size,
-        "max_length": E.RECIPE.max_length, "heldout": E.RECIPE.heldout, "seed": E.RECIPE.seed,
+    assert card["example_recipe"] == example.recipe_dict() == {
+        "task": example.RECIPE.task, "pair_order": example.RECIPE.pair_order, "epochs": example.RECIPE.epochs,
+        "lr": example.RECIPE.lr, "batch_size": example.RECIPE.batch_size,
+        "max_length": example.RECIPE.max_length, "heldout": example.RECIPE.heldout, "seed": example.RECIPE.seed,
         "base": "default", "data": "bundled sample"}
     assert (card["task"], card["pair_order"], card["lr"], card["max_length"], card["seed"]) == (
-        E.RECIPE.task, E.RECIPE.pair_order, E.RECIPE.lr, E.RECIPE.max_length, E.RECIPE.seed)
+        example.RECIPE.task, example.RECIPE.pair_order, example.RECIPE.lr, example.RECIPE.max_length, example.RECIPE.seed)
     assert card["heldout_ids"] == list(test["id"]) and card["base_model"] == tiny.spec
     assert card["n_train_pairs"] == 5 * 189 and card["data"] == "bundled sample"
     assert set(card["metrics"]) >= {"aspect_f1", "acc_4way", "acc_3way", "acc_binary"}
     assert card["metrics"]["n_pairs"] == 5 * 33
     # progress: loading, two steps, the held-out evaluation, saved
     assert said[0] == (0.0, "loading the base model")
-    assert said[1] == (pytest.approx(0.95 / 2), f"epoch 1/{E.RECIPE.epochs:g}, step 1/2")
-    assert said[2] == (pytest.approx(0.95), f"epoch 1/{E.RECIPE.epochs:g}, step 2/2")
+    assert said[1] == (pytest.approx(0.95 / 2), f"epoch 1/{example.RECIPE.epochs:g}, step 1/2")
+    assert said[2] == (pytest.approx(0.95), f"epoch 1/{example.RECIPE.epochs:g}, step 2/2")
     assert said[3] == (pytest.approx(0.95), "evaluating on the held-out sentences...")
     assert said[-1] == (1.0, "saved")
     assert [f for f, _ in said] == sorted(f for f, _ in said)
     # the cache's copy: ready, loadable by name, stamped, its classifier kept by load_example
-    shutil.copytree(out, E.example_path())
-    assert E.example_ready()
+    shutil.copytree(out, example.example_path())
+    assert example.example_ready()
     lm = load_model("example")
     assert (lm.spec, lm.name, lm.n_layers, lm.n_heads) == ("example", EXAMPLE_NAME, 2, 4)
     assert checkpoint_stamp("example") != ""
-    clf, card2 = E.load_example()
+    clf, card2 = example_build.load_example()
     assert clf.spec == "example" and card2 == card
     assert clf.model.config.num_labels == 5
     saved = clf.model.base_model.state_dict()
@@ -109,13 +110,13 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
 def test_an_older_recipe_counts_as_missing(built, cache):
     import shutil
 
-    shutil.copytree(built[0], E.example_path())
-    card = json.loads((E.example_path() / CARD_NAME).read_text())
+    shutil.copytree(built[0], example.example_path())
+    card = json.loads((example.example_path() / CARD_NAME).read_text())
     card["example_recipe"]["epochs"] = card["example_recipe"]["epochs"] + 1
-    (E.example_path() / CARD_NAME).write_text(json.dumps(card))
-    assert not E.example_ready()
-    (E.example_path() / CARD_NAME).write_text("{not json")
-    assert not E.example_ready()
+    (example.example_path() / CARD_NAME).write_text(json.dumps(card))
+    assert not example.example_ready()
+    (example.example_path() / CARD_NAME).write_text("{not json")
+    assert not example.example_ready()
 
 
 def test_a_foreign_folder_is_refused_before_training(tiny, tmp_path, monkeypatch):
@@ -124,7 +125,7 @@ def test_a_foreign_folder_is_refused_before_training(tiny, tmp_path, monkeypatch
     monkeypatch.setattr(pipeline, "fine_tune", lambda *a, **k: pytest.fail("trained"))
     (tmp_path / "mine.txt").write_text("keep me")
     with pytest.raises(InputError, match="is not an ABSA checkpoint"):
-        E.build_example(tmp_path, loaded=tiny)
+        example_build.build_example(tmp_path, loaded=tiny)
     assert (tmp_path / "mine.txt").read_text() == "keep me"
 
 
@@ -207,11 +208,11 @@ def test_background_build_reports_progress_then_ready(cache, built, monkeypatch)
     import shutil
     import threading
 
-    import ui.common.example as X
+    import ui.common.example as background
 
-    monkeypatch.setitem(X._BUILD, "thread", None)
-    monkeypatch.setitem(X._BUILD, "error", None)
-    status = X.example_status()
+    monkeypatch.setitem(background._BUILD, "thread", None)
+    monkeypatch.setitem(background._BUILD, "error", None)
+    status = background.example_status()
     assert not status.ready and not status.building and status.error is None
     assert status.message.startswith("The example checkpoint is not built yet; run python -m")
 
@@ -221,51 +222,51 @@ def test_background_build_reports_progress_then_ready(cache, built, monkeypatch)
         progress(0.4, "epoch 2/8, step 38/96")
         stepped.set()
         go.wait(30)
-        shutil.copytree(built[0], E.example_path())
-        return E.example_path()
+        shutil.copytree(built[0], example.example_path())
+        return example.example_path()
 
-    monkeypatch.setattr(E, "build_example", fake_build)
+    monkeypatch.setattr(example_build, "build_example", fake_build)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
-    assert X.start_build()
+    assert background.start_build()
     assert stepped.wait(30)
-    first = X._BUILD["thread"]
-    assert X.start_build() and X._BUILD["thread"] is first  # one build per process
-    status = X.example_status()
+    first = background._BUILD["thread"]
+    assert background.start_build() and background._BUILD["thread"] is first  # one build per process
+    status = background.example_status()
     assert (status.ready, status.building, status.fraction) == (False, True, 0.4)
     assert status.text == "Building the example checkpoint: epoch 2/8, step 38/96"
     go.set()
     first.join(30)
-    assert X.example_status().ready and not X.start_build()
+    assert background.example_status().ready and not background.start_build()
 
 
 def test_a_failed_background_build_is_one_line_and_not_retried(cache, monkeypatch):
-    import ui.common.example as X
+    import ui.common.example as background
 
-    monkeypatch.setitem(X._BUILD, "thread", None)
-    monkeypatch.setitem(X._BUILD, "error", None)
+    monkeypatch.setitem(background._BUILD, "thread", None)
+    monkeypatch.setitem(background._BUILD, "error", None)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
 
     def broken(out=None, progress=None):
         raise OSError("No space left on device\nmore")
 
-    monkeypatch.setattr(E, "build_example", broken)
-    assert X.start_build()
-    X._BUILD["thread"].join(30)
-    status = X.example_status()
+    monkeypatch.setattr(example_build, "build_example", broken)
+    assert background.start_build()
+    background._BUILD["thread"].join(30)
+    status = background.example_status()
     assert status.error == "No space left on device" and not status.building
     assert status.message == ("The example checkpoint could not be built: No space left on "
                               "device")
-    assert not X.start_build()
+    assert not background.start_build()
 
 
 def test_cli_builds_the_example(built, tiny, tmp_path, monkeypatch, capsys):
     from analysis.__main__ import main
 
-    real = E.build_example
-    monkeypatch.setattr(E, "build_example",
+    real = example_build.build_example
+    monkeypatch.setattr(example_build, "build_example",
                         lambda out=None, progress=None: real(out, progress, loaded=tiny,
                                                              max_steps=2))
     assert main(["aspects", "example", "--out", str(tmp_path / "ex")]) == 0
     printed = capsys.readouterr().out
     assert f"wrote {tmp_path / 'ex'}" in printed and "aspect_f1" in printed
-    assert E.example_ready(tmp_path / "ex")
+    assert example.example_ready(tmp_path / "ex")

@@ -14,7 +14,7 @@ import analysis.models
 import ui.drift.blocks
 import ui.common.resources
 import ui.common.settings
-from analysis.aspects.example import CARD_NAME, FOLDER, recipe_dict
+from analysis.example import CARD_NAME, FOLDER, recipe_dict
 from ui.common.errors import plain
 from ui.common.settings import DEFAULT_MODELS, SettingsError, load_settings
 from ui.common.sidebar import UNLISTED

@@ -4,7 +4,7 @@ and the default model's tokenizer on real sentences (docs/METHODS.md section 1).
 import numpy as np
 import pytest
 
-from analysis.attention import attention_for
+from analysis.maps import attention_for
 from analysis.encoding import clean_text, drop_specials, encode, encode_corpus, word_level
 from analysis.errors import DataError, InputError
 
@@ -43,7 +43,7 @@ def test_drop_specials_row_with_no_mass_left_is_zero_not_nan():
     assert sub.tolist() == [[0.0]]
 
 
-# The head view's segment filter (segmentAllows in ui/attention/frontend/head_view.js), as a matrix.
+# The head view's segment filter (segmentAllows in ui/attention/frontend/heads.js), as a matrix.
 
 
 def segment_mask(segments: np.ndarray, which: str) -> np.ndarray:

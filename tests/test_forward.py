@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.attention import attention_for
+from analysis.maps import attention_for
 from analysis.encoding import encode
 from analysis.forward import forward, forward_batches
 

@@ -285,3 +285,35 @@ def test_page_runs_a_job_and_shows_its_result():
     assert at.caption[0].value == "queue after: {'running': [], 'waiting': 0}"
     bars = at.get("progress")
     assert len(bars) == 1 and bars[0].proto.value == 100 and bars[0].proto.text == "half way"
+
+
+def test_a_background_job_waits_its_turn_and_reports_progress():
+    """The example build's path: queued behind a running job, it starts only once the slot is
+    free, reports its progress, keeps its result and frees the slot; a failure is kept too."""
+    q, log = JobQueue(slots=1), []
+    holder = _Waiter(q, "visitor", log)
+    holder.start()
+    assert holder.started_job.wait(WAIT)
+    said = []
+
+    def work(progress):
+        log.append("background")
+        progress(0.5, "half")
+        return 42
+
+    job = jobs.start_background_job("Build", work, key="build", queue=q,
+                                    on_progress=lambda f, t: said.append((f, t)))
+    assert _until(lambda: q.state()["waiting"] == 1)
+    assert log == ["visitor"] and not job.done.is_set()
+    holder.release.set()
+    assert job.done.wait(WAIT)
+    assert log == ["visitor", "background"] and said == [(0.5, "half")]
+    assert (job.result, job.error, job.fraction, job.text) == (42, None, 0.5, "half")
+    assert q.state() == {"running": [], "waiting": 0}
+
+    def broken(progress):
+        raise OSError("disk full")
+
+    failed = jobs.start_background_job("Build", broken, key="build", queue=q)
+    assert failed.done.wait(WAIT)
+    assert isinstance(failed.error, OSError) and q.state() == {"running": [], "waiting": 0}

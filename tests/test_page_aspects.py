@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_util import chart_frames
+from ui.aspects import state as aspects_state
 from ui.common.errors import plain
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -243,7 +244,7 @@ def test_fine_tune_two_epochs_draws_the_held_out_curve(tiny_model_dir):
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.success[0].value.startswith("QA-M model on bundled sample (2 layers × 4 heads")
-    card = at.session_state["ah_model"]["card"]
+    card = at.session_state[aspects_state.MODEL].card
     assert [c["epoch"] for c in card["curve"]] == [1, 2]
     last = card["curve"][-1]
     assert all(last[k] == card["metrics"][k] for k in ("aspect_f1", "acc_4way", "acc_binary"))
@@ -263,7 +264,8 @@ def copy_example(folder):
 def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_example):
     from urllib.parse import quote_plus
 
-    from analysis.aspects.example import RECIPE, load_example
+    from analysis.example import RECIPE
+    from analysis.aspects.example import load_example
     from analysis.aspects.heads import discover, verdict
     from analysis.aspects.reading import reading
     from analysis.aspects.readers import load_sample
@@ -276,7 +278,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
     assert at.radio(key="ah_source").value == "Example checkpoint"
     assert at.success[0].value.startswith(
         plain(f"{TASK_NAMES[RECIPE.task]} model on bundled sample (2 layers × 4 heads"))
-    card = at.session_state["ah_model"]["card"]
+    card = at.session_state[aspects_state.MODEL].card
     metrics = {mm.label: mm.value for mm in at.metric}
     assert metrics["aspect F1"] == f"{card['metrics']['aspect_f1']:.1f}"
     assert metrics["4-way acc."] == f"{card['metrics']['acc_4way']:.1f}"
@@ -358,8 +360,8 @@ def test_demo_mode_zip_download_and_upload_round_trip(stand_in_example, demo_mod
     at.file_uploader(key="ah_zip_0").set_value(("mine.zip", data, "application/zip"))
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    state = at.session_state["ah_model"]
-    assert state["loaded"].spec == "uploaded mine.zip" and state["card"] == card
+    state = at.session_state[aspects_state.MODEL]
+    assert state.loaded.spec == "uploaded mine.zip" and state.card == card
     assert at.success[0].value.startswith(plain(f"{card['task_name']} model on bundled sample"))
     # the upload box is a new, empty one: the upload itself is not kept
     assert [u.key for u in at.file_uploader] == ["ah_zip_1"]

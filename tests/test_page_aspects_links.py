@@ -6,6 +6,7 @@ from __future__ import annotations
 
 # the page tests' fixtures: an empty example cache per test (autouse) and a stand-in example
 from test_page_aspects import _stay_on_page, copy_example, stand_in_example  # noqa: F401
+from ui.aspects import state as aspects_state
 from url_util import bound, open_page
 
 LINK = {"ah_source": "Example checkpoint", "ah_data": "Bundled sample", "ah_max": 40,
@@ -38,7 +39,7 @@ def test_a_link_restores_the_view_and_the_heads(stand_in_example, monkeypatch): 
                    "ah_ckind": "noop", "ah_k": 2, "ah_hv_model": "before fine-tuning"}
     assert (at.selectbox(key="ah_ehead").value, at.selectbox(key="ah_epair").value) == (head, pair)
     assert (at.selectbox(key="ah_ehead").index, at.selectbox(key="ah_epair").index) == (2, 3)
-    disc = at.session_state["ah_model"]["disc"]["after"]
+    disc = at.session_state[aspects_state.MODEL].disc["after"]
     pick = disc.ranked["aspect_sentiment"][:5][2]
     assert head == f"{pick['layer'] + 1}-{pick['head'] + 1}"
     caption = " ".join(c.value for c in at.caption)

@@ -46,12 +46,12 @@ def _local(monkeypatch):
     """Local mode, no example build; ui.common.sidebar.leave_legacy_navigation() reruns the first
     AppTest run and can forget the switched page (a real server does it once only)."""
     import ui.common.sidebar
-    import ui.syntax.blocks
+    import ui.common.models
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.syntax.blocks, "_example_ready", lambda: False)
+    monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
     ui.common.settings.settings.cache_clear()
     monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     yield
@@ -200,7 +200,7 @@ def test_malformed_uploads_give_one_plain_message(why):
 
 
 def test_non_utf8_upload_and_the_library_call_the_page_makes():
-    import ui.syntax.blocks as S
+    import ui.syntax.blocks as syntax_blocks
 
     data = "1\tcafé\tcafé\tNOUN\t_\t_\t0\troot\t_\t_\n".encode("latin-1")
 
@@ -211,7 +211,7 @@ def test_non_utf8_upload_and_the_library_call_the_page_makes():
             return data
 
     with pytest.raises(DataError) as exc:
-        S.read_treebank(S.UPLOAD, 10, upload=Upload())
+        syntax_blocks.read_treebank(syntax_blocks.UPLOAD, 10, upload=Upload())
     assert "UTF-8" in str(exc.value) and "\n" not in str(exc.value)
     at = open_page()
     at.button_group(key="syntax_source").set_value("Upload").run()
@@ -296,9 +296,9 @@ def test_probes_train_on_click_and_draw_a_tree():
 
 
 def test_example_is_the_default_second_model_once_it_exists(monkeypatch):
-    import ui.syntax.blocks
+    import ui.common.models
 
-    monkeypatch.setattr(ui.syntax.blocks, "_example_ready", lambda: True)
+    monkeypatch.setattr(ui.common.models, "example_ready", lambda: True)
     at = open_page()
     assert at.text_input(key="syntax_after").value == "example"
     assert not at.exception

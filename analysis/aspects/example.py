@@ -1,83 +1,14 @@
-"""The example checkpoint: the embedded default model fine-tuned on the bundled ABSA sample with
-one fixed recipe (:data:`RECIPE`), kept in a cache folder, so that the Aspect heads and Drift
-pages open on a ready fine-tuned model (docs/METHODS.md section 7, "The example checkpoint").
-
-Built by ``python -m analysis aspects example [--out DIR]``, at build time of the packaged demo,
-or in the background on a local first start (``ui/common/example.py``). Loaded by the model spec
-``"example"`` (:func:`analysis.models.load_model`) or, with its card and classifier, by
-:func:`load_example`. The cache root is ``$DASHBOARD_CACHE`` (default
-``~/.cache/attention-dashboard``); the checkpoint is its folder ``example-absa``.
-
-The recipe is also the Aspect heads page's default, so a visitor who presses "Fine-tune" with
-the defaults gets the same model.
-"""
+"""Building and loading the example checkpoint (:mod:`analysis.example` says where it lives and
+with which recipe): the recipe's fine-tune through the aspects pipeline, evaluated on the held-out
+sentences of the bundled sample, and the checkpoint loaded with its classifier and card."""
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-BUILD_COMMAND = "python -m analysis aspects example"
-CACHE_ENV = "DASHBOARD_CACHE"
-FOLDER = "example-absa"
-CARD_NAME = "absa_card.json"  # = analysis.aspects.checkpoints.CARD_NAME (not imported: light)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How the example is fine-tuned (and the page's defaults)."""
-
-    task: str
-    pair_order: str
-    epochs: float
-    lr: float
-    batch_size: int
-    max_length: int
-    heldout: float  # share of the sample's sentences held out for evaluation
-    seed: int  # split, classifier initialisation and batch order
-    base: str = "default"
-    data: str = "bundled sample"
-
-
-# Measured in bench/bench_example.py (numbers in bench/README.md and docs/METHODS.md section 7).
-RECIPE = Recipe(task="nli_m", pair_order="review-aux", epochs=10, lr=1e-4, batch_size=16,
-                max_length=64, heldout=0.15, seed=0)
-
-
-def cache_root() -> Path:
-    """``$DASHBOARD_CACHE``, else ``~/.cache/attention-dashboard``."""
-    root = os.environ.get(CACHE_ENV, "").strip()
-    return Path(root).expanduser() if root else Path.home() / ".cache" / "attention-dashboard"
-
-
-def example_path() -> Path:
-    """Where the example checkpoint lives (whether or not it is built)."""
-    return cache_root() / FOLDER
-
-
-def recipe_dict(recipe: Recipe = RECIPE) -> dict:
-    return asdict(recipe)
-
-
-def example_ready(path=None) -> bool:
-    """Whether the example checkpoint is built with the current :data:`RECIPE` (its card says
-    so); a folder built with an older recipe counts as missing and is rebuilt."""
-    card = Path(path or example_path()) / CARD_NAME
-    try:
-        data = json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("example_recipe") == recipe_dict() \
-        and (card.parent / "config.json").is_file()
-
-
-def missing_message() -> str:
-    """The one line said where the example is needed but not built."""
-    return (f"The example checkpoint is not built yet: run `{BUILD_COMMAND}` once (about "
-            "3 minutes on a 2-core CPU), or start the dashboard and let it build it.")
+from analysis.example import RECIPE, Recipe, example_path, example_ready, missing_message, \
+    recipe_dict
 
 
 def split_sample(recipe: Recipe = RECIPE):

@@ -114,7 +114,7 @@ def score_heads(loaded, encs, pairs: Sequence[PairGold], batch_size: int = 16,
 def pair_word_view(loaded, enc):
     """(word labels, word-level maps [L, H, W, W], segments, special) of one pair's encoding
     on one model: what the page draws for an example."""
-    from analysis.attention import AttentionResult, level_view
+    from analysis.maps import AttentionResult, level_view
 
     maps = forward(loaded.model, loaded.tokenizer, [enc]).maps(0)
     return level_view(AttentionResult(enc, maps), "word")

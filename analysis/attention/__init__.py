@@ -1,60 +1,11 @@
 """The Attention study: one text or sentence pair through the model, its maps at token or word
-level, the interactive views' payloads (:mod:`.views`) and the neuron view (:mod:`.neuron`).
+level (:mod:`analysis.maps`, core, shared with other studies), the interactive views' payloads
+(:mod:`.views`) and the neuron view (:mod:`.neuron`).
 
 ``attentions[l, h, i, j]``: layer ``l``, head ``h``, from query token ``i`` to key token ``j``;
 every row sums to 1 (docs/METHODS.md section 1).
 """
 
-from __future__ import annotations
+from analysis.maps import AttentionResult, attention_for, level_view
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from analysis.encoding import Encoding, drop_specials, encode, word_level
-from analysis.errors import InputError
-from analysis.forward import forward
-
-
-@dataclass
-class AttentionResult:
-    encoding: Encoding
-    attentions: np.ndarray  # [L, H, T, T] float32
-
-    @property
-    def tokens(self) -> list[str]:
-        return self.encoding.tokens
-
-
-def attention_for(loaded, text: str, pair: str | None = None) -> AttentionResult:
-    """Encode one text (or pair) and return its attention maps."""
-    enc = encode(loaded.tokenizer, text, pair, max_length=loaded.max_length)
-    return AttentionResult(enc, forward(loaded.model, loaded.tokenizer, [enc]).maps(0))
-
-
-def level_view(result: AttentionResult, level: str = "token", hide_special: bool = False):
-    """(labels, maps [L,H,n,n], segments, special) at token or word level, optionally without
-    special tokens (rows renormalised)."""
-    enc = result.encoding
-    att = result.attentions
-    labels = list(enc.tokens)
-    segments = enc.segments
-    special = enc.special
-    if level == "word":
-        att = word_level(att, enc.word_ids)
-        labels = list(enc.words)
-        first = {}
-        for i, w in enumerate(enc.word_ids):
-            first.setdefault(w, i)
-        pos = [first[w] for w in range(len(labels))]
-        segments = enc.segments[pos]
-        special = enc.special[pos]
-    elif level != "token":
-        raise InputError(f"Unknown level {level!r}: use 'token' or 'word'.")
-    if hide_special:
-        keep = ~special
-        att = drop_specials(att, keep)
-        labels = [l for l, k in zip(labels, keep) if k]
-        segments = segments[keep]
-        special = special[keep]
-    return labels, att, segments, special
+__all__ = ["AttentionResult", "attention_for", "level_view"]

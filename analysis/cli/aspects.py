@@ -246,7 +246,7 @@ def run_heads(args) -> int:
 def run_example(args) -> int:
     from tqdm import tqdm
 
-    from analysis.aspects import example
+    from analysis.aspects.example import build_example
 
     bar = tqdm(total=1.0, unit="", bar_format="{l_bar}{bar}| {desc}")
 
@@ -255,7 +255,7 @@ def run_example(args) -> int:
         bar.set_description_str(text)
         bar.refresh()
 
-    out = example.build_example(args.out, progress)
+    out = build_example(args.out, progress)
     bar.close()
     from analysis.aspects.checkpoints import read_card
 

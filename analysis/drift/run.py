@@ -153,7 +153,7 @@ class _Measures:
         """Add one batch: rows ``idx`` of the corpus, their encodings and both forwards."""
         import torch
 
-        from analysis.noop import batch_stats  # Clark et al. statistics (section 3)
+        from analysis.measures import batch_stats  # Clark et al. statistics (section 3)
 
         rows = torch.as_tensor(idx)
         masks = BatchMasks.of(group)

@@ -3,9 +3,9 @@
 :func:`corpus_stats` encodes the corpus once, runs it through :func:`analysis.forward.
 forward_batches` (longest first, at most ``batch_size`` examples and ``max_batch_mb`` of
 attention maps per batch), computes every example's statistics on the padded batch at once
-(:func:`analysis.noop.measures.batch_stats`) and adds them to running sums: no map is kept, so
+(:func:`analysis.measures.batch_stats`) and adds them to running sums: no map is kept, so
 memory does not grow with the corpus. Corpus values are the mean over examples; it gives the
-same numbers as :func:`analysis.noop.measures.example_stats` example by example (tested).
+same numbers as :func:`analysis.measures.example_stats` example by example (tested).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from analysis.encoding import encode_dataset
 from analysis.forward import capture_unavailable, forward_batches
-from analysis.noop.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
+from analysis.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
 
 
 @dataclass

@@ -18,7 +18,7 @@ import numpy as np
 from analysis.batching import batches, collate
 from analysis.errors import DataError
 from analysis.forward import forward
-from analysis.noop.measures import CATEGORIES, PUNCT, selectors
+from analysis.measures import CATEGORIES, PUNCT, selectors
 
 
 @dataclass

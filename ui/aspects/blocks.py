@@ -30,7 +30,9 @@ from ui.common.jobs import run_job
 from ui.common.links import attention_link
 from ui.common.findings import add_button
 from ui.common.resources import get_model
+from ui.aspects import state as aspects_state
 from ui.aspects.models import METRIC_LABELS, demo
+from ui.aspects.state import ModelState
 
 DATA_SOURCES = ["Bundled sample", "Upload a file"]
 ORDERS = {"paper's order": None, "review, then auxiliary sentence": "review-aux",
@@ -99,16 +101,16 @@ def base_model(spec: str, after):
     return before
 
 
-def auto_heads(state: dict, sample: bool) -> bool:
+def auto_heads(state: ModelState, sample: bool) -> bool:
     """Whether the heads are found without a click: the example on the bundled sample."""
-    return sample and state.get("example", False) and state.get("disc") is None
+    return sample and state.example and state.disc is None
 
 
-def find_heads(state: dict, before, ds, task: str, order: str, max_sent: int,
+def find_heads(state: ModelState, before, ds, task: str, order: str, max_sent: int,
                shared: bool = False) -> None:
     """Score every head of the model after (and before) fine-tuning through the job queue:
-    ``state["disc"]``. ``shared``: the example on the sample, computed once per server."""
-    after = state["loaded"]
+    ``state.disc``. ``shared``: the example on the sample, computed once per server."""
+    after = state.loaded
     key = (checkpoint_stamp(EXAMPLE_SPEC), max_sent, before is not None)
     try:
         results = _SHARED_DISC.get(key) if shared else None
@@ -123,12 +125,12 @@ def find_heads(state: dict, before, ds, task: str, order: str, max_sent: int,
                 return discover_models(models, ds, task, order, max_sentences=max_sent,
                                        progress=prog)
 
-            results = run_job("Finding aspect heads", work, key="aspects-heads")
+            results = run_job("Finding aspect heads", work, key=aspects_state.JOB_HEADS)
             if shared:
                 _SHARED_DISC.clear()
                 _SHARED_DISC[key] = results
-        state.update(disc=results, disc_data=ds.select(range(min(len(ds), max_sent))),
-                     causal=None)
+        state.disc, state.causal = results, None
+        state.disc_data = ds.select(range(min(len(ds), max_sent)))
     except (DataError, InputError) as exc:
         show_error(exc)
 
@@ -194,7 +196,7 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
     def build():
         matrices = {name: score_matrix(disc[key].hs, kind)
                     for name, key in zip(MODELS, ("before", "after")) if key in disc}
-        df = heads_frame(matrices, value="score", key="model")
+        df = heads_frame(matrices, value="score", column="model")
         return heads_heatmap(df, "score", title=f"{KIND_SHORT[kind]} score per head",
                              scheme="viridis", legend="attention mass", facet="model",
                              facet_sort=list(MODELS), columns=2, cell=(26, 24)), df
@@ -203,7 +205,7 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
     built = owned_chart(disc["after"], f"kind {kind} {'before' in disc}", build)
     chart = built.chart
     draw(built)
-    chart_downloads(chart, f"aspect-heads-{kind}", key=f"ah_dl_{kind}", df=built.df)
+    chart_downloads(chart, f"aspect-heads-{kind}", key=aspects_state.download_key(kind), df=built.df)
     if report is not None:
         add_button(f"{KIND_SHORT[kind]} score per head, before and after fine-tuning",
                    f"ah-chart-{kind}", chart=chart, **report)
@@ -215,7 +217,7 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
            "change": st.column_config.NumberColumn(format="%+.3f")}
     if "open" in table.columns:
         cfg["open"] = st.column_config.LinkColumn("head view", display_text="open")
-    st.dataframe(table.head(15), column_config=cfg, hide_index=True, key=f"ah_tab_{kind}")
+    st.dataframe(table.head(15), column_config=cfg, hide_index=True, key=aspects_state.table_key(kind))
     if report is not None:
         add_button(f"Top {KIND_SHORT[kind].lower()} heads", f"ah-table-{kind}",
                    df=table.head(15), **report)
@@ -225,7 +227,7 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
                    "Attention page come with the example checkpoint.")
     st.markdown("**Baselines** (same pairs; a head is interesting only above these)")
     st.dataframe(baseline_frame(disc["after"].baselines[kind]), hide_index=True,
-                 key=f"ah_base_{kind}",
+                 key=aspects_state.baseline_key(kind),
                  column_config={"score": st.column_config.NumberColumn(format="%.3f"),
                                 "accuracy": st.column_config.NumberColumn(format="%.3f")})
 
@@ -263,7 +265,7 @@ def example(disc: dict, kind: str, i: int, top: dict, models: dict, folder: str 
         st.markdown(f"*{name}*")
         st.markdown(words_html(pair.words, query_row(wmaps, pair.q)[layer, head], gold, pair.q),
                     unsafe_allow_html=True)
-    hv_name = st.radio("Head view of", list(shown), horizontal=True, key="ah_hv_model",
+    hv_name = st.radio("Head view of", list(shown), horizontal=True, key=aspects_state.HEAD_VIEW_MODEL,
                        bind="query-params")
     labels_w, wmaps, segs_w, special_w = shown[hv_name]
     st.caption(f"Layer {layer + 1} at word level, head {head + 1} shown and the aspect word "
@@ -271,7 +273,7 @@ def example(disc: dict, kind: str, i: int, top: dict, models: dict, folder: str 
                "click another word in the view.")
     head_view(head_view_payload(labels_w, wmaps[layer], segs_w, special_w, layer=layer,
                                 is_pair=True, highlight=gold),
-              key=f"ah_head_view_{hv_name}", heads=[head], pin=pair.q[0])
+              key=aspects_state.head_view_key(hv_name), heads=[head], pin=pair.q[0])
     before = models.get(MODELS[0])
     specs = [("fine-tuned head view", folder),
              ("base model head view", before.spec if before is not None else None)]
@@ -289,12 +291,12 @@ def example(disc: dict, kind: str, i: int, top: dict, models: dict, folder: str 
 # Step 4: the causal check
 
 
-def causal_pairs(state: dict, card: dict, task: str, order: str):
+def causal_pairs(state: ModelState, card: dict, task: str, order: str):
     """(pairs, description) the causal check evaluates: the run's held-out pairs, else the
     sentences of step 2 (the card's held-out ones among them when it names any)."""
-    if state["eval"] is not None:
-        return state["eval"], f"the {len(state['eval'])} held-out pairs of the fine-tuning run"
-    data, about = evaluation_data(card, state.get("disc_data"))
+    if state.eval is not None:
+        return state.eval, f"the {len(state.eval)} held-out pairs of the fine-tuning run"
+    data, about = evaluation_data(card, state.disc_data)
     try:
         return build_examples(data, task, order), about
     except DataError as exc:
@@ -302,9 +304,9 @@ def causal_pairs(state: dict, card: dict, task: str, order: str):
         return None, about
 
 
-def run_causal(state: dict, pairs, task: str, ranked: list[dict], k: int, kind: str) -> None:
-    """The causal check through the job queue: ``state["causal"]``."""
-    after = state["loaded"]
+def run_causal(state: ModelState, pairs, task: str, ranked: list[dict], k: int, kind: str) -> None:
+    """The causal check through the job queue: ``state.causal``."""
+    after = state.loaded
 
     def work(progress):
         steps = iter(range(1, 6))
@@ -313,7 +315,7 @@ def run_causal(state: dict, pairs, task: str, ranked: list[dict], k: int, kind: 
                             progress=lambda text: progress(next(steps, 5) / 5, text))
 
     try:
-        state["causal"] = (kind, run_job("Causal check", work, key="aspects-causal"))
+        state.causal = (kind, run_job("Causal check", work, key=aspects_state.JOB_CAUSAL))
     except (DataError, InputError) as exc:
         show_error(exc)
 
@@ -332,7 +334,7 @@ def causal_table(causal, report: dict | None = None) -> None:
     st.markdown(f"**{KIND_SHORT[kind]}** heads masked: " + ", ".join(
         f"{layer + 1}-{head + 1}" for layer, head in res["masked_heads"]))
     df = pd.DataFrame(rows)
-    st.dataframe(df, hide_index=True, key="ah_causal_tab",
+    st.dataframe(df, hide_index=True, key=aspects_state.CAUSAL_TABLE,
                  column_config={c: st.column_config.NumberColumn(format="%.1f")
                                 for c in df.columns if c != "metric"})
     lines = causal_reading(res, KIND_WORDS.get(kind, kind))

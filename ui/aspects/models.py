@@ -1,6 +1,6 @@
 """The Aspects page's step 1, the fine-tuned model: the sources (the example checkpoint, a
 fine-tune on the bundled sample, a folder, an uploaded .zip), the cached checkpoint loading
-(session state ``ah_model``: one state per source, switching sources loses nothing), the model
+(one :class:`ui.aspects.state.ModelState` per source, switching sources loses nothing), the model
 export and the summary with its loss and learning curves (docs/METHODS.md section 6)."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import streamlit as st
 
 from analysis.aspects.checkpoints import as_loaded, load_checkpoint, save_checkpoint
 from analysis.aspects.data import split_dataset
-from analysis.aspects.example import RECIPE, load_example, split_sample
+from analysis.example import RECIPE
+from analysis.aspects.example import load_example, split_sample
 from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune
 from analysis.aspects.readers import load_sample
 from analysis.aspects.tasks import TASK_NAMES, build_examples
@@ -25,6 +26,8 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import run_job
 from ui.common.settings import settings
+from ui.aspects import state as aspects_state
+from ui.aspects.state import ModelState
 
 EXAMPLE, TUNE = "Example checkpoint", "Fine-tune on the bundled sample"
 FOLDER, UPLOAD = "Load a checkpoint folder", "Upload a checkpoint .zip"
@@ -32,7 +35,6 @@ START = "Fine-tune a model on the bundled sample or load a checkpoint to start."
 MAX_ZIP_MB = 100  # the server's maxUploadSize must allow it (.streamlit/config.toml)
 METRIC_LABELS = {"aspect_f1": "aspect F1", "acc_4way": "4-way acc.", "acc_3way": "3-way acc.",
                  "acc_binary": "binary acc."}
-S = st.session_state
 
 
 def demo() -> bool:
@@ -65,7 +67,7 @@ def cap(name: str, default, upper):
 
 # ---------------------------------------------------------------------------------------------
 # Step 1: the fine-tuned model: one state per source (switching sources loses nothing); the
-# shown one is also ``ah_model``. A state holds its model, card, heads (``disc``) and check.
+# shown one is also kept (``ui.aspects.state``). A state holds its model, card, heads and check.
 
 
 @st.cache_resource(max_entries=2, show_spinner="Loading the checkpoint...")
@@ -85,15 +87,8 @@ def _example(stamp: str):
     return loaded, card, build_examples(train_test[1], card["task"], card["pair_order"])
 
 
-def current(source: str) -> dict | None:
-    state = S.setdefault("ah_states", {}).get(source)
-    S["ah_model"] = state
-    return state
-
-
-def _new_model(source: str, state: dict) -> None:
-    S.setdefault("ah_states", {})[source] = state
-    S["ah_model"] = state
+def current(source: str) -> ModelState | None:
+    return aspects_state.model_state(source)
 
 
 def use_example() -> None:
@@ -106,11 +101,11 @@ def use_example() -> None:
     except (InputError, ModelLoadError, OSError) as exc:
         show_error(exc)
         return
-    state = S.setdefault("ah_states", {}).get(EXAMPLE)
-    if state is None or state["loaded"] is not loaded:
-        _new_model(EXAMPLE, {"loaded": loaded, "card": card, "folder": EXAMPLE_SPEC,
-                             "base": card.get("base_model") or "default", "eval": held,
-                             "losses": None, "example": True})
+    state = aspects_state.model_state(EXAMPLE)
+    if state is None or state.loaded is not loaded:
+        aspects_state.set_model_state(EXAMPLE, ModelState(
+            loaded, card, EXAMPLE_SPEC, card.get("base_model") or "default", eval=held,
+            example=True))
 
 
 def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) -> None:
@@ -134,10 +129,10 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
                                  max_length=RECIPE.max_length, seed=seed, progress=step,
                                  status=lambda text: progress(last[0], text))
 
-        run = run_job("Fine-tuning", work, key="aspects-finetune")
-        _new_model(TUNE, {"loaded": as_loaded(ctx.loaded, run.result.model, "fine-tuned"),
-                          "card": run.card, "folder": None, "base": ctx.spec,
-                          "eval": run.eval_examples, "losses": run.result.losses})
+        run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE)
+        aspects_state.set_model_state(TUNE, ModelState(
+            as_loaded(ctx.loaded, run.result.model, "fine-tuned"), run.card, None, ctx.spec,
+            eval=run.eval_examples, losses=run.result.losses))
     except (DataError, InputError, ModelLoadError) as exc:
         show_error(exc)
 
@@ -146,16 +141,10 @@ def load_folder(folder: str, base_spec: str) -> None:
     """A checkpoint folder becomes the Load source's model (its card names the base model)."""
     try:
         loaded, card = checkpoint(str(Path(folder).expanduser().resolve()))
-        _new_model(FOLDER, {"loaded": loaded, "card": card, "folder": loaded.spec,
-                            "base": card.get("base_model") or base_spec, "eval": None,
-                            "losses": None})
+        aspects_state.set_model_state(FOLDER, ModelState(
+            loaded, card, loaded.spec, card.get("base_model") or base_spec))
     except (InputError, ModelLoadError, DataError, OSError) as exc:
         show_error(exc)
-
-
-def zip_key() -> str:
-    """The upload box's key: a new one after each loaded .zip, so the upload is forgotten."""
-    return f"ah_zip_{S.get('ah_zip_gen', 0)}"
 
 
 def load_zip(up, base_spec: str) -> None:
@@ -173,36 +162,35 @@ def load_zip(up, base_spec: str) -> None:
     base = str(card.get("base_model") or base_spec)
     if demo() and settings().model_name(base) is None:
         base = base_spec
-    _new_model(UPLOAD, {"loaded": loaded, "card": card, "folder": None, "base": base,
-                        "eval": None, "losses": None})
-    S["ah_zip_gen"] = S.get("ah_zip_gen", 0) + 1
+    aspects_state.set_model_state(UPLOAD, ModelState(loaded, card, None, base))
+    aspects_state.forget_zip()
     st.rerun()
 
 
-def save_model(state: dict, out: str) -> None:
+def save_model(state: ModelState, out: str) -> None:
     try:
-        path = save_checkpoint(state["loaded"].model, state["loaded"].tokenizer, Path(out),
-                               state["card"])
-        state["folder"] = str(path)
+        path = save_checkpoint(state.loaded.model, state.loaded.tokenizer, Path(out),
+                               state.card)
+        state.folder = str(path)
         st.success(plain(f"Saved to {path}"), icon=":material/save:")
     except (InputError, OSError) as exc:
         show_error(exc)
 
 
-def model_export(state: dict) -> None:
+def model_export(state: ModelState) -> None:
     """The model as a .zip download (made when clicked); outside demo mode also the box that
     saves a session model to a folder."""
-    lm = state["loaded"]
-    st.download_button("Download the model (.zip)", key="ah_zip_dl", on_click="ignore",
-                       data=lambda: checkpoint_zip(lm.model, lm.tokenizer, state["card"]),
-                       file_name=f"absa-{state['card']['task']}-checkpoint.zip",
+    lm = state.loaded
+    st.download_button("Download the model (.zip)", key=aspects_state.ZIP_DOWNLOAD, on_click="ignore",
+                       data=lambda: checkpoint_zip(lm.model, lm.tokenizer, state.card),
+                       file_name=f"absa-{state.card['task']}-checkpoint.zip",
                        mime="application/zip", icon=":material/download:",
                        help="Safetensors, tokenizer and card; upload it here again later.")
-    if state["folder"] is None and not demo():
+    if state.folder is None and not demo():
         c1, c2 = st.columns([4, 1])
-        out = c1.text_input("Save to folder", key="ah_save_to", placeholder="/path/to/new-folder")
+        out = c1.text_input("Save to folder", key=aspects_state.SAVE_TO, placeholder="/path/to/new-folder")
         c2.write("")
-        if c2.button("Save", key="ah_save", icon=":material/save:") and out.strip():
+        if c2.button("Save", key=aspects_state.SAVE, icon=":material/save:") and out.strip():
             save_model(state, out.strip())
 
 
@@ -216,13 +204,13 @@ def learning_curve_frame(card: dict) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
-def model_summary(state: dict) -> None:
+def model_summary(state: ModelState) -> None:
     """What the model is, its held-out metrics, training loss and learning curve."""
-    after, card = state["loaded"], state["card"]
+    after, card = state.loaded, state.card
     st.success(plain(f"{TASK_NAMES[card['task']]} model on {card.get('data', '?')} "
                      f"({after.n_layers} layers × {after.n_heads} heads, fine-tuned from "
                      f"{model_words(card.get('base_model'))})."), icon=":material/check_circle:")
-    if state.get("example"):
+    if state.example:
         st.caption(f"The example checkpoint: the embedded model fine-tuned on the bundled "
                    f"sample with the recipe below ({TASK_NAMES[RECIPE.task]}, {RECIPE.epochs:g} "
                    f"epochs, lr {RECIPE.lr:g}, batch {RECIPE.batch_size}); its held-out "
@@ -235,10 +223,10 @@ def model_summary(state: dict) -> None:
         st.caption("Held-out metrics in percent, as in the paper: aspect detection micro F1; "
                    "sentiment accuracy over the gold aspects (4-way, 3-way, positive/negative).")
     # the charts are built once per model (kept in the session): a rerun only draws them
-    if state["losses"]:
+    if state.losses:
         def loss():
-            loss_df = pd.DataFrame({"step": np.arange(1, len(state["losses"]) + 1),
-                                    "loss": state["losses"]})
+            loss_df = pd.DataFrame({"step": np.arange(1, len(state.losses) + 1),
+                                    "loss": state.losses})
             return alt.Chart(loss_df, title="Training loss").mark_line().encode(
                 x="step:Q", y="loss:Q"), loss_df
 

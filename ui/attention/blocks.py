@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis.attention.neuron import NeuronViewUnavailable, QueryKeys, query_keys, view_of
+from ui.attention import state
 from ui.common.charts import position_labels, vector_frame, vector_heatmap
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
@@ -23,28 +24,14 @@ def cached_query_keys(spec: str, text: str, pair: str | None, max_length: int, _
     return query_keys(_loaded, _enc)
 
 
-def query_picker(enc, key: str = "q") -> int:
+def query_picker(enc) -> int:
     """The query token, 1-based in the widget and in the URL (``q=3``). A URL value that is not
     a position of this input is ignored and removed from the URL; a position left over from a
     longer input falls back to the first token after [CLS]. Returns the 0-based index."""
     n = enc.n_tokens
     options = list(range(1, n + 1))
-    seen = f"_{key}_url"
-    raw = st.query_params.get(key)
-    if raw is not None and raw != st.session_state.get(seen):
-        st.session_state[seen] = raw
-        if raw.strip().isdigit() and 1 <= int(raw) <= n:
-            st.session_state[key] = int(raw)
-        else:
-            del st.query_params[key]
-    if st.session_state.get(key) not in options:
-        st.session_state[key] = min(2, n)
-
-    def to_url() -> None:
-        value = str(st.session_state[key])
-        st.query_params[key] = st.session_state[seen] = value
-
-    q = st.selectbox("Query token", options, key=key, on_change=to_url,
+    state.query_token_from_url(n)
+    q = st.selectbox("Query token", options, key=state.QUERY, on_change=state.query_token_to_url,
                      format_func=lambda i: f"{i}: {enc.tokens[i - 1]}",
                      help="The token whose query vector is compared with every key; the "
                           "page's URL keeps it (q=position, from 1).")
@@ -189,10 +176,10 @@ def attention_report(view: str, result, layer: int, head: int, level: str, lines
     title = (f"Attention: {view.lower()}" + (f", layer {layer}" if view != "Model view" else "")
              + (f", head {head}" if view not in ("Head view", "Model view") else ""))
     if chart is not None:
-        add_button(title, "attention", chart=chart, numbers=numbers, reading=lines, **source)
+        add_button(title, state.REPORT_ADD, chart=chart, numbers=numbers, reading=lines, **source)
         return
     def table() -> pd.DataFrame:  # built only on a click
         rows = heads_table(result, None if view == "Model view" else layer)
         return pd.DataFrame(rows).drop(columns=["kind"])
 
-    add_button(title, "attention", df=table, numbers=numbers, reading=lines, **source)
+    add_button(title, state.REPORT_ADD, df=table, numbers=numbers, reading=lines, **source)

@@ -1,4 +1,6 @@
-"""Streamlit glue for the interactive attention views (offline components, JS in ui/attention/frontend/).
+"""The attention views' one owner: the payload schema (versioned and checked), the components
+(offline, JavaScript in ui/attention/frontend/), the state the page's component reports and the
+reducer that turns it into widget values and URL parameters, and the page's two caches.
 
 Payloads come from ``analysis.attention.views``; the views render token labels as text nodes
 only, so pass labels raw (never HTML-escaped). Components are registered once, at import:
@@ -6,40 +8,93 @@ only, so pass labels raw (never HTML-escaped). Components are registered once, a
 - ``attention_views``: the Attention page's one component (head view, model view and the
   canvas heatmap of long inputs), every layer in its payload, so it switches layers, heads,
   segment filter, pinned token and view in the browser and reports its state back;
-- ``attention_head_view`` / ``attention_model_view``: one layer / the grid alone (other pages).
+- ``head_view`` / ``model_view``: one layer / the grid alone (the aspect and syntax pages).
+
+The JavaScript is ES modules; ``ui.attention.bundle`` joins the ones a component needs into
+the one module Streamlit loads, with ``frontend/constants.js`` generated here
+(``constants_js``), so Python and JavaScript share SEGMENTS, the view kinds, the state keys and
+the payload versions.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import streamlit as st
 
+import analysis.attention
+import analysis.attention.views
+from analysis.attention import AttentionResult, level_view
+from analysis.attention.views import PAYLOAD_VERSION, SCALE, VIEWS_VERSION
+from ui.attention import state
+from ui.attention.bundle import bundle, read_from
+
 FRONTEND = Path(__file__).resolve().parent / "frontend"
+SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"]
+VIEW_KINDS = ["head", "model", "heatmap"]
 VIEW_NAMES = {"head": "Head view", "model": "Model view", "heatmap": "Heatmap"}
+PAGE_VIEWS = ["Head view", "Model view", "Neuron view", "Heatmap"]  # the page's View widget
+PIN_SIDES = ["from", "to"]
+STATE_KEYS = ["view", "layer", "heads", "pin", "segment"]  # what attention_views reports
+
+# ---- the payload schema: kind -> (version, maker, keys it must have)
+SCHEMA = {
+    "views": (VIEWS_VERSION, "views_payload",
+              ("n_layers", "n_heads", "n", "labels", "segments", "special", "is_pair", "scale",
+               "encoding", "top_k", "size", "pool", "digest")),
+    "head": (PAYLOAD_VERSION, "head_view_payload",
+             ("layer", "n_heads", "n", "labels", "segments", "special", "is_pair", "scale",
+              "encoding", "weights", "highlight")),
+    "model": (PAYLOAD_VERSION, "model_view_payload",
+              ("n_layers", "n_heads", "n", "size", "pool", "scale", "thumbs")),
+}
 
 
-def _read(name: str) -> str:
-    return (FRONTEND / name).read_text(encoding="utf-8")
+def check_payload(payload: dict, kind: str) -> None:
+    """Raise ValueError unless ``payload`` is a ``kind`` payload of the version this code (and
+    the JavaScript, which checks it again) draws, with every key the views read."""
+    version, maker, keys = SCHEMA[kind]
+    where = f"analysis.attention.views.{maker}"
+    if not isinstance(payload, dict) or payload.get("view") != kind:
+        got = payload.get("view") if isinstance(payload, dict) else type(payload).__name__
+        raise ValueError(f"This view needs a payload from {where} (got view {got!r}).")
+    if payload.get("version") != version:
+        raise ValueError(f"This view draws version {version} of {where}'s payload, got "
+                         f"{payload.get('version')!r}.")
+    missing = [k for k in keys if k not in payload]
+    if missing:
+        raise ValueError(f"The payload of {where} lacks {', '.join(missing)}.")
+    if "labels" in payload and len(payload["labels"]) != payload["n"]:
+        raise ValueError(f"The payload of {where} has {len(payload['labels'])} labels for "
+                         f"{payload['n']} tokens.")
+    if payload["scale"] != SCALE:
+        raise ValueError(f"The payload of {where} has scale {payload['scale']}, not {SCALE}.")
 
 
-def _js(*files: str, main: str) -> str:
-    return "\n".join(_read(f) for f in ("common.js", *files)) + f"\nexport default {main};\n"
+def constants_js() -> str:
+    """``frontend/constants.js``: the constants JavaScript shares with Python."""
+    values = {"PAYLOAD_VERSION": PAYLOAD_VERSION, "VIEWS_VERSION": VIEWS_VERSION,
+              "SCALE": SCALE, "SEGMENTS": SEGMENTS, "VIEW_KINDS": VIEW_KINDS,
+              "PIN_SIDES": PIN_SIDES, "STATE_KEYS": STATE_KEYS}
+    lines = ["// Generated from ui/attention/component.py (constants_js): edit it there; the",
+             "// bundle takes this text from Python and a test checks this file matches it.", ""]
+    lines += [f"export const {k} = {json.dumps(v)};" for k, v in values.items()]
+    return "\n".join(lines) + "\n"
 
 
-_CSS = _read("views.css")
+def _js(entry: str, main: str) -> str:
+    return bundle(entry, main, read_from(FRONTEND), {"constants.js": constants_js()})
+
+
+_CSS = (FRONTEND / "views.css").read_text(encoding="utf-8")
 _HEAD_VIEW = st.components.v2.component(
-    "attention_head_view", css=_CSS, js=_js("head_view.js", "head_view_single.js", main="headViewMain"),
-)
+    "attention_head_view", css=_CSS, js=_js("head_view_single.js", "headViewMain"))
 _MODEL_VIEW = st.components.v2.component(
-    "attention_model_view", css=_CSS, js=_js("model_view.js", main="modelViewMain"),
-)
+    "attention_model_view", css=_CSS, js=_js("model_view.js", "modelViewMain"))
 _VIEWS = st.components.v2.component(
-    "attention_views", css=_CSS,
-    js=_js("head_view.js", "head_view_single.js", "model_view.js", "heatmap.js", "views.js",
-           main="viewsMain"),
-)
+    "attention_views", css=_CSS, js=_js("views.js", "viewsMain"))
 
 
 def _noop() -> None:
@@ -54,11 +109,10 @@ def attention_views(payload: dict, *, key: str, ui: dict,
     (0-indexed list, None: all), ``pin`` ({"side": "from"|"to", "index": i} or None),
     ``segment`` ("All", "A->B", ...). Returns the component's last reported state (same keys)
     or None; ``on_change`` runs (as a callback, before the page's script) when it reports."""
-    if payload.get("view") != "views":
-        raise ValueError("attention_views needs a payload from analysis.attention.views.views_payload.")
+    check_payload(payload, "views")
     result = _VIEWS(key=key, data={**payload, "ui": ui}, on_state_change=on_change)
-    state = result.get("state")
-    return state if isinstance(state, dict) else None
+    value = result.get("state")
+    return value if isinstance(value, dict) else None
 
 
 def head_view(payload: dict, *, key: str, heads: Sequence[int] | None = None,
@@ -68,23 +122,23 @@ def head_view(payload: dict, *, key: str, heads: Sequence[int] | None = None,
     ``heads``: 0-indexed heads shown when the view opens or when this value changes (None:
     all); the user can then toggle heads in the view. ``pin``: a query ("from") position
     pinned when the view opens or when this value changes, so only its lines show. Returns
-    the view's state once the user has changed something: ``{"heads": [0-indexed visible heads], "pinned": {"side":
-    "from"|"to", "index": i, "token": label} or None, "segment": "All"|"A->A"|...}``
+    the view's state once the user has changed something: ``{"heads": [0-indexed visible
+    heads], "pinned": {"side": "from"|"to", "index": i, "token": label} or None, "segment":
+    "All"|"A->A"|...}``
     (keys the user has not touched are absent), else None.
     """
-    if payload.get("view") != "head":
-        raise ValueError("head_view needs a payload from analysis.views.head_view_payload.")
+    check_payload(payload, "head")
     ui = {"heads": [int(h) for h in heads] if heads is not None else None,
           "pin": {"side": "from", "index": int(pin)} if pin is not None else None}
     result = _HEAD_VIEW(
         key=key, data={**payload, "ui": ui},
         on_heads_change=_noop, on_pinned_change=_noop, on_segment_change=_noop,
     )
-    state = {k: result.get(k) for k in ("heads", "pinned", "segment") if k in result}
-    state = {k: v for k, v in state.items() if v is not None or k == "pinned"}
-    if not any(v is not None for v in state.values()):
+    got = {k: result.get(k) for k in ("heads", "pinned", "segment") if k in result}
+    got = {k: v for k, v in got.items() if v is not None or k == "pinned"}
+    if not any(v is not None for v in got.values()):
         return None
-    return state
+    return got
 
 
 def model_view(payload: dict, *, key: str,
@@ -92,8 +146,7 @@ def model_view(payload: dict, *, key: str,
     """Render the layers x heads grid of thumbnails; returns ``(layer, head)`` 0-indexed in
     the run right after the user clicked a map (a trigger), else None. ``selected``
     (0-indexed) is outlined."""
-    if payload.get("view") != "model":
-        raise ValueError("model_view needs a payload from analysis.views.model_view_payload.")
+    check_payload(payload, "model")
     ui = {"selected": [int(selected[0]), int(selected[1])] if selected is not None else None}
     result = _MODEL_VIEW(key=key, data={**payload, "ui": ui}, on_select_change=_noop)
     value = result.get("select")
@@ -102,38 +155,94 @@ def model_view(payload: dict, *, key: str,
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# The Attention page's view state in the URL: heads=1,3,5  pin=4 | pin=to:4  seg=A->B
+# ---- the Attention page's component: what it is asked, what it reports, the reducer
 
-SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"]
-
-
-def url_heads(n_heads: int) -> list[int] | None:
-    """``heads=1,3,5`` (1-indexed) -> sorted 0-indexed heads; anything invalid -> None (all)."""
-    try:
-        heads = sorted({int(h) - 1 for h in st.query_params.get("heads", "").split(",")})
-    except ValueError:
-        return None
-    return heads if heads and all(0 <= h < n_heads for h in heads) else None
+def page_ui(view: str, layer: int, dims: state.Dims) -> dict:
+    """What the page asks the component for: its View widget's ``view`` (a PAGE_VIEWS name),
+    ``layer`` (0-indexed) and the URL's heads, pin and segment (invalid ones: the defaults)."""
+    kind = {name: k for k, name in VIEW_NAMES.items()}.get(view, "head")
+    return {"view": kind, "layer": int(layer), "heads": state.url_heads(dims.n_heads),
+            "pin": state.url_pin(dims.n), "segment": state.url_segment(SEGMENTS)}
 
 
-def url_pin(n: int) -> dict | None:
-    """``pin=4`` (query 4, 1-indexed) or ``pin=to:4`` (key 4) -> the component's pin."""
-    raw = st.query_params.get("pin", "")
-    side, _, pos = raw.rpartition(":") if ":" in raw else ("from", "", raw)
-    if side not in ("from", "to") or not pos.isdigit() or not 1 <= int(pos) <= n:
-        return None
-    return {"side": side, "index": int(pos) - 1}
+class Follow(NamedTuple):
+    """What a report changes: widget values (None: unchanged) and URL parameters (name ->
+    value, None: removed; absent: unchanged)."""
+    view: str | None = None
+    layer: int | None = None  # 1-indexed, as the widget
+    head: int | None = None  # 1-indexed
+    params: dict = {}
 
 
-def url_segment() -> str:
-    seg = st.query_params.get("seg", "All")
-    return seg if seg in SEGMENTS else "All"
+def reduce_report(report: dict, asked: dict, dims: state.Dims) -> Follow:
+    """The reducer: the component's reported state -> the widgets and URL parameters that
+    follow it. Only the keys the user changed in the view (``report["changed"]``; without it,
+    those that differ from what the page ``asked``) count, so a widget set meanwhile keeps its
+    value; values the component could not have sent (out of range, unknown) change nothing
+    (heads, pin, segment: their parameter leaves the URL)."""
+    changed = report.get("changed")
+    if isinstance(changed, list):
+        report = {k: v for k, v in report.items() if k in changed}
+    else:
+        report = {k: v for k, v in report.items() if asked.get(k, "unset") != v}
+    view = VIEW_NAMES.get(report.get("view")) if isinstance(report.get("view"), str) else None
+    layer, head, params = None, None, {}
+    if isinstance(report.get("layer"), int) and 0 <= report["layer"] < dims.n_layers:
+        layer = report["layer"] + 1
+    if "heads" in report:
+        heads = report["heads"]
+        valid = isinstance(heads, list) and heads and all(
+            isinstance(h, int) and 0 <= h < dims.n_heads for h in heads)
+        if valid and len(heads) == 1:
+            head = heads[0] + 1
+        params[state.HEADS] = state.heads_to_url(heads) if valid else None
+    if "pin" in report:
+        pin = report["pin"]
+        ok = (isinstance(pin, dict) and pin.get("side") in PIN_SIDES
+              and isinstance(pin.get("index"), int) and 0 <= pin["index"] < dims.n)
+        params[state.PIN] = state.pin_to_url(pin) if ok else None
+    if "segment" in report:
+        seg = report["segment"]
+        params[state.SEG] = state.segment_to_url(seg) if seg in SEGMENTS else None
+    return Follow(view, layer, head, params)
 
 
-def set_param(name: str, value: str | None) -> None:
-    if value is None:
-        if name in st.query_params:
-            del st.query_params[name]
-    elif st.query_params.get(name) != value:
-        st.query_params[name] = value
+def follow_component() -> None:
+    """The component reported its state: the widgets and the URL follow (runs as its
+    callback, before the script, so widget state is set before the widgets exist; nothing is
+    recomputed)."""
+    report, dims = state.reported(), state.dims()
+    if report is None or dims is None:
+        return
+    follow = reduce_report(report, state.asked(), dims)
+    state.set_widgets(follow.view, follow.layer, follow.head)
+    for name, value in follow.params.items():
+        state.set_param(name, value)
+
+
+def show_views(payload: dict, ui: dict, dims: state.Dims) -> None:
+    """The page's component with what the page asks for; its reports go through the reducer."""
+    state.set_dims(dims)
+    state.set_asked(ui)
+    attention_views(payload, key=state.COMPONENT, ui=ui, on_change=follow_component)
+
+
+# ---- the page's caches: cache_resource, not cache_data: a rerun gets the cached maps
+# without unpickling a copy (72 MB for a 512-token pair: ~200 ms a rerun); they are shared,
+# so made read-only
+
+@st.cache_resource(max_entries=state.RESULT_CACHE_ENTRIES, show_spinner="Running the model...")
+def compute(spec: str, text: str, pair: str | None, max_length: int, _loaded) -> AttentionResult:
+    # looked up at call time: a test counts the calls (none on a cached rerun)
+    result = analysis.attention.attention_for(_loaded, text, pair)
+    result.attentions.setflags(write=False)
+    return result
+
+
+@st.cache_resource(max_entries=state.PAYLOAD_CACHE_ENTRIES,
+                   show_spinner="Packing every layer for the browser...")
+def views_data(spec: str, text: str, pair: str | None, max_length: int, level: str,
+               hide_special: bool, _result: AttentionResult) -> dict:
+    labels, maps, segments, special = level_view(_result, level, hide_special)
+    return analysis.attention.views.views_payload(labels, maps, segments, special,
+                                                  is_pair=_result.encoding.is_pair)

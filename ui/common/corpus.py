@@ -25,6 +25,7 @@ from analysis.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_not
 from analysis.errors import DataError, InputError
 from ui.common.errors import plain, show_error
 from ui.common.settings import Settings, settings
+from ui.common.state import CorpusKeys, read
 
 SAMPLE, PASTE, UPLOAD, HF = "Sample corpus", "Paste", "Upload", "Hugging Face dataset"
 SOURCES = [SAMPLE, PASTE, UPLOAD, HF]
@@ -107,9 +108,9 @@ def cap_widget(st_col, key: str, label: str, default: int, maximum: int, step: i
                                    bind="query-params" if bind else None))
 
 
-def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
+def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20000,
                   labels: bool = False, cap_help: str | None = None):
-    """Source and cap widgets (keys ``{prefix}_source``, ``{prefix}_max``, ...) and the chosen
+    """Source and cap widgets (keys: ``keys``, ``ui.common.state.CorpusKeys``) and the chosen
     corpus, or None while there is none yet (the picker says what to do; a bad file gets a
     one-line error). With ``labels``, an upload's ``label`` column is added for the split by
     label. The reader's notes (blank lines skipped, the cap) are shown as captions."""
@@ -117,9 +118,9 @@ def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
     fit_narrow_screens()
     sources = SOURCES if not conf.demo or conf.datasets else [SAMPLE, PASTE, UPLOAD]
     c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
-    source = c1.segmented_control("Corpus", sources, default=SAMPLE, key=f"{prefix}_source",
+    source = c1.segmented_control("Corpus", sources, default=SAMPLE, key=keys.source,
                                   bind="query-params") or SAMPLE
-    cap = cap_widget(c2, f"{prefix}_max", "Examples (at most)", default_cap,
+    cap = cap_widget(c2, keys.cap, "Examples (at most)", default_cap,
                      conf.cap("max_examples", max_cap), 50, bind=True,
                      help=cap_help or "Only the first N examples are used; more takes longer.")
     dataset = None
@@ -129,13 +130,13 @@ def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
             st.caption("The bundled sample corpus: 292 English sentences and sentence pairs "
                        "written for this project (data/sample_corpus).")
         elif source == PASTE:
-            dataset = _pasted(prefix, cap, conf)
+            dataset = _pasted(keys, cap, conf)
         elif source == UPLOAD:
-            dataset = _upload(prefix, cap, labels, conf)
+            dataset = _upload(keys, cap, labels, conf)
         elif conf.demo:
-            dataset = _listed_dataset(prefix, cap, conf)
+            dataset = _listed_dataset(keys, cap, conf)
         else:
-            dataset = _hub(prefix, cap, conf)
+            dataset = _hub(keys, cap, conf)
     except (DataError, InputError, UnicodeDecodeError) as exc:
         show_error(exc)
         return None
@@ -145,10 +146,10 @@ def corpus_picker(prefix: str, *, default_cap: int = 200, max_cap: int = 20000,
     return dataset
 
 
-def _pasted(prefix: str, cap: int, conf: Settings):
+def _pasted(keys: CorpusKeys, cap: int, conf: Settings):
     limit = conf.max_upload_bytes
     pasted = st.text_area("One example per line (a tab separates a sentence pair)",
-                          key=f"{prefix}_paste", height=160, max_chars=limit,
+                          key=keys.paste, height=160, max_chars=limit,
                           placeholder="The soup was cold.\nThe staff were kind.\tWe stayed.")
     if not pasted.strip():
         st.info("Paste some sentences to analyse, one per line.", icon=":material/info:")
@@ -156,13 +157,13 @@ def _pasted(prefix: str, cap: int, conf: Settings):
     return read_pasted(pasted, max_examples=cap, max_bytes=limit, max_chars=conf.max_line_chars)
 
 
-def _upload(prefix: str, cap: int, labels: bool, conf: Settings):
+def _upload(keys: CorpusKeys, cap: int, labels: bool, conf: Settings):
     label_help = "; a 'label' column splits the results by label" if labels else ""
     limit = conf.max_upload_bytes
     up = st.file_uploader(
         f"A .txt (one example per line, tab for pairs), .jsonl (text, text_pair), .csv or "
         f"SemEval .xml file, up to {_mb(limit) if limit else f'{MAX_MB} MB'}{label_help}",
-        type=["txt", "tsv", "jsonl", "json", "csv", "xml"], key=f"{prefix}_upload",
+        type=["txt", "tsv", "jsonl", "json", "csv", "xml"], key=keys.upload,
         max_upload_size=math.ceil(limit / 2**20) if limit else None)  # in the browser
     if up is None:
         st.info("Upload a corpus file to analyse.", icon=":material/upload_file:")
@@ -172,9 +173,9 @@ def _upload(prefix: str, cap: int, labels: bool, conf: Settings):
     if name.lower().endswith(".csv"):
         cols = csv_columns(data, name=name, max_bytes=limit)
         k1, k2 = st.columns(2)
-        text_col = k1.selectbox("Text column", cols, key=f"{prefix}_csv_text",
+        text_col = k1.selectbox("Text column", cols, key=keys.csv_text,
                                 index=cols.index("text") if "text" in cols else 0)
-        pair_col = k2.selectbox("Pair column (optional)", [NONE] + cols, key=f"{prefix}_csv_pair")
+        pair_col = k2.selectbox("Pair column (optional)", [NONE] + cols, key=keys.csv_pair)
         pair_col = None if pair_col == NONE else pair_col
     dataset = read_corpus(data, name=name, text_column=text_col, pair_column=pair_col,
                           max_examples=cap, max_bytes=limit, max_chars=conf.max_line_chars)
@@ -188,24 +189,24 @@ def _upload(prefix: str, cap: int, labels: bool, conf: Settings):
     return dataset
 
 
-def _listed_dataset(prefix: str, cap: int, conf: Settings):
+def _listed_dataset(keys: CorpusKeys, cap: int, conf: Settings):
     """Demo mode: one of the host's datasets, by name."""
-    name = st.selectbox("Dataset", list(conf.datasets), key=f"{prefix}_hf_pick",
+    name = st.selectbox("Dataset", list(conf.datasets), key=keys.hf_pick,
                         bind="query-params")
     ds = conf.datasets[name]
     return _load_hf(ds.id, ds.split, ds.column, ds.pair, cap, conf.max_line_chars, False)
 
 
-def _hub(prefix: str, cap: int, conf: Settings):
+def _hub(keys: CorpusKeys, cap: int, conf: Settings):
     h1, h2, h3, h4 = st.columns(4)
     bind = "query-params"
-    name = h1.text_input("Dataset id or folder", key=f"{prefix}_hf_name", placeholder="imdb",
+    name = h1.text_input("Dataset id or folder", key=keys.hf_name, placeholder="imdb",
                          bind=bind, max_chars=300)
-    split = h2.text_input("Split", value="train", key=f"{prefix}_hf_split", bind=bind,
+    split = h2.text_input("Split", value="train", key=keys.hf_split, bind=bind,
                           max_chars=100)
-    col = h3.text_input("Text column", value="text", key=f"{prefix}_hf_col", bind=bind,
+    col = h3.text_input("Text column", value="text", key=keys.hf_column, bind=bind,
                         max_chars=100)
-    pair = h4.text_input("Pair column (optional)", key=f"{prefix}_hf_pair", bind=bind,
+    pair = h4.text_input("Pair column (optional)", key=keys.hf_pair, bind=bind,
                          max_chars=100)
     if not name.strip():
         st.info("Give a Hugging Face dataset id that is in the local cache (or reachable "
@@ -215,9 +216,9 @@ def _hub(prefix: str, cap: int, conf: Settings):
                     conf.max_line_chars, True)
 
 
-def session_only_note(prefix: str) -> str | None:
+def session_only_note(keys: CorpusKeys) -> str | None:
     """What a link to the page cannot carry: pasted lines and uploads stay in this session."""
-    source = st.session_state.get(f"{prefix}_source") or SAMPLE
+    source = read(keys.source) or SAMPLE
     if source == PASTE:
         return "A link cannot carry pasted lines: they stay in this browser session; someone " \
                "who opens it gets the pasted-corpus box, empty."
@@ -227,20 +228,20 @@ def session_only_note(prefix: str) -> str | None:
     return None
 
 
-def corpus_name(prefix: str, dataset) -> str:
+def corpus_name(keys: CorpusKeys, dataset) -> str:
     """The corpus by name and size, for a finding's provenance (never a path or a file's
     content): the bundled sample, pasted lines, an upload by its file name, or the dataset."""
     n = len(dataset) if dataset is not None else 0
-    source = st.session_state.get(f"{prefix}_source") or SAMPLE
+    source = read(keys.source) or SAMPLE
     if source == SAMPLE:
         name = "the bundled sample corpus"
     elif source == PASTE:
         name = "pasted lines"
     elif source == UPLOAD:
-        up = st.session_state.get(f"{prefix}_upload")
+        up = read(keys.upload)
         name = f"the uploaded file {upload_name(getattr(up, 'name', None))}"
     else:
-        picked = st.session_state.get(f"{prefix}_hf_pick") or st.session_state.get(
-            f"{prefix}_hf_name") or "a Hugging Face dataset"
+        picked = read(keys.hf_pick) or read(
+            keys.hf_name) or "a Hugging Face dataset"
         name = f"the dataset {str(picked)[:120]}"
     return f"{name} ({n} examples)"

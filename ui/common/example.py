@@ -1,12 +1,14 @@
 """The example checkpoint on a running server: built once in the background when it is missing
-(one thread per server process, behind a lock; demo mode too), its progress for the pages, and
+(one job per server process, behind a lock; demo mode too; queued in the server-wide job
+queue of ``ui.common.jobs`` like any heavy work), its progress for the pages, and
 the block that shows that progress and reruns the page once the example is ready.
 
 ``example_status()`` is what a page asks: ``ready`` (load the spec ``"example"``), else
 ``building`` with ``fraction`` and ``text`` ("Building the example checkpoint: epoch 2/8, step
 37/96"), else ``error`` (the build failed; one line) or neither (building is switched off:
 ``DASHBOARD_EXAMPLE_AUTOBUILD=0``, which the tests set). The build itself is
-:func:`analysis.aspects.example.build_example`, written to the cache folder atomically.
+:func:`analysis.aspects.example.build_example`, written to the cache folder atomically
+(:mod:`analysis.example` says where it lives).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.aspects.example import BUILD_COMMAND, example_ready
+from analysis.example import BUILD_COMMAND, example_ready
 from ui.common.errors import first_line, plain
+from ui.common.jobs import start_background_job
+from ui.common.state import EXAMPLE_BUILD_JOB
 
 AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
 PREFIX = "Building the example checkpoint"
@@ -58,25 +62,19 @@ def _progress(fraction: float, text: str) -> None:
     _BUILD["fraction"], _BUILD["text"] = float(fraction), f"{PREFIX}: {text}"
 
 
-def _build() -> None:
+def _build(progress) -> None:
     from analysis.aspects.example import build_example
 
     try:
-        try:
-            from ui.common.jobs import lower_priority
-            from ui.common.settings import settings
-
-            lower_priority(settings().job_nice)  # visitors' clicks get the cores first
-        except Exception:  # noqa: BLE001 - priority is a courtesy, not a requirement
-            pass
-        build_example(progress=_progress)
+        build_example(progress=progress)
     except Exception as exc:  # noqa: BLE001 - kept for the pages as one line
         _BUILD["error"] = first_line(exc)
 
 
 def start_build() -> bool:
     """Start the background build when the example is missing and none runs or failed in this
-    process; True when a build runs now."""
+    process; True when a build runs now. It waits its turn in the server-wide job queue
+    (``ui.common.jobs``) like any heavy work, in its own low-priority thread."""
     with _LOCK:
         thread = _BUILD["thread"]
         if thread is not None and thread.is_alive():
@@ -84,9 +82,8 @@ def start_build() -> bool:
         if _BUILD["error"] or example_ready() or not autobuild():
             return False
         _BUILD.update(fraction=0.0, text=f"{PREFIX}: starting", error=None)
-        thread = threading.Thread(target=_build, name="example-build", daemon=True)
-        _BUILD["thread"] = thread
-        thread.start()
+        job = start_background_job(PREFIX, _build, key=EXAMPLE_BUILD_JOB, on_progress=_progress)
+        _BUILD["thread"] = job.thread
         return True
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.common.charts import attention_heatmap, map_frame
+from ui.common.state import download_keys
 
 EXPORT_MAX_ROWS = 40_000
 MAP_EXPORT_CELLS = 128  # a large map exports as at most 128 x 128 blocks
@@ -130,20 +131,21 @@ def chart_downloads(chart, basename: str, key: str, df=None, smaller: Callable |
     their text labels. ``smaller`` returns the chart to export instead when ``chart`` has
     more than ``EXPORT_MAX_ROWS`` rows; ``note`` (shown beside the buttons) says what."""
     name = _safe(basename)
+    png_key, svg_key, csv_key = download_keys(key)
     smaller, note = export_plan(chart, smaller, note)
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         st.download_button("PNG", data=lambda: render_export("png", chart, smaller),
-                           file_name=f"{name}.png", mime="image/png", key=f"{key}-png",
+                           file_name=f"{name}.png", mime="image/png", key=png_key,
                            icon=":material/image:", on_click="ignore", width="content",
                            wrap=False)
         st.download_button("SVG", data=lambda: render_export("svg", chart, smaller),
-                           file_name=f"{name}.svg", mime="image/svg+xml", key=f"{key}-svg",
+                           file_name=f"{name}.svg", mime="image/svg+xml", key=svg_key,
                            icon=":material/draw:", on_click="ignore", width="content",
                            wrap=False)
         if df is not None:
             table = df if callable(df) else (lambda: df)
             st.download_button("CSV", data=lambda: table().to_csv(index=False).encode("utf-8"),
-                               file_name=f"{name}.csv", mime="text/csv", key=f"{key}-csv",
+                               file_name=f"{name}.csv", mime="text/csv", key=csv_key,
                                icon=":material/table:", on_click="ignore", width="content",
                                wrap=False)
         if note:

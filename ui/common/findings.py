@@ -13,22 +13,22 @@ import streamlit as st
 from analysis.errors import DataError
 from analysis.report import (GLOSSARY, MAX_FINDINGS, Finding, Report, model_source,
                              terms_in)
+from ui.common import state
 from ui.common.errors import plain
 from ui.common.links import page_link
 
-_KEY = "_report"
 
 
 def report() -> Report:
     """This session's report (created empty on first use)."""
-    rep = st.session_state.get(_KEY)
+    rep = st.session_state.get(state.REPORT)
     if not isinstance(rep, Report):
-        rep = st.session_state[_KEY] = Report()
+        rep = st.session_state[state.REPORT] = Report()
     return rep
 
 
 def set_report(rep: Report) -> None:
-    st.session_state[_KEY] = rep
+    st.session_state[state.REPORT] = rep
 
 
 def model_lines(loaded) -> dict:
@@ -69,7 +69,7 @@ def make_finding(title: str, *, page: str, url_path: str, chart=None, df=None,
 def add_button(title: str, key: str, **kw) -> None:
     """An "Add to report" button; a click pins the finding (``kw``: see :func:`make_finding`)
     and says so."""
-    if not st.button("Add to report", key=f"report-add-{key}", icon=":material/playlist_add:",
+    if not st.button("Add to report", key=state.report_add_key(key), icon=":material/playlist_add:",
                      help="Pin this result, its numbers, its link and its provenance to the "
                           "findings report (Report page)."):
         return
@@ -137,7 +137,7 @@ def finding_preview(f: Finding) -> None:
         import pandas as pd
 
         st.dataframe(pd.DataFrame(f.rows, columns=f.columns), hide_index=True,
-                     key=f"report_df_{id(f)}")
+                     key=state.finding_table_key(id(f)))
     if f.link:
         st.caption(plain(f"Link: {f.link}"))
     if f.source:
@@ -151,7 +151,7 @@ def example_finding(ctx) -> Finding:
     import numpy as np
     import pandas as pd
 
-    from analysis.attention import attention_for
+    from analysis.maps import attention_for
     from ui.common.links import input_params, spec_params
 
     res = attention_for(ctx.loaded, ctx.text, ctx.pair)

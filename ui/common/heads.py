@@ -12,8 +12,8 @@ import pandas as pd
 
 
 def heads_frame(matrices: Mapping[str, np.ndarray] | np.ndarray, value: str = "value",
-                key: str = "map", labels: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Long table of one or more [L, H] matrices: ``key`` (the matrix's name; left out for a
+                column: str = "map", labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Long table of one or more [L, H] matrices: ``column`` (the matrix's name; left out for a
     single bare matrix), ``label`` (when ``labels`` names them), ``layer``, ``head``, ``value``."""
     single = not isinstance(matrices, Mapping)
     items = {"": matrices}.items() if single else matrices.items()
@@ -24,7 +24,7 @@ def heads_frame(matrices: Mapping[str, np.ndarray] | np.ndarray, value: str = "v
         df = pd.DataFrame({"layer": layers.ravel() + 1, "head": heads.ravel() + 1,
                            value: m.ravel()})
         if not single:
-            df.insert(0, key, name)
+            df.insert(0, column, name)
             if labels is not None:
                 df.insert(1, "label", labels.get(name, name))
         frames.append(df)

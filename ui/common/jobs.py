@@ -234,3 +234,53 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
     if job.error is not None:
         raise job.error
     return job.result
+
+
+# ---------------------------------------------------------------------------------------------
+# Background jobs: work no visitor waits for (the example checkpoint's build) takes its ticket in
+# the same queue and runs in its own low-priority thread, which owns the ticket while it waits.
+
+
+class BackgroundJob:
+    """``fn(progress)`` queued and run in a daemon thread; read ``fraction``, ``text``,
+    ``error``, ``result`` and ``done`` from any thread."""
+
+    def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
+                 on_progress: Callable[[float, str], None] | None = None):
+        self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
+        self.on_progress = on_progress
+        self.fraction, self.text = 0.0, ""
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._work, name=f"job-{key}"[:60], daemon=True)
+
+    def progress(self, fraction: float, text: str = "") -> None:
+        self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
+        if self.on_progress is not None:
+            self.on_progress(self.fraction, self.text)
+
+    def _work(self) -> None:
+        ticket = self.queue.join(self.label, self.key)  # owned by this thread
+        try:
+            lower_priority(self.nice)
+            while self.queue.wait_turn(ticket, POLL_S) is not None:
+                pass
+            self.result = self.fn(self.progress)
+        except BaseException as exc:  # kept for whoever reads the job
+            self.error = exc
+        finally:
+            self.queue.leave(ticket)
+            self.done.set()
+
+
+def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *,
+                         key: str, queue: JobQueue | None = None,
+                         on_progress: Callable[[float, str], None] | None = None
+                         ) -> BackgroundJob:
+    """Queue ``fn(progress)`` in the server-wide queue without a waiting visitor: it runs in its
+    own low-priority thread once a slot is free (``on_progress(fraction, text)`` is told each
+    step). Call it from the script thread (it reads the settings); returns the started job."""
+    job = BackgroundJob(label, fn, key, queue or job_queue(), settings().job_nice, on_progress)
+    job.thread.start()
+    return job

@@ -1,30 +1,35 @@
-"""The Drift page's model choice: outside demo mode a box for each model (a listed model's name,
-a hub id or a folder; the after one bound to the URL as ``drift_after``; empty = the example
-checkpoint once it is built); in demo mode both come from the host's model list by name
-(``ui.common.settings``), so no path can be named."""
+"""The model pickers beside the sidebar's: the one second-model picker (:func:`second_model`, a
+fine-tuned checkpoint to compare with; the Syntax page's second model and the Drift page's
+"after" model) and the Drift page's before/after pair (:func:`pick_models`). Outside demo mode a
+box takes a listed model's name, a hub id or a folder (empty or "example" = the example
+checkpoint once it is built); in demo mode the models come from the host's model list by name
+(``ui.common.settings``), so no path can be named. The widget keys (and URL parameters) are the
+calling study's, passed in from its ``state`` module."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
+from analysis import example
 from analysis.models import EXAMPLE_SPEC, normalise_spec
 from ui.common.errors import plain
 from ui.common.links import folder_note
 from ui.common.settings import settings
 
+Q = "query-params"
 SIDEBAR_MODEL = "(the sidebar's model)"
 UNLISTED = ("This link asks for an after model that this demo does not offer; it offers only "
             "the models in its list.")
-_URL_CHECKED = "_drift_url_checked"
 
 # ---------------------------------------------------------------------------------------------
 # Model choice
 
 
-def _example_ready() -> bool:
-    from analysis.aspects.example import example_ready
-
-    return example_ready()
+def example_ready() -> bool:
+    """Whether the example checkpoint is built (the second model's default)."""
+    return bool(example.example_ready())
 
 
 def _named(value: str) -> str:
@@ -34,40 +39,67 @@ def _named(value: str) -> str:
     return normalise_spec(conf.models.get(value, value)) if value else ""
 
 
-def pick_models(sidebar_spec: str, sidebar_name: str | None = None) -> tuple[str, str]:
-    """The before and after widgets (bound to the URL as ``drift_before``/``drift_after``, or
-    ``drift_before_name`` in demo mode) -> (before spec, after spec; '' when none is given).
-    Outside demo mode a box takes a listed model's name, a hub id or a folder."""
+@dataclass(frozen=True)
+class SecondModel:
+    """How a page shows its second-model box: its widget key (= URL parameter), the demo
+    select box's key, labels and texts, and whether an empty box means the example checkpoint
+    (else the box starts filled with "example" once it is built)."""
+
+    key: str
+    demo_key: str
+    label: str
+    demo_label: str
+    placeholder: str
+    help: str
+    empty_is_example: bool = True
+
+
+def second_model(container, how: SecondModel, demo_default: str | None = None) -> str:
+    """The one second-model picker -> a spec ('' while none is given). Demo mode: one of the
+    host's listed models by name (``demo_default`` first, else the example's name, else the
+    last one). Otherwise a box for a listed model's name, a hub id or a folder."""
+    conf = settings()
+    if conf.demo:
+        names = list(conf.models)
+        default = demo_default if demo_default in names else (
+            conf.model_name(EXAMPLE_SPEC) or names[-1])
+        st.session_state.setdefault(how.demo_key, default)
+        name = container.selectbox(how.demo_label, names, key=how.demo_key, bind=Q)
+        return normalise_spec(conf.models[name])
+    if not how.empty_is_example:
+        st.session_state.setdefault(how.key, EXAMPLE_SPEC if example_ready() else "")
+    value = container.text_input(how.label, key=how.key, bind=Q, max_chars=500,
+                                 placeholder=how.placeholder, help=how.help)
+    if not value.strip() and how.empty_is_example:
+        return EXAMPLE_SPEC if example_ready() else ""
+    return _named(value)
+
+
+def pick_models(sidebar_spec: str, sidebar_name: str | None, before: tuple[str, str],
+                after: SecondModel, url_checked: str) -> tuple[str, str]:
+    """The Drift page's before and after widgets -> (before spec, after spec; '' when none is
+    given). ``before``: the before box's key outside demo mode and its select box's key in demo
+    mode (both bound to the URL); ``after``: the second-model picker; ``url_checked``: the
+    session key marking the first run's check of a link's after model (demo mode)."""
     conf = settings()
     c1, c2 = st.columns(2)
     if not conf.demo:
         before_in = c1.text_input(
-            "Before (model name, hub id or folder)", key="drift_before", bind="query-params",
+            "Before (model name, hub id or folder)", key=before[0], bind=Q,
             placeholder=f"empty: the sidebar's model ({sidebar_name or sidebar_spec})",
             help="Leave empty to use the model chosen in the sidebar.", max_chars=500)
-        after_in = c2.text_input(
-            "After: the fine-tuned checkpoint (model name, hub id or folder)", key="drift_after",
-            bind="query-params", placeholder="empty: the example checkpoint", max_chars=500,
-            help="A checkpoint of the same architecture and tokenizer as the before model: a "
-                 "name from the model list, a hub id or a folder. Empty: the example "
-                 "checkpoint (the embedded model fine-tuned on the bundled ABSA sample) once "
-                 "it is built.")
-        note = folder_note(before_in, after_in)
+        after_spec = second_model(c2, after)
+        note = folder_note(before_in, st.session_state.get(after.key) or "")
         if note:
             st.caption(plain(note))
-        before = _named(before_in) or sidebar_spec
-        after = _named(after_in) or (EXAMPLE_SPEC if _example_ready() else "")
-        return before, after
+        return _named(before_in) or sidebar_spec, after_spec
     names = list(conf.models)
-    if not st.session_state.get(_URL_CHECKED):
-        st.session_state[_URL_CHECKED] = True
-        asked = st.query_params.get("drift_after")
+    if not st.session_state.get(url_checked):
+        st.session_state[url_checked] = True
+        asked = st.query_params.get(after.demo_key)
         if asked is not None and asked not in names:
             st.info(plain(UNLISTED), icon=":material/info:")
-    after_default = conf.model_name(EXAMPLE_SPEC) or names[-1]
-    before_name = c1.selectbox("Before", [SIDEBAR_MODEL] + names, key="drift_before_name",
-                               bind="query-params")
-    after_name = c2.selectbox("After: the fine-tuned model", names, key="drift_after",
-                              index=names.index(after_default), bind="query-params")
-    before = sidebar_spec if before_name == SIDEBAR_MODEL else conf.models[before_name]
-    return normalise_spec(before), normalise_spec(conf.models[after_name])
+    before_name = c1.selectbox("Before", [SIDEBAR_MODEL] + names, key=before[1], bind=Q)
+    after_spec = second_model(c2, after)
+    spec = sidebar_spec if before_name == SIDEBAR_MODEL else conf.models[before_name]
+    return normalise_spec(spec), after_spec

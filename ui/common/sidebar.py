@@ -23,14 +23,11 @@ from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
 from ui.common.resources import embedded_model, get_model
+from ui.common import state
 from ui.common.settings import Settings, settings
 
 EXAMPLE_A = "The pasta was superb, but the waiter ignored us for twenty minutes."
 EXAMPLE_B = "what do you think of the service of it ?"
-_CTX_KEY = "_sidebar_context"
-_GOOD_SPEC = "_last_good_spec"
-_URL_CHECKED = "_sidebar_url_checked"
-_KEPT_INPUT = "_sidebar_input"  # (mode, text A, text B) of the last run that showed the box
 MAX_TEXT_CHARS = 20000
 UNLISTED = ("This link asks for a model that this demo does not offer; it offers only the "
             "models in its list. Showing {name}.")
@@ -57,13 +54,13 @@ def _unlisted_link(conf: Settings) -> bool:
     """Whether the URL that opened this session asks for a model outside the host's list
     (compared by name only: nothing on the server is looked at). Checked once per session, on
     the link that opened it; in demo mode a ``src`` parameter is dropped from the URL."""
-    if st.session_state.get(_URL_CHECKED):
+    if st.session_state.get(state.SIDEBAR_URL_CHECKED):
         return False
-    st.session_state[_URL_CHECKED] = True
-    src, model = st.query_params.get("src"), st.query_params.get("model")
+    st.session_state[state.SIDEBAR_URL_CHECKED] = True
+    src, model = st.query_params.get(state.MODEL_SOURCE), st.query_params.get(state.MODEL)
     if conf.demo:
         if src is not None:
-            del st.query_params["src"]
+            del st.query_params[state.MODEL_SOURCE]
         return (src not in (None, SOURCE_LIST)) or (model is not None
                                                      and model not in conf.models)
     return src in (None, SOURCE_LIST) and model is not None and model not in conf.models
@@ -71,7 +68,7 @@ def _unlisted_link(conf: Settings) -> bool:
 
 def _clear_model() -> None:
     """A new source: its own empty box (not the previous source's value)."""
-    st.session_state.pop("model", None)
+    st.session_state.pop(state.MODEL, None)
 
 
 def _model_spec(conf: Settings) -> tuple[str, str]:
@@ -79,16 +76,16 @@ def _model_spec(conf: Settings) -> tuple[str, str]:
     names = list(conf.models)
     src = SOURCE_LIST
     if not conf.demo:
-        src = st.radio("Model", SOURCES, key="src", bind="query-params", on_change=_clear_model,
+        src = st.radio("Model", SOURCES, key=state.MODEL_SOURCE, bind="query-params", on_change=_clear_model,
                        captions=["ready to use", "cached or online", "a saved checkpoint"])
     if src == SOURCE_LIST:
-        name = st.selectbox("Model" if conf.demo else "Listed model", names, key="model",
+        name = st.selectbox("Model" if conf.demo else "Listed model", names, key=state.MODEL,
                             bind="query-params",
                             label_visibility="visible" if conf.demo else "collapsed")
         return conf.models[name], name
     label = "Model id" if src == SOURCE_HUB else "Folder path"
     placeholder = "bert-base-uncased" if src == SOURCE_HUB else "/path/to/checkpoint"
-    value = st.text_input(label, key="model", placeholder=placeholder, bind="query-params",
+    value = st.text_input(label, key=state.MODEL, placeholder=placeholder, bind="query-params",
                           help="Any BERT, RoBERTa, DistilBERT, ALBERT or ELECTRA style encoder. "
                                "Hub ids load from the local cache or the hub when online.")
     return value.strip(), value.strip()
@@ -96,7 +93,7 @@ def _model_spec(conf: Settings) -> tuple[str, str]:
 
 def _fallback(conf: Settings) -> LoadedModel:
     """The last model that loaded, else the list's default, else the embedded model."""
-    for spec in (st.session_state.get(_GOOD_SPEC), conf.models[conf.default_model]):
+    for spec in (st.session_state.get(state.GOOD_SPEC), conf.models[conf.default_model]):
         if spec:
             try:
                 return get_model(spec)
@@ -110,7 +107,7 @@ def _load(spec: str, label: str, conf: Settings) -> tuple[LoadedModel, str | Non
     if spec:
         try:
             loaded = get_model(spec)
-            st.session_state[_GOOD_SPEC] = loaded.spec
+            st.session_state[state.GOOD_SPEC] = loaded.spec
             return loaded, None
         except ModelLoadError as exc:
             # a listed model's spec is the host's business (it may be a server folder)
@@ -135,22 +132,22 @@ def _input(conf: Settings) -> tuple[str, str | None]:
     """The input mode and text box(es), bound to the URL; their values are kept aside so that a
     page without the box (``render(text_box=False)``) loses nothing: back on a page with it,
     the box shows the text again (set before the widget, with no default beside it)."""
-    kept = st.session_state.get(_KEPT_INPUT)
+    kept = state.kept_input()
     if kept is not None:
-        for key, value in zip(("mode", "a", "b"), kept):
+        for key, value in zip((state.MODE, state.TEXT_A, state.TEXT_B), kept):
             if key not in st.session_state and key not in st.query_params and value is not None:
                 st.session_state[key] = value
-    mode = st.radio("Input", MODES, key="mode", bind="query-params", horizontal=True)
+    mode = st.radio("Input", MODES, key=state.MODE, bind="query-params", horizontal=True)
     max_chars = min(MAX_TEXT_CHARS, conf.max_line_chars or MAX_TEXT_CHARS)
-    text = st.text_area("Text A" if mode == MODE_PAIR else "Text", key="a", bind="query-params",
+    text = st.text_area("Text A" if mode == MODE_PAIR else "Text", key=state.TEXT_A, bind="query-params",
                         height=90, max_chars=max_chars,
-                        **({} if "a" in st.session_state else {"value": EXAMPLE_A}))
+                        **({} if state.has(state.TEXT_A) else {"value": EXAMPLE_A}))
     pair = None
     if mode == MODE_PAIR:
-        pair = st.text_area("Text B", key="b", bind="query-params", height=70,
+        pair = st.text_area("Text B", key=state.TEXT_B, bind="query-params", height=70,
                             max_chars=max_chars,
-                            **({} if "b" in st.session_state else {"value": EXAMPLE_B}))
-    st.session_state[_KEPT_INPUT] = (mode, text, st.session_state.get("b", pair))
+                            **({} if state.has(state.TEXT_B) else {"value": EXAMPLE_B}))
+    state.keep_input(mode, text, st.session_state.get(state.TEXT_B, pair))
     return text, pair
 
 
@@ -175,12 +172,12 @@ def render(text_box: bool = True) -> Context:
         if text_box:
             text, pair = _input(conf)
         else:
-            mode, text, b = st.session_state.get(_KEPT_INPUT) or (MODES[0], EXAMPLE_A, None)
+            mode, text, b = state.kept_input() or (MODES[0], EXAMPLE_A, None)
             pair = b if mode == MODE_PAIR else None
         if conf.demo:
             st.caption(DEMO_NOTE)
     ctx = Context(spec=loaded.spec, loaded=loaded, text=text, pair=pair, model_error=error)
-    st.session_state[_CTX_KEY] = ctx
+    st.session_state[state.CONTEXT] = ctx
     return ctx
 
 
@@ -196,7 +193,7 @@ def leave_legacy_navigation() -> None:
 def context() -> Context:
     """The sidebar's model and input for this run (app.py renders the sidebar first)."""
     leave_legacy_navigation()
-    ctx = st.session_state.get(_CTX_KEY)
+    ctx = st.session_state.get(state.CONTEXT)
     if ctx is None:
         ctx = render()
     return ctx

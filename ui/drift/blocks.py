@@ -28,7 +28,8 @@ from ui.common.jobs import run_job
 from ui.common.links import attention_link
 from ui.common.resources import check_listed, get_model
 from ui.common.settings import settings
-from ui.common.models import SIDEBAR_MODEL, UNLISTED, pick_models  # noqa: F401 (the page's)
+from ui.common.models import UNLISTED, pick_models
+from ui.drift import state as drift_state
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
          "punct": "attention to . and ,"}
@@ -42,6 +43,12 @@ MODELS = ["before", "after"]
 def _after_model(spec: str, stamp: str) -> LoadedModel:
     """The after-checkpoint, with its classification head when it has one (read-only)."""
     return load_after(spec, get_model)
+
+
+def before_after_models(sidebar_spec: str, sidebar_name: str | None) -> tuple[str, str]:
+    """The before and after models (``ui.common.models.pick_models`` with this page's keys)."""
+    return pick_models(sidebar_spec, sidebar_name, (drift_state.BEFORE, drift_state.BEFORE_NAME),
+                       drift_state.AFTER_MODEL, drift_state.URL_CHECKED)
 
 
 def model_pair(before_spec: str, after_spec: str) -> tuple[LoadedModel, LoadedModel]:
@@ -72,7 +79,7 @@ def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_
         return compare_models(before, _after, corpus, batch_size=BATCH_SIZE, progress=lambda d, t:
                               progress(d / t, f"Both models: {d} / {t} examples"))
 
-    return run_job("Fine-tuning drift", job, key=f"drift-{corpus_key}")
+    return run_job("Fine-tuning drift", job, key=drift_state.job_key(corpus_key))
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:
@@ -140,11 +147,9 @@ def map_chart(labels, matrix: np.ndarray, title: str, size: int, **kw) -> alt.Ch
 
 def _on_pick() -> None:
     """A click on the cosine heatmap picks that head in the selectors below it."""
-    event = st.session_state.get("drift_cos_chart")
-    points = (event or {}).get("selection", {}).get("pick", []) if event else []
-    if points:
-        st.session_state["drift_layer"] = int(points[0]["layer"])
-        st.session_state["drift_head"] = int(points[0]["head"])
+    picked = drift_state.cosine_pick()
+    if picked is not None:
+        drift_state.pick_head(*picked)
 
 
 def cosine_grid(result: DriftResult, rkey: tuple = ()) -> alt.Chart:
@@ -168,7 +173,7 @@ def cosine_grid(result: DriftResult, rkey: tuple = ()) -> alt.Chart:
         ).properties(width=34 * result.n_heads, height=200), df_layer
 
     chart = _show(_chart(rkey, "cosine grid", grid), "drift_cosine", "dl-drift-cos",
-                  key="drift_cos_chart", on_select=_on_pick, selection_mode="pick",
+                  key=drift_state.COSINE_CHART, on_select=_on_pick, selection_mode="pick",
                   width="content")
     _show(_chart(rkey, "cosine per layer", per_layer), "drift_cosine_per_layer", "dl-drift-layer")
     return chart
@@ -198,7 +203,7 @@ def head_examples(result: DriftResult, before_spec: str, layer: int, head: int,
                  for i in low],
         "attention page (before)": [attention_link(before_spec, result.texts[i],
                                                    result.pairs[i], layer, head) for i in low],
-    }), hide_index=True, key="drift_low_table", column_config={
+    }), hide_index=True, key=drift_state.LOW_TABLE, column_config={
         "attention page (before)": st.column_config.LinkColumn(display_text="open head"),
         "cosine": st.column_config.NumberColumn(format=f"%.{DECIMALS}f")})
     return order
@@ -238,7 +243,7 @@ def representation(result: DriftResult, rkey: tuple = ()):
         ).properties(width=420, height=260), df
 
     chart = _show(_chart(rkey, "rsa cka", build), "drift_rsa_cka", "dl-drift-rep")
-    st.dataframe(df, hide_index=True, key="drift_rep_table", column_config=decimals(df))
+    st.dataframe(df, hide_index=True, key=drift_state.REPRESENTATION_TABLE, column_config=decimals(df))
     return chart, df
 
 
@@ -292,7 +297,7 @@ def pattern_moves(result: DriftResult, thresholds: PatternThresholds, rkey: tupl
     moves.insert(0, "before / after", list(PATTERN_TYPES))
     st.caption("How maps moved between types (rows: before, columns: after; counts of "
                "example-head maps).")
-    st.dataframe(moves, hide_index=True, key="drift_moves_table")
+    st.dataframe(moves, hide_index=True, key=drift_state.MOVES_TABLE)
     return chart
 
 
@@ -343,7 +348,7 @@ def groups(result: DriftResult, rkey: tuple = ()) -> None:
             "group": list(grp), "examples": [counts[g] for g in grp],
             "mean cosine": [float(v.mean()) for v in grp.values()],
             "last layer mean cosine": [float(v[-1].mean()) for v in grp.values()],
-        }), hide_index=True, key=f"drift_group_{name}", column_config={
+        }), hide_index=True, key=drift_state.group_table_key(name), column_config={
             c: st.column_config.NumberColumn(format=f"%.{DECIMALS}f")
             for c in ("mean cosine", "last layer mean cosine")})
 

@@ -24,6 +24,8 @@ from ui.common.jobs import run_job
 from ui.common.links import attention_link
 from ui.common.findings import add_button
 from ui.common.settings import settings
+from ui.noop import state as noop_state
+from ui.noop.state import StatsKey
 
 PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
 CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
@@ -65,9 +67,9 @@ def token_limit(loaded) -> int:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
-           max_length: int, _loaded, _dataset):
-    loaded = replace(_loaded, max_length=max_length)
+def _stats(key: StatsKey, _loaded, _dataset):
+    loaded = replace(_loaded, max_length=key.token_limit)
+    n_examples = key.n_examples
 
     def job(progress):
         t0 = time.perf_counter()
@@ -77,21 +79,26 @@ def _stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms:
             progress(done / total, f"{done} / {total} examples, {rate:.1f} examples/s")
 
         progress(0.0, f"Running {n_examples} examples through the model...")
-        stats = corpus_stats(loaded, _dataset, batch_size=batch_size, progress=step, norms=norms)
+        stats = corpus_stats(loaded, _dataset, batch_size=key.batch_size, progress=step,
+                             norms=key.norms)
         progress(1.0, f"{stats.n_examples} examples in {stats.seconds:.1f} s "
                       f"({stats.examples_per_second:.1f} examples/s)")
         return stats
 
-    return run_job("Corpus statistics", job, key=f"noop-stats-{fingerprint}")
+    return run_job("Corpus statistics", job, key=key.job_key)
 
 
-def compute_stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
-                  loaded, dataset):
+def stats_key(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
+              loaded) -> StatsKey:
+    """What the statistics of these settings are cached on (with the token limit)."""
+    return StatsKey(spec, fingerprint, n_examples, batch_size, norms, token_limit(loaded))
+
+
+def compute_stats(key: StatsKey, loaded, dataset):
     """Corpus statistics through the server-wide queue (``ui.common.jobs``), cached per (model, corpus,
     settings, token limit); the progress bar shows examples/s while it runs (replayed,
     finished, on a cache hit, without queueing)."""
-    return _stats(spec, fingerprint, n_examples, batch_size, norms, token_limit(loaded), loaded,
-                  dataset)
+    return _stats(key, loaded, dataset)
 
 
 @st.cache_resource(max_entries=2, show_spinner="Looking for the model's loss head...")
@@ -113,7 +120,7 @@ def _gradients(spec: str, fingerprint: str, n_examples: int, max_length: int, _l
         progress(1.0, f"Gradients: {grads.n_examples} examples")
         return grads
 
-    return run_job("Gradient importance", job, key=f"noop-grad-{fingerprint}")
+    return run_job("Gradient importance", job, key=noop_state.gradients_job_key(fingerprint))
 
 
 def compute_gradients(spec: str, fingerprint: str, n_examples: int, loaded, dataset):
@@ -127,7 +134,7 @@ def compute_gradients(spec: str, fingerprint: str, n_examples: int, loaded, data
 
 def stats_frame(stats, names) -> pd.DataFrame:
     """Long table (statistic, label, layer, head, value) of the statistics ``names``."""
-    return heads_frame({n: stats.metrics[n] for n in names}, key="statistic", labels=LABELS)
+    return heads_frame({n: stats.metrics[n] for n in names}, column="statistic", labels=LABELS)
 
 
 def show_chart(built: BuiltChart, basename: str, key: str, stretch: bool = False,
@@ -246,7 +253,8 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
         return
     st.caption(plain(head.note))
     grads = compute_gradients(spec, fingerprint, n_examples, loaded, dataset)
-    built = cached_chart(("noop_gradients", spec, fingerprint, n_examples, token_limit(loaded)),
+    built = cached_chart(noop_state.gradients_chart_key(spec, fingerprint, n_examples,
+                                                         token_limit(loaded)),
                          lambda: gradient_chart(grads))
     show_chart(built, "noop_gradients", "noop-grad", stretch=True, report=report)
     st.caption(f"Mean |dL/dA[i,j]| over the cells whose key j is in each category, per "
@@ -272,7 +280,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None,
     st.markdown("**No-op heads**: most weight on [SEP]/[CLS]")
     top = with_links(noop_heads(stats, top=10))
     st.dataframe(top, hide_index=True, column_config={"open": link_col, **decimals(top)},
-                 key="noop_table_noop")
+                 key=noop_state.TABLE_NOOP)
     if report is not None:
         add_button("No-op heads: most weight on [SEP]/[CLS]", "noop-table-noop", df=top,
                    **report)
@@ -281,7 +289,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None,
     if pos:
         frame = with_links(pos)
         st.dataframe(frame, hide_index=True, column_config={"open": link_col, **decimals(frame)},
-                     key="noop_table_pos")
+                     key=noop_state.TABLE_POSITIONAL)
         if report is not None:
             add_button("Positional heads: over 50% on the previous or next token",
                        "noop-table-pos", df=frame, **report)

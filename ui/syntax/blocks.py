@@ -22,7 +22,10 @@ from ui.common.errors import plain
 from ui.common.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
+from ui.common.models import second_model
 from ui.common.settings import settings
+from ui.syntax import state as syntax_state
+from ui.syntax.state import reset_for
 from ui.syntax.treebank import (HF, PASTE, SAMPLE, UPLOAD, fingerprint, read_treebank,  # noqa: F401
                                 sources, treebank_picker)
 
@@ -51,7 +54,7 @@ def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
         return syntax_heads(_loaded, _dataset, progress=lambda d, t: progress(*_sentences(d, t)))
 
     return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences", job,
-                   key=f"syntax-heads-{fp}")
+                   key=syntax_state.heads_job_key(fp))
 
 
 def heads_result(loaded, dataset):
@@ -68,7 +71,7 @@ def _probes(spec: str, stamp: str, fp: str, rank: int, _loaded, _dataset):
                             progress=lambda d, t: progress(d / max(t, 1), f"Probes: {d} / {t}"))
 
     return run_job(f"Structural probes: {_loaded.name}, rank {rank}", job,
-                   key=f"syntax-probes-{fp}")
+                   key=syntax_state.probes_job_key(fp))
 
 
 def probe_result(loaded, dataset, rank: int):
@@ -147,16 +150,15 @@ def heads_grid(result, rel: str, direction: str, key: str, result_key: tuple = (
         else BuiltChart(*build(), spec=None, title="")
     draw(built, key=key, on_select=lambda: _on_pick(key), selection_mode="pick",
          width="content")
-    chart_downloads(built.chart, f"syntax_{rel}_{direction}", key=f"dl-{key}", df=built.df)
+    chart_downloads(built.chart, f"syntax_{rel}_{direction}", key=syntax_state.download_key(key),
+                    df=built.df)
     return built.chart
 
 
 def _on_pick(chart_key: str) -> None:
-    event = st.session_state.get(chart_key)
-    points = (event or {}).get("selection", {}).get("pick", []) if event else []
-    if points:
-        st.session_state["syntax_layer"] = int(points[0]["layer"])
-        st.session_state["syntax_head"] = int(points[0]["head"])
+    picked = syntax_state.chart_pick(chart_key)
+    if picked is not None:
+        syntax_state.pick_head(*picked)
 
 
 def pick_head(result, rel: str, direction: str, n_layers: int, n_heads: int) -> tuple[int, int]:
@@ -164,10 +166,11 @@ def pick_head(result, rel: str, direction: str, n_layers: int, n_heads: int) -> 
     direction whenever either changes."""
     matrix = np.asarray(getattr(result.relations[rel], direction))
     layer, head = best_for(matrix)
-    reset_for("_syntax_pick_for", (rel, direction), {"syntax_layer": layer, "syntax_head": head})
+    reset_for(syntax_state.PICK_FOR, (rel, direction),
+              {syntax_state.LAYER: layer, syntax_state.HEAD: head})
     p1, p2 = st.columns(2)
-    layer = int(p1.selectbox("Layer", list(range(1, n_layers + 1)), key="syntax_layer", bind=Q))
-    head = int(p2.selectbox("Head", list(range(1, n_heads + 1)), key="syntax_head", bind=Q))
+    layer = int(p1.selectbox("Layer", list(range(1, n_layers + 1)), key=syntax_state.LAYER, bind=Q))
+    head = int(p2.selectbox("Head", list(range(1, n_heads + 1)), key=syntax_state.HEAD, bind=Q))
     return layer, head
 
 
@@ -219,7 +222,7 @@ def treebank_name(source: str) -> str:
     if source == SAMPLE:
         return "the bundled sample treebank"
     if source == HF:
-        return f"the dataset {str(st.session_state.get('syntax_hf_name') or '')[:120]}"
+        return f"the dataset {syntax_state.hf_name()[:120]}"
     return "pasted CoNLL-U text" if source == PASTE else "an uploaded treebank"
 
 
@@ -260,19 +263,6 @@ def compare_probe_chart(results: dict) -> tuple[alt.Chart, pd.DataFrame]:
     return chart.properties(title="Probe metrics per layer, both models"), df
 
 
-def reset_for(marker: str, value, widgets: dict) -> None:
-    """Set ``widgets`` (key -> value) whenever ``value`` (what they depend on) changes; on the
-    session's first run the values a link carries win."""
-    previous = st.session_state.get(marker)
-    if previous == value:
-        return
-    st.session_state[marker] = value
-    for key, default in widgets.items():
-        if previous is None and key in st.query_params:
-            continue
-        st.session_state[key] = default
-
-
 def reading_lines(lines) -> str:
     """The plain reading as a Markdown list, every line shown literally."""
     return "\n".join(f"- {plain(line)}" for line in lines)
@@ -285,41 +275,22 @@ def reading_lines(lines) -> str:
 def min_count_input(container, source: str) -> int:
     """The minimum number of dependents a relation needs to be shown: 10 on the sample, 1 on
     pasted text, 100 on a corpus; reset to that default when the source changes."""
-    reset_for("_syntax_min_for", source, {"syntax_min": MIN_COUNT.get(source, 100)})
+    reset_for(syntax_state.MIN_COUNT_FOR, source,
+              {syntax_state.MIN_COUNT: MIN_COUNT.get(source, 100)})
     return int(container.number_input(
         "Minimum dependents per relation", min_value=1, max_value=1_000_000, step=5,
-        key="syntax_min", bind=Q, help="Relations with fewer dependents are left out of the tables "
+        key=syntax_state.MIN_COUNT, bind=Q, help="Relations with fewer dependents are left out of the tables "
                                "(they are all computed and in the JSON download)."))
 
 
-def _example_ready() -> bool:
-    try:
-        from analysis.aspects.example import example_ready
-    except ImportError:
-        return False
-    return bool(example_ready())
-
-
 def second_model_spec(sidebar_spec: str) -> str:
-    """The second checkpoint, picked like the Drift page's "after" model: in demo mode one of
-    the host's listed models by name; otherwise a hub id or a folder, "example" (the ABSA
-    example checkpoint) by default once it exists. '' while none is given."""
+    """The second checkpoint (``ui.common.models.second_model``): in demo mode one of the
+    host's listed models by name (another than the sidebar's first); otherwise a model name,
+    hub id or folder, "example" (the ABSA example checkpoint) by default once it exists. ''
+    while none is given."""
     conf = settings()
-    if conf.demo:
-        names = list(conf.models)
-        others = [n for n in names if conf.models[n] != sidebar_spec] or names
-        st.session_state.setdefault("syntax_after_name", others[0])
-        name = st.selectbox("Second model (fine-tuned)", names, key="syntax_after_name",
-                            bind=Q)
-        return conf.models[name]
-    st.session_state.setdefault("syntax_after", "example" if _example_ready() else "")
-    return st.text_input(
-        "Second model: the fine-tuned checkpoint (model name, hub id or folder)",
-        key="syntax_after", bind=Q, max_chars=500,
-        placeholder="example, or /path/to/fine-tuned-checkpoint",
-        help="'example' is the ABSA example checkpoint (the default model fine-tuned on the "
-             "bundled restaurant sample). Any encoder works: both models read the same words."
-    ).strip()
+    others = [n for n in conf.models if conf.models[n] != sidebar_spec] or list(conf.models)
+    return second_model(st, syntax_state.SECOND_MODEL, demo_default=others[0] if others else None)
 
 
 def json_download(data, name: str, key: str, what: str) -> None:

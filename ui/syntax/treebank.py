@@ -9,9 +9,10 @@ import weakref
 import streamlit as st
 
 from analysis.errors import DataError
-from analysis.syntax import treebank as T
+from analysis.syntax import treebank as syntax_treebank
 from ui.common.corpus import fit_narrow_screens
 from ui.common.settings import settings
+from ui.common.state import CorpusKeys
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 SAMPLE, PASTE, UPLOAD, HF = "Sample treebank", "Paste", "Upload", "Hugging Face dataset"
@@ -21,13 +22,13 @@ PASTE_EXAMPLE = "1\tThe\tthe\tDET\t_\t_\t2\tdet\t_\t_\n2\tsoup\tsoup\tNOUN\t_\t_
 def sources() -> list[str]:
     """Sample, paste and upload; a Hugging Face id too outside demo mode (a demo names no
     dataset of its own for treebanks)."""
-    extra = [HF] if not settings().demo and hasattr(T, "read_hf_treebank") else []
+    extra = [HF] if not settings().demo and hasattr(syntax_treebank, "read_hf_treebank") else []
     return [SAMPLE, PASTE, UPLOAD, *extra]
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading the treebank...")
 def _load_hf(name: str, split: str, cap: int):
-    return T.read_hf_treebank(name, split, max_sentences=cap)
+    return syntax_treebank.read_hf_treebank(name, split, max_sentences=cap)
 
 
 def _checked_bytes(data: bytes, label: str) -> bytes:
@@ -40,12 +41,12 @@ def _checked_bytes(data: bytes, label: str) -> bytes:
 
 @st.cache_resource(max_entries=4, show_spinner="Reading the treebank...")
 def _read_sample(stamp: tuple, cap: int):
-    return T.sample_treebank(max_sentences=cap)
+    return syntax_treebank.sample_treebank(max_sentences=cap)
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the treebank...")
 def _read_bytes(digest: str, name: str, cap: int, _data: bytes):
-    return T.read_conllu(_data, name=name, max_sentences=cap)
+    return syntax_treebank.read_conllu(_data, name=name, max_sentences=cap)
 
 
 def read_treebank(source: str, cap: int, *, text: str = "", upload=None, hf=("", "")):
@@ -53,7 +54,7 @@ def read_treebank(source: str, cap: int, *, text: str = "", upload=None, hf=("",
     bundled sample per (file size and modification time, cap), a paste or an upload per
     (content hash, name, cap); a rerun finds it in the cache."""
     if source == SAMPLE:
-        st_ = T.SAMPLE_TREEBANK.stat()
+        st_ = syntax_treebank.SAMPLE_TREEBANK.stat()
         return _read_sample((st_.st_size, st_.st_mtime_ns), cap)
     if source in (PASTE, UPLOAD):
         data = _checked_bytes(text.encode("utf-8"), "The pasted text") if source == PASTE \
@@ -63,17 +64,17 @@ def read_treebank(source: str, cap: int, *, text: str = "", upload=None, hf=("",
     return _load_hf(hf[0], hf[1], cap)
 
 
-def treebank_picker(prefix: str, default_cap: int = 500):
+def treebank_picker(keys: CorpusKeys, default_cap: int = 500):
     """(source, dataset or None): the source and cap widgets and, for a paste / upload / hub
     id, its box; None while there is nothing to read yet. Errors go to the caller."""
     fit_narrow_screens()
     c1, c2 = st.columns([3, 1.2], vertical_alignment="bottom")
     source = c1.segmented_control("Treebank", sources(), default=SAMPLE,
-                                  key=f"{prefix}_source", bind=Q) or SAMPLE
+                                  key=keys.source, bind=Q) or SAMPLE
     limit = settings().max_examples or 100_000
-    st.session_state.setdefault(f"{prefix}_max", min(default_cap, limit))
+    st.session_state.setdefault(keys.cap, min(default_cap, limit))
     cap = int(c2.number_input("Sentences (at most)", min_value=1, max_value=limit, step=100,
-                              key=f"{prefix}_max", bind=Q,
+                              key=keys.cap, bind=Q,
                               help="Only the first N sentences are read; more takes longer."))
     cap = settings().cap("max_examples", cap)
     if source == SAMPLE:
@@ -83,7 +84,7 @@ def treebank_picker(prefix: str, default_cap: int = 500):
         return source, read_treebank(source, cap)
     if source == PASTE:
         text = st.text_area("CoNLL-U text (10 tab-separated columns per word, a blank line "
-                            "between sentences)", key=f"{prefix}_paste", height=160,
+                            "between sentences)", key=keys.paste, height=160,
                             placeholder=PASTE_EXAMPLE)
         if not text.strip():
             st.info("Paste CoNLL-U sentences to analyse.", icon=":material/info:")
@@ -92,15 +93,15 @@ def treebank_picker(prefix: str, default_cap: int = 500):
     if source == UPLOAD:
         up = st.file_uploader("A CoNLL-U file (.conllu), e.g. a Universal Dependencies "
                               "treebank; read in memory, not kept", type=["conllu", "txt"],
-                              key=f"{prefix}_upload")
+                              key=keys.upload)
         if up is None:
             st.info("Upload a .conllu file to analyse.", icon=":material/upload_file:")
             return source, None
         return source, read_treebank(source, cap, upload=up)
     h1, h2 = st.columns(2)
-    name = h1.text_input("Dataset id", key=f"{prefix}_hf_name", bind=Q, max_chars=300,
+    name = h1.text_input("Dataset id", key=keys.hf_name, bind=Q, max_chars=300,
                          placeholder="universal_dependencies")
-    split = h2.text_input("Split", value="validation", key=f"{prefix}_hf_split", bind=Q,
+    split = h2.text_input("Split", value="validation", key=keys.hf_split, bind=Q,
                           max_chars=100)
     if not name.strip():
         st.info("Give a Hugging Face dataset id with UD-style columns (tokens, head, deprel) "
@@ -118,6 +119,6 @@ def fingerprint(dataset) -> str:
     key = id(dataset)
     fp = _FINGERPRINTS.get(key)
     if fp is None:
-        fp = _FINGERPRINTS[key] = T.treebank_fingerprint(dataset)
+        fp = _FINGERPRINTS[key] = syntax_treebank.treebank_fingerprint(dataset)
         weakref.finalize(dataset, _FINGERPRINTS.pop, key, None)
     return fp

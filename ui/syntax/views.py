@@ -14,7 +14,9 @@ from analysis.syntax.probes import example_tree
 from ui.attention.component import head_view
 from ui.common.errors import plain
 from ui.common.html import esc
-from ui.syntax.blocks import PICKS, Q, reset_for, word_maps
+from ui.syntax import state as syntax_state
+from ui.syntax.blocks import PICKS, Q, word_maps
+from ui.syntax.state import reset_for
 from ui.common.url_select import url_selectbox
 
 
@@ -161,9 +163,9 @@ def example_block(loaded, result, rel: str, direction: str, layer: int, head: in
     if not exs:
         st.info("No analysed sentence holds this relation.", icon=":material/info:")
         return
-    reset_for("_syntax_example_for", rel, {"syntax_example": 0})
+    reset_for(syntax_state.EXAMPLE_FOR, rel, {syntax_state.EXAMPLE: 0})
     # the link keeps the example's number, not its text (url_selectbox)
-    k = url_selectbox(st, "Example sentence", list(range(len(exs))), key="syntax_example",
+    k = url_selectbox(st, "Example sentence", list(range(len(exs))), key=syntax_state.EXAMPLE,
                       format_func=lambda i: exs[i]["label"])
     ex = exs[min(int(k), len(exs) - 1)]
     labels, maps = word_maps(loaded, ex["words"])
@@ -184,7 +186,7 @@ def example_block(loaded, result, rel: str, direction: str, layer: int, head: in
                                 is_pair=False, highlight=sorted({d for d, _ in ex["arcs"]}))
     st.markdown(f"**Head view, layer {layer}** (word level; head {head} shown, the others in "
                 "its legend; the marked words are the relation's dependents)")
-    head_view(payload, key="syntax_head_view", heads=[h0])
+    head_view(payload, key=syntax_state.HEAD_VIEW, heads=[h0])
 
 
 def probe_tree_block(res, key: str) -> None:
@@ -193,12 +195,12 @@ def probe_tree_block(res, key: str) -> None:
     layers = [int(r["layer"]) for r in res.layers]
     best = max(res.layers, key=lambda r: np.nan_to_num(r["uuas"], nan=-1.0))["layer"]
     c1, c2 = st.columns([1, 3])
-    if st.session_state.get(f"{key}_layer") not in layers:
-        st.session_state[f"{key}_layer"] = int(best)
-    layer = c1.selectbox("Probe layer", layers, key=f"{key}_layer", help="0 = the embeddings",
+    layer_key, sentence_key = syntax_state.tree_keys(key)
+    syntax_state.keep_in(layer_key, layers, int(best))
+    layer = c1.selectbox("Probe layer", layers, key=layer_key, help="0 = the embeddings",
                          bind=Q)
     n_eval = len(res.eval_words)
-    i = url_selectbox(c2, "Evaluation sentence", list(range(n_eval)), key=f"{key}_sentence",
+    i = url_selectbox(c2, "Evaluation sentence", list(range(n_eval)), key=sentence_key,
                       format_func=lambda j: " ".join(res.eval_words[j])[:100])
     pred, gold, words = example_tree(res, int(i), int(layer))
     heads = res.eval_heads[int(i)]

@@ -1,40 +1,21 @@
 // Head view: one layer, tokens in two columns (left = query / from, right = key / to), a line
 // from every query to every kept key, weight as opacity, heads as colours.
-// Requires common.js (concatenated before this file by ui/attention_view.py).
 
-const SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"];
-const SEGMENT_LABELS = { "All": "All", "A->A": "A\u2192A", "B->B": "B\u2192B", "A->B": "A\u2192B", "B->A": "B\u2192A" };
-const N_BUCKETS = 20; // opacity levels; lines of one head and level share one <path>
-const MIN_Q_ALL = 3; // without a focus token, weights below 3/255 are not drawn (invisible)
-const LINE_BUDGET = 8000; // ... and at most this many lines, the strongest
-const SEG_COLOURS = ["#8fb3de", "#f3b37a"]; // A, B
+import { SEGMENTS } from "./constants.js";
+import { downloadBlob, downloadSvg, FONT_STACK, hEl, sEl, svgToPng, textWidth, toolButton } from "./dom.js";
+import { exportHeadView } from "./head_view_export.js";
+import { headColour, headsText, SEG_COLOURS, SEGMENT_LABELS, sideAllows } from "./heads.js";
+import { fitLabel } from "./labels.js";
+import { LINE_BUDGET, lineBuckets, MIN_Q_ALL, minWeightShown, N_BUCKETS, partnerWeights } from "./lines.js";
+import { headList } from "./payload.js";
 
-function segmentAllows(filter, segQ, segK) {
-  switch (filter) {
-    case "A->A": return segQ === 0 && segK === 0;
-    case "B->B": return segQ === 1 && segK === 1;
-    case "A->B": return segQ === 0 && segK === 1;
-    case "B->A": return segQ === 1 && segK === 0;
-    default: return true;
-  }
-}
-
-function sideAllows(filter, side, seg) {
-  if (filter === "All") return true;
-  const [from, to] = filter.split("->");
-  return (side === "from" ? from : to) === (seg === 0 ? "A" : "B");
-}
-
-function headList(visible) {
-  return Array.from(visible).sort((a, b) => a - b);
-}
 
 // Draw a head view into `root` (emptied). `data`: labels, segments, special, is_pair, n_heads,
 // n, layer, top_k, threshold, encoding, highlight; `edges`: decodeEdges of the layer drawn.
 // `st`: shared state {visible, pinned, segment}; `hooks.changed(initial)` after every change;
 // `hooks.layers` (optional): {count, pick(l)} adds layer buttons to the toolbar.
 // Returns {update, setLayer(l, edges), cleanup}.
-function mountHeadView(root, data, layerEdges, st, hooks) {
+export function mountHeadView(root, data, layerEdges, st, hooks) {
   let edges = layerEdges;
   const H = data.n_heads, n = data.n;
   const labels = data.labels, seg = data.segments, special = data.special;
@@ -48,13 +29,7 @@ function mountHeadView(root, data, layerEdges, st, hooks) {
   const rowH = n <= 60 ? 22 : n <= 150 ? 18 : 15;
   const font = `${fontSize}px ${FONT_STACK}`;
   const MAX_LABEL = 170;
-  const shown = labels.map((label) => {
-    const text = String(label);
-    if (textWidth(text, font) <= MAX_LABEL) return text;
-    let cut = text;
-    while (cut.length > 1 && textWidth(cut + "\u2026", font) > MAX_LABEL) cut = cut.slice(0, -1);
-    return cut + "\u2026";
-  });
+  const shown = labels.map((label) => fitLabel(label, MAX_LABEL, (t) => textWidth(t, font)));
   const boldFont = `700 ${font}`; // marked tokens are bold: measure them so
   const shownW = shown.map((t, i) => textWidth(t, marked.has(i) ? boldFont : font));
   const headFont = `600 11px ${FONT_STACK}`;
@@ -117,12 +92,12 @@ function mountHeadView(root, data, layerEdges, st, hooks) {
   }
 
   const svgBtn = toolButton("SVG", "Download this view as SVG", () => {
-    const { svg } = exportSvg();
-    downloadSvg(svg, `head_view_layer${layerNo + 1}.svg`);
+    const { svg: out } = exportSvg();
+    downloadSvg(out, `head_view_layer${layerNo + 1}.svg`);
   });
   const pngBtn = toolButton("PNG", "Download this view as PNG", async () => {
-    const { svg, w, h } = exportSvg();
-    downloadBlob(await svgToPng(svg, w, h, 2), `head_view_layer${layerNo + 1}.png`);
+    const { svg: out, w, h } = exportSvg();
+    downloadBlob(await svgToPng(out, w, h, 2), `head_view_layer${layerNo + 1}.png`);
   });
 
   const layerButtons = [];
@@ -224,53 +199,18 @@ function mountHeadView(root, data, layerEdges, st, hooks) {
 
   function focus() { return st.pinned || hover; }
 
-  // Without a focus token, at most LINE_BUDGET lines: the weakest (faintest) go first, so a
-  // long input stays quick to draw; hovering a token still shows all of its lines.
-  function strongestOnly(visible) {
-    const hist = new Uint32Array(256);
-    for (const h of visible) {
-      for (let i = 0; i < n; i++) {
-        const r = h * n + i;
-        for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
-          if (st.segment === "All" || segmentAllows(st.segment, seg[i], seg[edges.keys[e]])) hist[edges.wts[e]]++;
-        }
-      }
-    }
-    let total = 0, q = 255;
-    for (; q >= MIN_Q_ALL; q--) {
-      if (total + hist[q] > LINE_BUDGET) return q + 1;
-      total += hist[q];
-    }
-    return MIN_Q_ALL;
-  }
-
   function draw() {
     const f = focus();
     const visible = headList(st.visible);
     const paths = [];
-    const minQ = f ? 1 : strongestOnly(visible);
+    const minQ = f ? 1 : minWeightShown(edges, visible, n, seg, st.segment);
     root.setAttribute("data-min-weight", String(minQ));
     faint.textContent = minQ > MIN_Q_ALL ? ` Lines under ${(minQ / 255).toFixed(3)} are hidden ` +
       `(at most ${LINE_BUDGET} lines); hover or pin a token to see all of its lines.` : "";
     const strokeW = f ? 2.2 : (n > 150 ? 1.2 : 1.8);
+    const path = (i, j) => `M${xL} ${yOf(i)}L${xR} ${yOf(j)}`;
     for (const h of visible) {
-      const buckets = Array.from({ length: N_BUCKETS }, () => []);
-      const i0 = f && f.side === "from" ? f.index : 0;
-      const i1 = f && f.side === "from" ? f.index + 1 : n;
-      const onlyKey = f && f.side === "to" ? f.index : -1;
-      for (let i = i0; i < i1; i++) {
-        const r = h * n + i;
-        const yi = yOf(i);
-        for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
-          const q = edges.wts[e];
-          if (q < minQ) continue;
-          const j = edges.keys[e];
-          if (onlyKey >= 0 && j !== onlyKey) continue;
-          if (!segmentAllows(st.segment, seg[i], seg[j])) continue;
-          const b = Math.min(N_BUCKETS - 1, Math.floor((q * N_BUCKETS) / 256));
-          buckets[b].push(`M${xL} ${yi}L${xR} ${yOf(j)}`);
-        }
-      }
+      const buckets = lineBuckets(edges, h, n, seg, st.segment, f, minQ, path);
       for (let b = 0; b < N_BUCKETS; b++) {
         if (!buckets[b].length) continue;
         paths.push(sEl("path", { d: buckets[b].join(""), stroke: headColour(h),
@@ -285,26 +225,10 @@ function mountHeadView(root, data, layerEdges, st, hooks) {
       const h = visible[0];
       const other = f.side === "from" ? "to" : "from";
       const anchor = other === "to" ? "start" : "end";
-      const add = (k, q) => {
-        if (q < 2) return; // below 0.01 after rounding
+      for (const [k, q] of partnerWeights(edges, h, n, seg, st.segment, f)) {
         const x = other === "to" ? xR + 16 + shownW[k] : xL - 16 - shownW[k];
         nums.push(sEl("text", { x, y: yOf(k), "text-anchor": anchor, fill: "currentColor",
           "fill-opacity": 0.7, "font-weight": 600, "data-index": k }, (q / 255).toFixed(2)));
-      };
-      if (f.side === "from") {
-        const r = h * n + f.index;
-        for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
-          const j = edges.keys[e];
-          if (segmentAllows(st.segment, seg[f.index], seg[j])) add(j, edges.wts[e]);
-        }
-      } else {
-        for (let i = 0; i < n; i++) {
-          if (!segmentAllows(st.segment, seg[i], seg[f.index])) continue;
-          const r = h * n + i;
-          for (let e = edges.rowStart[r]; e < edges.rowStart[r + 1]; e++) {
-            if (edges.keys[e] === f.index) { add(i, edges.wts[e]); break; }
-          }
-        }
       }
     }
     weightsG.replaceChildren(...nums);
@@ -336,16 +260,10 @@ function mountHeadView(root, data, layerEdges, st, hooks) {
       b.classList.toggle("av-active", s === st.segment);
       b.setAttribute("aria-pressed", s === st.segment ? "true" : "false");
     }
-    let headsText;
-    if (visible.length === H) headsText = `all ${H} heads`;
-    else if (visible.length === 0) headsText = "no heads";
-    else if (visible.length === 1) headsText = `head ${visible[0] + 1}`;
-    else if (visible.length > 6) headsText = `${visible.length} of ${H} heads`;
-    else headsText = `heads ${visible.map((h) => h + 1).join(", ")}`;
     title.replaceChildren(
       hEl("span", { class: "av-title-main" }, `Layer ${layerNo + 1}`),
       hEl("span", { class: "av-title-sub" },
-        ` \u00b7 ${headsText} \u00b7 ${n} ${n === 1 ? "token" : "tokens"}` +
+        ` \u00b7 ${headsText(visible, H)} \u00b7 ${n} ${n === 1 ? "token" : "tokens"}` +
         (st.segment !== "All" ? ` \u00b7 ${SEGMENT_LABELS[st.segment]}` : "") +
         (st.pinned ? ` \u00b7 pinned: ${st.pinned.side === "from" ? "from" : "to"} \u201c${st.pinned.token}\u201d` : "")));
     root.setAttribute("data-heads", visible.map((h) => h + 1).join(","));
@@ -355,35 +273,8 @@ function mountHeadView(root, data, layerEdges, st, hooks) {
   }
 
   function exportSvg() {
-    const visible = headList(st.visible);
-    const heading = `Layer ${layerNo + 1}` +
-      (st.segment !== "All" ? ` \u00b7 ${SEGMENT_LABELS[st.segment]}` : "");
-    const x0 = pad + Math.ceil(textWidth(heading, `700 ${fontSize}px ${FONT_STACK}`)) + 16;
-    const step = 34;
-    const perRow = Math.max(1, Math.floor((width - x0 - pad) / step));
-    const legendRows = Math.max(1, Math.ceil(visible.length / perRow));
-    const band = 16 + 20 * legendRows;
-    const w = width, h = height + band;
-    const out = sEl("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}`, "font-family": FONT_STACK,
-      "font-size": fontSize, style: "color:#262730" });
-    out.appendChild(sEl("rect", { x: 0, y: 0, width: w, height: h, fill: "#ffffff" }));
-    out.appendChild(sEl("text", { x: pad, y: 20, "font-weight": 700, fill: "#262730" }, heading));
-    visible.forEach((hh, k) => {
-      const x = x0 + (k % perRow) * step, y = 9 + 20 * Math.floor(k / perRow);
-      out.appendChild(sEl("rect", { x, y, width: 12, height: 12, rx: 2, fill: headColour(hh) }));
-      out.appendChild(sEl("text", { x: x + 15, y: y + 10.5, "font-size": 11, fill: "#262730" },
-        String(hh + 1)));
-    });
-    const content = svg.cloneNode(true);
-    content.removeAttribute("class");
-    content.querySelectorAll(".av-bg").forEach((node) => node.remove());
-    content.querySelectorAll(".av-dim").forEach((node) => node.setAttribute("opacity", "0.3"));
-    content.querySelectorAll("text[fill='currentColor']").forEach((node) => node.setAttribute("fill", "#262730"));
-    content.querySelectorAll(".av-colhead").forEach((node) => { node.setAttribute("fill", "#6b7280"); node.setAttribute("font-size", "11"); });
-    content.setAttribute("x", "0");
-    content.setAttribute("y", String(band));
-    out.appendChild(content);
-    return { svg: out, w, h };
+    return exportHeadView(svg, { layerNo, segment: st.segment, visible: headList(st.visible),
+      pad, width, height, fontSize });
   }
 
   const onKey = (e) => { if (e.key === "Escape" && st.pinned) { st.pinned = null; update(); } };

@@ -1,11 +1,18 @@
-// The one-layer head view component of the other pages (aspect heads, syntax), and the
-// page-asked state helpers shared with views.js. Requires common.js and head_view.js.
+// The one-layer head view component of the other pages (aspect heads, syntax):
+// ui/attention/component.py head_view, entry headViewMain.
 
-// Single-layer head view component (aspects, syntax pages): data.view === "head".
-function headViewMain(component) {
+import { hEl, showProblem, viewState } from "./dom.js";
+import { mountHeadView } from "./head_view.js";
+import { checkPayload, decodeEdges, headSet, validPin } from "./payload.js";
+import { headViewState, unsent } from "./report.js";
+
+// Single-layer head view component: data.view === "head".
+export function headViewMain(component) {
   const { data, parentElement, setStateValue } = component;
-  if (!data || data.view !== "head") return;
-  const H = data.n_heads, n = data.n;
+  const problem = checkPayload(data, "head");
+  showProblem(parentElement, problem);
+  if (problem) return;
+  const H = data.n_heads;
   const labels = data.labels;
   const ui = data.ui || {};
 
@@ -42,11 +49,7 @@ function headViewMain(component) {
     // State goes back to Python only after the user changed something (each change reruns
     // the page); the first render records the baseline.
     changed(initial) {
-      const next = {
-        heads: headList(st.visible),
-        pinned: st.pinned ? { side: st.pinned.side, index: st.pinned.index, token: st.pinned.token } : null,
-        segment: st.segment,
-      };
+      const next = headViewState(st);
       if (initial) {
         for (const [k, v] of Object.entries(next)) {
           if (st.sent[k] === undefined) st.sent[k] = JSON.stringify(v);
@@ -54,26 +57,10 @@ function headViewMain(component) {
       }
       clearTimeout(st.timer);
       st.timer = setTimeout(() => {
-        for (const [k, v] of Object.entries(next)) {
-          const enc = JSON.stringify(v);
-          if (st.sent[k] !== enc) { st.sent[k] = enc; setStateValue(k, v); }
-        }
+        for (const [k, v] of unsent(next, st.sent)) { st.sent[k] = JSON.stringify(v); setStateValue(k, v); }
       }, initial ? 0 : 300);
     },
   });
   handle.update(true);
   return handle.cleanup;
-}
-
-// A pin asked for by the page: {side, index} -> {side, index, token}, or null when invalid.
-function validPin(p, labels) {
-  const ok = p && (p.side === "from" || p.side === "to") && Number.isInteger(p.index) &&
-    p.index >= 0 && p.index < labels.length;
-  return ok ? { side: p.side, index: p.index, token: String(labels[p.index]) } : null;
-}
-
-// Heads asked for by the page (0-indexed), invalid ones dropped; none valid: every head.
-function headSet(heads, H) {
-  const wanted = Array.isArray(heads) ? heads.filter((h) => Number.isInteger(h) && h >= 0 && h < H) : [];
-  return new Set(wanted.length ? wanted : [...Array(H).keys()]);
 }

@@ -1,12 +1,16 @@
 // Canvas heatmap of one head for long inputs (up to 512 x 512 tokens and more): zoom by
 // brushing a region, token labels thinned to what fits (full text on hover), row/column
 // highlight, Vega's "blues" scheme from 0 to the map's maximum (as the small Altair heatmap).
-// Token labels are data: textContent only. Requires common.js.
+// Token labels are data: textContent only.
+
+import { downloadBlob, hEl, toolButton, viewTiming } from "./dom.js";
+import { thinLabels } from "./labels.js";
+import { b64Bytes } from "./payload.js";
 
 // Vega's "blues" continuous scheme (vega-scale), interpolated as d3.interpolateRgbBasis does.
 const VEGA_BLUES = "cfe1f2bed8eca8cee58fc1de74b2d75ba3cf4592c63181bd206fb2125ca40a4a90";
 
-function basisLut(hex) {
+export function basisLut(hex) {
   const stops = [];
   for (let k = 0; k < hex.length; k += 6) {
     const v = parseInt(hex.slice(k, k + 6), 16);
@@ -33,14 +37,8 @@ function basisLut(hex) {
 }
 const HM_LUT = basisLut(VEGA_BLUES);
 
-function viewTiming(kind, ms, extra) {
-  window.__viewTimings = window.__viewTimings || [];
-  window.__viewTimings.push({ kind, ms, ...(extra || {}) });
-  if (window.__viewTimings.length > 2000) window.__viewTimings.splice(0, 1000);
-}
-
 // hm: {layer, head, n, max, weights (b64 n*n uint8, q = round(w / max * 255))}.
-function mountHeatmap(root, labels, hm, t0) {
+export function mountHeatmap(root, labels, hm, t0) {
   const n = hm.n, top = hm.max;
   const q = b64Bytes(hm.weights);
   const weightOf = (i, j) => (q[i * n + j] * top) / 255;
@@ -122,16 +120,13 @@ function mountHeatmap(root, labels, hm, t0) {
 
   // One label every `step` cells so that labels are at least LINE px apart.
   function labelsFor(box, a, b, axis) {
-    const cell = P / (b - a);
-    const step = Math.max(1, Math.ceil(LINE / cell));
-    const nodes = [];
-    for (let i = a; i < b; i += step) {
-      const pos = (i - a + 0.5) * cell;
-      const node = hEl("span", { class: `av-hm-lab av-hm-${axis}lab`, "data-index": i },
-        String(labels[i]));
+    const { step, marks } = thinLabels(a, b, P, LINE);
+    const nodes = marks.map(({ index, pos }) => {
+      const node = hEl("span", { class: `av-hm-lab av-hm-${axis}lab`, "data-index": index },
+        String(labels[index]));
       node.style[axis === "y" ? "top" : "left"] = `${pos - LINE / 2}px`; // may poke out by half a line
-      nodes.push(node);
-    }
+      return node;
+    });
     box.replaceChildren(...nodes);
     box.setAttribute("data-step", String(step));
   }

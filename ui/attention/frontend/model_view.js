@@ -1,6 +1,9 @@
 // Model view: a layers x heads grid of small attention maps (canvas). Clicking a map sends
 // its (layer, head), 0-indexed, to Python as a trigger value.
-// Requires common.js (concatenated before this file by ui/attention_view.py).
+// Entry of ui/attention/component.py model_view: modelViewMain.
+
+import { downloadBlob, downloadSvg, FONT_STACK, hEl, sEl, showProblem, svgToPng, toolButton, viewState } from "./dom.js";
+import { b64Bytes, checkPayload } from "./payload.js";
 
 const BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5",
   "#08519c", "#08306b"];
@@ -55,9 +58,11 @@ function scaledCanvas(src, size, dpr) {
 }
 
 // Single model view component: data.view === "model"; a click is a trigger value.
-function modelViewMain(component) {
+export function modelViewMain(component) {
   const { data, parentElement, setTriggerValue } = component;
-  if (!data || data.view !== "model") return;
+  const problem = checkPayload(data, "model");
+  showProblem(parentElement, problem);
+  if (problem) return;
   const ui = data.ui || {};
   const st = viewState(parentElement, () => ({ selected: null, initSel: undefined }));
   const initSel = JSON.stringify(ui.selected ?? null);
@@ -75,7 +80,7 @@ function modelViewMain(component) {
 
 // Draw the layers x heads grid into `root` (emptied): data {n_layers, n_heads, size, thumbs,
 // n, pool}; st.selected = [l, h] or null is outlined; onPick(l, h) after a click.
-function mountModelView(root, data, st, onPick) {
+export function mountModelView(root, data, st, onPick) {
   const L = data.n_layers, H = data.n_heads, s = data.size;
   const q = b64Bytes(data.thumbs);
   const host = root.getRootNode().host || root.parentNode || root;

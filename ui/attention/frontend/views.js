@@ -3,15 +3,23 @@
 // layer, the heads shown, the segment filter, the pinned token and the open view change here,
 // without a server round trip. The state goes back to Python once the user pauses (one key,
 // "state"), so the page's widgets and the URL follow without recomputing anything.
-// Requires common.js, head_view.js, model_view.js, heatmap.js (concatenated before this file).
+// Entry of ui/attention/component.py attention_views: viewsMain.
 
-const VIEW_KINDS = ["head", "model", "heatmap"];
+import { hEl, showProblem, viewState, viewTiming } from "./dom.js";
+import { mountHeadView } from "./head_view.js";
+import { mountHeatmap } from "./heatmap.js";
+import { mountModelView } from "./model_view.js";
+import { checkPayload, decodeEdges, headList } from "./payload.js";
+import { applyAsk, componentState, pageAsks, remember, reportMessage } from "./report.js";
+
 const SEND_DELAY = 350; // ms of quiet before the state goes back to Python (one rerun)
 
-function viewsMain(component) {
+export function viewsMain(component) {
   const t0 = performance.now();
   const { data, parentElement, setStateValue } = component;
-  if (!data || data.view !== "views") return;
+  const problem = checkPayload(data, "views");
+  showProblem(parentElement, problem);
+  if (problem) return;
   const L = data.n_layers, H = data.n_heads, labels = data.labels;
   const ui = data.ui || {};
   const st = viewState(parentElement, () => ({
@@ -30,24 +38,12 @@ function viewsMain(component) {
   }
   if (!st.visible || st.visibleOf !== H) { st.visible = new Set([...Array(H).keys()]); st.visibleOf = H; }
 
+  const current = () => componentState(st, H);
+
   // What the page asks for applies when it changed since the last run and is not just the
   // echo of a state this view sent itself (the user may have moved on meanwhile).
-  const apply = {
-    view: (v) => { if (VIEW_KINDS.includes(v)) st.view = v; },
-    layer: (v) => { if (Number.isInteger(v) && v >= 0 && v < L) st.layer = v; },
-    heads: (v) => { st.visible = headSet(v, H); },
-    pin: (v) => { st.pinned = validPin(v, labels); },
-    segment: (v) => { st.segment = SEGMENTS.includes(v) ? v : "All"; },
-  };
-  const fromPage = [];
-  for (const [k, fn] of Object.entries(apply)) {
-    const v = JSON.stringify(ui[k] ?? null);
-    if (st.applied[k] !== v) {
-      st.applied[k] = v;
-      fromPage.push(k);
-      if (st.sent[k] !== v) fn(ui[k] ?? null);
-    }
-  }
+  const { fromPage, apply } = pageAsks(ui, st.applied, st.sent);
+  for (const k of apply) applyAsk(st, k, ui[k] ?? null, { L, H, labels });
   if (!data.is_pair) st.segment = "All";
   if (st.view === "heatmap" && !data.heatmap) st.view = "head";
   if (st.view !== "heatmap" && !data.layers) st.view = "heatmap";
@@ -67,15 +63,6 @@ function viewsMain(component) {
     return st.edges[l];
   }
 
-  function current() {
-    const heads = headList(st.visible);
-    return {
-      view: st.view, layer: st.layer, heads: heads.length === H ? null : heads,
-      pin: st.pinned ? { side: st.pinned.side, index: st.pinned.index } : null,
-      segment: st.segment,
-    };
-  }
-
   let pageRun = true; // true while the page's own data is applied (this call)
   function changed(initial) {
     const next = current();
@@ -84,7 +71,7 @@ function viewsMain(component) {
       // the state as the page set it is what the page knows; a user change waiting to be
       // sent stays pending
       if (pageRun && !st.pending) {
-        for (const [k, v] of Object.entries(next)) st.sent[k] = st.known[k] = JSON.stringify(v);
+        remember(next, st.sent, st.known);
       }
       return;
     }
@@ -94,10 +81,10 @@ function viewsMain(component) {
       st.pending = false;
       const now = current();
       // only what the user changed here: a widget the page changed meanwhile keeps its value
-      const changed = Object.keys(now).filter((k) => JSON.stringify(now[k]) !== st.known[k]);
-      if (!changed.length) return;
-      for (const [k, v] of Object.entries(now)) st.sent[k] = st.known[k] = JSON.stringify(v);
-      setStateValue("state", { ...now, changed });
+      const message = reportMessage(now, st.known);
+      if (!message) return;
+      remember(now, st.sent, st.known);
+      setStateValue("state", message);
     }, SEND_DELAY);
   }
 

@@ -1,24 +1,13 @@
-// Shared helpers for the attention views (plain JS, no dependencies, shipped in the repo).
+// DOM helpers shared by the attention views (plain JS, no dependencies, shipped in the repo).
 // Token labels are user text: they only ever become text nodes (textContent / createTextNode),
 // never markup.
 
-const SVG_NS = "http://www.w3.org/2000/svg";
+export const SVG_NS = "http://www.w3.org/2000/svg";
 
-// 20 distinguishable head colours (12 heads in BERT-base / MiniLM, 16 in BERT-large).
-const HEAD_COLOURS = [
-  "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-  "#e377c2", "#7f7f7f", "#a8a41c", "#139fb0", "#393b79", "#ad494a",
-  "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
-  "#31a354", "#756bb1",
-];
-
-function headColour(h) {
-  if (h < HEAD_COLOURS.length) return HEAD_COLOURS[h];
-  return `hsl(${(h * 137.508) % 360}, 60%, 45%)`;
-}
+export const FONT_STACK = 'ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Noto Sans", "DejaVu Sans", Arial, sans-serif';
 
 // HTML element with attributes and text / element children (strings become text nodes).
-function hEl(tag, attrs, ...children) {
+export function hEl(tag, attrs, ...children) {
   const node = document.createElement(tag);
   setAttrs(node, attrs);
   appendChildren(node, children);
@@ -26,7 +15,7 @@ function hEl(tag, attrs, ...children) {
 }
 
 // SVG element, same conventions.
-function sEl(tag, attrs, ...children) {
+export function sEl(tag, attrs, ...children) {
   const node = document.createElementNS(SVG_NS, tag);
   setAttrs(node, attrs);
   appendChildren(node, children);
@@ -49,26 +38,11 @@ function appendChildren(node, children) {
   }
 }
 
-function b64Bytes(text) {
-  const bin = atob(text || "");
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
-
-function b64Uint16(text) {
-  const bytes = b64Bytes(text);
-  const view = new DataView(bytes.buffer);
-  const out = new Uint16Array(bytes.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = view.getUint16(2 * i, true);
-  return out;
-}
-
 function safeName(name) {
   return String(name).replace(/[^A-Za-z0-9_.-]+/g, "_") || "view";
 }
 
-function downloadBlob(blob, filename) {
+export function downloadBlob(blob, filename) {
   const url = URL.createObjectURL(blob);
   const a = document.createElement("a");
   a.href = url;
@@ -86,12 +60,12 @@ function svgMarkup(svg) {
   return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(clone);
 }
 
-function downloadSvg(svg, filename) {
+export function downloadSvg(svg, filename) {
   downloadBlob(new Blob([svgMarkup(svg)], { type: "image/svg+xml" }), filename);
 }
 
 // Rasterise a standalone SVG element (no external resources) to a PNG blob.
-function svgToPng(svg, width, height, scale) {
+export function svgToPng(svg, width, height, scale) {
   return new Promise((resolve, reject) => {
     const url = URL.createObjectURL(new Blob([svgMarkup(svg)], { type: "image/svg+xml" }));
     const img = new Image();
@@ -113,55 +87,37 @@ function svgToPng(svg, width, height, scale) {
 }
 
 // Text width measurement for layout (canvas, same font as the SVG).
-const _measureCtx = document.createElement("canvas").getContext("2d");
-function textWidth(text, font) {
-  _measureCtx.font = font;
-  return _measureCtx.measureText(text).width;
+let measureCtx = null;
+export function textWidth(text, font) {
+  if (!measureCtx) measureCtx = document.createElement("canvas").getContext("2d");
+  measureCtx.font = font;
+  return measureCtx.measureText(text).width;
 }
 
-const FONT_STACK = 'ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Noto Sans", "DejaVu Sans", Arial, sans-serif';
-
 // Per-mount UI state that survives re-invocations with new data (layer switch etc.).
-const _viewState = new WeakMap();
-function viewState(parent, init) {
-  let st = _viewState.get(parent);
-  if (!st) { st = init(); _viewState.set(parent, st); }
+const mountState = new WeakMap();
+export function viewState(parent, init) {
+  let st = mountState.get(parent);
+  if (!st) { st = init(); mountState.set(parent, st); }
   return st;
 }
 
-function toolButton(label, title, onClick, extra) {
+export function toolButton(label, title, onClick, extra) {
   const b = hEl("button", { type: "button", class: "av-btn", title, ...(extra || {}) }, label);
   b.addEventListener("click", onClick);
   return b;
 }
 
-// A head view layer's edges from its payload (dense or sparse, 8-bit weights): per row
-// (head * n + query) the range rowStart[r]..rowStart[r+1] of keys and weights.
-function decodeEdges(data) {
-  const H = data.n_heads, n = data.n;
-  const w8 = b64Bytes(data.weights);
-  const rows = H * n;
-  const rowStart = new Uint32Array(rows + 1);
-  let keys, wts;
-  if (data.encoding === "sparse") {
-    const counts = b64Uint16(data.counts);
-    for (let r = 0; r < rows; r++) rowStart[r + 1] = rowStart[r] + counts[r];
-    keys = b64Uint16(data.keys);
-    wts = w8;
-  } else {
-    let total = 0;
-    for (let k = 0; k < w8.length; k++) if (w8[k] > 0) total++;
-    keys = new Uint16Array(total);
-    wts = new Uint8Array(total);
-    let e = 0;
-    for (let r = 0; r < rows; r++) {
-      const base = r * n;
-      for (let j = 0; j < n; j++) {
-        const q = w8[base + j];
-        if (q > 0) { keys[e] = j; wts[e] = q; e++; }
-      }
-      rowStart[r + 1] = e;
-    }
-  }
-  return { rowStart, keys, wts };
+// Timings the browser tests and bench/ read (window.__viewTimings).
+export function viewTiming(kind, ms, extra) {
+  window.__viewTimings = window.__viewTimings || [];
+  window.__viewTimings.push({ kind, ms, ...(extra || {}) });
+  if (window.__viewTimings.length > 2000) window.__viewTimings.splice(0, 1000);
+}
+
+// A message in place of a view (e.g. a payload of another version), text only; null clears it.
+export function showProblem(parentElement, message) {
+  const old = parentElement.querySelector(".av-problem");
+  if (old) old.remove();
+  if (message) parentElement.appendChild(hEl("div", { class: "av-problem", role: "alert" }, message));
 }

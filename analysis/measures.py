@@ -1,4 +1,5 @@
-"""Per-head statistics of attention maps (docs/METHODS.md sections 3 and 4).
+"""Per-head statistics of attention maps (docs/METHODS.md sections 3 and 4): core, used by the
+No-op study (its corpus statistics) and the Drift study (the no-op drift).
 
 For one example with n tokens and a map ``A[l, h, i, j]`` (row i sums to 1), with ``S`` a 0/1
 selector on keys (Clark et al. 2019, token level):

@@ -1,0 +1,76 @@
+"""The Fine-tuning drift page's state, named once: its widget keys (every one bound to the URL,
+so these are also its URL parameters), the picked head (``drift_layer``/``drift_head``, set by
+the page's select boxes and by a click on the cosine grid) and its job and chart keys."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.common.models import SecondModel
+from ui.common.state import CorpusKeys
+
+CORPUS = CorpusKeys("drift")
+BEFORE = "drift_before"            # outside demo mode: the before box
+BEFORE_NAME = "drift_before_name"  # demo mode: the before select box
+AFTER = "drift_after"              # the after model (a box, or a select box in demo mode)
+URL_CHECKED = "_drift_url_checked"  # the first run's check of a link's after model is done
+COPY = "drift_copy"
+TAB = "drift_tab"
+THRESHOLD_VERTICAL = "drift_t_vertical"
+THRESHOLD_DIAGONAL = "drift_t_diagonal"
+THRESHOLD_MIXED = "drift_t_mixed"
+THRESHOLD_BLOCK = "drift_t_block"
+GALLERY_TYPE = "drift_gallery_type"
+GALLERY_MODEL = "drift_gallery_model"
+LAYER = "drift_layer"
+HEAD = "drift_head"
+EXAMPLE = "drift_example"
+NOOP_KIND = "drift_noop_kind"
+COSINE_CHART = "drift_cos_chart"  # the cosine grid's selection event
+LOW_TABLE = "drift_low_table"
+REPRESENTATION_TABLE = "drift_rep_table"
+MOVES_TABLE = "drift_moves_table"
+
+AFTER_MODEL = SecondModel(
+    key=AFTER, demo_key=AFTER,
+    label="After: the fine-tuned checkpoint (model name, hub id or folder)",
+    demo_label="After: the fine-tuned model",
+    placeholder="empty: the example checkpoint",
+    help="A checkpoint of the same architecture and tokenizer as the before model: a name "
+         "from the model list, a hub id or a folder. Empty: the example checkpoint (the "
+         "embedded model fine-tuned on the bundled ABSA sample) once it is built.")
+
+
+def job_key(corpus_key: str) -> str:
+    return f"drift-{corpus_key}"
+
+
+def group_table_key(name: str) -> str:
+    return f"drift_group_{name}"
+
+
+def picked_head() -> tuple[int | None, int | None]:
+    """(layer, head), 1-based, as the select boxes hold them (None before they exist)."""
+    return st.session_state.get(LAYER), st.session_state.get(HEAD)
+
+
+def pick_head(layer: int, head: int) -> None:
+    """Show head ``layer``-``head`` (1-based) in the select boxes."""
+    st.session_state[LAYER], st.session_state[HEAD] = int(layer), int(head)
+
+
+def keep_head_in(n_layers: int, n_heads: int, default: tuple[int, int]) -> None:
+    """A picked layer or head outside the model (a link for another model, a first visit)
+    becomes ``default``'s (1-based)."""
+    layer, head = picked_head()
+    if layer not in range(1, n_layers + 1):
+        st.session_state[LAYER] = int(default[0])
+    if head not in range(1, n_heads + 1):
+        st.session_state[HEAD] = int(default[1])
+
+
+def cosine_pick() -> tuple[int, int] | None:
+    """The head a click on the cosine grid picked (1-based), if any."""
+    event = st.session_state.get(COSINE_CHART)
+    points = (event or {}).get("selection", {}).get("pick", []) if event else []
+    return (int(points[0]["layer"]), int(points[0]["head"])) if points else None
