@@ -115,14 +115,15 @@ def test_other_encoders_fine_tune_and_mask_heads(tiny_model_dir, arch):
 
 
 def test_the_word_embedding_table_stays_and_the_rest_trains(tiny):
-    """By default the word-embedding table is not trained (the example's speed: half of a
+    """With train_word_embeddings=False the word-embedding table is not trained (half of a
     small encoder's weights): after two steps it equals the base model's, the layers moved, and
-    the returned model is trainable again; with train_word_embeddings it moves too."""
+    the returned model is trainable again; by default it moves too."""
     import torch
 
     ex = build_examples(load_sample().select(range(4)), "qa_m")
     base = tiny.model.get_input_embeddings().weight.detach().clone()
-    res = fine_tune(tiny, ex, "qa_m", epochs=1, lr=1e-3, batch_size=8, max_steps=2)
+    res = fine_tune(tiny, ex, "qa_m", epochs=1, lr=1e-3, batch_size=8, max_steps=2,
+                    train_word_embeddings=False)
     emb = res.model.get_input_embeddings().weight
     assert torch.equal(emb.detach(), base)
     layer0 = dict(res.model.named_parameters())
@@ -131,6 +132,5 @@ def test_the_word_embedding_table_stays_and_the_rest_trains(tiny):
                  n.split(".", 1)[1], p).detach())]
     assert moved  # the layers did train
     assert all(p.requires_grad for p in res.model.parameters())
-    res = fine_tune(tiny, ex, "qa_m", epochs=1, lr=1e-3, batch_size=8, max_steps=2,
-                    train_word_embeddings=True)
+    res = fine_tune(tiny, ex, "qa_m", epochs=1, lr=1e-3, batch_size=8, max_steps=2)
     assert not torch.equal(res.model.get_input_embeddings().weight.detach(), base)

@@ -112,7 +112,7 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
               should_stop: Callable[[], bool] | None = None,
               time_budget_s: float | None = None,
               epoch_end: Callable[[int, object], None] | None = None,
-              train_word_embeddings: bool = False) -> FineTuneResult:
+              train_word_embeddings: bool = True) -> FineTuneResult:
     """Fine-tune a copy of ``loaded.model`` as a pair classifier for ``task``.
 
     AdamW (weight decay 0.01, none on biases and LayerNorm), linear warmup over ``warmup``
@@ -123,8 +123,9 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     plan, so training ends on time with the learning rate decayed to zero. ``epoch_end(k,
     model)`` is called after each full pass k (1-based; not after a pass cut short) with
     the model in eval mode (training resumes afterwards): a learning curve on held-out data.
-    The word-embedding table stays as the base model's unless ``train_word_embeddings``
-    (:func:`freeze_word_embeddings`: the same held-out metrics in fewer seconds)."""
+    With ``train_word_embeddings=False`` the word-embedding table stays as the base model's
+    (:func:`freeze_word_embeddings`: fewer seconds a step; bench/bench_example.py
+    ``--freeze-embeddings`` measures what it does to the example's held-out metrics)."""
     import torch
     if not examples:
         raise DataError("No training examples.")
