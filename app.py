@@ -1,5 +1,7 @@
 """Entry point: page config, the shared sidebar (model + input), navigation over pages/."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.common.errors import plain
@@ -9,7 +11,10 @@ from ui.common.sidebar import leave_legacy_navigation, render
 # A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
 leave_legacy_navigation()
 
-st.set_page_config(page_title="Attention dashboard", page_icon=":material/hub:", layout="wide")
+# The tab's icon is the project's own SVG, sent inline: a ":material/...:" page icon makes the
+# browser fetch it from fonts.gstatic.com, a request that fails offline (issue 22).
+FAVICON = Path(__file__).resolve().parent / "ui" / "common" / "favicon.svg"
+st.set_page_config(page_title="Attention dashboard", page_icon=str(FAVICON), layout="wide")
 
 st.html(
     "<style>.model-card{font-size:0.85rem;line-height:1.5;color:#444}"

@@ -10,7 +10,8 @@ import streamlit as st
 from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
 from analysis.drift.reading import reading
 from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError
+from analysis.example import example_ready
+from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.drift import blocks, state
 from ui.common.corpus import corpus_name, corpus_picker, session_only_note
 from ui.common.errors import plain, show_error
@@ -34,14 +35,21 @@ ctx = context()
 before_spec, after_spec = blocks.before_after_models(ctx.spec, ctx.loaded.name)
 dataset = corpus_picker(state.CORPUS, labels=True)
 copy_link(state.COPY, note=session_only_note(state.CORPUS))
-if not after_spec:
+# empty, the after model is the example; while it is built the page says what it will show
+if not after_spec or (after_spec == EXAMPLE_SPEC and not example_ready()):
     st.info(
-        "Enter the fine-tuned checkpoint to compare with: a local folder (with config.json and "
-        "weights) or a hub id. To get one, fine-tune on the **Aspect heads** page and save it, "
-        "or run `python -m analysis finetune --data FILE --task qa_m --out DIR` and paste "
-        "DIR here. The before model is the sidebar's model unless you enter another. Left "
-        "empty, the after model is the example checkpoint once it is built:",
-        icon=":material/info:")
+        "This page compares a model before and after fine-tuning, over a corpus: which heads "
+        "changed most, how far each layer's representations moved, and which attention "
+        "patterns came and went. It opens on the embedded model against the example "
+        "checkpoint: the same model fine-tuned to find the aspects of restaurant reviews "
+        "(food, service, price...) and their sentiment. You can also enter another fine-tuned "
+        "model above, or fine-tune one on the Aspect heads page.", icon=":material/info:")
+    if not settings().demo:
+        with st.expander("For local users: compare your own checkpoint"):
+            st.markdown(
+                "Enter a local folder (with config.json and weights) or a hub id as the after "
+                "model. To make one from the command line: `python -m analysis aspects "
+                "finetune --data FILE --task qa_m --out DIR`, then enter DIR.")
     if wait_for_example():  # built meanwhile (a background build reruns the page itself)
         st.rerun()
     st.stop()

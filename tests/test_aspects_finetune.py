@@ -112,3 +112,25 @@ def test_other_encoders_fine_tune_and_mask_heads(tiny_model_dir, arch):
     full = predict_probs(res.model, loaded.tokenizer, ex)
     masked = predict_probs(res.model, loaded.tokenizer, ex, head_mask=mask)
     assert np.abs(full - masked).max() > 1e-7
+
+
+def test_the_word_embedding_table_stays_and_the_rest_trains(tiny):
+    """With train_word_embeddings=False the word-embedding table is not trained (half of a
+    small encoder's weights): after two steps it equals the base model's, the layers moved, and
+    the returned model is trainable again; by default it moves too."""
+    import torch
+
+    ex = build_examples(load_sample().select(range(4)), "qa_m")
+    base = tiny.model.get_input_embeddings().weight.detach().clone()
+    res = fine_tune(tiny, ex, "qa_m", epochs=1, lr=1e-3, batch_size=8, max_steps=2,
+                    train_word_embeddings=False)
+    emb = res.model.get_input_embeddings().weight
+    assert torch.equal(emb.detach(), base)
+    layer0 = dict(res.model.named_parameters())
+    moved = [n for n, p in layer0.items() if "encoder.layer.0." in n and "weight" in n
+             and not torch.equal(p.detach(), dict(tiny.model.named_parameters()).get(
+                 n.split(".", 1)[1], p).detach())]
+    assert moved  # the layers did train
+    assert all(p.requires_grad for p in res.model.parameters())
+    res = fine_tune(tiny, ex, "qa_m", epochs=1, lr=1e-3, batch_size=8, max_steps=2)
+    assert not torch.equal(res.model.get_input_embeddings().weight.detach(), base)

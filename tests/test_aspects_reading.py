@@ -19,12 +19,14 @@ def test_a_head_beats_every_baseline_and_by_how_much():
     lines = reading(ranked, base)
     assert lines[0].startswith("A head beats every baseline for aspect terms; no head does for "
                                "aspect terms or their opinion words")
-    assert lines[1] == ("For aspect terms, head 3-5 is the clearest: +0.400 above the "
-                        "fixed-position baseline, 3.0 times its score, and even its interval's "
-                        "lower end is +0.300 above it.")
-    assert lines[2].startswith("For aspect terms or their opinion words, no head does better "
-                               "than every baseline: the best, head 2-2, is +0.050 from the "
-                               "fixed-position baseline and its interval reaches down -0.020")
+    assert lines[1] == ("For aspect terms, head 3-5 does clearly better than the best simple "
+                        "rule (always looking a fixed number of words away): it scores 0.400 "
+                        "more, 3.0 times as much, and even at the low end of its 95% interval "
+                        "it is 0.300 ahead.")
+    assert lines[2] == ("For aspect terms or their opinion words, no head is clearly better "
+                        "than the best simple rule (always looking a fixed number of words "
+                        "away): the best, head 2-2, scores 0.050 more, but at the low end of "
+                        "its 95% interval it is 0.020 behind, so the lead may be chance.")
     assert any("the other aspect's terms: no pairs" in s.lower() for s in lines)
 
 
@@ -36,5 +38,32 @@ def test_none_does_and_fine_tuning_change():
     lines = reading(ranked, {k: BASE for k in ranked}, before)
     assert lines[0].startswith("No head beats every baseline")
     assert margin({"best": ranked["aspect"][0], "baseline_score": 0.2}) < 0
+    assert lines[1] == ("For aspect terms, no head does better than the simple rule of always "
+                        "looking a fixed number of words away: the best, head 1-1, scores 0.020 "
+                        "less than the rule (0.080 less at the low end of its 95% interval).")
     assert lines[-1] == ("Fine-tuning raised the best score for aspect terms: 0.100 (head 6-6) "
                          "before, 0.180 (head 1-1) after.")
+
+
+def test_one_label_hint_when_every_pair_gets_the_same_label():
+    """Planted scores: 'none' for every pair -> top_label_share 100, F1 0 and a hint that
+    says so; a model that finds one aspect gets no hint."""
+    import numpy as np
+
+    from analysis.aspects.reading import one_label_hint
+    from analysis.aspects.tasks import LABELS, NONE, metrics_from_scores
+
+    gold = [LABELS.index("positive"), NONE, NONE, LABELS.index("negative"), NONE]
+    scores = np.zeros((5, len(LABELS)))
+    scores[:, NONE] = 1.0
+    m = metrics_from_scores(gold, scores)
+    assert m["top_label_share"] == 100.0 and m["top_label"] == "none" and m["aspect_f1"] == 0
+    hint = one_label_hint(m)
+    assert "'none'" in hint and "for every pair" in hint and "--epochs" in hint
+    scores[0] = 0.0
+    scores[0, LABELS.index("positive")] = 1.0
+    m = metrics_from_scores(gold, scores)
+    assert m["top_label_share"] == 80.0 and one_label_hint(m) is None
+    same = np.zeros((5, len(LABELS)))
+    same[:, LABELS.index("positive")] = 1.0
+    assert "'positive'" in one_label_hint(metrics_from_scores(gold, same))

@@ -4,6 +4,7 @@ names ``finetune``, ``evaluate``, ``aspect-heads``."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -153,3 +154,23 @@ def test_aspects_subcommands_write_what_the_old_names_write(tmp_path, capsys):
     assert main(["aspects", "heads", "--model", str(ck), "--data", "sample", "--out",
                  str(tmp_path / "x.txt")]) == 2
     assert "--out must name a .json file" in capsys.readouterr().err
+
+
+def test_cli_finetune_says_when_the_model_gives_one_label_to_everything(tiny_model_dir,
+                                                                         tmp_path, capsys):
+    """A tiny model after a few steps gives one label to every held-out pair (here
+    'negative'): the command prints a hint saying what that means and what to try."""
+    from analysis.cli import main
+
+    out = tmp_path / "ck"
+    rc = main(["aspects", "finetune", "--data", "sample", "--task", "nli_m", "--model",
+               str(tiny_model_dir("bert")), "--epochs", "0.1", "--heldout", "0.2",
+               "--out", str(out)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    card = json.loads((out / CARD_NAME).read_text())
+    assert card["metrics"]["top_label_share"] == 100.0
+    assert re.search(r"top_label_share: 100\.00\n", printed), printed
+    assert f"hint: The model answers '{card['metrics']['top_label']}'" in printed \
+        or "hint: The model gives every pair the same label" in printed
+    assert "--epochs 10" in printed

@@ -38,7 +38,11 @@ def tiny_heads(tmp_path_factory):
 def test_default_model_has_no_real_loss():
     head = loss_head("default")
     assert head.kind is None and head.model is None
-    assert "no trained masked-LM head" in head.note and "BertModel" in head.note
+    assert "no trained masked-language-model head" in head.note
+    assert "was not fine-tuned to classify text" in head.note
+    # no internal names (weight names, class names) reach the page
+    for internal in ("BertModel", "architectures", "cls.predictions", "bias"):
+        assert internal not in head.note
     from analysis.errors import DataError
 
     with pytest.raises(DataError):

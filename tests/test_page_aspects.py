@@ -107,8 +107,11 @@ def test_page_starts_with_instructions():
     assert [t.value for t in at.title] == ["Aspect heads"]
     assert "Fine-tune a model" in at.info[0].value
     # no example in the (empty) cache and no background build: the page says how to make it
-    assert "The example checkpoint is not built yet; run python -m analysis aspects example " \
-           "once to build it." in at.info[0].value
+    assert "The example checkpoint is not built yet." in at.info[0].value
+    assert "python -m analysis" not in at.info[0].value  # local users: under an expander
+    assert any("For local users" in e.label for e in at.expander)
+    # while there is no example, what the page will show, in words a visitor knows
+    assert any(m.value.startswith("**What this page will show.**") for m in at.markdown)
     assert at.radio(key="ah_source").value == "Example checkpoint"
     fine_tune_source(at)
     at.run()

@@ -52,9 +52,48 @@ def test_drift_page_without_after_model_explains_how_to_get_one():
     at = _open_page()
     assert [t.value for t in at.title] == ["Fine-tuning drift"]
     info = " ".join(i.value for i in at.info)
-    assert "Aspect heads" in info and "python -m analysis finetune" in info
+    assert "Aspect heads" in info and "which heads changed most" in info
     assert "The example checkpoint is not built yet" in info  # what empty would compare with
+    # the command line is for local users, under an expander (never in the visitor's text)
+    assert "python -m analysis" not in info
+    local = " ".join(m.value for e in at.expander if "For local users" in e.label
+                     for m in e.markdown)
+    assert "python -m analysis aspects finetune" in local
+    assert "python -m analysis aspects example" in local
     assert not at.error
+
+
+def test_drift_page_in_demo_mode_shows_no_command_line(monkeypatch):
+    """Demo mode: what the page will show, and no command, folder or 'paste DIR here'."""
+    from ui.common.settings import settings
+
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    settings.cache_clear()
+    try:
+        at = _open_page()
+    finally:
+        monkeypatch.delenv("DASHBOARD_MODE")
+        settings.cache_clear()
+    text = " ".join(e.value for e in [*at.info, *at.markdown, *at.caption])
+    assert "which heads changed most" in text
+    assert "python -m analysis" not in text and "DIR" not in text
+    assert not [e for e in at.expander if "For local users" in e.label]
+
+
+def test_the_build_says_the_time_left_from_the_steps_done():
+    """ui.common.example: the time left at the speed of the steps so far (planted numbers),
+    in words in the waiting line."""
+    from ui.common.example import ExampleStatus, estimate_left, time_left
+
+    assert estimate_left(0.01, 5.0) is None  # too early to say
+    # 25% done in 30 s after the first step at 5%: 20% per 30 s, 75% left -> 112.5 s
+    assert estimate_left(0.25, 30.0, since=0.05) == pytest.approx(112.5)
+    assert time_left(112.5) == "About 2 minutes left." and time_left(30) == \
+        "Less than a minute left."
+    status = ExampleStatus(False, True, 0.25, "Building the example checkpoint: epoch 3/10, "
+                           "step 150/600", left_s=112.5)
+    assert status.message == ("Building the example checkpoint: epoch 3/10, step 150/600. "
+                              "About 2 minutes left. The page opens on it when it is ready.")
 
 
 def test_drift_page_compares_default_with_finetuned_copy(finetuned):

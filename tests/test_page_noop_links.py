@@ -18,7 +18,7 @@ def test_every_control_is_bound_to_the_url(monkeypatch):
     # the embedded model has no loss: the gradient toggle is off and locked, and so is its cap
     assert at.toggle(key="noop_grads").proto.disabled
     assert at.number_input(key="noop_ngrad").proto.disabled
-    assert any("no trained masked-LM head" in i.value for i in at.info)
+    assert any("no trained masked-language-model head" in i.value for i in at.info)
     # a copy-link button and the "What am I looking at?" help are on the page
     assert [c.proto.component_name for c in at.get("bidi_component")].count("copy_link") == 1
     assert any(e.label == "What am I looking at?" for e in at.expander)

@@ -185,8 +185,11 @@ def test_reading_rows_and_examples(tiny):
     assert example_sentences(ds, "nmod:poss")[0]["arcs"] == [(1, 2)]
     assert example_sentences(ds, "all", k=1, max_words=2)[0]["id"] == "3"
     lines = reading(res, min_count=2)
-    assert "of 3 relations with at least 2 dependents have a head" in lines[0]
-    assert lines[-1].startswith("Over all 11 dependents the best single head is layer")
+    assert "of 3 kinds of word link (relations with at least 2 examples) have an attention " \
+        "head that points from a word to the word it belongs to" in lines[0]
+    assert lines[-1].startswith("Over all 11 word links, the best single attention head (head ")
+    # grammar's "head" (the word a word belongs to) never appears as a head of the model
+    assert not any("finds the head" in s or "dependents" in s for s in lines)
     assert reading(res, min_count=500)[0].startswith("No relation has 500 or more")
     cmp = compare_rows(res, res, min_count=2)
     assert all(r["difference"] == 0 for r in cmp) and len(cmp) == 4
@@ -201,3 +204,23 @@ def test_ewt_some_head_beats_the_offset_on_det(shared_data, default_model):
     assert det.best["accuracy"] > det.baseline["accuracy"] + 0.1
     obj = res.relations["obj"]
     assert obj.best["accuracy"] > obj.baseline["accuracy"] + 0.15
+
+
+def test_reading_says_what_a_relation_is_in_everyday_words():
+    """A planted result for 'mark' (the issue's example): the sentence explains the relation,
+    names the attention head as one, and puts the numbers after the words."""
+    from types import SimpleNamespace
+
+    from analysis.syntax.reading import reading, relation_words
+
+    mark = SimpleNamespace(n=120, best={"layer": 4, "head": 7, "direction": "head_to_dep",
+                                        "accuracy": 0.69},
+                           baseline={"offset": -2, "accuracy": 0.40})
+    res = SimpleNamespace(relations={"mark": mark}, n_sentences=50)
+    lines = reading(res, min_count=100)
+    assert lines[1] == ("mark (a word that opens a clause (like 'that' or 'because')): from the "
+                        "word each such word belongs to, attention head 8 of layer 5 looks most "
+                        "at that word in 69% of 120 cases; always taking the word 2 places "
+                        "before is right in 40% (29 points less).")
+    assert relation_words("obl:npmod") == relation_words("obl")
+    assert relation_words("weird") == "'weird' word"

@@ -8,7 +8,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.aspects.finetune import evaluate
+from analysis.aspects.finetune import predict_probs
+from analysis.aspects.tasks import metrics_from_scores, pair_scores
 from analysis.errors import DataError
 
 METRIC_KEYS = ("aspect_f1", "acc_4way", "acc_3way", "acc_binary")
@@ -22,37 +23,62 @@ def head_mask_for(heads: Sequence[tuple[int, int]], n_layers: int, n_heads: int)
     return mask
 
 
+def _run(model, tokenizer, examples, task: str, mask=None):
+    """(metrics, 5-way scores) of ``model`` on the pairs, heads masked by ``mask``."""
+    probs = predict_probs(model, tokenizer, examples, head_mask=mask)
+    gold, scores = pair_scores(examples, probs, task)
+    return metrics_from_scores(gold, scores), np.asarray(scores, dtype=np.float64)
+
+
+def _moved(scores: np.ndarray, ref: np.ndarray) -> tuple[float, int]:
+    """(mean total-variation distance between the two score rows of each sentence-aspect pair,
+    number of pairs whose predicted label changed): how far a mask moved the predictions."""
+    tv = 0.5 * np.abs(scores - ref).sum(1)
+    return float(tv.mean()) if len(tv) else 0.0, int((scores.argmax(1) != ref.argmax(1)).sum())
+
+
 def causal_check(model, tokenizer, examples, task: str, ranked: Sequence[dict], k: int,
                  n_layers: int, n_heads: int, n_random: int = 3, seed: int = 0,
                  progress: Callable[[str], None] | None = None) -> dict:
     """Task metrics with no heads masked, the top-k ranked heads masked, and k random heads
-    masked (mean of ``n_random`` draws), plus the changes against no masking."""
+    masked (mean of ``n_random`` draws), plus the changes against no masking; and how far each
+    mask moved the predictions themselves (``moved_*``: mean total-variation distance of the
+    predicted distributions; ``flipped_*``: pairs whose label changed), which shows the mask
+    reached the prediction even when no metric moves. ``delta_random_draws``: each random
+    draw's changes (the noise a top-k change is read against)."""
     top = [(r["layer"], r["head"]) for r in ranked[:k]]
     if not top:
         raise DataError("No ranked heads to mask.")
     if progress:
         progress("full model")
-    full = evaluate(model, tokenizer, examples, task)
+    full, ref = _run(model, tokenizer, examples, task)
     if progress:
         progress(f"top-{k} masked")
-    masked = evaluate(model, tokenizer, examples, task,
-                      head_mask=head_mask_for(top, n_layers, n_heads))
+    masked, top_scores = _run(model, tokenizer, examples, task,
+                              head_mask_for(top, n_layers, n_heads))
     rng = np.random.default_rng(seed)
-    rand = []
+    rand, moved = [], []
     all_heads = [(l_, h_) for l_ in range(n_layers) for h_ in range(n_heads)]
     for r in range(n_random):
         if progress:
             progress(f"random {k} masked ({r + 1}/{n_random})")
         pick = rng.choice(len(all_heads), size=len(top), replace=False)
-        rand.append(evaluate(model, tokenizer, examples, task,
-                             head_mask=head_mask_for([all_heads[i] for i in pick],
-                                                     n_layers, n_heads)))
+        m, sc = _run(model, tokenizer, examples, task,
+                     head_mask_for([all_heads[i] for i in pick], n_layers, n_heads))
+        rand.append(m)
+        moved.append(_moved(sc, ref))
     random_mean = {key: float(np.mean([m[key] for m in rand])) for key in METRIC_KEYS}
+    top_moved, top_flipped = _moved(top_scores, ref)
     return {
-        "k": len(top), "masked_heads": top, "full": {key: full[key] for key in METRIC_KEYS},
+        "k": len(top), "masked_heads": top, "n_pairs": len(ref),
+        "full": {key: full[key] for key in METRIC_KEYS},
         "top_k": {key: masked[key] for key in METRIC_KEYS}, "random_k": random_mean,
         "delta_top_k": {key: masked[key] - full[key] for key in METRIC_KEYS},
         "delta_random_k": {key: random_mean[key] - full[key] for key in METRIC_KEYS},
+        "delta_random_draws": [{key: m[key] - full[key] for key in METRIC_KEYS} for m in rand],
+        "moved_top_k": top_moved, "flipped_top_k": top_flipped,
+        "moved_random_k": float(np.mean([m for m, _ in moved])) if moved else 0.0,
+        "flipped_random_k": float(np.mean([f for _, f in moved])) if moved else 0.0,
     }
 
 

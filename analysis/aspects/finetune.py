@@ -82,11 +82,22 @@ class FineTuneResult:
     n_examples: int = 0
 
 
+def freeze_word_embeddings(model) -> int:
+    """Stop training the word-embedding table (the vocabulary x hidden matrix: half of a small
+    encoder's weights; a small sample meets few of its rows) and return how many weights stay
+    trainable. The optimizer then updates, and clips, only the rest (docs/METHODS.md section 7)."""
+    emb = model.get_input_embeddings()
+    if emb is not None:
+        emb.weight.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
 def _optimizer(model, lr: float):
-    """AdamW, weight decay 0.01 except on biases and LayerNorm weights."""
+    """AdamW over the trainable weights, weight decay 0.01 except on biases and LayerNorm
+    weights."""
     import torch
 
-    named = list(model.named_parameters())
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     return torch.optim.AdamW([
         {"params": [p for n, p in named if not any(k in n for k in NO_DECAY)],
          "weight_decay": 0.01},
@@ -100,7 +111,8 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
               progress: Callable[[TrainProgress], None] | None = None,
               should_stop: Callable[[], bool] | None = None,
               time_budget_s: float | None = None,
-              epoch_end: Callable[[int, object], None] | None = None) -> FineTuneResult:
+              epoch_end: Callable[[int, object], None] | None = None,
+              train_word_embeddings: bool = True) -> FineTuneResult:
     """Fine-tune a copy of ``loaded.model`` as a pair classifier for ``task``.
 
     AdamW (weight decay 0.01, none on biases and LayerNorm), linear warmup over ``warmup``
@@ -110,7 +122,10 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     the remaining time at the measured speed, and the warmup/decay schedule follows the new
     plan, so training ends on time with the learning rate decayed to zero. ``epoch_end(k,
     model)`` is called after each full pass k (1-based; not after a pass cut short) with
-    the model in eval mode (training resumes afterwards): a learning curve on held-out data."""
+    the model in eval mode (training resumes afterwards): a learning curve on held-out data.
+    With ``train_word_embeddings=False`` the word-embedding table stays as the base model's
+    (:func:`freeze_word_embeddings`: fewer seconds a step; bench/bench_example.py
+    ``--freeze-embeddings`` measures what it does to the example's held-out metrics)."""
     import torch
     if not examples:
         raise DataError("No training examples.")
@@ -118,6 +133,9 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     np.random.seed(seed)
     torch.manual_seed(seed)
     model = make_classifier(loaded, task, seed)
+    if not train_word_embeddings:
+        freeze_word_embeddings(model)
+    trainable = [p for p in model.parameters() if p.requires_grad]
     tok = loaded.tokenizer
     enc = _tokenize(tok, examples, max_length)
     labels = torch.tensor([e.label for e in examples], dtype=torch.long)
@@ -153,7 +171,7 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
             out = forward(model, inputs=pad_features(tok, enc, idx), labels=labels[idx],
                           grad=True, attentions=False).output
             out.loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             opt.step()
             sched.step()
             opt.zero_grad(set_to_none=True)
@@ -177,6 +195,8 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
             t0 += time.perf_counter() - tc  # the callback's time is not training time
         if should_stop and should_stop():
             break
+    for p in model.parameters():  # a fine-tuned model is a plain model again
+        p.requires_grad_(True)
     model.eval()
     return FineTuneResult(model, tok, losses, time.perf_counter() - t0, per_epoch, len(examples))
 

@@ -185,6 +185,10 @@ def metrics_from_scores(y_true: Sequence[int], scores: np.ndarray) -> dict:
         "acc_3way": sentiment_accuracy(y_true, y_pred, scores, 3),
         "acc_binary": sentiment_accuracy(y_true, y_pred, scores, 2),
         "n_pairs": len(y_true),
+        # percent of the pairs given the most often predicted label: 100 = one label for all
+        "top_label_share": (100.0 * max(np.bincount(y_pred)) / len(y_pred)) if y_pred
+        else float("nan"),
+        "top_label": LABELS[int(np.bincount(y_pred).argmax())] if y_pred else None,
     }
 
 

@@ -153,8 +153,20 @@ def run_finetune(args) -> int:
     print(f"wrote {run.folder}: {len(result.losses)} steps in {result.seconds:.0f}s, final loss "
           f"{result.losses[-1]:.4f}")
     for k, v in run.card["metrics"].items():
-        print(f"  {k}: {_fmt(v)}")
+        if not isinstance(v, str):
+            print(f"  {k}: {_fmt(v)}")
+    _hint(run.card["metrics"])
     return 0
+
+
+def _hint(metrics: dict) -> None:
+    """A hint when the model gives one label to every pair (aspect F1 0.00 says only that)."""
+    from analysis.aspects.reading import one_label_hint
+
+    hint = one_label_hint(metrics, " (the example checkpoint's recipe: `python -m analysis "
+                                   "aspects example`)")
+    if hint:
+        print(f"hint: {hint}")
 
 
 def run_evaluate(args) -> int:
@@ -174,6 +186,7 @@ def run_evaluate(args) -> int:
     print(f"wrote {out}: aspect F1 {_fmt(metrics['aspect_f1'])}, 4-way "
           f"{_fmt(metrics['acc_4way'])}, 3-way {_fmt(metrics['acc_3way'])}, binary "
           f"{_fmt(metrics['acc_binary'])}")
+    _hint(metrics)
     return 0
 
 
@@ -249,5 +262,6 @@ def run_example(args) -> int:
     card = read_card(out)
     print(f"wrote {out}")
     for k, v in (card.get("metrics") or {}).items():
-        print(f"  {k}: {_fmt(v)}")
+        if not isinstance(v, str):
+            print(f"  {k}: {_fmt(v)}")
     return 0

@@ -53,18 +53,27 @@ def drift_reading(cosine: np.ndarray, cka: np.ndarray, vertical_before: np.ndarr
     delta = va - vb
     moved = np.argwhere(delta >= MOVE)
     total_b, total_a = 100 * vb.mean(), 100 * va.mean()
+    what = ("looking from every word at the same few tokens, such as [CLS], [SEP] or a full "
+            "stop (the 'vertical' pattern)")
+    overall = ("fewer" if total_a < total_b - 0.5 else "more" if total_a > total_b + 0.5
+               else "about as many")
+    change = {"fewer": "became fewer", "more": "became more common",
+              "about as many": "stayed about as common"}
     if len(moved):
         l, h = np.unravel_index(int(np.argmax(delta)), delta.shape)
-        out.append(f"Heads moved to the vertical pattern: {len(moved)} head(s) gained at least "
-                   f"{100 * MOVE:.0f} points of vertical maps, most of all {_head(l, h)} "
-                   f"(from {100 * vb[l, h]:.0f}% to {100 * va[l, h]:.0f}% of its maps); over "
-                   f"all heads, {total_b:.0f}% of maps were vertical before and {total_a:.0f}% after.")
+        but = {"fewer": "Yet over all heads such maps became fewer, because other heads left "
+                        "the pattern",
+               "more": "Over all heads such maps became more common",
+               "about as many": "Over all heads such maps stayed about as common"}[overall]
+        out.append(f"{len(moved)} head{'s' if len(moved) != 1 else ''} took up {what} after "
+                   f"fine-tuning, most of all {_head(l, h)}: from {100 * vb[l, h]:.0f}% to "
+                   f"{100 * va[l, h]:.0f}% of its maps (a head counts when it gains at least "
+                   f"{100 * MOVE:.0f} points). {but}: {total_b:.0f}% of all maps before, "
+                   f"{total_a:.0f}% after.")
     else:
-        trend = ("fewer" if total_a < total_b - 0.5 else "more" if total_a > total_b + 0.5
-                 else "about as many")
-        out.append(f"No head moved to the vertical pattern (none gained {100 * MOVE:.0f} "
-                   f"points of vertical maps); over all heads {total_b:.0f}% of maps were "
-                   f"vertical before and {total_a:.0f}% after ({trend} after fine-tuning).")
+        out.append(f"No head took up {what} after fine-tuning (none gained {100 * MOVE:.0f} "
+                   f"points); over all heads such maps {change[overall]}: {total_b:.0f}% of "
+                   f"all maps before, {total_a:.0f}% after.")
     return out
 
 

@@ -36,17 +36,17 @@ def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
     from transformers import AutoModelForMaskedLM
 
     if getattr(tokenizer, "mask_token_id", None) is None:
-        return None, "its tokenizer has no mask token"
+        return None, "its tokenizer has no mark for a hidden word"
     try:
         model, info = AutoModelForMaskedLM.from_pretrained(
             source, local_files_only=True, output_loading_info=True, attn_implementation="eager")
     except Exception as exc:  # no MLM class for this architecture
-        return None, f"it has no masked-LM head ({str(exc).splitlines()[0][:100]})"
+        return None, "it has no part that guesses hidden words (a masked-language-model head)"
     prefix = getattr(model, "base_model_prefix", "")
     missing = sorted(k for k in info.get("missing_keys", []) if not k.startswith(prefix + "."))
     if missing:
-        return None, (f"its checkpoint has no trained masked-LM head ({len(missing)} head "
-                      f"weights missing, e.g. {missing[0]})")
+        return None, ("it was saved without its part that guesses hidden words (no trained "
+                      "masked-language-model head)")
     model.eval()
     return LossHead("mlm", model, tokenizer,
                     f"Loss: masked-language-model loss of {name}'s own LM head "
@@ -83,9 +83,10 @@ def loss_head(spec: str) -> LossHead:
                         f"({len(labels)} labels); the corpus has no gold labels, so the target "
                         "is the model's own predicted label.")
     return LossHead(None, None, tokenizer,
-                    f"Gradient importance needs a real loss, and {name} has none: {mlm_note}, and "
-                    f"it is not a fine-tuned classifier (architectures: {', '.join(archs) or 'none'})."
-                    " Pick a checkpoint with an LM head or a fine-tuned classification head.")
+                    "Gradient importance measures how much each head matters to a task the "
+                    f"model was trained for, and {name} has no such task to score: {mlm_note}, "
+                    "and it was not fine-tuned to classify text. Pick a model that was, such as "
+                    "the example checkpoint, or one with a trained masked-language-model head.")
 
 
 def _mask_positions(enc, rate: float, seed: int) -> np.ndarray:

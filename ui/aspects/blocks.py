@@ -13,7 +13,8 @@ from analysis.aspects.causal import causal_check, evaluation_data
 from analysis.aspects.data import attach_opinions
 from analysis.aspects.heads import discover_models, pair_word_view, query_row, same_layout, \
     score_matrix
-from analysis.aspects.reading import reading
+from analysis.aspects.heads import KIND_WORDS
+from analysis.aspects.reading import causal_reading, reading
 from analysis.aspects.readers import SAMPLE_PATH, load_absa, load_sample, read_aste
 from analysis.aspects.tasks import build_examples
 from analysis.attention.views import head_view_payload
@@ -341,6 +342,8 @@ def causal_table(causal, report: dict | None = None) -> None:
     st.dataframe(df, hide_index=True, key=aspects_state.CAUSAL_TABLE,
                  column_config={c: st.column_config.NumberColumn(format="%.1f")
                                 for c in df.columns if c != "metric"})
+    lines = causal_reading(res, KIND_WORDS.get(kind, kind))
+    st.info(plain(" ".join(lines)), icon=":material/lightbulb:")
     if report is not None:
         add_button(f"Causal check: top-{res['k']} {KIND_SHORT[kind].lower()} heads masked",
-                   aspects_state.ADD_CAUSAL, df=df, **report)
+                   aspects_state.ADD_CAUSAL, df=df, reading=lines, **report)

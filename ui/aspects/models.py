@@ -33,6 +33,14 @@ from ui.aspects.state import ModelState
 EXAMPLE, TUNE = "Example checkpoint", "Fine-tune on the bundled sample"
 FOLDER, UPLOAD = "Load a checkpoint folder", "Upload a checkpoint .zip"
 START = "Fine-tune a model on the bundled sample or load a checkpoint to start."
+WHILE_WAITING = (
+    "**What this page will show.** The example model reads a restaurant review together with "
+    "a short question about one aspect (\"what do you think of the food?\") and says whether the "
+    "review mentions it and how it feels about it. Once it is ready you will see how well it "
+    "does on reviews it never saw, which attention heads look from the aspect word of the "
+    "question to the review's words about it, and whether switching those heads off changes "
+    "its answers. Meanwhile the Attention, No-op statistics and Syntax pages need no "
+    "fine-tuned model.")
 MAX_ZIP_MB = SERVER_UPLOAD_MB  # = the server's maxUploadSize (.streamlit/config.toml)
 METRIC_LABELS = {"aspect_f1": "aspect F1", "acc_4way": "4-way acc.", "acc_3way": "3-way acc.",
                  "acc_binary": "binary acc."}
@@ -96,6 +104,7 @@ def use_example() -> None:
     """The example checkpoint is the Example source's model without a click; while it is
     being built, its progress (the page reruns by itself when it is ready)."""
     if not wait_for_example(START):
+        st.markdown(WHILE_WAITING)
         return
     try:
         loaded, card, held = _example(checkpoint_stamp(EXAMPLE_SPEC))

@@ -88,16 +88,59 @@ def cached_chart(key: tuple, build: Callable[[], tuple[Any, Any]]) -> BuiltChart
     return _built(tuple(key), build)
 
 
+_COLOUR_CHANNELS = ("color", "fill", "stroke")
+
+
+def has_gradient_legend(spec) -> bool:
+    """Whether a Vega-Lite spec (any layer, facet or concatenation) colours by a quantitative
+    field with a legend: Vega draws that legend as a gradient."""
+    if isinstance(spec, list):
+        return any(has_gradient_legend(s) for s in spec)
+    if not isinstance(spec, dict):
+        return False
+    enc = spec.get("encoding")
+    if isinstance(enc, dict):
+        for channel in _COLOUR_CHANNELS:
+            c = enc.get(channel)
+            if isinstance(c, dict) and c.get("type") == "quantitative" \
+                    and c.get("legend", {}) is not None:
+                return True
+    return any(has_gradient_legend(spec[k]) for k in ("layer", "concat", "hconcat", "vconcat",
+                                                      "spec") if k in spec)
+
+
+def with_renderer(spec: dict) -> dict:
+    """``spec`` drawn on a canvas when it has a gradient legend (a copy; a renderer the spec
+    names itself is kept). Vega's SVG renderer fills a gradient with ``url(<page URL>#gradient_0)``,
+    the page's address when it was drawn: once the page's URL changes in place (a tab, any
+    widget bound to the URL) that points at another document and the colour bar vanishes
+    (issue 22). The canvas renderer paints the gradient itself."""
+    if not has_gradient_legend(spec):
+        return spec
+    meta = spec.get("usermeta") if isinstance(spec.get("usermeta"), dict) else {}
+    opts = meta.get("embedOptions") if isinstance(meta.get("embedOptions"), dict) else {}
+    if "renderer" in opts:
+        return spec
+    return {**spec, "usermeta": {**meta, "embedOptions": {**opts, "renderer": "canvas"}}}
+
+
 def draw(built: BuiltChart, stretch: bool = False, **kw):
     """Draw a built chart as ``st.altair_chart(chart, width="stretch" if stretch, **kw)`` would
-    (``kw``: key, on_select, selection_mode, width...); returns what Streamlit returns."""
+    (``kw``: key, on_select, selection_mode, width...), on a canvas when it has a gradient legend
+    (:func:`with_renderer`); returns what Streamlit returns."""
     kw.setdefault("width", "stretch" if stretch else None)
     if built.spec is None:
         return st.altair_chart(built.chart, **kw)
-    spec = dict(built.spec)  # Streamlit moves the datasets out of the dict it is given
+    spec = with_renderer(dict(built.spec))  # Streamlit moves the datasets out of the dict it is given
     if "datasets" in spec:
         spec["datasets"] = dict(spec["datasets"])
     return st.vega_lite_chart(spec, **kw)
+
+
+def show(chart, **kw):
+    """``st.altair_chart(chart, **kw)`` for a chart built on this rerun, through :func:`draw`
+    (a gradient legend keeps its colour bar when the page's URL changes)."""
+    return draw(BuiltChart(chart=chart, df=None, spec=_convert(chart), title=""), **kw)
 
 
 _OWNED: dict[int, dict] = {}  # id of a live result object -> {name: BuiltChart or value}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -28,7 +29,7 @@ AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
 PREFIX = "Building the example checkpoint"
 
 _LOCK = threading.Lock()
-_BUILD: dict = {"thread": None, "fraction": 0.0, "text": "", "error": None}
+_BUILD: dict = {"thread": None, "fraction": 0.0, "text": "", "error": None, "first": None}
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class ExampleStatus:
     fraction: float = 0.0
     text: str = ""  # "Building the example checkpoint: epoch 2/8, step 37/96"
     error: str | None = None
+    left_s: float | None = None  # time left, estimated from the steps done (None: too early)
 
     @property
     def message(self) -> str:
@@ -45,11 +47,30 @@ class ExampleStatus:
         if self.ready:
             return "The example checkpoint is ready."
         if self.building:
-            return f"{self.text}. The page opens on it when it is ready (a few minutes)."
+            return f"{self.text}. {time_left(self.left_s)} The page opens on it when it is ready."
         if self.error:
             return f"The example checkpoint could not be built: {self.error}"
-        return (f"The example checkpoint is not built yet; run {BUILD_COMMAND} once to build "
-                "it.")
+        return "The example checkpoint is not built yet."
+
+
+def time_left(seconds: float | None) -> str:
+    """'About 3 minutes left.' in words (a first estimate needs a few steps done)."""
+    if seconds is None:
+        return "Estimating the time left from the first steps..."
+    if seconds < 60:
+        return "Less than a minute left."
+    minutes = round(seconds / 60)
+    return f"About {minutes} minute{'s' if minutes != 1 else ''} left."
+
+
+def estimate_left(fraction: float, elapsed_s: float, since: float = 0.0) -> float | None:
+    """Seconds left at the speed so far: the time since the first step (``since``: the
+    fraction done then, so loading the model does not count as training) per fraction done,
+    times the fraction left; None before 2% of the work is done past ``since``."""
+    done = fraction - since
+    if done < 0.02 or elapsed_s <= 0:
+        return None
+    return elapsed_s / done * max(0.0, 1.0 - fraction)
 
 
 def autobuild() -> bool:
@@ -59,7 +80,16 @@ def autobuild() -> bool:
 
 
 def _progress(fraction: float, text: str) -> None:
+    if _BUILD["first"] is None and fraction > 0:  # the first step: training time starts here
+        _BUILD["first"] = (time.monotonic(), float(fraction))
     _BUILD["fraction"], _BUILD["text"] = float(fraction), f"{PREFIX}: {text}"
+
+
+def _left() -> float | None:
+    first = _BUILD["first"]
+    if first is None:
+        return None
+    return estimate_left(_BUILD["fraction"], time.monotonic() - first[0], first[1])
 
 
 def _build(progress) -> None:
@@ -81,7 +111,7 @@ def start_build() -> bool:
             return True
         if _BUILD["error"] or example_ready() or not autobuild():
             return False
-        _BUILD.update(fraction=0.0, text=f"{PREFIX}: starting", error=None)
+        _BUILD.update(fraction=0.0, text=f"{PREFIX}: starting", error=None, first=None)
         job = start_background_job(PREFIX, _build, key=EXAMPLE_BUILD_JOB, on_progress=_progress)
         _BUILD["thread"] = job.thread
         return True
@@ -94,7 +124,7 @@ def example_status(start: bool = True) -> ExampleStatus:
     building = start_build() if start else bool(
         _BUILD["thread"] is not None and _BUILD["thread"].is_alive())
     if building:
-        return ExampleStatus(False, True, _BUILD["fraction"], _BUILD["text"])
+        return ExampleStatus(False, True, _BUILD["fraction"], _BUILD["text"], left_s=_left())
     return ExampleStatus(False, error=_BUILD["error"])
 
 
@@ -119,4 +149,17 @@ def wait_for_example(hint: str = "") -> bool:
         _watch()
     else:
         st.info(plain(f"{hint} {status.message}".strip()), icon=":material/info:")
+        local_build_hint()
     return False
+
+
+def local_build_hint() -> None:
+    """How to build the example from the command line: for local users only, under an
+    expander (a demo's visitors get no command to run)."""
+    from ui.common.settings import settings
+
+    if settings().demo:
+        return
+    with st.expander("For local users: build it from the command line"):
+        st.markdown(f"Run `{BUILD_COMMAND}` once (or start the dashboard with "
+                    f"`{AUTOBUILD_ENV}` unset and let it build the example in the background).")

@@ -281,10 +281,9 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
             if now != drawn or time.monotonic() - sent >= HEARTBEAT_S:
                 bar.progress(now[0], text=plain(now[1] or label))
                 drawn, sent = now, time.monotonic()
-        if job.error is None:
-            bar.progress(1.0, text=plain(job.text or label))
-        else:
-            bar.empty()
+        # done: the bar goes (a finished "Probes: 174 / 174" bar left on the page read as work
+        # still going on, and a cached result replays it on every rerun)
+        bar.empty()
     finally:
         if job is None or not (job.thread.is_alive() or job.done.is_set()):
             queue.leave(ticket)

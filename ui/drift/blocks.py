@@ -321,9 +321,13 @@ def pattern_gallery(result: DriftResult, before: LoadedModel, after: LoadedModel
         def build(ex=ex, li=li, hi=hi):
             enc, maps_b, maps_a = example_maps(before, after, result, ex)
             mat = (maps_b if which == "before" else maps_a)[li, hi]
-            chart = map_chart(enc.tokens, mat, f"ex {ex}, head {li + 1}-{hi + 1}", 200)
-            # the legend below the map (a narrow column never cuts its title), with room
-            chart = chart.properties(height=chart.height + 80)
+            # a square 200 px map whose axes, title and legend are added around it ("pad"),
+            # not squeezed into a guessed box: labels such as "14: [SEP]" are never cut and
+            # the whole chart (about 300 px) fits a third of a 1400 px page and a phone
+            chart = attention_heatmap(map_frame(enc.tokens, mat), enc.tokens,
+                                      f"ex {ex}, head {li + 1}-{hi + 1}", size=200
+                                      ).properties(autosize=alt.AutoSizeParams(type="pad"))
+            # the legend below the map (a narrow column never cuts its title)
             return chart.configure_legend(orient="bottom", direction="horizontal",
                                           titleOrient="left", gradientLength=120), None
 

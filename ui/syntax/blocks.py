@@ -273,6 +273,9 @@ def reading_lines(lines) -> str:
 # Widgets (bound to the URL: a copied link opens the same view)
 
 
+MIN_COUNT_WIDTH = 260  # px
+
+
 def min_count_input(container, source: str) -> int:
     """The minimum number of dependents a relation needs to be shown: 10 on the sample, 1 on
     pasted text, 100 on a corpus; reset to that default when the source changes."""
@@ -280,6 +283,7 @@ def min_count_input(container, source: str) -> int:
               {syntax_state.MIN_COUNT: MIN_COUNT.get(source, 100)})
     return int(container.number_input(
         "Minimum dependents per relation", min_value=1, max_value=1_000_000, step=5,
+        width=MIN_COUNT_WIDTH,  # a number box the width of its label, not of the page
         key=syntax_state.MIN_COUNT, bind=Q,
         help="Relations with fewer dependents are left out of the tables (they are all computed "
              "and in the JSON download)."))

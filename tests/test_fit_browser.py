@@ -1,0 +1,66 @@
+"""Issue 22 item 4 in Debian Chromium (Playwright): at 390 px and 1400 px the Syntax page's
+charts fit their column (a chart that cannot shrink scrolls inside its own box, never past the
+page), and its "Minimum dependents" box is a number box's width, not the page's."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
+                    "-r requirements-dev.txt to run the browser tests")
+
+# every Vega chart whose drawn width passes the right edge of its column
+OVERFLOW = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll('.vega-embed')) {
+    const col = el.closest('[data-testid="stVerticalBlock"]') || document.body;
+    const c = col.getBoundingClientRect(), r = el.getBoundingClientRect();
+    const box = el.querySelector('canvas, svg');
+    const b = box ? box.getBoundingClientRect() : r;
+    // the chart's box must end inside its column; what it draws may be wider only when the
+    // box scrolls (overflow auto) instead of spilling over the page
+    const scrolls = ['auto', 'scroll'].includes(getComputedStyle(el).overflowX) ||
+                    ['auto', 'scroll'].includes(getComputedStyle(el.parentElement).overflowX);
+    if (r.right > c.right + 1 || (b.right > c.right + 1 && !scrolls))
+      out.push(`${Math.round(b.width)} px chart in a ${Math.round(c.width)} px column`);
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    from pathlib import Path
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
+    with tempfile.TemporaryDirectory() as cache:
+        with streamlit_server(env={"DASHBOARD_CACHE": cache,
+                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
+            yield url
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_syntax_page_fits_its_column(server, width):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 1000})
+            page.goto(f"{server}/syntax", timeout=120_000)
+            box = page.get_by_test_id("stNumberInput").filter(
+                has=page.get_by_text("Minimum dependents per relation"))
+            expect(box).to_be_visible(timeout=300_000)
+            _wait_idle(page, timeout=300_000)
+            assert box.bounding_box()["width"] <= 300
+            page.wait_for_timeout(1000)
+            assert page.evaluate(OVERFLOW) == []
+            # nothing makes the page itself scroll sideways
+            assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        finally:
+            browser.close()
