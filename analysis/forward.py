@@ -6,13 +6,19 @@ loss) and what the asked captures recorded through :mod:`analysis.hooks`:
 
 - ``"query"``, ``"key"``: each layer's query / key projection output [B, N, D];
 - ``"value_norms"``: each layer's ``||f_h(x_j)||`` [B, H, N] (Kobayashi et al. 2020);
+- ``"values"``: each layer's value projection output, bias included [B, N, D], and
+  ``"attention_block"``: each layer's attention block output LN(W_O c + b_O + x) [B, N, D]
+  (BERT-style layers only, :func:`analysis.hooks.encoder_layers`; the attribution study);
 
 with heads masked when ``head_mask`` is given, and gradients only when ``grad`` is set.
 Inputs go to the model's device (CUDA when :func:`analysis.models.pick_device` chose it);
 without ``grad`` the output and the captures come back on the CPU, so every study reads CPU
 tensors whatever the device (with ``grad`` they stay on the device for ``backward``).
 :func:`forward_batches` runs a whole list of encodings through :func:`forward` in the batches
-of :func:`analysis.batching.batches`. Maps are cropped to each example's own length, so a
+of :func:`analysis.batching.batches`. For the attribution study, :func:`rerun_layer` runs ONE
+encoder layer on given inputs (value vectors zeroed per batch element), :func:`embed_words`
+gives the word embeddings of token ids and :func:`class_probabilities` the classifier's
+probabilities from word embeddings (the function Captum differentiates). Maps are cropped to each example's own length, so a
 batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
 """
 
@@ -28,7 +34,7 @@ from analysis import hooks
 from analysis.batching import batches, collate
 from analysis.errors import InputError
 
-CAPTURES = ("query", "key", "value_norms")
+CAPTURES = ("query", "key", "value_norms", "values", "attention_block")
 
 
 class CaptureUnavailable(InputError):
@@ -81,6 +87,9 @@ def _capture_modules(model, name: str):
                 "This architecture has no separate query/key projections, so the neuron view "
                 "cannot be shown for it.")
         return mods
+    if name in ("values", "attention_block"):
+        parts = hooks.encoder_layers(model)
+        return [p.value if name == "values" else p.block for p in parts]
     pairs = hooks.value_modules(model, model.config.num_hidden_layers)
     if pairs is None:
         raise CaptureUnavailable(
@@ -165,3 +174,53 @@ def forward_batches(model, tokenizer, encodings: Sequence, batch_size: int = 16,
     for idx in batches(lengths, batch_size, ascending=ascending,
                        bytes_per_token_pair=bytes_per_token_pair, max_batch_mb=max_batch_mb):
         yield idx, forward(model, tokenizer, [encodings[i] for i in idx], **kwargs)
+
+
+def rerun_layer(model, layer: int, hidden, *, zero_values=None, attention_mask=None):
+    """Run encoder layer ``layer`` (0-based) of a BERT-style model alone on ``hidden``
+    [B, N, D] (that layer's inputs), with the value vectors of token ``zero_values[b]`` set to
+    zero in every head for batch element ``b`` (:func:`analysis.hooks.zeroed_values`; None
+    zeroes nothing). ``attention_mask`` is an additive mask broadcastable to [B, H, N, N] (None:
+    every token sees every token). Returns the layer's output [B, N, D] on the CPU."""
+    import torch
+
+    part = hooks.encoder_layers(model)[layer]
+    device = _device(model)
+    hidden = hidden.to(device) if device is not None else hidden
+    if attention_mask is not None and device is not None:
+        attention_mask = attention_mask.to(device)
+    with contextlib.ExitStack() as stack:
+        if zero_values is not None:
+            stack.enter_context(hooks.zeroed_values(part.value, zero_values))
+        stack.enter_context(torch.inference_mode())
+        out = part.layer(hidden, attention_mask)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    return out.cpu()
+
+
+def embed_words(model, input_ids):
+    """The word (token) embeddings of ``input_ids`` [B, N] -> [B, N, D], without position or
+    segment embeddings (what ``inputs_embeds`` replaces), detached, on the model's device."""
+    import torch
+
+    device = _device(model)
+    with torch.inference_mode():
+        emb = model.get_input_embeddings()(input_ids.to(device) if device is not None
+                                           else input_ids)
+    return emb.clone()
+
+
+def class_probabilities(model, inputs_embeds, attention_mask=None, token_type_ids=None):
+    """Softmax over a sequence classifier's logits [B, C] from word embeddings
+    ``inputs_embeds`` [B, N, D] (position and segment embeddings are added by the model), with
+    gradients enabled: the function :mod:`captum` differentiates (analysis.attribution)."""
+    import torch
+
+    kwargs = {"inputs_embeds": inputs_embeds}
+    if attention_mask is not None:
+        kwargs["attention_mask"] = attention_mask
+    if token_type_ids is not None:
+        kwargs["token_type_ids"] = token_type_ids
+    with torch.enable_grad():
+        logits = model(**kwargs).logits
+    return torch.softmax(logits.float(), dim=-1)
