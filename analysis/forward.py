@@ -6,7 +6,7 @@ loss) and what the asked captures recorded through :mod:`analysis.hooks`:
 
 - ``"query"``, ``"key"``: each layer's query / key projection output [B, N, D];
 - ``"value_norms"``: each layer's ``||f_h(x_j)||`` [B, H, N] (Kobayashi et al. 2020);
-- ``"values"``: each layer's value projection output, bias included [B, N, D], and
+- ``"value_vectors"``: each layer's value projection output, bias included [B, N, D], and
   ``"attention_block"``: each layer's attention block output LN(W_O c + b_O + x) [B, N, D]
   (BERT-style layers only, :func:`analysis.hooks.encoder_layers`; the attribution study);
 
@@ -34,7 +34,7 @@ from analysis import hooks
 from analysis.batching import batches, collate
 from analysis.errors import InputError
 
-CAPTURES = ("query", "key", "value_norms", "values", "attention_block")
+CAPTURES = ("query", "key", "value_norms", "value_vectors", "attention_block")
 
 
 class CaptureUnavailable(InputError):
@@ -87,9 +87,9 @@ def _capture_modules(model, name: str):
                 "This architecture has no separate query/key projections, so the neuron view "
                 "cannot be shown for it.")
         return mods
-    if name in ("values", "attention_block"):
+    if name in ("value_vectors", "attention_block"):
         parts = hooks.encoder_layers(model)
-        return [p.value if name == "values" else p.block for p in parts]
+        return [p.value if name == "value_vectors" else p.block for p in parts]
     pairs = hooks.value_modules(model, model.config.num_hidden_layers)
     if pairs is None:
         raise CaptureUnavailable(

@@ -24,7 +24,7 @@ def tiny(tmp_path_factory):
 def _internals(loaded, text="The food was great, the service slow.", pair="service"):
     enc = encode(loaded.tokenizer, text, pair)
     fw = forward(loaded.model, loaded.tokenizer, [enc], hidden_states=True,
-                 capture=("values", "attention_block"))
+                 capture=("value_vectors", "attention_block"))
     return enc, fw, layer_inputs(fw, hooks.encoder_layers(loaded.model))
 
 

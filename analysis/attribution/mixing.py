@@ -45,7 +45,7 @@ class LayerInputs:
 
 def layer_inputs(fw, parts, b: int = 0) -> list[LayerInputs]:
     """Per layer :class:`LayerInputs` of example ``b`` of a :class:`analysis.forward.Forward`
-    run with ``hidden_states=True`` and ``capture=("values",)`` on the layers ``parts``
+    run with ``hidden_states=True`` and ``capture=("value_vectors",)`` on the layers ``parts``
     (:func:`analysis.hooks.encoder_layers`)."""
     n = fw.lengths[b]
     out = []
@@ -53,7 +53,7 @@ def layer_inputs(fw, parts, b: int = 0) -> list[LayerInputs]:
         out.append(LayerInputs(
             x=fw.hidden_states[layer][b, :n].detach().double().cpu(),
             probs=fw.attentions[layer][b, :, :n, :n].detach().double().cpu(),
-            values=fw.captured["values"][layer][b, :n].detach().double().cpu(),
+            values=fw.captured["value_vectors"][layer][b, :n].detach().double().cpu(),
             w_o=part.dense.weight.detach().double().cpu(),
             b_o=(part.dense.bias.detach().double().cpu() if part.dense.bias is not None
                  else None),
