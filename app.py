@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui.errors import plain
-from ui.settings import SettingsError, settings
-from ui.sidebar import leave_legacy_navigation, render
+from ui.common.errors import plain
+from ui.common.settings import SettingsError, settings
+from ui.common.sidebar import leave_legacy_navigation, render
 
 # A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
 leave_legacy_navigation()
@@ -22,14 +22,14 @@ st.html(
     "</style>"
 )
 
-try:  # DASHBOARD_MODE / DASHBOARD_SETTINGS (ui/settings.py): a bad value stops here, plainly
+try:  # DASHBOARD_MODE / DASHBOARD_SETTINGS (ui/common/settings.py): a bad value stops here, plainly
     settings()
 except SettingsError as exc:
     st.error(plain(str(exc)), icon=":material/error:")
     st.stop()
 
 # Each url_path equals its file's stem: a server's first request is looked up by file name
-# (Streamlit's legacy pages-folder mode, left at once by ui.sidebar), so a shared deep link to
+# (Streamlit's legacy pages-folder mode, left at once by ui.common.sidebar), so a shared deep link to
 # any page works even as the very first visit.
 PAGES = [
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",

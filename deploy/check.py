@@ -42,8 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_PORT = 8501
-DEMO_UPLOAD_BYTES = 2_000_000  # ui/settings.py's default max_upload_bytes (2 MB)
-DEMO_NOTE = "A public demo"  # ui/sidebar.py's DEMO_NOTE starts so (demo mode only)
+DEMO_UPLOAD_BYTES = 2_000_000  # ui/common/settings.py's default max_upload_bytes (2 MB)
+DEMO_NOTE = "A public demo"  # ui/common/sidebar.py's DEMO_NOTE starts so (demo mode only)
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # path, title (the page's h1), what shows its first results without a click
 PAGES = [("/", "Attention", ".av-head .av-col-from .av-tok"),
@@ -65,7 +65,7 @@ class Failed(Exception):
 
 def upload_cap_mb() -> int | None:
     """Streamlit's server-wide upload ceiling (MiB) matching the demo upload cap: the host's
-    ``max_upload_bytes`` from ui/settings.py (read from this process's environment), its
+    ``max_upload_bytes`` from ui/common/settings.py (read from this process's environment), its
     default when that module cannot be read; None outside demo mode (.streamlit/config.toml's
     ceiling stays)."""
     if os.environ.get("DASHBOARD_MODE", "").strip().lower() != "demo":
@@ -73,7 +73,7 @@ def upload_cap_mb() -> int | None:
     cap = DEMO_UPLOAD_BYTES
     try:
         sys.path.insert(0, str(ROOT))
-        from ui.settings import settings  # noqa: PLC0415 (streamlit is imported only here)
+        from ui.common.settings import settings  # noqa: PLC0415 (streamlit is imported only here)
 
         cap = settings().max_upload_bytes or cap
     except Exception:  # noqa: BLE001 - the default is the documented demo cap

@@ -10,14 +10,14 @@ import streamlit as st
 from analysis.aspects.gold import KINDS
 from analysis.aspects.example import RECIPE
 from analysis.aspects.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
-from ui import aspects as U
-from ui import aspects_models as M
-from ui.corpus import fit_narrow_screens
-from ui.errors import plain
-from ui.links import CANNOT_CARRY, copy_link
-from ui.report import add_button, explain
-from ui.sidebar import context
-from ui.url_select import url_selectbox
+from ui.aspects import blocks as U
+from ui.aspects import models as M
+from ui.common.corpus import fit_narrow_screens
+from ui.common.errors import plain
+from ui.common.links import CANNOT_CARRY, copy_link
+from ui.common.findings import add_button, explain
+from ui.common.sidebar import context
+from ui.common.url_select import url_selectbox
 
 Q = "query-params"
 

@@ -8,17 +8,17 @@ import streamlit as st
 from analysis.attention import AttentionResult, attention_for, level_view
 from analysis.attention.views import heatmap_payload, views_payload
 from analysis.errors import InputError
-from ui.attention import EXPLAIN, attention_reading_block, attention_report, neuron_block
-from ui.attention_view import (SEGMENTS, VIEW_NAMES, attention_views, set_param, url_heads,
+from ui.attention.blocks import EXPLAIN, attention_reading_block, attention_report, neuron_block
+from ui.attention.component import (SEGMENTS, VIEW_NAMES, attention_views, set_param, url_heads,
                                url_pin, url_segment)
-from ui.charts import attention_heatmap, csv_download, layer_frame, map_frame
-from ui.errors import plain, show_error
-from ui.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
-from ui.html import token_chips
-from ui.links import copy_link, folder_note
-from ui.report import explain
-from ui.resources import token_capped
-from ui.sidebar import context
+from ui.common.charts import attention_heatmap, csv_download, layer_frame, map_frame
+from ui.common.errors import plain, show_error
+from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
+from ui.common.html import token_chips
+from ui.common.links import copy_link, folder_note
+from ui.common.findings import explain
+from ui.common.resources import token_capped
+from ui.common.sidebar import context
 
 VIEWS = ["Head view", "Model view", "Neuron view", "Heatmap"]
 LONG_INPUT = 96  # above this many tokens, the heatmap is drawn on a canvas in the component

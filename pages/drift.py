@@ -11,15 +11,15 @@ from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
 from analysis.drift.reading import reading
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError
-from ui import drift as D
-from ui.corpus import corpus_name, corpus_picker, session_only_note
-from ui.errors import plain, show_error
-from ui.example import wait_for_example
-from ui.links import copy_link
-from ui.report import add_button, explain
-from ui.settings import settings
-from ui.sidebar import context
-from ui.url_select import url_selectbox
+from ui.drift import blocks as D
+from ui.common.corpus import corpus_name, corpus_picker, session_only_note
+from ui.common.errors import plain, show_error
+from ui.common.example import wait_for_example
+from ui.common.links import copy_link
+from ui.common.findings import add_button, explain
+from ui.common.settings import settings
+from ui.common.sidebar import context
+from ui.common.url_select import url_selectbox
 
 Q = "query-params"
 st.title("Fine-tuning drift")

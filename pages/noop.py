@@ -11,17 +11,17 @@ import streamlit as st
 from analysis.errors import DataError
 from analysis.noop import CLI_METRICS, reading
 from analysis.models import ModelLoadError
-from ui.chart_cache import cached_chart
-from ui.corpus import (cap_widget, corpus_name, corpus_picker, fingerprint as corpus_fingerprint,
+from ui.common.chart_cache import cached_chart
+from ui.common.corpus import (cap_widget, corpus_name, corpus_picker, fingerprint as corpus_fingerprint,
                        session_only_note)
-from ui.errors import plain, show_error
-from ui.links import copy_link
-from ui.noop import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2, get_loss_head,
+from ui.common.errors import plain, show_error
+from ui.common.links import copy_link
+from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2, get_loss_head,
                      gradients_block, heads_tables, heatmap_grid, norm_chart, show_chart,
                      token_limit)
-from ui.report import add_button, explain
-from ui.settings import settings
-from ui.sidebar import context
+from ui.common.findings import add_button, explain
+from ui.common.settings import settings
+from ui.common.sidebar import context
 
 ctx = context()
 loaded = ctx.loaded

@@ -8,12 +8,12 @@ import streamlit as st
 
 from analysis.errors import DataError
 from analysis.report import MAX_JSON_BYTES, report_from_json, to_html, to_markdown_zip
-from ui.errors import show_error
-from ui.links import copy_link
-from ui.report import (example_finding, finding_preview, glossary_block, move, remove, report,
+from ui.common.errors import show_error
+from ui.common.links import copy_link
+from ui.common.findings import (example_finding, finding_preview, glossary_block, move, remove, report,
                        set_report)
-from ui.settings import settings
-from ui.sidebar import context
+from ui.common.settings import settings
+from ui.common.sidebar import context
 
 ctx = context()
 rep = report()

@@ -10,14 +10,14 @@ from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
 from analysis.syntax.treebank import treebank_notes
-from ui import syntax as S
-from ui import syntax_views as V
-from ui.errors import plain, show_error
-from ui.export import chart_downloads
-from ui.links import CANNOT_CARRY, copy_link, folder_note
-from ui.report import add_button, explain
-from ui.resources import get_model
-from ui.sidebar import context
+from ui.syntax import blocks as S
+from ui.syntax import views as V
+from ui.common.errors import plain, show_error
+from ui.common.export import chart_downloads
+from ui.common.links import CANNOT_CARRY, copy_link, folder_note
+from ui.common.findings import add_button, explain
+from ui.common.resources import get_model
+from ui.common.sidebar import context
 
 Q = "query-params"
 

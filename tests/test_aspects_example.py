@@ -1,6 +1,6 @@
 """The example checkpoint (built here on a tiny BERT with 2 steps, in a temporary cache), the
 model spec "example", the missing-example message, the .zip round trip of a checkpoint, the
-background build of ui/example.py and the ``aspects example`` command."""
+background build of ui/common/example.py and the ``aspects example`` command."""
 
 from __future__ import annotations
 
@@ -200,14 +200,14 @@ def test_bad_zips_are_one_line_each(built):
 
 
 # ---------------------------------------------------------------------------------------------
-# The background build (ui/example.py) and the command
+# The background build (ui/common/example.py) and the command
 
 
 def test_background_build_reports_progress_then_ready(cache, built, monkeypatch):
     import shutil
     import threading
 
-    import ui.example as X
+    import ui.common.example as X
 
     monkeypatch.setitem(X._BUILD, "thread", None)
     monkeypatch.setitem(X._BUILD, "error", None)
@@ -239,7 +239,7 @@ def test_background_build_reports_progress_then_ready(cache, built, monkeypatch)
 
 
 def test_a_failed_background_build_is_one_line_and_not_retried(cache, monkeypatch):
-    import ui.example as X
+    import ui.common.example as X
 
     monkeypatch.setitem(X._BUILD, "thread", None)
     monkeypatch.setitem(X._BUILD, "error", None)

@@ -85,7 +85,7 @@ def test_changing_the_query_token_runs_no_new_forward(default_model, monkeypatch
     """The page captures q and k once per input: picking other query tokens, heads and layers
     reads them from the cache (a spy counts the neuron view's forwards); q= is in the URL."""
     import analysis.attention.neuron as neuron
-    from ui.attention import cached_query_keys
+    from ui.attention.blocks import cached_query_keys
 
     cached_query_keys.clear()
     calls = []

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from ui.charts import attention_heatmap, map_frame, position_labels, vector_heatmap
+from ui.common.charts import attention_heatmap, map_frame, position_labels, vector_heatmap
 
 # every reserved word of JavaScript and of the Vega expression language, quotes, backslashes,
 # braces, a template literal and HTML

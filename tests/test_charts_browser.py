@@ -29,10 +29,10 @@ import types
 import numpy as np
 import streamlit as st
 from analysis.attention.neuron import NeuronView
-from ui.attention import neuron_section
-from ui.charts import attention_heatmap, map_frame
-from ui.drift import map_chart
-from ui.export import chart_downloads
+from ui.attention.blocks import neuron_section
+from ui.common.charts import attention_heatmap, map_frame
+from ui.drift.blocks import map_chart
+from ui.common.export import chart_downloads
 
 TOKENS = {tokens!r}
 SVG = {{"embedOptions": {{"renderer": "svg"}}}}  # text nodes the test can read back

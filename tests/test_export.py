@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from defusedxml import ElementTree
 
-from ui import export
-from ui.charts import attention_heatmap, map_frame
-from ui.export import ExportError, block_map, export_plan, render_export
+from ui.common import export
+from ui.common.charts import attention_heatmap, map_frame
+from ui.common.export import ExportError, block_map, export_plan, render_export
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -101,8 +101,8 @@ def test_a_failed_render_falls_back_or_says_why(monkeypatch):
 
 SCRIPT = """
 import numpy as np
-from ui.charts import attention_heatmap, map_frame
-from ui.export import chart_downloads
+from ui.common.charts import attention_heatmap, map_frame
+from ui.common.export import chart_downloads
 with st.columns(2)[0]:
     n = {n}
     labels = [f"t{{i}}" for i in range(n)]
@@ -127,7 +127,7 @@ def test_buttons_keep_their_labels_and_large_maps_say_what_they_export(n, noted)
 
 MAP_SCRIPT = """
 import numpy as np
-from ui.export import map_downloads
+from ui.common.export import map_downloads
 n = {n}
 m = np.full((n, n), 1.0 / n)
 map_downloads([f"t{{i}}" for i in range(n)], m, "map", "map", "dl")
@@ -139,7 +139,7 @@ def test_map_downloads_build_nothing_until_clicked(n, noted, monkeypatch):
     """The page's map downloads: no chart or table is built on a rerun (only on a click)."""
     from streamlit.testing.v1 import AppTest
 
-    import ui.export as ex
+    import ui.common.export as ex
 
     built = []
     monkeypatch.setattr(ex, "map_frame", lambda *a, **k: built.append(1))

@@ -1,4 +1,4 @@
-"""The server-wide job queue (ui/jobs.py): FIFO order and positions with real threads, a slot
+"""The server-wide job queue (ui/common/jobs.py): FIFO order and positions with real threads, a slot
 freed by a failing or abandoned job, expiry of dead waiters, the job's thread priority, and a
 page that runs a job (AppTest)."""
 
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from ui import jobs
-from ui.jobs import JobCancelled, JobQueue, run_job
+from ui.common import jobs
+from ui.common.jobs import JobCancelled, JobQueue, run_job
 
 WAIT = 10.0  # generous bound for events in tests (never asserted as a duration)
 
@@ -163,7 +163,7 @@ def test_a_job_that_raises_frees_its_slot():
 
 
 class _StopAfter:
-    """A stand-in for ``streamlit`` in ui.jobs whose elements raise (as Streamlit does when the
+    """A stand-in for ``streamlit`` in ui.common.jobs whose elements raise (as Streamlit does when the
     visitor left) once ``n`` messages were sent; records every message."""
 
     def __init__(self, n: int):
@@ -256,7 +256,7 @@ def test_job_runs_at_lower_priority_and_the_caller_keeps_its_own():
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     seen = run_job("nice", lambda p: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
                    key="nice", queue=q)
-    from ui.settings import settings
+    from ui.common.settings import settings
 
     assert seen == max(mine, settings().job_nice)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
@@ -268,7 +268,7 @@ def test_page_runs_a_job_and_shows_its_result():
     def page():
         import streamlit as st
 
-        from ui.jobs import job_queue, run_job
+        from ui.common.jobs import job_queue, run_job
 
         def job(progress):
             progress(0.5, "half way")

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from apptest_util import chart_frames
-from ui.errors import plain
+from ui.common.errors import plain
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -42,12 +42,12 @@ def tiny_ckpt(tiny_model_dir, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _stay_on_page(monkeypatch, tmp_path):
-    """ui.sidebar.leave_legacy_navigation() reruns the first script run under AppTest, and the
+    """ui.common.sidebar.leave_legacy_navigation() reruns the first script run under AppTest, and the
     rerun can forget the page switched to; it only matters for a real server, so it is switched
     off here. The example's cache is an empty folder and nothing builds it."""
-    import ui.sidebar
+    import ui.common.sidebar
 
-    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None)
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 
@@ -268,7 +268,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
     from analysis.aspects.reading import reading
     from analysis.aspects.readers import load_sample
     from analysis.aspects.tasks import TASK_NAMES
-    from ui.settings import settings
+    from ui.common.settings import settings
 
     copy_example(stand_in_example)
     at = open_page()  # no click anywhere
@@ -307,7 +307,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
 
 @pytest.fixture()
 def demo_mode(monkeypatch):
-    from ui.settings import settings
+    from ui.common.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()

@@ -8,8 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.attention import attention_for, level_view
 from apptest_util import chart_frames
-from ui.errors import plain
-from ui.sidebar import EXAMPLE_A, EXAMPLE_B
+from ui.common.errors import plain
+from ui.common.sidebar import EXAMPLE_A, EXAMPLE_B
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -266,7 +266,7 @@ def test_long_input_heatmap_is_drawn_by_the_component(default_model):
 
 
 def test_layer_frame_is_the_long_form_of_the_maps():
-    from ui.charts import layer_frame
+    from ui.common.charts import layer_frame
 
     maps = np.arange(2 * 3 * 2 * 2, dtype=np.float32).reshape(2, 3, 2, 2)
     df = layer_frame(["a", "b"], maps)
@@ -285,12 +285,12 @@ def test_head_and_model_views_offer_csv():
 
 
 def test_reading_is_computed_from_the_shown_head_and_reports_pin_it(default_model, monkeypatch):
-    import ui.sidebar
+    import ui.common.sidebar
     from analysis.attention.reading import attention_reading, layer_reading, model_reading
 
     # AppTest starts every run in Streamlit's legacy pages mode, whose one-off rerun would eat
     # a button's click (a real server leaves that mode once)
-    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None)
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
     ref = attention_for(default_model, EXAMPLE_A)
     # the heatmap of layer 3, head 5: the reading is that head's, in plain text
     at = open_app(view="Heatmap", layer="3", head="5")

@@ -12,7 +12,7 @@ from analysis.drift import PATTERN_TYPES, compare_models, load_pair
 from analysis.encoding import encode_dataset
 
 from apptest_util import chart_frames
-from ui.errors import plain
+from ui.common.errors import plain
 from test_drift_pair import make_two_layer_folder
 from test_drift_run import make_finetuned_copy
 

@@ -18,12 +18,12 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 @pytest.fixture
 def app(monkeypatch):
-    # ui.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run (AppTest resets
+    # ui.common.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run (AppTest resets
     # PagesManager.uses_pages_directory each run), and that rerun drops the page chosen with
     # switch_page; a real server only does it once. Keep it out of the test.
-    import ui.sidebar
+    import ui.common.sidebar
 
-    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.session_state["noop_max"] = CAP
@@ -128,9 +128,9 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    import ui.sidebar
+    import ui.common.sidebar
     from analysis.models import default_model_path
-    from ui.links import SOURCE_FOLDER
+    from ui.common.links import SOURCE_FOLDER
 
     tok = AutoTokenizer.from_pretrained(default_model_path())
     torch.manual_seed(0)
@@ -138,7 +138,7 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
                      num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
     BertForMaskedLM(cfg).save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     # the shared sidebar's model picker (URL-bound): a local folder
     at.query_params["src"] = SOURCE_FOLDER
@@ -164,7 +164,7 @@ def _chart_script():
     import pandas as pd
     import streamlit as st
 
-    from ui.chart_cache import cached_chart, draw
+    from ui.common.chart_cache import cached_chart, draw
 
     builds = st.session_state.setdefault("builds", [])
 
@@ -184,7 +184,7 @@ def _chart_script():
 def test_cached_charts_are_built_once_and_draw_what_altair_chart_draws():
     """A rerun with cached results builds no chart again (rerun cost, issue #13), and the cached
     spec is exactly what ``st.altair_chart`` sends: the same spec, the same Arrow data."""
-    from ui.chart_cache import _built
+    from ui.common.chart_cache import _built
 
     _built.clear()
     at = AppTest.from_function(_chart_script).run()
@@ -204,10 +204,10 @@ def test_cached_charts_are_built_once_and_draw_what_altair_chart_draws():
 
 
 def test_owned_values_are_built_once_per_owner_and_forgotten_with_it():
-    """``ui.chart_cache.owned``: the memo of a result kept in the session (Aspect heads)."""
+    """``ui.common.chart_cache.owned``: the memo of a result kept in the session (Aspect heads)."""
     import gc
 
-    from ui.chart_cache import _OWNED, owned
+    from ui.common.chart_cache import _OWNED, owned
 
     class Result:  # a result object, as the session keeps it
         pass

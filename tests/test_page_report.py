@@ -17,9 +17,9 @@ XSS = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture
 def app(monkeypatch):
-    import ui.sidebar
+    import ui.common.sidebar
 
-    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.switch_page("pages/report.py")
@@ -94,14 +94,14 @@ def test_reopen_saved_report_and_refuse_bad_files(app):
 
 
 def test_demo_mode_caps_the_report_upload(monkeypatch):
-    from ui.settings import settings
+    from ui.common.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()
     try:
-        import ui.sidebar
+        import ui.common.sidebar
 
-        monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+        monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
         at = AppTest.from_file(APP, default_timeout=240)
         at.run()
         at.switch_page("pages/report.py")

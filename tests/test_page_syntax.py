@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.settings
+import ui.common.settings
 from analysis.errors import DataError
 from analysis.syntax.heads import compare_rows, syntax_heads
 from analysis.syntax.treebank import read_conllu, sample_treebank
 
-from ui.errors import WORD_JOINER, plain
+from ui.common.errors import WORD_JOINER, plain
 
 from apptest_util import chart_frames
 
@@ -43,19 +43,19 @@ PROBE = [("The", "DET", 2, "det"), ("<b>x</b>", "NOUN", 3, "nsubj"),
 
 @pytest.fixture(autouse=True)
 def _local(monkeypatch):
-    """Local mode, no example build; ui.sidebar.leave_legacy_navigation() reruns the first
+    """Local mode, no example build; ui.common.sidebar.leave_legacy_navigation() reruns the first
     AppTest run and can forget the switched page (a real server does it once only)."""
-    import ui.sidebar
-    import ui.syntax
+    import ui.common.sidebar
+    import ui.syntax.blocks
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.syntax, "_example_ready", lambda: False)
-    ui.settings.settings.cache_clear()
-    monkeypatch.setattr(ui.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.syntax.blocks, "_example_ready", lambda: False)
+    ui.common.settings.settings.cache_clear()
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     yield
-    ui.settings.settings.cache_clear()
+    ui.common.settings.settings.cache_clear()
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,7 @@ def test_malformed_uploads_give_one_plain_message(why):
 
 
 def test_non_utf8_upload_and_the_library_call_the_page_makes():
-    import ui.syntax as S
+    import ui.syntax.blocks as S
 
     data = "1\tcafé\tcafé\tNOUN\t_\t_\t0\troot\t_\t_\n".encode("latin-1")
 
@@ -296,9 +296,9 @@ def test_probes_train_on_click_and_draw_a_tree():
 
 
 def test_example_is_the_default_second_model_once_it_exists(monkeypatch):
-    import ui.syntax
+    import ui.syntax.blocks
 
-    monkeypatch.setattr(ui.syntax, "_example_ready", lambda: True)
+    monkeypatch.setattr(ui.syntax.blocks, "_example_ready", lambda: True)
     at = open_page()
     assert at.text_input(key="syntax_after").value == "example"
     assert not at.exception
@@ -306,13 +306,13 @@ def test_example_is_the_default_second_model_once_it_exists(monkeypatch):
 
 def test_demo_mode_lists_models_and_offers_no_hub_box(monkeypatch):
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
-    ui.settings.settings.cache_clear()
+    ui.common.settings.settings.cache_clear()
     at = open_page()
     assert at.button_group(key="syntax_source").options == ["Sample treebank", "Paste", "Upload"]
     assert not [t for t in at.text_input if t.key == "syntax_after"]
     box = at.selectbox(key="syntax_after_name")
-    assert box.options == list(ui.settings.settings().models)
-    assert at.number_input(key="syntax_max").max == ui.settings.settings().max_examples
+    assert box.options == list(ui.common.settings.settings().models)
+    assert at.number_input(key="syntax_max").max == ui.common.settings.settings().max_examples
 
 
 def test_a_hub_dataset_that_is_not_there_gives_one_message():

@@ -54,7 +54,7 @@ HOSTILE = [
 
 
 def test_plain_escapes_every_markdown_construct():
-    from ui.errors import WORD_JOINER, plain
+    from ui.common.errors import WORD_JOINER, plain
 
     assert plain("[Click here](https://example.com/login)") == \
         f"\\[Click here\\](https\\:{WORD_JOINER}//example.com/login)"
@@ -76,10 +76,10 @@ def test_plain_escapes_every_markdown_construct():
 def test_show_error_shows_an_exception_as_plain_text():
     from streamlit.testing.v1 import AppTest
 
-    from ui.errors import plain
+    from ui.common.errors import plain
 
     def script():
-        from ui.errors import show_error
+        from ui.common.errors import show_error
 
         show_error(ValueError("[Click here](https://example.com/login)\nsecond line"),
                    prefix="Model: ")
@@ -105,7 +105,7 @@ def test_messages_show_literally_in_chromium(tmp_path):
         "import json, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "import streamlit as st\n"
-        "from ui.errors import plain, show_error\n"
+        "from ui.common.errors import plain, show_error\n"
         f"for text in json.load(open({str(cases)!r})):\n"
         "    st.error(plain(text))\n"
         "show_error(ValueError('[Click here](https://example.com/login)'), prefix='Model: ')\n"

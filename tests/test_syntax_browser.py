@@ -100,8 +100,8 @@ def test_dependency_view_in_chromium(server):  # noqa: F811
 
 
 def test_dependency_svg_is_escaped_text_on_one_line():
-    """Without a browser: the SVG string the page draws (ui.syntax_views.dependency_svg)."""
-    from ui.syntax_views import attention_arcs, dependency_svg, gold_arcs
+    """Without a browser: the SVG string the page draws (ui.syntax.views.dependency_svg)."""
+    from ui.syntax.views import attention_arcs, dependency_svg, gold_arcs
 
     words = WORDS[:5] + ["two\nlines"]
     gold = gold_arcs(HEADS[:6], RELS[:6], "all")

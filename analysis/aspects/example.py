@@ -3,7 +3,7 @@ one fixed recipe (:data:`RECIPE`), kept in a cache folder, so that the Aspect he
 pages open on a ready fine-tuned model (docs/METHODS.md section 7, "The example checkpoint").
 
 Built by ``python -m analysis aspects example [--out DIR]``, at build time of the packaged demo,
-or in the background on a local first start (``ui/example.py``). Loaded by the model spec
+or in the background on a local first start (``ui/common/example.py``). Loaded by the model spec
 ``"example"`` (:func:`analysis.models.load_model`) or, with its card and classifier, by
 :func:`load_example`. The cache root is ``$DASHBOARD_CACHE`` (default
 ``~/.cache/attention-dashboard``); the checkpoint is its folder ``example-absa``.

@@ -20,11 +20,11 @@ from analysis.aspects.readers import load_sample
 from analysis.aspects.tasks import TASK_NAMES, build_examples
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
-from ui.chart_cache import draw, owned_chart
-from ui.errors import plain, show_error
-from ui.example import wait_for_example
-from ui.jobs import run_job
-from ui.settings import settings
+from ui.common.chart_cache import draw, owned_chart
+from ui.common.errors import plain, show_error
+from ui.common.example import wait_for_example
+from ui.common.jobs import run_job
+from ui.common.settings import settings
 
 EXAMPLE, TUNE = "Example checkpoint", "Fine-tune on the bundled sample"
 FOLDER, UPLOAD = "Load a checkpoint folder", "Upload a checkpoint .zip"

@@ -1,6 +1,6 @@
 """Cached, shared resources. Models are loaded once per spec and shared by every page and
 session: treat them as read-only (train a deep copy). In demo mode only the host's listed
-models load (``ui.settings``): any other spec is refused before anything looks at the disk."""
+models load (``ui.common.settings``): any other spec is refused before anything looks at the disk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from analysis.models import DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp, load_model
-from ui.settings import settings
+from ui.common.settings import settings
 
 NOT_OFFERED = "This model is not offered here."
 

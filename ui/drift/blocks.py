@@ -1,7 +1,7 @@
 """The Drift page's cached models and results, and its blocks of charts and tables, each chart
 built once per result (docs/METHODS.md section 9). Layers and heads are 1-indexed, as
-everywhere in the UI. The model choice (``pick_models``) is in ``ui.drift_models``. The
-comparison runs through the server-wide queue (``ui.jobs.run_job``); a cached result is shown
+everywhere in the UI. The model choice (``pick_models``) is in ``ui.common.models``. The
+comparison runs through the server-wide queue (``ui.common.jobs.run_job``); a cached result is shown
 at once."""
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, compa
 from analysis.drift import example_maps as _example_maps
 from analysis.encoding import encode_dataset
 from analysis.models import LoadedModel, checkpoint_stamp
-from ui.charts import attention_heatmap, map_frame
-from ui.chart_cache import BuiltChart, cached_chart, draw
-from ui.corpus import fingerprint
-from ui.export import chart_downloads
-from ui.heads import DECIMALS, decimals, heads_frame, heads_heatmap
-from ui.jobs import run_job
-from ui.links import attention_link
-from ui.resources import check_listed, get_model
-from ui.settings import settings
-from ui.drift_models import SIDEBAR_MODEL, UNLISTED, pick_models  # noqa: F401 (the page's)
+from ui.common.charts import attention_heatmap, map_frame
+from ui.common.chart_cache import BuiltChart, cached_chart, draw
+from ui.common.corpus import fingerprint
+from ui.common.export import chart_downloads
+from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
+from ui.common.jobs import run_job
+from ui.common.links import attention_link
+from ui.common.resources import check_listed, get_model
+from ui.common.settings import settings
+from ui.common.models import SIDEBAR_MODEL, UNLISTED, pick_models  # noqa: F401 (the page's)
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
          "punct": "attention to . and ,"}
@@ -108,7 +108,7 @@ def result_key(before: LoadedModel, after: LoadedModel, dataset) -> tuple:
 
 def _chart(rkey: tuple, name: str, build) -> BuiltChart:
     """``build()`` -> (chart, table), built once per (result key, ``name``) when ``rkey`` is
-    given (``ui.chart_cache``), else now."""
+    given (``ui.common.chart_cache``), else now."""
     if rkey:
         return cached_chart(("drift " + name, *rkey), build)
     chart, df = build()

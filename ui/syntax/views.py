@@ -11,11 +11,11 @@ import streamlit as st
 from analysis.attention.views import head_view_payload
 from analysis.syntax.heads import example_sentences
 from analysis.syntax.probes import example_tree
-from ui.attention_view import head_view
-from ui.errors import plain
-from ui.html import esc
-from ui.syntax import PICKS, Q, reset_for, word_maps
-from ui.url_select import url_selectbox
+from ui.attention.component import head_view
+from ui.common.errors import plain
+from ui.common.html import esc
+from ui.syntax.blocks import PICKS, Q, reset_for, word_maps
+from ui.common.url_select import url_selectbox
 
 
 def examples(result, rel: str, k: int = 50) -> list[dict]:

@@ -13,8 +13,8 @@ import streamlit as st
 from analysis.errors import DataError
 from analysis.report import (GLOSSARY, MAX_FINDINGS, Finding, Report, model_source,
                              terms_in)
-from ui.errors import plain
-from ui.links import page_link
+from ui.common.errors import plain
+from ui.common.links import page_link
 
 _KEY = "_report"
 
@@ -152,7 +152,7 @@ def example_finding(ctx) -> Finding:
     import pandas as pd
 
     from analysis.attention import attention_for
-    from ui.links import input_params, spec_params
+    from ui.common.links import input_params, spec_params
 
     res = attention_for(ctx.loaded, ctx.text, ctx.pair)
     att, sp = res.attentions, np.asarray(res.encoding.special, dtype=bool)

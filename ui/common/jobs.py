@@ -31,8 +31,8 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from ui.errors import plain
-from ui.settings import settings
+from ui.common.errors import plain
+from ui.common.settings import settings
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long

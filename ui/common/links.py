@@ -1,6 +1,6 @@
 """Deep links: every view's state lives in the URL so a copied link opens the same view.
 
-A model listed in the host's settings (``ui.settings``) travels by its display name
+A model listed in the host's settings (``ui.common.settings``) travels by its display name
 (``model=<name>``); in demo mode that is the only way, so a link never carries a server path.
 Outside demo mode another model travels as ``src=Hugging Face id`` or ``src=Local folder``
 with ``model=<id or folder>``."""
@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from analysis.models import normalise_spec
-from ui.settings import settings
+from ui.common.settings import settings
 
 # Bound widgets write their visible label into the URL, so these labels are the URL values.
 SOURCE_LIST, SOURCE_HUB, SOURCE_FOLDER = "Model list", "Hugging Face id", "Local folder"
@@ -117,7 +117,7 @@ def copy_link(key: str = "copy_link", note: str | None = None) -> None:
     global _COPY
     import streamlit as st
 
-    from ui.errors import plain
+    from ui.common.errors import plain
 
     if _COPY is None:
         _COPY = st.components.v2.component("copy_link", js=_COPY_JS, css=_COPY_CSS)

@@ -1,4 +1,4 @@
-"""The Aspects page's blocks after the model (step 1: ``ui.aspects_models``): the per-kind
+"""The Aspects page's blocks after the model (step 1: ``ui.aspects.models``): the per-kind
 heatmaps before | after fine-tuning, ranked tables and baselines, the example words and head
 view, and the causal check (docs/METHODS.md sections 6 to 8). Layers and heads are 1-indexed
 here."""
@@ -19,17 +19,17 @@ from analysis.aspects.tasks import build_examples
 from analysis.attention.views import head_view_payload
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
-from ui.attention_view import head_view
-from ui.chart_cache import draw, owned, owned_chart
-from ui.errors import plain, show_error
-from ui.export import chart_downloads
-from ui.heads import heads_frame, heads_heatmap
-from ui.html import esc
-from ui.jobs import run_job
-from ui.links import attention_link
-from ui.report import add_button
-from ui.resources import get_model
-from ui.aspects_models import METRIC_LABELS, demo
+from ui.attention.component import head_view
+from ui.common.chart_cache import draw, owned, owned_chart
+from ui.common.errors import plain, show_error
+from ui.common.export import chart_downloads
+from ui.common.heads import heads_frame, heads_heatmap
+from ui.common.html import esc
+from ui.common.jobs import run_job
+from ui.common.links import attention_link
+from ui.common.findings import add_button
+from ui.common.resources import get_model
+from ui.aspects.models import METRIC_LABELS, demo
 
 DATA_SOURCES = ["Bundled sample", "Upload a file"]
 ORDERS = {"paper's order": None, "review, then auxiliary sentence": "review-aux",

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui.charts import attention_heatmap, map_frame
+from ui.common.charts import attention_heatmap, map_frame
 
 EXPORT_MAX_ROWS = 40_000
 MAP_EXPORT_CELLS = 128  # a large map exports as at most 128 x 128 blocks
@@ -169,7 +169,7 @@ def block_map(labels, matrix: np.ndarray, cells: int = MAP_EXPORT_CELLS):
 def map_downloads(labels, matrix: np.ndarray, title: str, basename: str, key: str,
                   chart=None, **heatmap_kw) -> None:
     """PNG/SVG/CSV of one attention map at any size. Up to ``EXPORT_MAX_ROWS`` cells the
-    images hold every cell (``chart`` when given, else :func:`ui.charts.attention_heatmap`);
+    images hold every cell (``chart`` when given, else :func:`ui.common.charts.attention_heatmap`);
     above it they show the map in blocks of tokens (block means, at most 128 x 128) and the
     UI says so. The CSV always holds every cell."""
     n = matrix.shape[0]

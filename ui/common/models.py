@@ -1,16 +1,16 @@
 """The Drift page's model choice: outside demo mode a box for each model (a listed model's name,
 a hub id or a folder; the after one bound to the URL as ``drift_after``; empty = the example
 checkpoint once it is built); in demo mode both come from the host's model list by name
-(``ui.settings``), so no path can be named."""
+(``ui.common.settings``), so no path can be named."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from analysis.models import EXAMPLE_SPEC, normalise_spec
-from ui.errors import plain
-from ui.links import folder_note
-from ui.settings import settings
+from ui.common.errors import plain
+from ui.common.links import folder_note
+from ui.common.settings import settings
 
 SIDEBAR_MODEL = "(the sidebar's model)"
 UNLISTED = ("This link asks for an after model that this demo does not offer; it offers only "

@@ -1,5 +1,5 @@
 """No-op statistics page blocks: the cached computations (corpus statistics, the loss head,
-gradient importance; the heavy ones through the server-wide queue ``ui.jobs.run_job``, tokens
+gradient importance; the heavy ones through the server-wide queue ``ui.common.jobs.run_job``, tokens
 per example capped in demo mode) and the charts and tables (docs/METHODS.md sections 3, 4
 and 5)."""
 
@@ -16,14 +16,14 @@ from analysis.encoding import encode_dataset
 from analysis.models import ModelLoadError
 from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
                            positional_heads)
-from ui.chart_cache import BuiltChart, cached_chart, draw
-from ui.errors import plain, show_error
-from ui.export import chart_downloads
-from ui.heads import decimals, heads_frame, heads_heatmap
-from ui.jobs import run_job
-from ui.links import attention_link
-from ui.report import add_button
-from ui.settings import settings
+from ui.common.chart_cache import BuiltChart, cached_chart, draw
+from ui.common.errors import plain, show_error
+from ui.common.export import chart_downloads
+from ui.common.heads import decimals, heads_frame, heads_heatmap
+from ui.common.jobs import run_job
+from ui.common.links import attention_link
+from ui.common.findings import add_button
+from ui.common.settings import settings
 
 PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
 CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
@@ -87,7 +87,7 @@ def _stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms:
 
 def compute_stats(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
                   loaded, dataset):
-    """Corpus statistics through the server-wide queue (``ui.jobs``), cached per (model, corpus,
+    """Corpus statistics through the server-wide queue (``ui.common.jobs``), cached per (model, corpus,
     settings, token limit); the progress bar shows examples/s while it runs (replayed,
     finished, on a cache hit, without queueing)."""
     return _stats(spec, fingerprint, n_examples, batch_size, norms, token_limit(loaded), loaded,
@@ -132,8 +132,8 @@ def stats_frame(stats, names) -> pd.DataFrame:
 
 def show_chart(built: BuiltChart, basename: str, key: str, stretch: bool = False,
                report: dict | None = None) -> None:
-    """A chart built once per result (``ui.chart_cache.cached_chart``) with its PNG/SVG/CSV
-    downloads and, with ``report`` (the finding's source: ``ui.report.make_finding``
+    """A chart built once per result (``ui.common.chart_cache.cached_chart``) with its PNG/SVG/CSV
+    downloads and, with ``report`` (the finding's source: ``ui.common.findings.make_finding``
     arguments), an "Add to report" button."""
     draw(built, stretch=stretch)
     chart_downloads(built.chart, basename, key=key, df=built.df)

@@ -10,8 +10,8 @@ import streamlit as st
 
 from analysis.errors import DataError
 from analysis.syntax import treebank as T
-from ui.corpus import fit_narrow_screens
-from ui.settings import settings
+from ui.common.corpus import fit_narrow_screens
+from ui.common.settings import settings
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 SAMPLE, PASTE, UPLOAD, HF = "Sample treebank", "Paste", "Upload", "Hugging Face dataset"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from analysis.aspects.example import BUILD_COMMAND, example_ready
-from ui.errors import first_line, plain
+from ui.common.errors import first_line, plain
 
 AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
 PREFIX = "Building the example checkpoint"
@@ -63,8 +63,8 @@ def _build() -> None:
 
     try:
         try:
-            from ui.jobs import lower_priority
-            from ui.settings import settings
+            from ui.common.jobs import lower_priority
+            from ui.common.settings import settings
 
             lower_priority(settings().job_nice)  # visitors' clicks get the cores first
         except Exception:  # noqa: BLE001 - priority is a courtesy, not a requirement

@@ -1,4 +1,4 @@
-"""Streamlit glue for the interactive attention views (offline components, JS in ui/frontend/).
+"""Streamlit glue for the interactive attention views (offline components, JS in ui/attention/frontend/).
 
 Payloads come from ``analysis.attention.views``; the views render token labels as text nodes
 only, so pass labels raw (never HTML-escaped). Components are registered once, at import:

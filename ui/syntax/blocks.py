@@ -1,7 +1,7 @@
 """The Syntax page's blocks: the cached heads and probe runs, the Clark-style table and heatmap,
 the widgets and the before/after comparison (docs/METHODS.md section 10); the treebank picker
-is in ``ui.syntax_treebank`` (names re-exported here), the sentence views (dependency view,
-probe tree) in ``ui.syntax_views``. Layers and heads are 1-indexed, as everywhere in the
+is in ``ui.syntax.treebank`` (names re-exported here), the sentence views (dependency view,
+probe tree) in ``ui.syntax.views``. Layers and heads are 1-indexed, as everywhere in the
 UI; the library's are 0-indexed."""
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from analysis.encoding import word_level
 from analysis.models import checkpoint_stamp
 from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention, syntax_heads
 from analysis.syntax.probes import probe_layers
-from ui.chart_cache import BuiltChart, cached_chart, draw
-from ui.errors import plain
-from ui.export import chart_downloads
-from ui.heads import heads_frame, heads_heatmap
-from ui.jobs import run_job
-from ui.settings import settings
-from ui.syntax_treebank import (HF, PASTE, SAMPLE, UPLOAD, fingerprint, read_treebank,  # noqa: F401
+from ui.common.chart_cache import BuiltChart, cached_chart, draw
+from ui.common.errors import plain
+from ui.common.export import chart_downloads
+from ui.common.heads import heads_frame, heads_heatmap
+from ui.common.jobs import run_job
+from ui.common.settings import settings
+from ui.syntax.treebank import (HF, PASTE, SAMPLE, UPLOAD, fingerprint, read_treebank,  # noqa: F401
                                 sources, treebank_picker)
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view

@@ -1,0 +1,1 @@
+"""The Syntax page (Clark et al. 2019; Hewitt & Manning 2019): treebank input, views, blocks."""
