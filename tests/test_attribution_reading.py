@@ -61,3 +61,11 @@ def test_input_reading_names_the_top_words():
     for name in INTERNAL:
         assert name not in text
     assert set(PLAIN) == set(METHODS)
+
+
+def test_a_repeated_word_is_named_once():
+    tokens = ["[CLS]", "soup", "soup", "cold", "[SEP]"]
+    special = np.array([1, 0, 0, 0, 1], dtype=bool)
+    r = Attribution(tokens, special, list(range(5)), tokens, None,
+                    {"alti": MethodResult(None, None, np.array([0, 0.5, 0.4, 0.1, 0]))})
+    assert top_words(r, "alti") == ["soup", "cold"]

@@ -29,14 +29,17 @@ def _quote(words) -> str:
 
 
 def top_words(result, method: str, k: int = 3) -> list[str]:
-    """The ``k`` words (specials left out) with the highest summed token scores."""
+    """The ``k`` distinct words (specials left out) with the highest summed token scores."""
     scores = np.asarray(result.methods[method].input, dtype=np.float64)
     totals: dict[int, float] = {}
     for i, w in enumerate(result.word_ids):
         if not result.special[i]:
             totals[w] = totals.get(w, 0.0) + float(scores[i])
-    best = sorted(totals, key=lambda w: -totals[w])[:k]
-    return [result.words[w] for w in best]
+    out: list[str] = []
+    for w in sorted(totals, key=lambda w: -totals[w]):  # a word repeated is named once
+        if result.words[w] not in out:
+            out.append(result.words[w])
+    return out[:k]
 
 
 def input_reading(result) -> str:

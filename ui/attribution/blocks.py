@@ -27,7 +27,7 @@ from ui.common.resources import check_listed
 from ui.common.settings import settings
 
 LONG_INPUT = 96  # above this many tokens the map is drawn on the component's canvas
-NO_EXAMPLE = ("The example checkpoint is not built yet, so this page shows the sidebar's "
+NO_EXAMPLE = ("Until the example checkpoint is ready, this page shows the sidebar's "
               "model. Gradient methods (gradient x input, integrated gradients) need a "
               "fine-tuned model with a classification head; the mixing methods work on any "
               "model.")
