@@ -28,6 +28,7 @@ from ui.common.export import chart_downloads
 from ui.common.findings import add_button, explain
 from ui.common.links import copy_link, folder_note
 from ui.common.sidebar import context
+from ui.common.url_select import url_selectbox
 
 ctx = context()
 st.title("Attribution")
@@ -84,7 +85,7 @@ with tab_input:
         p2.caption("Probabilities: " + prediction_text(result))
     reading = input_reading(result)
     st.markdown(plain(reading))
-    add_button("Attribution: what the model used", "attr-reading", reading=[reading],
+    add_button("Attribution: what the model used", state.W_READING, reading=[reading],
                numbers={"prediction": prediction_text(result) or "no task head"}, **source)
 
     st.subheader("The input, coloured by each method")
@@ -101,8 +102,8 @@ with tab_input:
     explain(EXPLAIN["map"])
     mixing = [m for m in MIXING if m in result.methods]
     m1, m2, m3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-    method = m1.selectbox("Method", mixing, index=mixing.index("alti"), key=state.MAP_METHOD,
-                          bind="query-params", format_func=lambda m: NAMES[m])
+    method = url_selectbox(m1, "Method", mixing, key=state.MAP_METHOD, default="alti",
+                           format_func=lambda m: NAMES[m])
     aggregate = m2.segmented_control("Show", state.AGGREGATES, default=state.AGGREGATES[0],
                                      key=state.AGGREGATE, bind="query-params") \
         or state.AGGREGATES[0]
@@ -118,14 +119,14 @@ with tab_input:
     names, rho = agreement(result)
     chart = agreement_chart(names, rho)
     st.altair_chart(chart, width="content")
-    chart_downloads(chart, "attribution_agreement", "attr-agree-dl",
+    chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                     df=lambda: agreement_frame(names, rho))
-    add_button("Attribution: agreement between methods", "attr-agree", chart=chart, **source)
+    add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
     st.download_button("Download every method's numbers (JSON, same schema as `python -m "
                        "analysis attribution`)",
                        data=lambda: json.dumps(attribution_json(result)),
                        file_name="attribution.json", mime="application/json",
-                       key="attr-json", icon=":material/download:", on_click="ignore")
+                       key=state.W_JSON, icon=":material/download:", on_click="ignore")
 
 with tab_corpus:
     explain(EXPLAIN["faithfulness"])
@@ -160,7 +161,7 @@ with tab_corpus:
     for line in notes:
         st.caption(plain(line))
     run_key = (loaded.spec, fp, len(texts), removal)
-    if st.button("Measure faithfulness", key="attr-faith-run", type="primary",
+    if st.button("Measure faithfulness", key=state.W_FAITH_RUN, type="primary",
                  icon=":material/play_arrow:"):
         state.set_faith_run(run_key)
     if state.faith_run() != run_key:
@@ -175,20 +176,20 @@ with tab_corpus:
     data = finite_json(faith.to_json_dict())
     fsource = sources(loaded, {"removal": removal, "examples": faith.n_examples}, data_name)
     st.markdown(plain(data["reading"]))
-    add_button("Attribution: which explanation to trust", "attr-faith-reading",
+    add_button("Attribution: which explanation to trust", state.W_FAITH_READING,
                reading=[data["reading"]], **fsource)
     for line in faith.notes:
         st.caption(plain(line))
     table = faithfulness_frame(faith)
     st.dataframe(table, hide_index=True, width="stretch")
-    add_button("Attribution: faithfulness table", "attr-faith-table", df=table, **fsource)
+    add_button("Attribution: faithfulness table", state.W_FAITH_TABLE, df=table, **fsource)
     curves = curves_chart(faith)
     st.altair_chart(curves, width="content")
-    chart_downloads(curves, "attribution_faithfulness", "attr-curves-dl",
+    chart_downloads(curves, "attribution_faithfulness", state.W_CURVES_DL,
                     df=lambda: curves_frame(faith))
-    add_button("Attribution: comprehensiveness and sufficiency curves", "attr-curves",
+    add_button("Attribution: comprehensiveness and sufficiency curves", state.W_CURVES,
                chart=curves, **fsource)
     st.download_button("Download the faithfulness numbers (JSON, same schema as the CLI)",
                        data=json.dumps(data, indent=1), file_name="faithfulness.json",
-                       mime="application/json", key="attr-faith-json",
+                       mime="application/json", key=state.W_FAITH_JSON,
                        icon=":material/download:", on_click="ignore")

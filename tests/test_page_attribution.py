@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.attribution import attribute, faithfulness, input_reading, load_for_attribution
 from analysis.attribution.data import heldout_examples
+from apptest_util import chart_frames
 from attribution_models import tiny_classifier_dir
 from ui.common.errors import plain
 from ui.common.html import esc
@@ -54,9 +55,8 @@ def test_default_model_when_the_example_is_not_built(monkeypatch, tmp_path, defa
         assert name in rows
     assert "Integrated gradients" not in rows
     # the map (ALTI, last layer) is the library's matrix
-    chart = [c for c in at.get("vega_lite_chart") if "alti" in json.loads(c.proto.spec)
-             .get("title", "")][0]
-    assert "layer 6" in json.loads(chart.proto.spec)["title"]
+    titles = [json.dumps(json.loads(c.proto.spec).get("title")) for c in at.get("vega_lite_chart")]
+    assert any("ALTI: layer 6" in t for t in titles)
     # the corpus tab says why there is nothing to measure
     assert any("no classification head" in i.value for i in at.info)
 
@@ -68,7 +68,8 @@ def tiny_dir(tmp_path_factory):
 
 def test_tiny_classifier_hostile_text_and_faithfulness(monkeypatch, tiny_dir):
     at = open_page(monkeypatch, src="Local folder", model=str(tiny_dir), mode="Sentence pair",
-                   a=HOSTILE, b="service", attr_model="The sidebar's model", attr_fmax="3")
+                   a=HOSTILE, b="service", attr_model="The sidebar's model", attr_fmax="3",
+                   attr_map="norm_resln", attr_agg="Through the layers", attr_layer="1")
     loaded = load_for_attribution(str(tiny_dir))
     ref = attribute(loaded, HOSTILE, "service")
     metric = at.metric[0]
@@ -78,6 +79,13 @@ def test_tiny_classifier_hostile_text_and_faithfulness(monkeypatch, tiny_dir):
     assert ">&lt;</span>" in rows and ">&quot;</span>" in rows and ">\\</span>" in rows
     for tok, v in zip(ref.tokens, ref.methods["alti"].input):
         assert f"title='{esc(tok)}: {v:.4f}'" in rows
+    # the deep link's map: norms with residual and layer norm, aggregated through layer 1
+    frame = [f for f in chart_frames(at) if "weight" in f.columns][0]
+    n = ref.n_tokens
+    got = np.zeros((n, n))
+    got[frame["from_pos"], frame["to_pos"]] = frame["weight"]
+    np.testing.assert_allclose(got, ref.methods["norm_resln"].rollout[0], atol=1e-9)
+    assert at.selectbox(key="attr_layer").value == 1
     # faithfulness: 3 held-out pairs, same numbers as the library
     at.button(key="attr-faith-run").click()
     at.run()

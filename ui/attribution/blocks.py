@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from analysis.attention.views import heatmap_payload, views_payload
-from analysis.attribution import attribute, faithfulness, load_for_attribution
+from analysis.attribution import NAMES, attribute, faithfulness, load_for_attribution
 from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
 from ui.attention.component import attention_views
@@ -170,7 +170,7 @@ def map_block(result, method: str, aggregate: str, layer: int, source: dict) -> 
     l0 = min(layer, L) - 1
     matrix = maps[l0]
     what = "through layers 1 to" if aggregate == state.AGGREGATES[1] else "layer"
-    title = f"{method}: {what} {l0 + 1}"
+    title = f"{NAMES[method]}: {what} {l0 + 1}"
     if n > LONG_INPUT:
         payload = views_payload(labels, maps[:, None], enc.segments, enc.special,
                                 is_pair=enc.is_pair)
@@ -182,8 +182,8 @@ def map_block(result, method: str, aggregate: str, layer: int, source: dict) -> 
     else:
         chart = lambda: attention_heatmap(map_frame(labels, matrix), labels, title)  # noqa
         st.altair_chart(chart(), width="content")
-    map_downloads(labels, matrix, title, f"attribution_{method}_L{l0 + 1}", "attr-map-dl")
-    add_button(f"Attribution map: {title}", "attr-map",
+    map_downloads(labels, matrix, title, f"attribution_{method}_L{l0 + 1}", state.W_MAP_DL)
+    add_button(f"Attribution map: {title}", state.W_MAP,
                chart=chart if n * n <= EXPORT_MAX_ROWS or n > LONG_INPUT else None,
                caption=plain("Rows: the token being built; columns: the tokens it draws "
                              "from. Every row sums to 1."), **source)

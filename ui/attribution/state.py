@@ -31,6 +31,20 @@ LAST_GOOD = "_attr_last_good"  # (spec, result) of the last input that worked
 DIMS = "_attr_dims"  # (layers, tokens) of the map shown, to check the component's state
 FAITH_RUN = "_attr_faith_run"  # the settings of the faithfulness run the visitor started
 
+# widget keys (buttons and downloads; not in the URL)
+W_READING = "attr-reading"
+W_AGREE_DL = "attr-agree-dl"
+W_AGREE = "attr-agree"
+W_JSON = "attr-json"
+W_FAITH_RUN = "attr-faith-run"
+W_FAITH_READING = "attr-faith-reading"
+W_FAITH_TABLE = "attr-faith-table"
+W_CURVES_DL = "attr-curves-dl"
+W_CURVES = "attr-curves"
+W_FAITH_JSON = "attr-faith-json"
+W_MAP_DL = "attr-map-dl"
+W_MAP = "attr-map"
+
 # cache names (keys of ui.common.chart_cache and job labels)
 CACHE_AGREEMENT = "attribution agreement"
 CACHE_CURVES = "attribution curves"
