@@ -16,9 +16,9 @@ from analysis.attribution.gradients import no_head_message
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.attribution import state
-from ui.attribution.blocks import (EXPLAIN, corpus_faithfulness, explain_input, faith_cap,
-                                   has_task_head, map_block, page_model, prediction_text,
-                                   sources)
+from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, explain_input,
+                                   faith_cap, has_task_head, map_block, page_model,
+                                   prediction_text, sources)
 from ui.attribution.views import (agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
@@ -46,7 +46,8 @@ except ModelLoadError as exc:
     st.stop()
 if note:
     st.info(plain(note), icon=":material/info:")
-    wait_for_example()
+    if note == NO_EXAMPLE:
+        wait_for_example()
 pair = ctx.pair
 if loaded.spec == EXAMPLE_SPEC:
     aspects = [*ASPECT_WORDS.values(), state.SIDEBAR_PAIR]
@@ -110,6 +111,8 @@ with tab_input:
     n_layers = result.methods[method].layers.shape[0]
     if state.LAYER not in st.session_state and state.LAYER not in st.query_params:
         state.set_layer(n_layers)
+    elif state.LAYER in st.session_state:  # another model may have fewer layers
+        state.set_layer(state.layer(n_layers))
     layer = m3.selectbox("Layer", list(range(1, n_layers + 1)), key=state.LAYER,
                          bind="query-params")
     map_block(result, method, aggregate, int(layer), source)

@@ -35,3 +35,15 @@ def tiny_classifier_dir(tmp_path_factory, arch: str = "bert") -> Path:
         AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
         _MADE[arch] = folder
     return _MADE[arch]
+
+
+_LOADED: dict = {}
+
+
+def tiny_classifier(tmp_path_factory, arch: str = "bert"):
+    """The tiny classifier loaded with its head (once per test session; read-only)."""
+    from analysis.attribution import load_for_attribution
+
+    if arch not in _LOADED:
+        _LOADED[arch] = load_for_attribution(str(tiny_classifier_dir(tmp_path_factory, arch)))
+    return _LOADED[arch]

@@ -11,7 +11,7 @@ from analysis.attribution.faithfulness import (_probabilities, bootstrap_interva
                                                top_count)
 from analysis.encoding import encode
 from analysis.errors import InputError
-from attribution_models import tiny_classifier_dir
+from attribution_models import tiny_classifier
 from builders import one_line
 
 SENTENCES = [("The staff were rude and the soup was cold.", "service"),
@@ -22,9 +22,7 @@ SENTENCES = [("The staff were rude and the soup was cold.", "service"),
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from analysis.attribution import load_for_attribution
-
-    return load_for_attribution(str(tiny_classifier_dir(tmp_path_factory)))
+    return tiny_classifier(tmp_path_factory)
 
 
 def test_top_count_and_ks():
@@ -51,21 +49,22 @@ def test_planted_oracle_ranking_beats_random(tiny):
     """The oracle ranks each token by how much the prediction falls when that token alone is
     dropped; it must beat random rankings on comprehensiveness."""
     oracle, rand = [], []
-    for i, (text, pair) in enumerate(SENTENCES):
+    from analysis.forward import forward
+
+    for i, (text, pair) in enumerate(SENTENCES[:3]):
         enc = encode(tiny.tokenizer, text, pair)
         content = np.flatnonzero(~enc.special)
-        full = _probabilities(tiny, [enc], 0)
-        target = int(np.argmax([_probabilities(tiny, [enc], c)[0] for c in range(3)]))
+        target = int(forward(tiny.model, tiny.tokenizer, [enc]).output.logits[0].argmax())
+        full = _probabilities(tiny, [enc], target)
         singles = _probabilities(tiny, [perturbed(enc, [j], "drop", None) for j in content],
                                  target)
         drops = np.zeros(enc.n_tokens)
-        drops[content] = _probabilities(tiny, [enc], target)[0] - singles
+        drops[content] = full[0] - singles
         scores = {"oracle": drops}
         scores.update({f"r{s}": np.random.default_rng([s, i]).random(enc.n_tokens)
                        for s in range(5)})
         ex = example_scores(tiny, enc, scores, target)
-        assert ex["_p"]["p"] == pytest.approx(_probabilities(tiny, [enc], target)[0])
-        assert full.shape == (1,)
+        assert ex["_p"]["p"] == pytest.approx(full[0])
         oracle.append(ex["oracle"]["comp"].mean())
         rand.append(np.mean([ex[f"r{s}"]["comp"].mean() for s in range(5)]))
         assert ex["oracle"]["comp"][0] >= max(ex[f"r{s}"]["comp"][0] for s in range(5)) - 1e-9

@@ -10,15 +10,13 @@ import pytest
 from analysis.attribution.gradients import baseline_ids, gradient_scores, model_inputs
 from analysis.encoding import encode
 from analysis.errors import InputError
-from attribution_models import tiny_classifier_dir
+from attribution_models import tiny_classifier
 from builders import one_line
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from analysis.attribution import load_for_attribution
-
-    return load_for_attribution(str(tiny_classifier_dir(tmp_path_factory)))
+    return tiny_classifier(tmp_path_factory)
 
 
 TEXT, PAIR = "The staff were rude and the soup was cold.", "service"

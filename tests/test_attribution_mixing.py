@@ -11,14 +11,12 @@ from analysis.attribution.mixing import (attention_norms, decompose, decomposed_
 from analysis.encoding import encode
 from analysis.forward import forward
 from bench.reference_attribution import attention_norms_direct
-from attribution_models import tiny_classifier_dir
+from attribution_models import tiny_classifier
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from analysis.attribution import load_for_attribution
-
-    return load_for_attribution(str(tiny_classifier_dir(tmp_path_factory)))
+    return tiny_classifier(tmp_path_factory)
 
 
 def _internals(loaded, text="The food was great, the service slow.", pair="service"):

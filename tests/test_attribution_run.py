@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 
 from analysis.attribution import (GRADIENT, METHODS, MIXING, agreement, attribute,
-                                  attribution_json, check_methods, load_for_attribution)
+                                  attribution_json, check_methods)
 from analysis.attribution.mixing import rollout
 from analysis.errors import InputError
-from attribution_models import tiny_classifier_dir
+from attribution_models import tiny_classifier
 from builders import one_line
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    return load_for_attribution(str(tiny_classifier_dir(tmp_path_factory)))
+    return tiny_classifier(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

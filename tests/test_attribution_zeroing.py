@@ -9,15 +9,13 @@ import pytest
 from analysis.attribution import zeroing
 from analysis.encoding import encode
 from analysis.forward import forward
-from attribution_models import tiny_classifier_dir
+from attribution_models import tiny_classifier
 from bench.reference_attribution import value_zeroing_layer_loop, value_zeroing_loop
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from analysis.attribution import load_for_attribution
-
-    return load_for_attribution(str(tiny_classifier_dir(tmp_path_factory)))
+    return tiny_classifier(tmp_path_factory)
 
 
 def _states(loaded, text="The wine was served warm, sadly.", pair="food"):

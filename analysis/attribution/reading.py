@@ -64,7 +64,8 @@ def input_reading(result) -> str:
         r = rho[order.index("attention"), order.index(ref)]
         if math.isfinite(r):
             how = ("agree" if r >= 0.6 else "partly agree" if r >= 0.3 else "hardly agree")
-            parts.append(f"The raw attention weights point at {_quote(top_words(result, 'attention'))}; "
+            words = _quote(top_words(result, "attention"))
+            parts.append(f"The raw attention weights point at {words}; "
                          f"the two rankings {how} (rank correlation {r:.2f}).")
     return " ".join(parts)
 

@@ -106,7 +106,8 @@ def prediction_of(model, logits) -> dict:
 def mixing_layers(loaded, enc, methods=MIXING) -> tuple[dict[str, np.ndarray], object]:
     """{method: [L, n, n]} of the asked mixing methods for one encoding, and the Forward."""
     parts = hooks.encoder_layers(loaded.model)
-    fw = forward(loaded.model, loaded.tokenizer, [enc], hidden_states=True, capture=("value_vectors",))
+    fw = forward(loaded.model, loaded.tokenizer, [enc], hidden_states=True,
+                 capture=("value_vectors",))
     out: dict[str, list] = {m: [] for m in methods if m in MIXING}
     wanted = tuple(m for m in DECOMPOSED if m in out)
     for layer, li in enumerate(layer_inputs(fw, parts)):

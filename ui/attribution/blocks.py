@@ -31,6 +31,8 @@ NO_EXAMPLE = ("Until the example checkpoint is ready, this page shows the sideba
               "model. Gradient methods (gradient x input, integrated gradients) need a "
               "fine-tuned model with a classification head; the mixing methods work on any "
               "model.")
+NOT_LISTED = ("This server does not offer the example checkpoint, so this page shows the "
+              "sidebar's model.")
 EXPLAIN = {
     "text": "Each row is one way of asking *which words did the model use?* The darker a word, "
             "the more that method says it mattered for the [CLS] token, which the classifier "
@@ -71,10 +73,11 @@ def _is_classifier(spec: str) -> bool:
 def page_model(choice: str, ctx, example_ready: bool):
     """(loaded, note or None): the example checkpoint with its head when chosen and built,
     else the sidebar's model (with its head when it is a fine-tuned classifier)."""
-    if choice == state.MODEL_CHOICES[0] and example_ready:
+    listed = settings().model_name(EXAMPLE_SPEC) is not None or not settings().demo
+    if choice == state.MODEL_CHOICES[0] and example_ready and listed:
         check_listed(EXAMPLE_SPEC)
         return _classifier(EXAMPLE_SPEC, checkpoint_stamp(EXAMPLE_SPEC)), None
-    note = NO_EXAMPLE if choice == state.MODEL_CHOICES[0] else None
+    note = (NO_EXAMPLE if listed else NOT_LISTED) if choice == state.MODEL_CHOICES[0] else None
     if _is_classifier(ctx.spec):
         return _classifier(ctx.spec, checkpoint_stamp(ctx.spec)), note
     return ctx.loaded, note
