@@ -43,7 +43,7 @@ EXPLAIN = {
             "probability changes with each word (red: a word that speaks against it).",
     "map": "The map shows, for one method, how much each token (row) draws from each token "
            "(column) in one layer, or through all layers up to it (rollout). Rows sum to 1. "
-           "Switch layers and views in the picture itself.",
+           "Pick the layer with the Layer box; on a long input, drag over the map to zoom.",
     "agreement": "How similarly two methods rank the words of this input: 1 is the same "
                  "order, 0 unrelated, -1 reversed (Spearman rank correlation).",
     "faithfulness": "Which explanation to trust? For every sentence the words a method ranks "
