@@ -16,7 +16,8 @@ without ``grad`` the output and the captures come back on the CPU, so every stud
 tensors whatever the device (with ``grad`` they stay on the device for ``backward``).
 :func:`forward_batches` runs a whole list of encodings through :func:`forward` in the batches
 of :func:`analysis.batching.batches`. For the attribution study, :func:`rerun_layer` runs ONE
-encoder layer on given inputs (value vectors zeroed per batch element), :func:`embed_words`
+encoder layer on given inputs (value vectors zeroed per batch element) and
+:func:`rerun_after_attention` the part of a layer after its attention, :func:`embed_words`
 gives the word embeddings of token ids and :func:`class_probabilities` the classifier's
 probabilities from word embeddings (the function Captum differentiates). Maps are cropped to each example's own length, so a
 batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
@@ -224,3 +225,19 @@ def class_probabilities(model, inputs_embeds, attention_mask=None, token_type_id
     with torch.enable_grad():
         logits = model(**kwargs).logits
     return torch.softmax(logits.float(), dim=-1)
+
+
+def rerun_after_attention(model, layer: int, pre_ln):
+    """The rest of encoder layer ``layer`` (0-based) of a BERT-style model from the input of
+    its attention block's LayerNorm ``pre_ln`` [B, N, D] (= W_O c + b_O + x): that LayerNorm,
+    then the feed-forward block with its residual and LayerNorm. Returns the layer's output
+    [B, N, D] on the CPU. Value zeroing changes only ``c``, so it reruns this part alone
+    (docs/METHODS.md section 11)."""
+    import torch
+
+    part = hooks.encoder_layers(model)[layer]
+    device = _device(model)
+    pre_ln = pre_ln.to(device) if device is not None else pre_ln
+    with torch.inference_mode():
+        out = part.layer.feed_forward_chunk(part.layer_norm(pre_ln))
+    return out.cpu()

@@ -110,7 +110,8 @@ def mixing_layers(loaded, enc, methods=MIXING) -> tuple[dict[str, np.ndarray], o
                  capture=("value_vectors",))
     out: dict[str, list] = {m: [] for m in methods if m in MIXING}
     wanted = tuple(m for m in DECOMPOSED if m in out)
-    for layer, li in enumerate(layer_inputs(fw, parts)):
+    lis = layer_inputs(fw, parts)
+    for li in lis:
         if "attention" in out:
             out["attention"].append(head_mean(li.probs.numpy()))
         if wanted:
@@ -119,7 +120,7 @@ def mixing_layers(loaded, enc, methods=MIXING) -> tuple[dict[str, np.ndarray], o
     if "value_zeroing" in out:
         n = enc.n_tokens
         states = [h[0, :n].float() for h in fw.hidden_states]
-        out["value_zeroing"] = list(value_zeroing(loaded.model, states))
+        out["value_zeroing"] = list(value_zeroing(loaded.model, lis, states))
     return {m: np.stack(v) for m, v in out.items()}, fw
 
 
