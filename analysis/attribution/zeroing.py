@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.attribution.mixing import _head_vectors, normalise_rows, pre_ln
+from analysis.attribution.mixing import _head_vectors, normalise_rows, pre_ln, sent
 from analysis.forward import rerun_after_attention, rerun_layer
 
 BUDGET_BYTES = 256 * 2 ** 20  # the float32 activations one block of copies may hold
@@ -61,7 +61,7 @@ def value_zeroing_layer(model, layer: int, li, original) -> np.ndarray:
     orig = np.asarray(original.detach().double().cpu())
     for start in range(0, n, step):
         js = torch.arange(start, min(n, start + step))
-        z = torch.einsum("hij,hjd->jid", probs[:, :, js], f[:, js])  # [c, n, d]: what j sent i
+        z = sent(probs[:, :, js], f[:, js])  # [c, n, d]: what j sent i
         new = rerun_after_attention(model, layer, p.unsqueeze(0) - z)
         out[:, js.numpy()] = cosine_distance(new.double().numpy(), orig[None]).T
     return out
