@@ -46,6 +46,8 @@ PAGES = [
     st.Page("pages/drift.py", title="Fine-tuning drift", icon=":material/compare_arrows:",
             url_path="drift"),
     st.Page("pages/syntax.py", title="Syntax", icon=":material/account_tree:", url_path="syntax"),
+    st.Page("pages/attribution.py", title="Attribution", icon=":material/highlight:",
+            url_path="attribution"),
     st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
             url_path="importance"),
     st.Page("pages/representations.py", title="Representations", icon=":material/scatter_plot:",
@@ -63,8 +65,7 @@ def _moved(target: str):
     return page
 
 
-# url paths of the pages that read the sidebar's text
-TEXT_PAGES = {"", "attention", "report", "representations"}
+TEXT_PAGES = {"", "attention", "attribution", "representations", "report"}  # read the sidebar text
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",

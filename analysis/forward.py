@@ -6,6 +6,9 @@ loss) and what the asked captures recorded through :mod:`analysis.hooks`:
 
 - ``"query"``, ``"key"``: each layer's query / key projection output [B, N, D];
 - ``"value_norms"``: each layer's ``||f_h(x_j)||`` [B, H, N] (Kobayashi et al. 2020);
+- ``"value_vectors"``: each layer's value projection output, bias included [B, N, D], and
+  ``"attention_block"``: each layer's attention block output LN(W_O c + b_O + x) [B, N, D]
+  (BERT-style layers only, :func:`analysis.hooks.layer_parts`; the attribution study);
 
 with heads masked when ``head_mask`` is given, and gradients only when ``grad`` is set.
 Inputs go to the model's device (CUDA when :func:`analysis.models.pick_device` chose it);
@@ -15,7 +18,11 @@ tensors whatever the device (with ``grad`` they stay on the device for ``backwar
 of :func:`analysis.batching.batches`. :func:`forward_ablations` runs one batch under several
 head ablations at once (the batch replicated from the first ablated layer on, a different set
 of heads disabled per copy) and :func:`gate_gradients` gives each example's ``dL/dxi`` for a
-gate on every head's output (docs/METHODS.md section 12). Maps are cropped to each example's own length, so a
+gate on every head's output (docs/METHODS.md section 12). For the attribution study, :func:`rerun_layer` runs ONE
+encoder layer on given inputs (value vectors zeroed per batch element) and
+:func:`rerun_after_attention` the part of a layer after its attention, :func:`embed_words`
+gives the word embeddings of token ids and :func:`class_probabilities` the classifier's
+probabilities from word embeddings (the function Captum differentiates). Maps are cropped to each example's own length, so a
 batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
 """
 
@@ -31,7 +38,7 @@ from analysis import hooks
 from analysis.batching import batches, collate
 from analysis.errors import InputError
 
-CAPTURES = ("query", "key", "value_norms")
+CAPTURES = ("query", "key", "value_norms", "value_vectors", "attention_block")
 
 
 class CaptureUnavailable(InputError):
@@ -84,6 +91,9 @@ def _capture_modules(model, name: str):
                 "This architecture has no separate query/key projections, so the neuron view "
                 "cannot be shown for it.")
         return mods
+    if name in ("value_vectors", "attention_block"):
+        parts = hooks.layer_parts(model)
+        return [p.value if name == "value_vectors" else p.block for p in parts]
     pairs = hooks.value_modules(model, model.config.num_hidden_layers)
     if pairs is None:
         raise CaptureUnavailable(
@@ -212,3 +222,69 @@ def gate_gradients(model, inputs: dict, labels) -> tuple[np.ndarray, np.ndarray]
         losses = torch.nn.functional.cross_entropy(logits, labels, reduction="none")
         (grad,) = torch.autograd.grad(losses.sum(), gates)
     return losses.detach().double().cpu().numpy(), grad.double().cpu().numpy()
+
+
+def rerun_layer(model, layer: int, hidden, *, zero_values=None, attention_mask=None):
+    """Run encoder layer ``layer`` (0-based) of a BERT-style model alone on ``hidden``
+    [B, N, D] (that layer's inputs), with the value vectors of token ``zero_values[b]`` set to
+    zero in every head for batch element ``b`` (:func:`analysis.hooks.zeroed_values`; None
+    zeroes nothing). ``attention_mask`` is an additive mask broadcastable to [B, H, N, N] (None:
+    every token sees every token). Returns the layer's output [B, N, D] on the CPU."""
+    import torch
+
+    part = hooks.layer_parts(model)[layer]
+    device = _device(model)
+    hidden = hidden.to(device) if device is not None else hidden
+    if attention_mask is not None and device is not None:
+        attention_mask = attention_mask.to(device)
+    with contextlib.ExitStack() as stack:
+        if zero_values is not None:
+            stack.enter_context(hooks.zeroed_values(part.value, zero_values))
+        stack.enter_context(torch.inference_mode())
+        out = part.layer(hidden, attention_mask)
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    return out.cpu()
+
+
+def embed_words(model, input_ids):
+    """The word (token) embeddings of ``input_ids`` [B, N] -> [B, N, D], without position or
+    segment embeddings (what ``inputs_embeds`` replaces), detached, on the model's device."""
+    import torch
+
+    device = _device(model)
+    with torch.inference_mode():
+        emb = model.get_input_embeddings()(input_ids.to(device) if device is not None
+                                           else input_ids)
+    return emb.clone()
+
+
+def class_probabilities(model, inputs_embeds, attention_mask=None, token_type_ids=None):
+    """Softmax over a sequence classifier's logits [B, C] from word embeddings
+    ``inputs_embeds`` [B, N, D] (position and segment embeddings are added by the model), with
+    gradients enabled: the function :mod:`captum` differentiates (analysis.attribution)."""
+    import torch
+
+    kwargs = {"inputs_embeds": inputs_embeds}
+    if attention_mask is not None:
+        kwargs["attention_mask"] = attention_mask
+    if token_type_ids is not None:
+        kwargs["token_type_ids"] = token_type_ids
+    with torch.enable_grad():
+        logits = model(**kwargs).logits
+    return torch.softmax(logits.float(), dim=-1)
+
+
+def rerun_after_attention(model, layer: int, pre_ln):
+    """The rest of encoder layer ``layer`` (0-based) of a BERT-style model from the input of
+    its attention block's LayerNorm ``pre_ln`` [B, N, D] (= W_O c + b_O + x): that LayerNorm,
+    then the feed-forward block with its residual and LayerNorm. Returns the layer's output
+    [B, N, D] on the CPU. Value zeroing changes only ``c``, so it reruns this part alone
+    (docs/METHODS.md section 11)."""
+    import torch
+
+    part = hooks.layer_parts(model)[layer]
+    device = _device(model)
+    pre_ln = pre_ln.to(device) if device is not None else pre_ln
+    with torch.inference_mode():
+        out = part.layer.feed_forward_chunk(part.layer_norm(pre_ln))
+    return out.cpu()

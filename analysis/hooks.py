@@ -15,6 +15,9 @@ removed when its ``with`` block ends. What the hooks serve:
   :func:`fan_out`: replicate a batch at the input of one encoder layer, so that several
   ablations share the layers below it; :func:`head_gates`: Michel's gates ``xi_h`` on each
   head's output, per row, for ``dL/dxi`` (docs/METHODS.md section 12).
+- :func:`layer_parts`: the parts of every BERT-style layer that the attribution study
+  decomposes (value projection, output projection, LayerNorm), and :func:`zeroed_values`:
+  zero one token's value vectors per batch element (value zeroing, docs/METHODS.md section 11).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -98,6 +102,46 @@ def attention_output_projections(model) -> list:
     if hasattr(base, "transformer") and hasattr(base.transformer, "layer"):  # DistilBERT
         return [layer.attention.out_lin for layer in base.transformer.layer]
     raise InputError("Head masking is not supported for this architecture.")
+
+
+@dataclass(frozen=True)
+class LayerParts:
+    """One BERT-style encoder layer and the modules the attribution study reads: the value
+    projection (its output, bias included, is every head's value vectors), the attention
+    output projection W_O, the LayerNorm after the residual, and the attention block
+    (value/output/LayerNorm together; its output is LN(W_O c + b_O + x))."""
+
+    layer: object
+    value: object
+    dense: object
+    layer_norm: object
+    block: object
+
+
+DECOMPOSABLE = "BERT, RoBERTa or ELECTRA"
+
+
+def layer_parts(model) -> list[LayerParts]:
+    """The :class:`LayerParts` of every layer of a BertModel-family encoder (BERT, RoBERTa,
+    ELECTRA, with or without a task head); InputError (one line) for a layer this study
+    cannot decompose (DistilBERT, ALBERT's shared layers, non-encoders)."""
+    base = getattr(model, getattr(model, "base_model_prefix", ""), model)
+    kind = getattr(getattr(model, "config", None), "model_type", "") or type(model).__name__
+    layers = getattr(getattr(base, "encoder", None), "layer", None)
+    parts = []
+    for layer in layers if layers is not None else ():
+        att = getattr(layer, "attention", None)
+        sa, out = getattr(att, "self", None), getattr(att, "output", None)
+        value, dense = getattr(sa, "value", None), getattr(out, "dense", None)
+        ln = getattr(out, "LayerNorm", None)
+        if value is None or dense is None or ln is None or not hasattr(layer, "output"):
+            parts = []
+            break
+        parts.append(LayerParts(layer, value, dense, ln, out))
+    if not parts:
+        raise InputError(f"Attribution cannot decompose the layers of {kind} models; it works "
+                         f"for {DECOMPOSABLE} encoders.")
+    return parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,3 +358,23 @@ def head_gates(model, gates):
 
         handles.append(proj.register_forward_pre_hook(this_thread_only(hook)))
     yield from _holding(handles, model)
+@contextlib.contextmanager
+def zeroed_values(value_module, positions):
+    """Within the block, in every forward of this thread through ``value_module`` (a layer's
+    value projection, output [B, N, D]), batch element ``b`` has the value vectors of token
+    ``positions[b]`` set to zero in every head (Mohebbi et al. 2023); ``positions[b] < 0``
+    leaves element ``b`` as it is."""
+    import torch
+
+    pos = torch.as_tensor(list(positions), dtype=torch.long)
+
+    def hook(module, args, output):
+        if output.shape[0] != len(pos):
+            raise ValueError("zeroed_values: one position per batch element is needed.")
+        keep = torch.ones(output.shape[:2], dtype=output.dtype, device=output.device)
+        rows = torch.nonzero(pos >= 0).flatten()
+        keep[rows, pos[rows]] = 0
+        return output * keep.unsqueeze(-1)
+
+    handle = value_module.register_forward_hook(this_thread_only(hook))
+    yield from _holding([handle], value_module)

@@ -11,6 +11,7 @@ from analysis.errors import InputError
 from ui.attention import state
 from ui.attention.blocks import EXPLAIN, attention_reading_block, attention_report, neuron_block
 from ui.attention.component import PAGE_VIEWS, compute, page_ui, show_views, views_data
+from ui.common.chart_cache import show
 from ui.common.charts import attention_heatmap, csv_download, layer_frame, map_frame
 from ui.common.errors import plain, show_error
 from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
@@ -105,7 +106,7 @@ else:  # Heatmap
         small["heatmap"] = heatmap_payload(labels, matrix, layer=l0, head=h0)
         show_views(small, ui, dims)
     else:
-        st.altair_chart(chart(), width="content")
+        show(chart(), width="content")
     map_downloads(labels, matrix, title, f"attention_L{layer}_H{head}_{level}",
                   state.HEATMAP_DOWNLOADS)
     attention_report(view, result, int(layer), int(head), level, reading, ctx, loaded,

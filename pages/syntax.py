@@ -11,6 +11,7 @@ from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
 from analysis.syntax.treebank import treebank_notes
 from ui.syntax import blocks, state, views
+from ui.common.chart_cache import show
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 from ui.common.links import CANNOT_CARRY, copy_link, folder_note
@@ -138,7 +139,7 @@ with tab_probes:
             for note in probes.notes:
                 st.caption(plain(note))
             chart, df = blocks.probe_chart(probes)
-            st.altair_chart(chart)
+            show(chart)
             chart_downloads(chart, "syntax_probes", key=state.PROBES_DOWNLOAD, df=df)
             add_button("Structural probes per layer", state.ADD_PROBES, chart=chart,
                        **{**report, "settings": {**report["settings"], "probe rank": rank}})
@@ -174,7 +175,7 @@ with tab_compare:
                  column_config=blocks.percent_columns(diff))
     if len(diff):
         dchart = blocks.difference_chart(diff)
-        st.altair_chart(dchart)
+        show(dchart)
         chart_downloads(dchart, "syntax_heads_difference", key=state.DIFFERENCE_DOWNLOAD,
                         df=diff)
     both = (loaded.spec, after.spec, blocks.fingerprint(dataset), rank)
@@ -189,6 +190,6 @@ with tab_compare:
             show_error(exc, prefix="Probes: ")
             st.stop()
         pchart, pdf = blocks.compare_probe_chart(runs)
-        st.altair_chart(pchart)
+        show(pchart)
         chart_downloads(pchart, "syntax_probes_before_after", key=state.PROBES_BOTH_DOWNLOAD,
                         df=pdf)

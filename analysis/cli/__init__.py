@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "analysis.cli.drift",
     "analysis.cli.aspects",
     "analysis.cli.syntax",
+    "analysis.cli.attribution",
     "analysis.cli.importance",
     "analysis.cli.representations",
 ]

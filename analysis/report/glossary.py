@@ -91,6 +91,26 @@ GLOSSARY: dict[str, str] = {
         "similarity of two random words' vectors (0 = no common direction, 1 = all alike).",
     "self-similarity": "How much one word keeps the same vector in different sentences: the "
         "mean cosine similarity of its vectors across its sentences.",
+    "attribution": "Which input words a prediction rests on, by one method or another; different "
+        "methods can give different answers.",
+    "rollout": "Following what each word passes on through all the layers at once, by chaining "
+        "the layers' tables (Abnar and Zuidema 2020).",
+    "ALTI": "A way of tracing each word's share of every layer's output, counting the word's own "
+        "copy and the normalisation as well as the attention (Ferrando et al. 2022).",
+    "value zeroing": "Blanking out one word's contribution inside a layer and measuring how much "
+        "every other word's result changes (Mohebbi et al. 2023).",
+    "integrated gradients": "Adding up how the prediction changes as the input goes, step by "
+        "step, from a blank version of the text to the real one; the parts add up to the change "
+        "in the prediction (Sundararajan et al. 2017).",
+    "gradient x input": "How sensitive the prediction is to each word, times the word itself: a "
+        "quick, rough measure of importance.",
+    "comprehensiveness": "How much the model's confidence falls when the words a method marks as "
+        "most important are removed: high means the method found what the model used.",
+    "sufficiency": "How much the model's confidence falls when only the words a method marks as "
+        "most important are kept: low means those words are enough.",
+    "leave-one-out": "Removing one word at a time and watching how the prediction changes.",
+    "faithful": "An explanation is faithful when it shows what the model really used, not just "
+        "what looks plausible to a person.",
 }
 
 _WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)

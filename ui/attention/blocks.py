@@ -11,6 +11,7 @@ import streamlit as st
 
 from analysis.attention.neuron import NeuronViewUnavailable, QueryKeys, query_keys, view_of
 from ui.attention import state
+from ui.common.chart_cache import show
 from ui.common.charts import position_labels, vector_frame, vector_heatmap
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
@@ -101,15 +102,15 @@ def neuron_section(nv, enc, layer: int, head: int, charts: dict | None = None) -
         f"({nv.softmax[top]:.2f} of its attention)."))
     name = f"neuron_L{layer}_H{head}_q{nv.query_index + 1}"
     chart, df = charts["query"]
-    st.altair_chart(chart, width="content")
+    show(chart, width="content")
     chart_downloads(chart, f"{name}_query", "neuron-q-dl", df)
     for col, part in zip(st.columns(2), ("keys", "products")):
         with col:
             chart, df = charts[part]
-            st.altair_chart(chart)
+            show(chart)
             chart_downloads(chart, f"{name}_{part}", f"neuron-{part}-dl", df)
     chart, df = charts["scores"]
-    st.altair_chart(chart)
+    show(chart)
     chart_downloads(chart, name, "neuron-dl", df)
 
 

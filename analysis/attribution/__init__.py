@@ -1,0 +1,21 @@
+"""Study: attribution. What the model used for a prediction, beyond raw attention weights,
+and which explanation to trust (docs/METHODS.md section 11).
+
+- :mod:`.mixing`: per-layer context mixing (raw attention, rollout, attention norms, norms with
+  residual and layer norm, ALTI) from one forward's internals;
+- :mod:`.zeroing`: value zeroing, all n zeroings of a layer in one batched pass;
+- :mod:`.gradients`: gradient x input and integrated gradients through Captum;
+- :mod:`.run`: one input, every method (:func:`attribute`), the CLI's JSON, agreement;
+- :mod:`.faithfulness`: comprehensiveness, sufficiency, leave-one-out, random baseline;
+- :mod:`.reading`: the plain readings.
+"""
+
+from analysis.attribution.faithfulness import KS, REMOVALS, Faithfulness, check_ks, faithfulness
+from analysis.attribution.reading import faithfulness_reading, input_reading
+from analysis.attribution.run import (GRADIENT, METHODS, MIXING, NAMES, Attribution,
+                                      agreement, attribute, attribution_json, check_methods,
+                                      load_for_attribution)
+
+__all__ = ["KS", "REMOVALS", "Faithfulness", "check_ks", "faithfulness", "faithfulness_reading",
+           "input_reading", "GRADIENT", "METHODS", "MIXING", "NAMES", "Attribution", "agreement",
+           "attribute", "attribution_json", "check_methods", "load_for_attribution"]

@@ -1,0 +1,194 @@
+"""Context mixing per layer from one forward's internals (docs/METHODS.md section 11).
+
+For one example of n tokens and one BERT-style layer with input ``x`` [n, d], attention
+probabilities ``A`` [H, n, n], value vectors ``v`` [n, H*dh] (bias included), output
+projection ``W_O`` [d, H*dh] with bias ``b_O`` and the LayerNorm after the residual (``gamma``,
+``beta``, ``eps``), every method gives an [n, n] matrix whose row i (the token being built)
+holds the shares of the tokens j it draws from, rows summing to 1:
+
+- ``attention``: mean over heads of A (raw weights);
+- ``norm`` (Kobayashi et al. 2020): ``||z_ij||`` with ``z_ij = sum_h A_h[i,j] W_O^h v_h(x_j)``;
+- ``norm_resln`` (Kobayashi et al. 2021, AttnResLn-N): ``||T_i(x_j)||`` with
+  ``T_i(x_j) = g_i(z_ij + [i = j] x_i)`` and ``g_i(y) = gamma * (y - mean(y)) / s_i``, the
+  LayerNorm's linear part for row i (``s_i = sqrt(var(pre-LN_i) + eps)``);
+- ``alti`` (Ferrando et al. 2022): ``max(0, ||y_i||_1 - ||y_i - T_i(x_j)||_1)`` with
+  ``y_i = sum_j T_i(x_j) + g_i(b_O) + beta`` the block's output.
+
+Rows are normalised by :func:`normalise_rows`; :func:`rollout` aggregates layers. The
+[n, n, d] decomposition is computed a block of rows at a time (float32 for the matrices,
+float64 in :func:`decompose` by default; norms through Gram matrices in float64).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DECOMPOSED = ("norm", "norm_resln", "alti")
+CHUNK_ELEMENTS = 2_000_000  # numbers per block of rows of the [n, n, d] decomposition
+
+
+@dataclass
+class LayerInputs:
+    """What one layer's decomposition needs, for one example (torch tensors, CPU)."""
+
+    x: object  # [n, d] the layer's input
+    probs: object  # [H, n, n] attention probabilities
+    values: object  # [n, H*dh] value vectors, bias included
+    w_o: object  # [d, H*dh] attention output projection
+    b_o: object  # [d]
+    gamma: object  # [d] LayerNorm weight
+    beta: object  # [d] LayerNorm bias
+    eps: float
+
+
+def layer_inputs(fw, parts, b: int = 0) -> list[LayerInputs]:
+    """Per layer :class:`LayerInputs` of example ``b`` of a :class:`analysis.forward.Forward`
+    run with ``hidden_states=True`` and ``capture=("value_vectors",)`` on the layers ``parts``
+    (:func:`analysis.hooks.layer_parts`)."""
+    n = fw.lengths[b]
+    out = []
+    for layer, part in enumerate(parts):
+        out.append(LayerInputs(
+            x=fw.hidden_states[layer][b, :n].detach().double().cpu(),
+            probs=fw.attentions[layer][b, :, :n, :n].detach().double().cpu(),
+            values=fw.captured["value_vectors"][layer][b, :n].detach().double().cpu(),
+            w_o=part.dense.weight.detach().double().cpu(),
+            b_o=(part.dense.bias.detach().double().cpu() if part.dense.bias is not None
+                 else None),
+            gamma=part.layer_norm.weight.detach().double().cpu(),
+            beta=part.layer_norm.bias.detach().double().cpu(),
+            eps=float(part.layer_norm.eps)))
+    return out
+
+
+def normalise_rows(m: np.ndarray) -> np.ndarray:
+    """Each row divided by its sum; a row with nothing in it (sum 0) becomes the token
+    itself (1 on the diagonal: no mixing), so every row sums to 1."""
+    m = np.asarray(m, dtype=np.float64)
+    s = m.sum(-1, keepdims=True)
+    out = np.divide(m, s, out=np.zeros_like(m), where=s > 0)
+    n = m.shape[-1]
+    empty = np.broadcast_to((s <= 0), m.shape) & np.eye(n, dtype=bool)
+    out[empty] = 1.0
+    return out
+
+
+def rollout(mats: np.ndarray, residual: bool) -> np.ndarray:
+    """Aggregate [L, n, n] per-layer mixing through the layers: ``R_1 = M_1``,
+    ``R_l = M_l R_(l-1)`` (rows: the token built, columns: input tokens). With ``residual``
+    (Abnar & Zuidema 2020) each layer's matrix first becomes ``0.5 M + 0.5 I``, rows
+    renormalised; without it (ALTI, value zeroing, norm_resln) the residual is already in
+    ``M``."""
+    mats = np.asarray(mats, dtype=np.float64)
+    L, n, _ = mats.shape
+    out = np.empty_like(mats)
+    prev = None
+    for layer in range(L):
+        m = mats[layer]
+        if residual:
+            m = normalise_rows(0.5 * m + 0.5 * np.eye(n))
+        prev = m if prev is None else m @ prev
+        out[layer] = prev
+    return out
+
+
+def head_mean(probs) -> np.ndarray:
+    """Raw attention: the mean over heads [n, n] of A [H, n, n]."""
+    return normalise_rows(np.asarray(probs, dtype=np.float64).mean(0))
+
+
+def _head_vectors(li: LayerInputs):
+    """f_h(x_j) = W_O^h v_h(x_j) for every head and token: [H, n, d]."""
+    import torch
+
+    H = li.probs.shape[0]
+    n, D = li.values.shape
+    vh = li.values.reshape(n, H, D // H)
+    wo = li.w_o.reshape(li.w_o.shape[0], H, D // H)
+    return torch.einsum("jhe,dhe->hjd", vh, wo)
+
+
+def _ln_part(y, scale, gamma):
+    """g(y) = gamma * (y - mean(y)) / scale (the LayerNorm's linear part)."""
+    return gamma * (y - y.mean(-1, keepdim=True)) / scale
+
+
+def pre_ln(li: LayerInputs, f=None):
+    """The input of the LayerNorm: ``sum_j z_ij + b_O + x_i`` [n, d]."""
+    import torch
+
+    f = _head_vectors(li) if f is None else f
+    out = torch.einsum("hij,hjd->id", li.probs, f) + li.x
+    return out + li.b_o if li.b_o is not None else out
+
+
+def decompose(li: LayerInputs, rows=None, f=None, dtype=None):
+    """Kobayashi et al. 2021 / Ferrando et al. 2022 decomposition of the attention block's
+    output for ``rows`` (default all): returns ``(T, rest, scale)`` with ``T`` [r, n, d] the
+    per-source vectors ``T_i(x_j) = g_i(z_ij + [i=j] x_i)``, ``rest`` [r, d] the part no token
+    owns ``g_i(b_O) + beta``, ``scale`` [r, 1] the LayerNorm's ``s_i``; then
+    ``T.sum(1) + rest`` is the block's output LN(pre-LN). ``T`` is computed in ``dtype``
+    (default float64; the mixing matrices use float32, whose [r, n, d] products are several
+    times faster)."""
+    import torch
+
+    f = _head_vectors(li) if f is None else f
+    n = li.x.shape[0]
+    rows = torch.arange(n) if rows is None else torch.as_tensor(rows)
+    p = pre_ln(li, f)[rows]
+    scale = torch.sqrt(p.var(-1, unbiased=False, keepdim=True) + li.eps)  # [r, 1]
+    dt = dtype or torch.float64
+    z = sent(li.probs[:, rows].to(dt), f.to(dt)).permute(1, 0, 2).contiguous()  # [r, n, d]
+    z[torch.arange(len(rows)), rows] += li.x[rows].to(dt)
+    T = _ln_part(z, scale.unsqueeze(-1).to(dt), li.gamma.to(dt))
+    bias = li.b_o if li.b_o is not None else torch.zeros_like(li.beta)
+    rest = _ln_part(bias.expand(len(rows), -1), scale, li.gamma) + li.beta
+    return T, rest.to(dt), scale
+
+
+def sent(probs, f):
+    """``z[j, i] = sum_h A_h[i, j] f_h(x_j)`` [n_j, r, d] for attention rows ``probs``
+    [H, r, n] and head vectors ``f`` [H, n, d]: one batched matrix product over the sources j
+    (torch.einsum picks a path several times slower for this contraction, and bmm over
+    permuted views is ~50x slower than copying them contiguous first)."""
+    import torch
+
+    return torch.bmm(probs.permute(2, 1, 0).contiguous(), f.permute(1, 0, 2).contiguous())
+
+
+def attention_norms(li: LayerInputs, f=None) -> np.ndarray:
+    """Kobayashi et al. 2020, all heads together: ``||z_ij|| = ||sum_h A_h[i,j] f_h(x_j)||``
+    [n, n] (unnormalised), through the Gram matrix ``G_j[h, k] = <f_h(x_j), f_k(x_j)>``:
+    ``||z_ij||^2 = sum_hk A_h[i,j] A_k[i,j] G_j[h, k]`` (float64, no [n, n, d] product)."""
+    import torch
+
+    f = _head_vectors(li) if f is None else f
+    gram = torch.einsum("hjd,kjd->jhk", f, f)
+    sq = torch.einsum("hij,jhk,kij->ij", li.probs, gram, li.probs).clamp_min(0.0)
+    return sq.sqrt().numpy()
+
+
+def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray]:
+    """The [n, n] matrices of ``names`` (among ``norm``, ``norm_resln``, ``alti``) for one
+    layer, row-normalised; the decomposition is computed a block of rows at a time."""
+    import torch
+
+    f = _head_vectors(li)
+    n, d = li.x.shape
+    out = {k: np.zeros((n, n)) for k in names}
+    if "norm" in names:
+        out["norm"] = attention_norms(li, f)
+    step = min(n, max(16, CHUNK_ELEMENTS // max(1, n * d)))
+    for start in range(0, n if ("norm_resln" in names or "alti" in names) else 0, step):
+        rows = torch.arange(start, min(n, start + step))
+        T, rest, _ = decompose(li, rows, f, dtype=torch.float32)
+        if "norm_resln" in names:
+            out["norm_resln"][rows.numpy()] = T.norm(dim=-1).double().numpy()
+        if "alti" in names:
+            y = T.sum(1) + rest  # [r, d]: the block's output
+            dist = (y.unsqueeze(1) - T).abs().sum(-1)  # [r, n]
+            c = (y.abs().sum(-1, keepdim=True) - dist).clamp_min(0.0)
+            out["alti"][rows.numpy()] = c.double().numpy()
+    return {k: normalise_rows(v) for k, v in out.items()}

@@ -1,0 +1,71 @@
+"""Plain readings (analysis.attribution.reading): computed from the numbers, in everyday words
+(no internal method names)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.attribution.faithfulness import Faithfulness
+from analysis.attribution.reading import PLAIN, faithfulness_reading, input_reading, top_words
+from analysis.attribution.run import METHODS, Attribution, MethodResult
+
+INTERNAL = ("norm_resln", "value_zeroing", "grad_input", "integrated_gradients", "alti ")
+
+
+def _summary(mean, low, high):
+    return {"mean": mean, "low": low, "high": high, "n": 10}
+
+
+def _faith(attention_comp):
+    methods = {
+        "attention": {"comprehensiveness": _summary(*attention_comp),
+                      "sufficiency": _summary(0.1, 0.05, 0.15),
+                      "loo_spearman": _summary(0.1, 0.0, 0.2)},
+        "alti": {"comprehensiveness": _summary(0.30, 0.25, 0.35),
+                 "sufficiency": _summary(0.02, 0.0, 0.04),
+                 "loo_spearman": _summary(0.55, 0.4, 0.7)},
+    }
+    random = {"comprehensiveness": _summary(0.08, 0.06, 0.10),
+              "sufficiency": _summary(0.2, 0.1, 0.3), "loo_spearman": _summary(0.0, -0.1, 0.1)}
+    return Faithfulness(methods, random, (1, 5, 10, 20, 50), "drop", 10, "m")
+
+
+def test_faithfulness_reading_from_the_numbers():
+    text = faithfulness_reading(_faith((0.2, 0.15, 0.25)))
+    assert PLAIN["alti"] in text and "30.0 points" in text and "8.0" in text
+    assert "Raw attention weights beat a random choice (20.0 points" in text
+    assert "rank correlation 0.55" in text
+    text = faithfulness_reading(_faith((0.09, 0.05, 0.12)))
+    assert "not clearly better than a random choice (9.0 points" in text
+    text = faithfulness_reading(_faith((0.02, 0.01, 0.03)))
+    assert "do worse than a random choice" in text
+    for name in INTERNAL:
+        assert name not in text
+
+
+def test_input_reading_names_the_top_words():
+    tokens = ["[CLS]", "the", "soup", "was", "cold", "[SEP]"]
+    special = np.array([1, 0, 0, 0, 0, 1], dtype=bool)
+    eye = np.stack([np.eye(6)] * 2)
+    ig = np.array([0.0, 0.01, 0.3, 0.02, 0.5, 0.0])
+    att = np.array([0.5, 0.2, 0.0, 0.1, 0.0, 0.2])
+    r = Attribution(tokens, special, list(range(6)), tokens,
+                    {"label": "negative", "probabilities": {"negative": 0.91, "positive": 0.09}},
+                    {"attention": MethodResult(eye, eye, att),
+                     "integrated_gradients": MethodResult(None, None, ig, 0.0)})
+    assert top_words(r, "integrated_gradients", 2) == ["cold", "soup"]
+    text = input_reading(r)
+    assert "\u201cnegative\u201d, 91% sure" in text
+    assert "\u201ccold\u201d, \u201csoup\u201d and \u201cwas\u201d" in text
+    assert "\u201cthe\u201d" in text and "hardly agree" in text
+    for name in INTERNAL:
+        assert name not in text
+    assert set(PLAIN) == set(METHODS)
+
+
+def test_a_repeated_word_is_named_once():
+    tokens = ["[CLS]", "soup", "soup", "cold", "[SEP]"]
+    special = np.array([1, 0, 0, 0, 1], dtype=bool)
+    r = Attribution(tokens, special, list(range(5)), tokens, None,
+                    {"alti": MethodResult(None, None, np.array([0, 0.5, 0.4, 0.1, 0]))})
+    assert top_words(r, "alti") == ["soup", "cold"]

@@ -1,0 +1,1 @@
+"""The Attribution page's blocks (pages/attribution.py): state, computations, views."""

@@ -1,0 +1,117 @@
+"""The Attribution page's pictures: the input coloured by each method (escaped tokens, the
+number on hover), the methods' agreement matrix, the faithfulness table and curves. Token text
+is escaped HTML here and a data field in the charts (never part of an expression)."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from analysis.attribution.run import NAMES
+from ui.common.html import esc
+
+POSITIVE = (37, 99, 235)  # blue: a token that supports the prediction (or mixes in)
+NEGATIVE = (220, 38, 38)  # red: a token that speaks against it (integrated gradients only)
+CSS = ("<style>.attr-rows{display:grid;grid-template-columns:minmax(7rem,11rem) 1fr;"
+       "gap:6px 10px;align-items:baseline;max-width:100%}"
+       ".attr-name{font-size:.8rem;opacity:.8;overflow-wrap:anywhere}"
+       ".attr-text{line-height:1.9;overflow-wrap:anywhere;min-width:0}"
+       ".attr-tok{display:inline-block;padding:0 3px;margin:1px 1px;border-radius:3px;"
+       "font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;"
+       "word-break:break-all;max-width:100%}"
+       ".attr-tok.sp{opacity:.55}"
+       "@media (max-width:560px){.attr-rows{grid-template-columns:1fr}}</style>")
+
+
+def _colour(value: float, scale: float) -> str:
+    rgb = POSITIVE if value >= 0 else NEGATIVE
+    alpha = 0.0 if scale <= 0 else min(1.0, abs(value) / scale)
+    return f"rgba({rgb[0]},{rgb[1]},{rgb[2]},{0.85 * alpha:.3f})"
+
+
+def coloured_rows(tokens, special, methods: dict, names: dict | None = None) -> str:
+    """HTML: one row per method, every token a chip whose background darkens with the
+    method's score (scaled to the row's largest |score| over the non-special tokens; red for
+    negative scores), the number in its ``title`` (hover). Specials are shown faded and left
+    out of the scale. Token and method text are escaped."""
+    names = names or NAMES
+    special = np.asarray(special, dtype=bool)
+    rows = []
+    for name, scores in methods.items():
+        s = np.asarray(scores, dtype=np.float64)
+        scale = float(np.abs(s[~special]).max()) if (~special).any() else 0.0
+        chips = []
+        for tok, v, sp in zip(tokens, s, special):
+            bg = "transparent" if sp else _colour(v, scale)
+            chips.append(f"<span class='attr-tok{' sp' if sp else ''}' style='background:{bg}'"
+                         f" title='{esc(tok)}: {v:.4f}'>{esc(tok)}</span>")
+        rows.append(f"<div class='attr-name'>{esc(names.get(name, name))}</div>"
+                    f"<div class='attr-text' data-method='{esc(name)}'>{''.join(chips)}</div>")
+    return CSS + "<div class='attr-rows'>" + "".join(rows) + "</div>"
+
+
+def agreement_frame(names, rho) -> pd.DataFrame:
+    rows = []
+    for a, na in enumerate(names):
+        for b, nb in enumerate(names):
+            rows.append({"row": NAMES.get(na, na), "column": NAMES.get(nb, nb),
+                         "spearman": None if not np.isfinite(rho[a, b]) else float(rho[a, b])})
+    return pd.DataFrame(rows)
+
+
+def agreement_chart(names, rho) -> alt.Chart:
+    """The methods' Spearman agreement on this input, a diverging heatmap with the numbers."""
+    df = agreement_frame(names, rho)
+    order = [NAMES.get(n, n) for n in names]
+    base = alt.Chart(df).encode(
+        x=alt.X("column:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("row:N", sort=order, title=None))
+    cells = base.mark_rect().encode(
+        color=alt.Color("spearman:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1]),
+                        title="Spearman"),
+        tooltip=["row:N", "column:N", alt.Tooltip("spearman:Q", format=".2f")])
+    text = base.mark_text(fontSize=11).encode(text=alt.Text("spearman:Q", format=".2f"))
+    return (cells + text).properties(title="Agreement between methods (rank correlation)",
+                                     width=320, height=320)
+
+
+def faithfulness_frame(f) -> pd.DataFrame:
+    """One row per method and the random baseline: the three measures with their intervals."""
+    rows = []
+    for name, v in list(f.methods.items()) + [("random", f.random)]:
+        row = {"method": "Random ranking" if name == "random" else NAMES.get(name, name)}
+        for key, label in (("comprehensiveness", "comprehensiveness"),
+                           ("sufficiency", "sufficiency"), ("loo_spearman", "leave-one-out")):
+            s = v[key]
+            row[label] = s["mean"]
+            row[f"{label} 95% interval"] = f"{s['low']:.3f} to {s['high']:.3f}"
+        if name == "random":
+            row["comprehensiveness"] = v["comprehensiveness"]["mean"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def curves_frame(f) -> pd.DataFrame:
+    rows = []
+    for name, v in list(f.methods.items()) + [("random", f.random)]:
+        label = "Random ranking" if name == "random" else NAMES.get(name, name)
+        for measure in ("comprehensiveness", "sufficiency"):
+            for k, value in zip(f.ks, v[measure]["curve"]):
+                rows.append({"method": label, "measure": measure, "k": int(k),
+                             "value": float(value)})
+    return pd.DataFrame(rows)
+
+
+def curves_chart(f) -> alt.Chart:
+    """Comprehensiveness and sufficiency at each k (the AOPC curves)."""
+    df = curves_frame(f)
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("k:Q", title="Share of words removed or kept (%)"),
+        y=alt.Y("value:Q", title="Fall in the predicted class's probability"),
+        color=alt.Color("method:N", title="Method"),
+        strokeDash=alt.condition(alt.datum.method == "Random ranking", alt.value([4, 3]),
+                                 alt.value([1, 0])),
+        tooltip=["method:N", "measure:N", "k:Q", alt.Tooltip("value:Q", format=".3f")],
+    ).properties(width=260, height=220).facet(
+        column=alt.Column("measure:N", title=None))
