@@ -16,9 +16,9 @@ import pytest
 
 from analysis.attention.views import views_payload
 from ui.attention import state
-from ui.attention.bundle import BundleError, bundle, read_from
-from ui.attention.component import (FRONTEND, SEGMENTS, STATE_KEYS, check_payload, constants_js,
-                                    reduce_report)
+from ui.attention.component import reduce_report
+from ui.common.bundle import BundleError, bundle, read_from
+from ui.common.views import FRONTEND, SEGMENTS, STATE_KEYS, check_payload, constants_js
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -27,8 +27,8 @@ DIMS = state.Dims(6, 12, 9)
 
 def test_constants_module_is_the_one_python_generates():
     text = (FRONTEND / "constants.js").read_text(encoding="utf-8")
-    assert text == constants_js(), "run: python3 -c 'from ui.attention.component import " \
-        "constants_js; print(constants_js(), end=\"\")' > ui/attention/frontend/constants.js"
+    assert text == constants_js(), "run: python3 -c 'from ui.common.views import " \
+        "constants_js; print(constants_js(), end=\"\")' > ui/common/frontend/constants.js"
     assert 'export const SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"];' in text
     assert "export const VIEWS_VERSION = 2;" in text and "export const PAYLOAD_VERSION = 1;" in text
 
@@ -89,7 +89,7 @@ def test_bundle_refuses_what_it_cannot_join(tmp_path, files, message):
                                          ("head_view_single.js", "headViewMain"),
                                          ("model_view.js", "modelViewMain")])
 def test_component_bundles_are_valid_modules(tmp_path, entry, main):
-    from ui.attention.component import _js
+    from ui.common.views import _js
 
     out = tmp_path / f"{main}.mjs"
     out.write_text(_js(entry, main), encoding="utf-8")
@@ -122,7 +122,7 @@ def test_payload_schema_is_checked_and_its_messages_name_real_functions():
     with pytest.raises(ValueError, match="has 4 labels for 5 tokens"):
         check_payload({**payload, "labels": payload["labels"][:4]}, "views")
     # every function a message names exists: Python's SCHEMA and the JavaScript's MAKERS
-    py = (ROOT / "ui/attention/component.py").read_text(encoding="utf-8")
+    py = (ROOT / "ui/common/views.py").read_text(encoding="utf-8")
     js = (FRONTEND / "payload.js").read_text(encoding="utf-8")
     named = set(re.findall(r'"(\w+_payload)"', py)) | set(re.findall(r'"(\w+_payload)"', js))
     assert named == {"views_payload", "head_view_payload", "model_view_payload"}

@@ -274,7 +274,7 @@ def test_components_receive_the_payload_unchanged():
         import streamlit as st
 
         from analysis.attention.views import head_view_payload, model_view_payload
-        from ui.attention.component import head_view, model_view
+        from ui.common.views import head_view, model_view
 
         m = np.array([[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]], dtype=np.float32)
         p = head_view_payload(["<img src=x onerror=alert(1)>", "a", "[SEP]"], m,

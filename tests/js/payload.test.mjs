@@ -1,11 +1,11 @@
-// Payload decoding and checking (ui/attention/frontend/payload.js): hand-built payloads.
+// Payload decoding and checking (ui/common/frontend/payload.js): hand-built payloads.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { PAYLOAD_VERSION, VIEWS_VERSION } from "../../ui/attention/frontend/constants.js";
+import { PAYLOAD_VERSION, VIEWS_VERSION } from "../../ui/common/frontend/constants.js";
 import {
   b64Bytes, b64Uint16, checkPayload, decodeEdges, headList, headSet, validPin,
-} from "../../ui/attention/frontend/payload.js";
+} from "../../ui/common/frontend/payload.js";
 
 const b64 = (bytes) => Buffer.from(bytes).toString("base64");
 const u16 = (values) => b64(new Uint8Array(new Uint16Array(values).buffer)); // little-endian host

@@ -16,7 +16,7 @@ from analysis.attention.views import heatmap_payload, views_payload
 from analysis.attribution import NAMES, attribute, faithfulness, load_for_attribution
 from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
-from ui.attention.component import attention_views
+from ui.common.views import attention_views
 from ui.attribution import state
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.errors import plain

@@ -1,4 +1,4 @@
-"""One JavaScript module from the ES modules in ``ui/attention/frontend/`` (no Node, no npm).
+"""One JavaScript module from the ES modules in ``ui/common/frontend/`` (no Node, no npm).
 
 Streamlit's v2 components take a component's JavaScript as one string and load it with a
 dynamic ``import()`` of a blob URL, so a relative ``import "./x.js"`` inside it cannot resolve.
@@ -76,7 +76,7 @@ def bundle(entry: str, main: str, read: Callable[[str], str],
     visit(entry, ())
     if main not in parsed[entry][1]:
         raise BundleError(f"{entry} does not export {main}.")
-    out = ["// Bundled by ui/attention/bundle.py from ui/attention/frontend/ (do not edit).",
+    out = ["// Bundled by ui/common/bundle.py from ui/common/frontend/ (do not edit).",
            "const modules = {};"]
     for name in order:
         imports, exports, body = parsed[name]

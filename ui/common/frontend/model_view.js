@@ -1,6 +1,6 @@
 // Model view: a layers x heads grid of small attention maps (canvas). Clicking a map sends
 // its (layer, head), 0-indexed, to Python as a trigger value.
-// Entry of ui/attention/component.py model_view: modelViewMain.
+// Entry of ui/common/views.py model_view: modelViewMain.
 
 import { downloadBlob, downloadSvg, FONT_STACK, hEl, sEl, showProblem, svgToPng, toolButton, viewState } from "./dom.js";
 import { b64Bytes, checkPayload } from "./payload.js";

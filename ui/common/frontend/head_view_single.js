@@ -1,5 +1,5 @@
 // The one-layer head view component of the other pages (aspect heads, syntax):
-// ui/attention/component.py head_view, entry headViewMain.
+// ui/common/views.py head_view, entry headViewMain.
 
 import { hEl, showProblem, viewState } from "./dom.js";
 import { mountHeadView } from "./head_view.js";

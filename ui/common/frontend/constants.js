@@ -1,4 +1,4 @@
-// Generated from ui/attention/component.py (constants_js): edit it there; the
+// Generated from ui/common/views.py (constants_js): edit it there; the
 // bundle takes this text from Python and a test checks this file matches it.
 
 export const PAYLOAD_VERSION = 1;
