@@ -43,6 +43,20 @@ def test_faithfulness_reading_from_the_numbers():
         assert name not in text
 
 
+def test_faithfulness_reading_says_rises_and_too_few_examples():
+    from dataclasses import replace
+
+    f = _faith((-0.003, -0.01, 0.004))
+    f.methods["alti"]["comprehensiveness"] = _summary(-0.003, -0.01, 0.004)
+    f.random["comprehensiveness"] = _summary(-0.027, -0.04, -0.01)
+    text = faithfulness_reading(replace(f, n_examples=1))
+    assert "rises by 0.3 points" in text and "rises by 2.7 points" in text
+    assert "falls by -" not in text
+    assert "With only 1 example these averages are not reliable: use at least 10." in text
+    assert "intervals" not in text  # one example: no verdict on raw attention
+    assert "not reliable" not in faithfulness_reading(replace(f, n_examples=10))
+
+
 def test_input_reading_names_the_top_words():
     tokens = ["[CLS]", "the", "soup", "was", "cold", "[SEP]"]
     special = np.array([1, 0, 0, 0, 0, 1], dtype=bool)

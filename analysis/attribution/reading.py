@@ -70,6 +70,15 @@ def input_reading(result) -> str:
     return " ".join(parts)
 
 
+FEW_EXAMPLES = 10  # below this, the reading says the comparison is not reliable
+
+
+def _change(drop: float) -> str:
+    """A confidence drop in words: "falls by 3.1 points", "rises by 0.4 points"."""
+    return (f"falls by {100 * drop:.1f} points" if drop >= 0
+            else f"rises by {-100 * drop:.1f} points")
+
+
 def faithfulness_reading(f) -> str:
     """Which method this model's predictions follow most (the largest comprehensiveness: the
     most confidence lost when its top words are removed) and whether raw attention beats a
@@ -80,11 +89,15 @@ def faithfulness_reading(f) -> str:
     best = max(comp, key=lambda m: comp[m] if math.isfinite(comp[m]) else -math.inf)
     r = f.random["comprehensiveness"]
     how = "dropped" if f.removal == "drop" else "masked"
-    text = (f"Over {f.n_examples} examples, this model's predictions follow {PLAIN[best]} most: "
-            f"with the words it ranks highest {how}, the model's confidence in its answer falls "
-            f"by {100 * comp[best]:.1f} points on average (a random choice of words: "
-            f"{100 * r['mean']:.1f}).")
-    if "attention" in f.methods:
+    n = f"{f.n_examples} example{'s' if f.n_examples != 1 else ''}"
+    text = (f"Over {n}, this model's predictions follow {PLAIN[best]} most: "
+            f"with the words it ranks highest {how}, the model's confidence in its answer "
+            f"{_change(comp[best])} on average (a random choice of words: "
+            f"{_change(r['mean'])}).")
+    if f.n_examples < FEW_EXAMPLES:
+        text += (f" With only {f.n_examples} example{'s' if f.n_examples != 1 else ''} these "
+                 f"averages are not reliable: use at least {FEW_EXAMPLES}.")
+    elif "attention" in f.methods:
         a = f.methods["attention"]["comprehensiveness"]
         if a["low"] > r["high"]:
             text += (f" Raw attention weights beat a random choice ({100 * a['mean']:.1f} "
