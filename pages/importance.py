@@ -10,6 +10,7 @@ from analysis.errors import DataError, InputError
 from analysis.importance.reading import name, reading
 from analysis.importance.scoring import LOSS
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
+from ui.common.settings import settings
 from ui.common.corpus import cap_widget
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
@@ -33,7 +34,8 @@ data_choice = c2.radio("Data", S.DATAS, key=S.DATA, horizontal=True, bind=Q)
 if data_choice == S.UPLOADED:
     st.file_uploader("ABSA data (SemEval XML, ASTE, this project's JSON) or a labelled .csv / "
                      ".jsonl (columns text, optional text_pair, label)",
-                     type=["xml", "json", "txt", "csv", "jsonl"], key=S.UPLOAD)
+                     type=["xml", "json", "txt", "csv", "jsonl"], key=S.UPLOAD,
+                     max_upload_size=settings().upload_mb)
 c3, c4, c5 = st.columns(3)
 method = c3.radio("Disable a head by", list(S.METHODS), format_func=S.METHODS.get,
                   key=S.METHOD, bind=Q)

@@ -140,7 +140,7 @@ def draw(built: BuiltChart, stretch: bool = False, **kw):
 def show(chart, **kw):
     """``st.altair_chart(chart, **kw)`` for a chart built on this rerun, through :func:`draw`
     (a gradient legend keeps its colour bar when the page's URL changes)."""
-    return draw(BuiltChart(chart=chart, df=None, spec=_convert(chart), title=""), **kw)
+    return draw(BuiltChart(chart=chart, df=None, spec=vega_lite_spec(chart), title=""), **kw)
 
 
 _OWNED: dict[int, dict] = {}  # id of a live result object -> {name: BuiltChart or value}
