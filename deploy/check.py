@@ -51,6 +51,8 @@ PAGES = [("/", "Attention", ".av-head .av-col-from .av-tok"),
          ("/aspects", "Aspect heads", ":text('Pairs per kind:')"),
          ("/drift", "Fine-tuning drift", "[data-testid='stVegaLiteChart']"),
          ("/syntax", "Syntax", "[data-testid='stVegaLiteChart']"),
+         ("/attribution", "Attribution", ".attr-rows .attr-tok"),
+         ("/representations", "Representations", "[data-testid='stVegaLiteChart']"),
          ("/importance", "Head importance", "[data-testid='stVegaLiteChart']"),
          ("/report", "Report", "button:has-text('Add an example finding')")]
 PAGE_TIMEOUT_S = 300  # a fresh server computes each page's first results on first visit

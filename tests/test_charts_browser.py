@@ -56,8 +56,9 @@ elif part == "neuron":
     soft = np.exp(scores - scores.max()); soft /= soft.sum()
     nv = NeuronView(TOKENS, 0, 0, 3, q[3], k, q[3] * k, scores, soft, soft, 0.0)
     enc = types.SimpleNamespace(tokens=TOKENS, n_tokens=n)
-    real = st.altair_chart
-    st.altair_chart = lambda c, **kw: real(c.properties(usermeta=SVG), **kw)
+    import ui.attention.blocks as blocks  # the section draws through chart_cache.show
+    real = blocks.show
+    blocks.show = lambda c, **kw: real(c.properties(usermeta=SVG), **kw)
     neuron_section(nv, enc, 1, 1)
 else:
     n = 512
