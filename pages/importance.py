@@ -75,7 +75,17 @@ try:
     metric = c4.selectbox("Score", names, format_func=S.METRIC_NAMES.get, key=S.METRIC,
                           bind=Q)
     view = S.View(model_choice, data_choice, method, metric, max_examples)
-    result, marks = C.study(view, spec, loaded, ev)
+    if S.is_first_visit(view, names[0]):
+        done, job = C.first_visit_study(view, spec, loaded, ev)
+        if done is None:
+            st.info("Switching off each of the example's heads and layers in turn on its "
+                    "held-out sentences, once for every visitor (about a minute here); the "
+                    "page fills in by itself.", icon=":material/hourglass_top:")
+            C.watch(job)
+            st.stop()
+        result, marks = done
+    else:
+        result, marks = C.study(view, spec, loaded, ev)
 except (ModelLoadError, InputError, DataError) as exc:
     show_error(exc)
     st.stop()

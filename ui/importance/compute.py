@@ -6,6 +6,7 @@ the example is computed once for every visitor."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 
 import streamlit as st
@@ -14,7 +15,8 @@ from analysis.importance import importance_study
 from analysis.importance.evalset import load_classifier, load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
-from ui.common.jobs import run_job
+from ui.common.errors import plain
+from ui.common.jobs import BackgroundJob, run_job, start_background_job
 from ui.common.resources import check_listed, token_capped
 from ui.common.settings import settings
 from ui.importance import state as S
@@ -78,17 +80,59 @@ def eval_set(view: S.View, spec: str, loaded, card):
                      token_capped(loaded), card, source, name)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
+def _work(loaded, ev, method: str, metric: str | None):
+    """The study as a job ``fn(progress) -> (ImportanceResult, Marks)``."""
     def job(progress):
-        result = importance_study(_loaded, _ev, method=method, metric=metric, prune=True,
+        result = importance_study(loaded, ev, method=method, metric=metric, prune=True,
                                   progress=lambda f, t: progress(0.9 * f, t))
         progress(0.92, "marking the aspect heads and the [SEP] heads")
-        marks = Marks(aspect_heads(_loaded, _ev), sep_heads(_loaded, _ev))
+        marks = Marks(aspect_heads(loaded, ev), sep_heads(loaded, ev))
         progress(1.0, "done")
         return result, marks
 
-    return run_job("Head importance", job, key=S.job_key(key))
+    return job
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
+    return run_job("Head importance", _work(_loaded, _ev, method, metric), key=S.job_key(key))
+
+
+# The first visit's view (the example on its held-out sentences, default settings) is computed
+# once per server in the background and shared by every visitor: no page waits with its script
+# running for it (a minute on 2 cores), the page shows the job's progress and fills in by
+# itself. Any other view goes through run_job (the visitor's own job, counted per visitor).
+_BACKGROUND: dict[tuple, BackgroundJob] = {}
+_BACKGROUND_LOCK = threading.Lock()
+
+
+def first_visit_study(view: S.View, spec: str, loaded, ev):
+    """``(result, marks)`` of the first visit's view once its background job is done, else
+    ``(None, job)`` while it waits or runs; a failed job raises its error once (the next visit
+    starts it again)."""
+    key = result_key(view, spec)
+    with _BACKGROUND_LOCK:
+        job = _BACKGROUND.get(key)
+        if job is None:
+            job = start_background_job("Head importance", _work(loaded, ev, view.method,
+                                                                view.metric),
+                                       key=S.job_key(key))
+            _BACKGROUND[key] = job
+    if not job.done.is_set():
+        return None, job
+    if job.error is not None:
+        with _BACKGROUND_LOCK:
+            _BACKGROUND.pop(key, None)
+        raise job.error
+    return job.result, job
+
+
+@st.fragment(run_every=2.0)
+def watch(job: BackgroundJob) -> None:
+    """The background job's progress, every 2 s; the whole page reruns once it is done."""
+    if job.done.is_set():
+        st.rerun(scope="app")
+    st.progress(job.fraction, text=plain(job.text or "Waiting for a free slot in the queue..."))
 
 
 def result_key(view: S.View, spec: str) -> tuple:

@@ -76,6 +76,13 @@ def keep_metric_in(names) -> None:
         st.session_state[METRIC] = names[0]
 
 
+def is_first_visit(view: "View", first_metric: str) -> bool:
+    """The view a first visit opens: the example on the sample's held-out sentences with the
+    default method, the first score and the default number of examples."""
+    return (view.model == EXAMPLE and view.data == SAMPLE and view.method == next(iter(METHODS))
+            and view.metric == first_metric and view.max_examples == DEFAULT_MAX)
+
+
 def download_key(name: str) -> str:
     """The download buttons' key of chart ``name``."""
     return f"{DOWNLOADS}-{name}"
