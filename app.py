@@ -48,10 +48,10 @@ PAGES = [
     st.Page("pages/syntax.py", title="Syntax", icon=":material/account_tree:", url_path="syntax"),
     st.Page("pages/attribution.py", title="Attribution", icon=":material/highlight:",
             url_path="attribution"),
-    st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
-            url_path="importance"),
     st.Page("pages/representations.py", title="Representations", icon=":material/scatter_plot:",
             url_path="representations"),
+    st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
+            url_path="importance"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
