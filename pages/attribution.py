@@ -24,7 +24,7 @@ from ui.attribution.views import (agreement_chart, agreement_frame, coloured_row
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads
+from ui.common.export import chart_downloads, json_download
 from ui.common.findings import add_button, explain
 from ui.common.links import copy_link, folder_note
 from ui.common.sidebar import context
@@ -192,7 +192,4 @@ with tab_corpus:
                     df=lambda: curves_frame(faith))
     add_button("Attribution: comprehensiveness and sufficiency curves", state.W_CURVES,
                chart=curves, **fsource)
-    st.download_button("Download the faithfulness numbers (JSON, same schema as the CLI)",
-                       data=json.dumps(data, indent=1), file_name="faithfulness.json",
-                       mime="application/json", key=state.W_FAITH_JSON,
-                       icon=":material/download:", on_click="ignore")
+    json_download(data, "faithfulness.json", state.W_FAITH_JSON, "the faithfulness numbers")

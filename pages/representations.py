@@ -14,7 +14,7 @@ from analysis.representations.states import check_same_shape
 from ui.common.corpus import fit_narrow_screens
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads
+from ui.common.export import chart_downloads, json_download
 from ui.common.findings import add_button, explain
 from ui.common.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.resources import get_model, token_capped
@@ -93,7 +93,7 @@ with tab_one:
         add_button("Token vectors layer by layer", S.ADD_INPUT, chart=picture, reading=lines,
                    data=f"the sidebar's text ({len(res.tokens)} tokens)", settings=settings_,
                    **report)
-        B.json_download(res.to_json, "representations_input.json", S.JSON_INPUT,
+        json_download(res.to_json, "representations_input.json", S.JSON_INPUT,
                         "every layer's points")
 
 # -- a corpus ---------------------------------------------------------------------------------
@@ -146,5 +146,5 @@ with tab_corpus:
     chart_downloads(gchart, "representations_geometry", key=S.DL_GEOMETRY, df=gdf)
     add_button("Anisotropy and self-similarity", S.ADD_GEOMETRY, chart=gchart, data=data,
                settings=csettings, **report)
-    B.json_download(cres.to_json, "representations_corpus.json", S.JSON_CORPUS,
+    json_download(cres.to_json, "representations_corpus.json", S.JSON_CORPUS,
                     "the probes and curves")

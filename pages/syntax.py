@@ -13,7 +13,7 @@ from analysis.syntax.treebank import treebank_notes
 from ui.syntax import blocks, state, views
 from ui.common.chart_cache import show
 from ui.common.errors import plain, show_error
-from ui.common.export import chart_downloads
+from ui.common.export import chart_downloads, json_download
 from ui.common.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.findings import add_button, explain
 from ui.common.resources import get_model
@@ -86,7 +86,7 @@ with tab_heads:
             "compare it with the simplest rule: always the word k places away.")
     blocks.show_table(table, key=state.TABLE)
     add_button("Syntactic heads per relation", state.ADD_TABLE, df=table, **report)
-    blocks.json_download(result.to_json, "syntax_heads.json", state.JSON,
+    json_download(result.to_json, "syntax_heads.json", state.JSON,
                     "every relation's head accuracies")
     rels = table["relation"].tolist() or ["all"]
     if len(rels) <= 1:
@@ -143,7 +143,7 @@ with tab_probes:
             chart_downloads(chart, "syntax_probes", key=state.PROBES_DOWNLOAD, df=df)
             add_button("Structural probes per layer", state.ADD_PROBES, chart=chart,
                        **{**report, "settings": {**report["settings"], "probe rank": rank}})
-            blocks.json_download(probes.to_json, "syntax_probes.json", state.PROBE_JSON,
+            json_download(probes.to_json, "syntax_probes.json", state.PROBE_JSON,
                             "the probe metrics")
             views.probe_tree_block(probes, state.TREE)
 

@@ -11,6 +11,7 @@ download" under the button, never nothing). The CSV always holds every row.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Callable
@@ -201,3 +202,12 @@ def blocks_chart(labels, matrix: np.ndarray, title: str, **heatmap_kw) -> Callab
                                  axis_labels=names, **heatmap_kw)
 
     return build
+
+
+def json_download(data, name: str, key: str, what: str) -> None:
+    """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
+    make = data if callable(data) else (lambda: data)
+    st.download_button(f"Download {what} (JSON, same schema as the CLI)",
+                       data=lambda: json.dumps(make(), indent=1), file_name=name,
+                       mime="application/json", key=key, icon=":material/download:",
+                       on_click="ignore")

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 
@@ -168,11 +167,3 @@ def corpus_controls() -> tuple[S.View, tuple[bytes, str] | None]:
 
 def reading_lines(lines) -> str:
     return "\n".join(f"- {plain(line)}" for line in lines)
-
-
-def json_download(data, name: str, key: str, what: str) -> None:
-    make = data if callable(data) else (lambda: data)
-    st.download_button(f"Download {what} (JSON, same schema as the CLI)",
-                       data=lambda: json.dumps(make(), indent=1), file_name=name,
-                       mime="application/json", key=key, icon=":material/download:",
-                       on_click="ignore")

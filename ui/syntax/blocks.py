@@ -6,7 +6,6 @@ UI; the library's are 0-indexed."""
 
 from __future__ import annotations
 
-import json
 
 import altair as alt
 import numpy as np
@@ -297,12 +296,3 @@ def second_model_spec(sidebar_spec: str) -> str:
     conf = settings()
     others = [n for n in conf.models if conf.models[n] != sidebar_spec] or list(conf.models)
     return second_model(st, syntax_state.SECOND_MODEL, demo_default=others[0] if others else None)
-
-
-def json_download(data, name: str, key: str, what: str) -> None:
-    """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
-    make = data if callable(data) else (lambda: data)
-    st.download_button(f"Download {what} (JSON, same schema as the CLI)",
-                       data=lambda: json.dumps(make(), indent=1), file_name=name,
-                       mime="application/json", key=key, icon=":material/download:",
-                       on_click="ignore")
