@@ -125,11 +125,13 @@ def layer_parts(model) -> list[LayerParts]:
     """The :class:`LayerParts` of every layer of a BertModel-family encoder (BERT, RoBERTa,
     ELECTRA, with or without a task head); InputError (one line) for a layer this study
     cannot decompose (DistilBERT, ALBERT's shared layers, non-encoders)."""
-    base = getattr(model, getattr(model, "base_model_prefix", ""), model)
     kind = getattr(getattr(model, "config", None), "model_type", "") or type(model).__name__
-    layers = getattr(getattr(base, "encoder", None), "layer", None)
+    try:
+        layers = encoder_layers(model)
+    except InputError:
+        layers = []
     parts = []
-    for layer in layers if layers is not None else ():
+    for layer in layers:
         att = getattr(layer, "attention", None)
         sa, out = getattr(att, "self", None), getattr(att, "output", None)
         value, dense = getattr(sa, "value", None), getattr(out, "dense", None)
