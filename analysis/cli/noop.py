@@ -31,6 +31,9 @@ def register(sub) -> None:
                    help="at most N examples per forward (64; long inputs get fewer)")
     p.add_argument("--text-column", default="text", help="text column for .csv/.jsonl")
     p.add_argument("--pair-column", default=None, help="optional pair column for .csv/.jsonl")
+    p.add_argument("--gradients", action="store_true",
+                   help="also gradient importance (docs/METHODS.md section 5): mean |dL/dA| "
+                        "per key category, with the checkpoint's own masked-LM or task loss")
     p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
     add_ray_options(p)
     p.set_defaults(func=run)
@@ -46,6 +49,7 @@ def run(args) -> int:
     for note in corpus_notes(dataset):
         print(f"note: {note}")
     loaded = load_model(args.model)
+    head = _loss_head(loaded.spec) if args.gradients else None
     with progress_bar(len(dataset), unit="ex") as update:
         if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
             t0 = time.perf_counter()
@@ -57,8 +61,34 @@ def run(args) -> int:
                                  progress=update)
     for note in stats.notes:
         print(f"note: {note}")
+    data = stats.to_json_dict(CLI_METRICS)
+    if head is not None:
+        data["gradient_importance"] = _gradients(head, loaded, dataset, args)
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(stats.to_json_dict(CLI_METRICS), fh, indent=1)
+        json.dump(data, fh, indent=1)
     print(f"wrote {args.out}: {stats.n_examples} examples, {stats.n_layers} layers x "
           f"{stats.n_heads} heads, {stats.examples_per_second:.1f} examples/s")
     return 0
+
+
+def _loss_head(spec: str):
+    """The checkpoint's loss (refused in one line, before any work, when it has none)."""
+    from analysis.errors import DataError
+    from analysis.noop import loss_head
+
+    head = loss_head(spec)
+    if head.kind is None:
+        raise DataError(head.note)
+    return head
+
+
+def _gradients(head, loaded, dataset, args) -> dict:
+    """Gradient importance (the page's job, batch size 8) as JSON, on Ray with ``--ray``."""
+    from analysis.noop.gradients import GradientsJob
+
+    job = GradientsJob(loaded.spec, max_length=loaded.max_length)
+    with progress_bar(len(dataset), unit="ex") as update:
+        grads = run_job(job, head, dataset, args, update)
+    print(f"note: {head.note}")
+    return {"loss": grads.kind, "n_examples": int(grads.n_examples),
+            "per_head": {cat: v.tolist() for cat, v in grads.per_head.items()}}

@@ -19,6 +19,7 @@ from analysis.batching import batches, collate
 from analysis.errors import DataError
 from analysis.forward import forward
 from analysis.measures import CATEGORIES, PUNCT, selectors
+from analysis.shards import add_arrays
 
 
 @dataclass
@@ -163,12 +164,11 @@ def _add_categories(sums: dict, g, group, punct) -> None:
             sums[cat][1] += 1
 
 
-def gradient_importance(head: LossHead, encodings, batch_size: int = 8,
-                        punct: Sequence[str] = PUNCT, mask_rate: float = 0.15, seed: int = 0,
-                        progress: Callable[[int, int], None] | None = None) -> GradientImportance:
-    """Mean |dL/dA[i,j]| over the cells (i, j) whose key j is [SEP], [CLS], punctuation or
-    another token, per layer and head, averaged over examples. L is each example's own loss
-    (summed over the batch, so every example's gradient is its own)."""
+def gradient_sums(head: LossHead, encodings, batch_size: int = 8,
+                  punct: Sequence[str] = PUNCT, mask_rate: float = 0.15, seed: int = 0,
+                  progress: Callable[[int, int], None] | None = None) -> dict[str, list]:
+    """{category: [sum over examples of the example's mean |dL/dA| [L, H], examples counted]}:
+    the sums :func:`gradient_importance` divides (the partial of :class:`GradientsJob`)."""
     import torch
 
     if head.kind is None:
@@ -187,5 +187,78 @@ def gradient_importance(head: LossHead, encodings, batch_size: int = 8,
         done += len(idx)
         if progress is not None:
             progress(done, total)
+    return sums
+
+
+def gradient_importance(head: LossHead, encodings, batch_size: int = 8,
+                        punct: Sequence[str] = PUNCT, mask_rate: float = 0.15, seed: int = 0,
+                        progress: Callable[[int, int], None] | None = None) -> GradientImportance:
+    """Mean |dL/dA[i,j]| over the cells (i, j) whose key j is [SEP], [CLS], punctuation or
+    another token, per layer and head, averaged over examples. L is each example's own loss
+    (summed over the batch, so every example's gradient is its own)."""
+    sums = gradient_sums(head, encodings, batch_size, punct, mask_rate, seed, progress)
     per_head = {cat: s / max(c, 1) for cat, (s, c) in sums.items()}
-    return GradientImportance(head.kind, head.note, total, per_head)
+    return GradientImportance(head.kind, head.note, len(encodings), per_head)
+
+
+@dataclass
+class GradientsPartial:
+    """One shard's :func:`gradient_sums`, its example count and its first row."""
+
+    first_row: int
+    kind: str
+    note: str
+    n_examples: int
+    sums: dict  # category -> [L, H] sum
+    counts: dict  # category -> examples with at least one key of the category
+
+
+@dataclass
+class GradientsJob:
+    """:func:`gradient_importance` over a corpus (a Dataset with ``text`` / ``text_pair``) as
+    map/merge (:mod:`analysis.shards`): per category the sum of the examples' [L, H] values
+    and their count, added over shards and divided once at the end. The masked positions are
+    fixed by each example's own tokens, so shards draw the same masks."""
+
+    spec: str
+    batch_size: int = 8
+    max_length: int = 512
+    punct: Sequence[str] = PUNCT
+    mask_rate: float = 0.15
+    seed: int = 0
+
+    def load(self) -> LossHead:
+        return loss_head(self.spec)
+
+    def map(self, head: LossHead, shard, rows, progress=None) -> GradientsPartial:
+        from analysis.encoding import encode_dataset
+
+        rows = list(rows)
+        if head.kind is None:
+            raise DataError(head.note)
+        part = GradientsPartial(rows[0] if rows else 0, head.kind, head.note, 0, {}, {})
+        try:
+            encs = encode_dataset(head.tokenizer, shard, self.max_length).encodings
+        except DataError:  # an empty shard, or none of its examples readable
+            return part
+        sums = gradient_sums(head, encs, self.batch_size, self.punct, self.mask_rate,
+                             self.seed, progress)
+        part.n_examples = len(encs)
+        part.sums = {cat: s for cat, (s, _) in sums.items()}
+        part.counts = {cat: c for cat, (_, c) in sums.items()}
+        return part
+
+    def merge(self, partials) -> GradientImportance:
+        from analysis.encoding import EMPTY_CORPUS
+
+        parts = sorted(partials, key=lambda p: p.first_row)
+        total = sum(p.n_examples for p in parts)
+        if not total:
+            raise DataError(EMPTY_CORPUS)
+        sums: dict = {}
+        counts: dict = {}
+        for p in parts:
+            add_arrays(sums, p.sums)
+            add_arrays(counts, p.counts)
+        per_head = {cat: sums[cat] / max(counts[cat], 1) for cat in CATEGORIES if cat in sums}
+        return GradientImportance(parts[0].kind, parts[0].note, total, per_head)
