@@ -89,3 +89,61 @@ def test_noop_gradients_empty_corpus_and_no_loss(grads_whole, tiny_model_dir):
     bare = str(tiny_model_dir("bert"))  # an encoder without any loss head
     with pytest.raises(DataError, match="no such task to score"):
         run_local(GradientsJob(bare), loss_head(bare), blank)
+
+
+# --- Attribution faithfulness (docs/METHODS.md section 11) -----------------------------------
+
+def flat(obj, path=""):
+    """[(path, value)] of every leaf of a nested JSON-like dict / list."""
+    if isinstance(obj, dict):
+        return [x for k in sorted(obj) for x in flat(obj[k], f"{path}/{k}")]
+    if isinstance(obj, (list, tuple)):
+        return [x for i, v in enumerate(obj) for x in flat(v, f"{path}/{i}")]
+    return [(path, obj)]
+
+
+def same_json(a, b, tol=1e-6):
+    fa, fb = flat(a), flat(b)
+    assert [p for p, _ in fa] == [p for p, _ in fb]
+    for (p, x), (_, y) in zip(fa, fb):
+        if isinstance(x, float) or isinstance(y, float):
+            close(x, y, tol)
+        else:
+            assert x == y, p
+
+
+@pytest.fixture(scope="module")
+def faith_whole(tmp_path_factory):
+    from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset, faithfulness
+    from attribution_models import tiny_classifier
+
+    tiny = tiny_classifier(tmp_path_factory)
+    methods = ("attention", "norm_resln")
+    whole = faithfulness(tiny, TEXTS, PAIRS, methods, ks=(10, 50), seeds=3, steps=4)
+    job = FaithfulnessJob(tiny.spec, methods, (10, 50), "drop", 3, 4)
+    ds = examples_dataset(TEXTS, PAIRS)
+    same_json(run_local(job, tiny, ds).to_json_dict(), whole.to_json_dict(), 0.0)  # exactly
+    return job, tiny, ds, whole
+
+
+@pytest.mark.parametrize("cut", sorted(CUTS))
+def test_faithfulness_shards_merge_to_the_whole_corpus(faith_whole, cut):
+    job, tiny, ds, whole = faith_whole
+    merged = run_sharded(job, tiny, ds, CUTS[cut])
+    assert merged.n_examples == whole.n_examples == 5  # the blank row 1 skipped
+    assert merged.notes == whole.notes == [
+        "1 example(s) skipped (empty or longer than 512 tokens)."]
+    assert merged.methods["norm_resln"]["comprehensiveness"]["n"] == 5
+    assert len(merged.methods["attention"]["sufficiency"]["curve"]) == 2  # one per k
+    # the random ranking of row i is drawn from default_rng([seed, i]) wherever row i is
+    # measured, so the baseline and every bootstrap interval are the whole corpus's
+    same_json(merged.to_json_dict(), whole.to_json_dict())
+
+
+def test_faithfulness_empty_shards_only_is_the_plain_error(faith_whole):
+    from analysis.errors import DataError
+
+    job, tiny, _, _ = faith_whole
+    blank = datasets.Dataset.from_dict({"text": [" ", ""]})
+    with pytest.raises(DataError, match="None of the examples could be explained"):
+        run_sharded(job, tiny, blank, [0, 0, 1, 2])

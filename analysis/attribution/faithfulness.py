@@ -165,22 +165,40 @@ class Faithfulness:
                 "reading": faithfulness_reading(self), "notes": list(self.notes)}
 
 
-def faithfulness(loaded, texts, pairs=None, methods=None, ks=KS, removal: str = "drop",
-                 seeds: int = SEEDS, steps: int = 50, max_tokens: int = 512,
-                 progress: Callable[[int, int], None] | None = None) -> Faithfulness:
-    """Faithfulness of every asked method (default: all) over the examples ``texts`` (and
-    ``pairs``), for the classifier ``loaded`` (see the module docstring)."""
+def check_settings(loaded, methods, ks, removal) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(methods, ks) checked for the classifier ``loaded`` (InputError, one line)."""
     if not has_task_head(loaded.model):
         raise InputError(no_head_message(loaded.name))
     methods = check_methods(methods, loaded)
     ks = check_ks(ks)
     if removal not in REMOVALS:
         raise InputError(f"Unknown removal {removal!r}; choose {' or '.join(REMOVALS)}.")
-    pairs = list(pairs) if pairs is not None else [None] * len(texts)
+    return methods, ks
+
+
+@dataclass
+class FaithPartial:
+    """Per-example rows of some examples (see :class:`FaithfulnessJob`): the corpus row of
+    every example measured, each method's and each random seed's comp [ks] / suff [ks] / loo,
+    and how many examples were skipped."""
+
+    rows: list[int]
+    per: dict  # method -> {"comp": [...], "suff": [...], "loo": [...]} (one entry per row)
+    rand: dict  # seed -> the same
+    skipped: int
+    model: str
+
+
+def measure_examples(loaded, texts, pairs, rows, methods, ks, removal: str, seeds: int,
+                     steps: int, max_tokens: int, progress=None) -> FaithPartial:
+    """Every example's faithfulness rows (the examples ``texts`` / ``pairs`` being rows
+    ``rows`` of the corpus; the random ranking of seed ``s`` for row ``i`` is drawn from
+    ``default_rng([s, i])``, so it does not depend on which process measures the row)."""
+    rows = list(rows)
     per = {m: {"comp": [], "suff": [], "loo": []} for m in methods}
     rand = {s: {"comp": [], "suff": [], "loo": []} for s in range(seeds)}
-    skipped, done = 0, 0
-    for i, (text, pair) in enumerate(zip(texts, pairs)):
+    done_rows, skipped = [], 0
+    for j, (i, text, pair) in enumerate(zip(rows, texts, pairs)):
         pair = pair if pair is not None and str(pair).strip() else None
         try:
             res = attribute(loaded, text, pair, methods, steps=steps, max_tokens=max_tokens)
@@ -199,11 +217,27 @@ def faithfulness(loaded, texts, pairs=None, methods=None, ks=KS, removal: str = 
         for s in range(seeds):
             for key in ("comp", "suff", "loo"):
                 rand[s][key].append(ex[f"{RANDOM}{s}"][key])
-        done += 1
+        done_rows.append(i)
         if progress is not None:
-            progress(i + 1, len(texts))
-    if not done:
+            progress(j + 1, len(rows))
+    return FaithPartial(done_rows, per, rand, skipped, loaded.name)
+
+
+def merge_examples(partials, ks, removal: str, seeds: int, max_tokens: int) -> Faithfulness:
+    """The partials' rows put back in corpus order, then the means, curves, random baseline
+    and bootstrap intervals over all of them."""
+    parts = list(partials)
+    order = sorted((r, k, j) for k, p in enumerate(parts) for j, r in enumerate(p.rows))
+    if not order:
         raise DataError("None of the examples could be explained (all empty or too long).")
+    methods = tuple(parts[0].per)
+
+    def gather(d_of):
+        return {key: [d_of(parts[k])[key][j] for _, k, j in order]
+                for key in ("comp", "suff", "loo")}
+
+    per = {m: gather(lambda p, m=m: p.per[m]) for m in methods}
+    rand = {s: gather(lambda p, s=s: p.rand[s]) for s in range(seeds)}
     out = {m: _aggregate(per[m]) for m in methods}
     seeds_agg = [_aggregate(rand[s]) for s in range(seeds)]
     mean_of_seeds = {key: np.mean([np.asarray(rand[s][key], dtype=np.float64)
@@ -213,9 +247,67 @@ def faithfulness(loaded, texts, pairs=None, methods=None, ks=KS, removal: str = 
     random["spread"] = {name: float(np.std([a[name]["mean"] for a in seeds_agg]))
                         for name in ("comprehensiveness", "sufficiency", "loo_spearman")}
     random["seeds"] = seeds
+    skipped = sum(p.skipped for p in parts)
     notes = [f"{skipped} example(s) skipped (empty or longer than {max_tokens} tokens)."] \
         if skipped else []
-    return Faithfulness(out, random, ks, removal, done, loaded.name, notes)
+    return Faithfulness(out, random, tuple(ks), removal, len(order), parts[0].model, notes)
+
+
+def faithfulness(loaded, texts, pairs=None, methods=None, ks=KS, removal: str = "drop",
+                 seeds: int = SEEDS, steps: int = 50, max_tokens: int = 512,
+                 progress: Callable[[int, int], None] | None = None) -> Faithfulness:
+    """Faithfulness of every asked method (default: all) over the examples ``texts`` (and
+    ``pairs``), for the classifier ``loaded`` (see the module docstring). This is
+    :class:`FaithfulnessJob` on all the examples as one shard."""
+    methods, ks = check_settings(loaded, methods, ks, removal)
+    pairs = list(pairs) if pairs is not None else [None] * len(texts)
+    part = measure_examples(loaded, texts, pairs, range(len(texts)), methods, ks, removal,
+                            seeds, steps, max_tokens, progress)
+    return merge_examples([part], ks, removal, seeds, max_tokens)
+
+
+def examples_dataset(texts, pairs=None):
+    """The examples as the Dataset a :class:`FaithfulnessJob` maps (``text``, ``text_pair``
+    when any example has a pair)."""
+    import datasets
+
+    cols = {"text": list(texts)}
+    if pairs is not None and any(p is not None for p in pairs):
+        cols["text_pair"] = [None if p is None else str(p) for p in pairs]
+    return datasets.Dataset.from_dict(cols)
+
+
+@dataclass
+class FaithfulnessJob:
+    """:func:`faithfulness` as map/merge (:mod:`analysis.shards`): the partial is the shard's
+    per-example rows (the bootstrap and the Spearman need every example), the merge the same
+    aggregation over all rows in corpus order."""
+
+    spec: str
+    methods: tuple | None = None  # None: every method the model allows
+    ks: tuple = KS
+    removal: str = "drop"
+    seeds: int = SEEDS
+    steps: int = 50
+    max_tokens: int = 512
+
+    def load(self):
+        from analysis.attribution.run import load_for_attribution
+
+        return load_for_attribution(self.spec)
+
+    def map(self, loaded, shard, rows, progress=None) -> FaithPartial:
+        methods, ks = check_settings(loaded, self.methods, self.ks, self.removal)
+        n = len(shard) if shard is not None else 0
+        texts = list(shard["text"]) if n else []
+        pairs = list(shard["text_pair"]) if n and "text_pair" in shard.column_names \
+            else [None] * n
+        return measure_examples(loaded, texts, pairs, rows, methods, ks, self.removal,
+                                self.seeds, self.steps, self.max_tokens, progress)
+
+    def merge(self, partials) -> Faithfulness:
+        return merge_examples(partials, check_ks(self.ks), self.removal, self.seeds,
+                              self.max_tokens)
 
 
 def _aggregate(d) -> dict:
@@ -226,6 +318,7 @@ def _aggregate(d) -> dict:
             "loo_spearman": _summary(d["loo"])}
 
 
-__all__ = ["KS", "REMOVALS", "SEEDS", "Faithfulness", "faithfulness", "check_ks",
+__all__ = ["KS", "REMOVALS", "SEEDS", "Faithfulness", "FaithfulnessJob", "faithfulness",
+           "check_ks", "examples_dataset",
            "example_scores", "bootstrap_interval", "top_count", "perturbed", "METHODS",
            "GRADIENT"]

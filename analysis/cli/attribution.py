@@ -11,6 +11,7 @@ import json
 
 from analysis.cli.options import OptionError, out_file, positive_int
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC
 
 MAX_TEXT_CHARS = 512 * 64  # no input of at most 512 tokens needs more characters
@@ -86,6 +87,7 @@ def register(sub) -> None:
                    help="use at most N examples")
     p.add_argument("--seeds", type=positive_int, default=5, help="random rankings (5)")
     p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    add_ray_options(p)
     p.set_defaults(func=run)
 
 
@@ -99,6 +101,8 @@ def run(args) -> int:
         raise InputError("Give --text to explain one input, or --faithfulness.")
     if args.text is None and args.pair is not None:
         raise InputError("--pair needs --text.")
+    if args.ray and not args.faithfulness:
+        raise InputError("--ray goes with --faithfulness (one input is explained here).")
     if args.faithfulness:
         return _faithfulness(args)
     return _one(args)
@@ -121,8 +125,10 @@ def _one(args) -> int:
 
 
 def _faithfulness(args) -> int:
-    from analysis.attribution import check_methods, faithfulness, load_for_attribution
+    from analysis.attribution import load_for_attribution
     from analysis.attribution.data import corpus_examples, heldout_examples
+    from analysis.attribution.faithfulness import (FaithfulnessJob, check_settings,
+                                                   examples_dataset)
 
     if args.data is not None:
         texts, pairs, notes = corpus_examples(args.data, args.max_examples)
@@ -131,11 +137,11 @@ def _faithfulness(args) -> int:
     for note in notes:
         print(f"note: {note}")
     loaded = load_for_attribution(args.model)
-    methods = check_methods(args.methods, loaded)
+    methods, ks = check_settings(loaded, args.methods, args.ks, args.removal)
+    job = FaithfulnessJob(loaded.spec, methods, ks, args.removal, args.seeds, args.steps,
+                          args.max_tokens)  # faithfulness() as map/merge; on Ray with --ray
     with progress_bar(len(texts), unit="ex") as update:
-        result = faithfulness(loaded, texts, pairs, methods, ks=args.ks, removal=args.removal,
-                              seeds=args.seeds, steps=args.steps, max_tokens=args.max_tokens,
-                              progress=update)
+        result = run_job(job, loaded, examples_dataset(texts, pairs), args, update)
     data = result.to_json_dict()
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(_finite(data), fh, indent=1)
