@@ -147,3 +147,106 @@ def test_faithfulness_empty_shards_only_is_the_plain_error(faith_whole):
     blank = datasets.Dataset.from_dict({"text": [" ", ""]})
     with pytest.raises(DataError, match="None of the examples could be explained"):
         run_sharded(job, tiny, blank, [0, 0, 1, 2])
+
+
+# --- Head importance (docs/METHODS.md section 12) --------------------------------------------
+
+def cuts_of(n: int) -> dict:
+    return {"uneven": [0, 1, n // 2, n - 1, n], "one_each": list(range(n + 1)),
+            "empty_shards": [0, 0, 2, 2, n - 2, n, n]}
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    from importance_util import tiny_labelled
+
+    return tiny_labelled(tmp_path_factory.mktemp("labelled"))
+
+
+@pytest.fixture(scope="module")
+def absa():
+    from importance_util import tiny_absa
+
+    loaded, _, ev = tiny_absa("qa_m", 4)
+    return loaded, ev
+
+
+def sharded(cut):
+    """A ``run`` for importance_study: the job over the given shards, merged."""
+    return lambda job, models, dataset, progress: run_sharded(job, models, dataset, cut)
+
+
+@pytest.mark.parametrize("cut", ["uneven", "one_each", "empty_shards"])
+def test_importance_ablations_shards_merge_to_the_whole_set(labelled, cut):
+    from analysis.importance.ablate import run_ablations, single_ablations
+    from analysis.importance.gradients import gradient_importance
+    from analysis.importance.job import AblationJob, eval_dataset
+
+    loaded, ev = labelled
+    assert ev.n_examples == 6 and list(ev.labels) == [2, 0, 1, 0, 2, 1]  # planted CSV labels
+    disabled = single_ablations(loaded.n_layers, loaded.n_heads)
+    job = AblationJob(loaded.spec, disabled, "mask")
+    ds = eval_dataset(ev)
+    whole = run_local(job, loaded, ds)
+    # one shard is today's computation: the same logits and gate gradients, bit for bit
+    assert np.array_equal(whole.logits, run_ablations(loaded, ev, disabled, "mask"))
+    from analysis.importance.ablate import padded_batches
+    raw, _ = gradient_importance(loaded, ev, padded_batches(loaded.tokenizer, ev))
+    assert np.array_equal(whole.gradient_raw, raw)
+    merged = run_sharded(job, loaded, ds, cuts_of(6)[cut])
+    assert merged.n_examples == 6 and merged.logits.shape == (11, 6, 3)  # 1 + 2*4 + 2
+    close(merged.logits, whole.logits)
+    close(merged.gradient_raw, whole.gradient_raw)
+
+
+STUDY = dict(method="mask", prune=True, n_boot=200, random_seeds=(0, 1))
+
+
+@pytest.fixture(scope="module")
+def study_whole(labelled):
+    from analysis.importance import importance_study
+
+    return importance_study(*labelled, **STUDY)
+
+
+@pytest.mark.parametrize("cut", ["uneven", "one_each", "empty_shards"])
+def test_importance_study_on_shards_equals_in_process(labelled, study_whole, cut):
+    from analysis.importance import importance_study
+
+    loaded, ev = labelled
+    kw, whole = STUDY, study_whole
+    assert whole.pruning is not None and len(whole.pruning["by_importance"]) == 10
+    merged = importance_study(loaded, ev, run=sharded(cuts_of(6)[cut]), **kw)
+    assert (merged.n_examples, merged.n_units, merged.metric) == (6, 6, "accuracy")
+    same_json(merged.to_json(), whole.to_json())
+    for m in whole.metrics:  # every metric, with its paired bootstrap intervals
+        assert merged.intact[m] == pytest.approx(whole.intact[m], abs=1e-6)
+        close(merged.heads[m], whole.heads[m])
+        close(merged.heads_ci[m], whole.heads_ci[m])
+        close(merged.layers_ci[m], whole.layers_ci[m])
+
+
+def test_importance_absa_shards_cut_through_sentences(absa):
+    """ABSA pairs of one sentence split over shards: F1 and 4-way accuracy (per-sentence
+    units) are computed on the merged predictions, so they equal the whole set's."""
+    from analysis.importance import importance_study
+
+    loaded, ev = absa
+    n = ev.n_examples
+    assert n == 4 * 5 and ev.n_units == 4  # qa_m: one pair per sentence and category
+    whole = importance_study(loaded, ev, n_boot=200)
+    merged = importance_study(loaded, ev, n_boot=200, run=sharded([0, 3, 3, 7, 13, n]))
+    same_json(merged.to_json(), whole.to_json())
+    for m in ("aspect_f1", "acc_4way", "loss"):
+        close(merged.heads_ci[m], whole.heads_ci[m])
+
+
+def test_importance_every_shard_empty_is_a_plain_error(labelled):
+    from analysis.errors import DataError
+    from analysis.importance.ablate import single_ablations
+    from analysis.importance.job import AblationJob, eval_dataset
+
+    loaded, ev = labelled
+    job = AblationJob(loaded.spec, single_ablations(2, 4))
+    with pytest.raises(DataError, match="no examples"):
+        run_sharded(job, loaded, eval_dataset(ev).select([]), [0, 0, 0])

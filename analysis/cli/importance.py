@@ -8,6 +8,7 @@ import json
 
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, run_job
 
 METRICS = ("aspect_f1", "acc_4way", "accuracy", "loss")
 
@@ -44,6 +45,7 @@ def register(sub) -> None:
     p.add_argument("--pair-column", default=None, help="optional pair column (.csv/.jsonl)")
     p.add_argument("--label-column", default="label", help="label column (.csv/.jsonl)")
     p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    add_ray_options(p)
     p.set_defaults(func=run)
 
 
@@ -69,8 +71,11 @@ def run(args) -> int:
             if update:
                 update(int(round(100 * fraction)), 100)
 
+        def on(job, models, dataset, told):  # the ablations on Ray with --ray
+            return run_job(job, models, dataset, args, told)
+
         result = importance_study(loaded, ev, method=args.method, metric=args.metric,
-                                  prune=args.prune, progress=progress)
+                                  prune=args.prune, progress=progress, run=on)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result.to_json(), fh, indent=1)
     print(f"wrote {args.out}: {result.metric} on {result.n_examples} examples, intact "

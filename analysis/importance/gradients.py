@@ -13,18 +13,26 @@ import numpy as np
 from analysis.forward import gate_gradients
 
 
-def gradient_importance(loaded, ev, prepared, progress: Callable[[int, int], None] | None = None
-                        ) -> tuple[np.ndarray, np.ndarray]:
-    """(raw ``I`` [L, H], per-layer normalised ``I`` [L, H]) over every example of ``ev``
-    (``prepared``: :func:`analysis.importance.ablate.padded_batches`)."""
+def gate_gradient_sum(loaded, labels, prepared,
+                      progress: Callable[[int, int], None] | None = None) -> np.ndarray | None:
+    """``sum over examples of |dL(x)/dxi|`` [L, H] (None without examples) over the padded
+    batches ``prepared`` (:func:`analysis.importance.ablate.padded_batches`), ``labels`` [n]
+    the gold labels (the partial of :class:`analysis.importance.job.AblationJob`)."""
     total = None
     for done, (idx, inputs) in enumerate(prepared, 1):
-        _, grads = gate_gradients(loaded.model, inputs, ev.labels[idx])
+        _, grads = gate_gradients(loaded.model, inputs, labels[idx])
         part = np.abs(grads).sum(0)
         total = part if total is None else total + part
         if progress:
             progress(done, len(prepared))
-    raw = total / ev.n_examples
+    return total
+
+
+def gradient_importance(loaded, ev, prepared, progress: Callable[[int, int], None] | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """(raw ``I`` [L, H], per-layer normalised ``I`` [L, H]) over every example of ``ev``
+    (``prepared``: :func:`analysis.importance.ablate.padded_batches`)."""
+    raw = gate_gradient_sum(loaded, ev.labels, prepared, progress) / ev.n_examples
     return raw, normalise_per_layer(raw)
 
 

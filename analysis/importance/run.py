@@ -14,11 +14,13 @@ import numpy as np
 from analysis.errors import InputError
 from analysis.hooks import ABLATION_METHODS
 from analysis.importance import pruning as P
-from analysis.importance.ablate import padded_batches, run_ablations, single_ablations
-from analysis.importance.gradients import gradient_importance, spearman
+from analysis.importance.ablate import MAX_TOKENS, single_ablations
+from analysis.importance.gradients import normalise_per_layer, spearman
+from analysis.importance.job import AblationJob, eval_dataset
 from analysis.importance.scoring import (LOSS, N_BOOT, example_losses, higher_is_better,
                                          paired_ci, resample_weights, softmax,
                                          unit_counts)
+from analysis.shards import run_local
 
 DEFAULT_METHOD = "uniform"
 
@@ -89,11 +91,15 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
                      prune: bool = False, n_boot: int = N_BOOT, seed: int = 0,
                      fractions=P.FRACTIONS, random_seeds=P.RANDOM_SEEDS,
                      max_tokens: int | None = None,
-                     progress: Callable[[float, str], None] | None = None) -> ImportanceResult:
+                     progress: Callable[[float, str], None] | None = None,
+                     run=None) -> ImportanceResult:
     """Disable every head and every layer of ``loaded`` (a classifier) on the examples of
     ``ev`` (:mod:`analysis.importance.evalset`) with ``method`` ("uniform": Kovaleva et al.;
     "mask": Michel et al.); ``metric`` defaults to the task's first (aspect F1, accuracy).
-    ``progress(fraction, text)`` is told each stage."""
+    ``progress(fraction, text)`` is told each stage. The forward work is a corpus job
+    (:class:`analysis.importance.job.AblationJob`) run by ``run(job, loaded, dataset,
+    progress)``: :func:`analysis.shards.run_local` by default (one shard, this process), the
+    Ray path with the CLI's ``--ray``; the metrics are computed here on the merged outputs."""
     if method not in ABLATION_METHODS:
         raise InputError(f"Unknown method {method!r}; use uniform or mask.")
     names = tuple(ev.scorer.metrics) + (LOSS,)
@@ -103,13 +109,14 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
     say = progress or (lambda f, t: None)
     t0 = time.perf_counter()
     L, H = loaded.n_layers, loaded.n_heads
-    kw = {} if max_tokens is None else {"max_tokens": max_tokens}
-    prepared = padded_batches(loaded.tokenizer, ev)
+    run = run or run_local
+    dataset = eval_dataset(ev)
+    tokens = MAX_TOKENS if max_tokens is None else int(max_tokens)
     stages = 0.55 if prune else 0.85
-    disabled = single_ablations(L, H)
-    logits = run_ablations(loaded, ev, disabled, method, prepared=prepared, **kw,
-                           progress=lambda d, t: say(stages * d / t,
-                                                     f"disabling heads and layers ({d}/{t})"))
+    ablated = run(AblationJob(loaded.spec, single_ablations(L, H), method, True, tokens),
+                  loaded, dataset, lambda d, t: say(stages * d / t,
+                                                    f"disabling heads and layers ({d}/{t})"))
+    logits = ablated.logits
     counts = [unit_counts(ev.scorer, softmax(lg), example_losses(lg, ev.labels), ev.units,
                           ev.n_units) for lg in logits]
     weights = resample_weights(ev.n_units, n_boot, seed)
@@ -123,8 +130,8 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
         heads_ci[m] = ci[:L * H].reshape(L, H, 2)
         layers[m] = values[1 + L * H:] - values[0]
         layers_ci[m] = ci[L * H:]
-    say(stages, "gradient importance")
-    raw, norm = gradient_importance(loaded, ev, prepared)
+    raw = ablated.gradient_raw
+    norm = normalise_per_layer(raw)
     result = ImportanceResult(
         metric, method, names, ev.description, ev.n_examples, ev.n_units, intact, heads,
         heads_ci, layers, layers_ci, raw, norm, {}, notes=list(ev.notes))
@@ -132,7 +139,7 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
     if prune:
         say(0.6, "pruning curves")
         result.pruning = pruning_curves(loaded, ev, result, method, fractions, random_seeds,
-                                        prepared, kw, lambda d, t: say(
+                                        dataset, tokens, run, lambda d, t: say(
                                             0.6 + 0.4 * d / t, f"pruning curves ({d}/{t})"))
     result.seconds = time.perf_counter() - t0
     say(1.0, "done")
@@ -140,16 +147,18 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
 
 
 def pruning_curves(loaded, ev, result: ImportanceResult, method: str, fractions, seeds,
-                   prepared, kw: dict, progress=None) -> dict:
+                   dataset, max_tokens: int = MAX_TOKENS, run=None, progress=None) -> dict:
     """The chosen metric after removing each fraction of the heads, in the order of the
-    measured drops, of gradient importance, and of ``seeds`` random orders."""
+    measured drops, of gradient importance, and of ``seeds`` random orders (one more
+    :class:`AblationJob`, without gradients, on ``dataset``: :func:`eval_dataset` of ``ev``)."""
     m = result.metric
     shape = result.shape
     n = shape[0] * shape[1]
     orders = [P.order_by_drop(result.heads[m], result.heads[LOSS], higher_is_better(m)),
               P.order_by_gradient(result.gradient)] + [P.random_order(n, s) for s in seeds]
     masks = np.concatenate([P.pruning_masks(o, shape, fractions) for o in orders])
-    logits = run_ablations(loaded, ev, masks, method, prepared=prepared, progress=progress, **kw)
+    job = AblationJob(loaded.spec, masks, method, False, max_tokens)
+    logits = (run or run_local)(job, loaded, dataset, progress).logits
     values = _values(ev, logits, m).reshape(len(orders), len(fractions))
     rand = values[2:]
     higher = higher_is_better(m)
