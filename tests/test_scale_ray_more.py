@@ -1,0 +1,127 @@
+"""The Ray Data path (analysis.raydata) gives the in-process numbers for no-op gradients,
+attribution faithfulness and head importance (one small case each, in one local 2-CPU
+cluster that the test starts on 127.0.0.1 and shuts down), and ``--ray`` on the importance
+command writes the in-process JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
+                          "requirements-ray.txt to run the Ray path tests")
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXTS = ["The soup was cold, sadly.", "   ", "Great food, friendly staff and a view!", "No.",
+         "The waiter ignored us, then brought the wrong dish.", "Cheap, tasty and quick."]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def close(a, b, tol=1e-6):
+    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), atol=tol, rtol=0,
+                               equal_nan=True)
+
+
+def leaves(obj):
+    if isinstance(obj, dict):
+        return [x for k in sorted(obj) for x in leaves(obj[k])]
+    if isinstance(obj, (list, tuple)):
+        return [x for v in obj for x in leaves(v)]
+    return [obj]
+
+
+def same_json(a, b):
+    la, lb = leaves(a), leaves(b)
+    assert len(la) == len(lb)
+    for x, y in zip(la, lb):
+        if isinstance(x, float) or isinstance(y, float):
+            close(x if x is not None else np.nan, y if y is not None else np.nan)
+        else:
+            assert x == y
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory):
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    from analysis.models import default_model_path
+
+    tok = AutoTokenizer.from_pretrained(default_model_path())
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
+    folder = tmp_path_factory.mktemp("tiny-mlm")
+    BertForMaskedLM(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+def test_noop_gradients_on_ray_equal_in_process(cluster, mlm_dir, shared_data):
+    from analysis.corpus import read_corpus
+    from analysis.noop import loss_head
+    from analysis.noop.gradients import GradientsJob
+    from analysis.raydata import run_ray
+    from analysis.shards import run_local
+
+    ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=9)
+    job = GradientsJob(mlm_dir, batch_size=4, max_length=128)
+    local = run_local(job, loss_head(mlm_dir), ds)
+    seen = []
+    remote = run_ray(job, ds, None, workers=2, rows_per_block=4,
+                     progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (9, 9) and len(seen) == 3  # blocks of 4, 4 and 1 examples
+    assert (remote.kind, remote.n_examples) == (local.kind, local.n_examples) == ("mlm", 9)
+    assert sorted(remote.per_head) == sorted(local.per_head)
+    for cat in local.per_head:
+        close(remote.per_head[cat], local.per_head[cat])
+
+
+def test_faithfulness_on_ray_equals_in_process(cluster, tmp_path_factory):
+    from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset, faithfulness
+    from analysis.raydata import run_ray
+    from attribution_models import tiny_classifier
+
+    tiny = tiny_classifier(tmp_path_factory)
+    methods = ("attention", "norm")
+    local = faithfulness(tiny, TEXTS, None, methods, ks=(20, 50), seeds=2)
+    remote = run_ray(FaithfulnessJob(tiny.spec, methods, (20, 50), "drop", 2),
+                     examples_dataset(TEXTS), None, workers=2, rows_per_block=2)
+    assert remote.n_examples == local.n_examples == 5 and remote.notes == local.notes
+    # the random baseline is seeded per corpus row, so the workers draw the same rankings
+    same_json(remote.to_json_dict(), local.to_json_dict())
+
+
+def test_importance_cli_on_ray_writes_the_in_process_json(cluster, tmp_path):
+    """``python -m analysis importance --ray auto`` (joining the test's cluster), with the
+    pruning pass: the same JSON as in process (logits to float rounding)."""
+    from analysis.cli import main
+    from importance_util import LABELLED_CSV, classifier_folder
+
+    clf = classifier_folder(tmp_path / "clf")
+    data = tmp_path / "d.csv"
+    data.write_text(LABELLED_CSV)
+    common = ["importance", "--model", str(clf), "--data", str(data), "--method", "mask",
+              "--prune"]
+    assert main(common + ["--out", str(tmp_path / "local.json")]) == 0
+    assert main(common + ["--ray", "auto", "--ray-workers", "2",
+                          "--out", str(tmp_path / "ray.json")]) == 0
+    local = json.loads((tmp_path / "local.json").read_text())
+    remote = json.loads((tmp_path / "ray.json").read_text())
+    assert local["metric"] == "accuracy" and len(local["heads"]) == 2
+    assert len(local["pruning"]["by_importance"]) == 10
+    same_json(remote, local)
