@@ -90,5 +90,5 @@ def _gradients(head, loaded, dataset, args) -> dict:
     with progress_bar(len(dataset), unit="ex") as update:
         grads = run_job(job, head, dataset, args, update)
     print(f"note: {head.note}")
-    return {"loss": grads.kind, "n_examples": int(grads.n_examples),
+    return {"loss": grads.kind, "note": grads.note, "n_examples": int(grads.n_examples),
             "per_head": {cat: v.tolist() for cat, v in grads.per_head.items()}}
