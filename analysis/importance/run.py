@@ -115,7 +115,7 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
     stages = 0.55 if prune else 0.85
     ablated = run(AblationJob(loaded.spec, single_ablations(L, H), method, True, tokens),
                   loaded, dataset, lambda d, t: say(stages * d / t,
-                                                    f"disabling heads and layers ({d}/{t})"))
+                                                    f"disabling heads and layers, gradients ({d}/{t})"))
     logits = ablated.logits
     counts = [unit_counts(ev.scorer, softmax(lg), example_losses(lg, ev.labels), ev.units,
                           ev.n_units) for lg in logits]
