@@ -113,9 +113,9 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
     dataset = eval_dataset(ev)
     tokens = MAX_TOKENS if max_tokens is None else int(max_tokens)
     stages = 0.55 if prune else 0.85
-    ablated = run(AblationJob(loaded.spec, single_ablations(L, H), method, True, tokens),
-                  loaded, dataset, lambda d, t: say(stages * d / t,
-                                                    f"disabling heads and layers, gradients ({d}/{t})"))
+    job = AblationJob(loaded.spec, single_ablations(L, H), method, True, tokens)
+    ablated = run(job, loaded, dataset, lambda d, t: say(
+        stages * d / t, f"disabling heads and layers, gradients ({d}/{t})"))
     logits = ablated.logits
     counts = [unit_counts(ev.scorer, softmax(lg), example_losses(lg, ev.labels), ev.units,
                           ev.n_units) for lg in logits]
