@@ -178,7 +178,7 @@ def sharded(cut):
 
 @pytest.mark.parametrize("cut", ["uneven", "one_each", "empty_shards"])
 def test_importance_ablations_shards_merge_to_the_whole_set(labelled, cut):
-    from analysis.importance.ablate import run_ablations, single_ablations
+    from analysis.importance.ablate import padded_batches, run_ablations, single_ablations
     from analysis.importance.gradients import gradient_importance
     from analysis.importance.job import AblationJob, eval_dataset
 
@@ -190,7 +190,6 @@ def test_importance_ablations_shards_merge_to_the_whole_set(labelled, cut):
     whole = run_local(job, loaded, ds)
     # one shard is today's computation: the same logits and gate gradients, bit for bit
     assert np.array_equal(whole.logits, run_ablations(loaded, ev, disabled, "mask"))
-    from analysis.importance.ablate import padded_batches
     raw, _ = gradient_importance(loaded, ev, padded_batches(loaded.tokenizer, ev))
     assert np.array_equal(whole.gradient_raw, raw)
     merged = run_sharded(job, loaded, ds, cuts_of(6)[cut])

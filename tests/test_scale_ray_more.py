@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import datasets
 import numpy as np
 import pytest
 

@@ -41,7 +41,7 @@ def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
     try:
         model, info = AutoModelForMaskedLM.from_pretrained(
             source, local_files_only=True, output_loading_info=True, attn_implementation="eager")
-    except Exception as exc:  # no MLM class for this architecture
+    except Exception:  # no MLM class for this architecture
         return None, "it has no part that guesses hidden words (a masked-language-model head)"
     prefix = getattr(model, "base_model_prefix", "")
     missing = sorted(k for k in info.get("missing_keys", []) if not k.startswith(prefix + "."))
