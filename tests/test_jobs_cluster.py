@@ -187,6 +187,22 @@ def test_a_worker_lost_mid_job_is_said_and_frees_the_slot(fake):
     assert run_job("next", lambda p: 42, key="n", queue=q) == 42
 
 
+def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(fake):
+    from analysis.models import ModelLoadError
+
+    class RayTaskError(Exception):  # Ray's wrapper keeps the worker's exception as ``cause``
+        def __init__(self, cause):
+            super().__init__("ray: task failed\nTraceback ...")
+            self.cause = cause
+
+    fake(fail=RayTaskError(ModelLoadError("Cannot load /tmp/upload-1: no such folder.")))
+    q = JobQueue(slots=1)
+    with pytest.raises(ModelLoadError, match="^Cannot load /tmp/upload-1: no such folder.$"):
+        run_job("Drift", _local, key="d", queue=q,
+                cluster=cluster.ClusterJob("job", list(range(8))))
+    assert q.state() == {"running": [], "waiting": 0}
+
+
 def test_a_visitor_who_leaves_stops_waiting_on_the_cluster(fake, monkeypatch):
     gate = threading.Event()
     fc, _ = fake(gate=gate)

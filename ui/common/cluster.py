@@ -92,6 +92,20 @@ def _run_ray(job, dataset, **kw):
     return run_ray(job, dataset, None, **kw)
 
 
+def _model_error(exc: BaseException | None):
+    """The :class:`analysis.models.ModelLoadError` behind ``exc`` (Ray wraps a worker's
+    exception in its own, keeping it as ``cause``), or None."""
+    from analysis.models import ModelLoadError
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModelLoadError):
+            return exc
+        exc = exc.__cause__ or getattr(exc, "cause", None)
+    return None
+
+
 def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], address: str,
                    on_workers: Callable[[int], None] | None = None):
     """``cj`` on the cluster at ``address`` with ``progress(fraction, text)`` moved as its
@@ -117,6 +131,11 @@ def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], addre
         result = _run_ray(job, cj.dataset, progress=step, workers=workers, min_workers=1)
     except WorkerLost:
         raise WorkerLost(LOST) from None
+    except Exception as exc:  # a model the workers cannot load: the loader's own message
+        said = _model_error(exc)
+        if said is not None:
+            raise said from None
+        raise
     if hasattr(result, "seconds"):  # the page's "N examples in S s" counts the cluster's time
         result.seconds = time.perf_counter() - t0
     return result
