@@ -1,9 +1,12 @@
 """The No-op page's corpus job on a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut
 down by the test) through the app's job queue with DASHBOARD_RAY_ADDRESS=auto: the page shows
-the in-process numbers, and the job really went to the cluster."""
+the in-process numbers, and the job really went to the cluster; a worker killed mid-job gives the
+visitor the page's message and frees the queue slot."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,21 +20,22 @@ APP = str(ROOT / "app.py")
 CAP = 6
 
 
-@pytest.fixture
-def cluster_env(monkeypatch):
+@pytest.fixture(scope="module")
+def cluster_env():
     from ui.common.settings import settings
 
     ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
              log_to_driver=False, logging_level="ERROR",
              runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-    monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", "auto")
-    settings.cache_clear()
-    try:
-        yield
-    finally:
-        monkeypatch.delenv("DASHBOARD_RAY_ADDRESS")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
         settings.cache_clear()
-        ray.shutdown()
+        try:
+            yield
+        finally:
+            mp.delenv("DASHBOARD_RAY_ADDRESS")
+            settings.cache_clear()
+            ray.shutdown()
 
 
 def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monkeypatch,
@@ -82,3 +86,46 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
         rows = fig2[fig2["statistic"] == name].sort_values(["layer", "head"])
         np.testing.assert_allclose(rows["value"].to_numpy(),
                                    ref.metrics[name].reshape(-1), atol=1e-6, rtol=0)
+
+
+class _Crash:
+    """A no-op job whose worker process dies on the shard holding row 5."""
+
+    def __init__(self, spec):
+        from analysis.noop.corpus import NoopJob
+
+        self.inner = NoopJob(spec, 4)
+
+    def load(self):
+        return self.inner.load()
+
+    def map(self, models, shard, rows, progress=None):
+        if 5 in list(rows):
+            os._exit(1)
+        return self.inner.map(models, shard, rows, progress)
+
+    def merge(self, partials):
+        return self.inner.merge(partials)
+
+
+def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_model_dir):
+    import cloudpickle
+    import datasets
+
+    from analysis.raydata import WorkerLost
+    from ui.common.cluster import LOST, ClusterJob
+    from ui.common.jobs import JobQueue, run_job
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
+    q = JobQueue(slots=1)
+
+    def here(progress):
+        raise AssertionError("ran in process")
+
+    with pytest.raises(WorkerLost) as err:
+        run_job("Corpus statistics", here, key="crash", queue=q,
+                cluster=ClusterJob(_Crash(str(tiny_model_dir("bert"))), ds))
+    assert str(err.value) == LOST
+    assert q.state() == {"running": [], "waiting": 0}
+    assert run_job("next", lambda p: 42, key="next", queue=q) == 42
