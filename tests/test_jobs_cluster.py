@@ -19,6 +19,7 @@ import pytest
 
 from ui.common import cluster, jobs
 from ui.common.jobs import JobCancelled, JobLimit, JobQueue, run_job
+from analysis.errors import DataError
 from ui.common.errors import plain
 from ui.common.settings import Settings, load_settings
 
@@ -197,10 +198,29 @@ def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(fake):
 
     fake(fail=RayTaskError(ModelLoadError("Cannot load /tmp/upload-1: no such folder.")))
     q = JobQueue(slots=1)
-    with pytest.raises(ModelLoadError, match="^Cannot load /tmp/upload-1: no such folder.$"):
+    with pytest.raises(DataError) as err:  # what every corpus page shows
         run_job("Drift", _local, key="d", queue=q,
                 cluster=cluster.ClusterJob("job", list(range(8))))
+    assert str(err.value) == ("The Ray cluster's workers cannot load the model: Cannot load "
+                              "/tmp/upload-1: no such folder.")
     assert q.state() == {"running": [], "waiting": 0}
+
+
+def test_an_unreachable_cluster_is_said_at_once():
+    """Nothing listening on the port: one line, without waiting on Ray's minutes of retries;
+    a listening port passes."""
+    import socket
+
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        cluster.reachable(f"127.0.0.1:{srv.getsockname()[1]}")
+        cluster.reachable(f"ray://127.0.0.1:{srv.getsockname()[1]}")
+        closed = srv.getsockname()[1]
+    with pytest.raises(DataError, match=rf"^Cannot reach the Ray cluster at 127.0.0.1:{closed} "
+                       r"\(Connection refused\); this job was not run\."):
+        cluster.reachable(f"127.0.0.1:{closed}")
+    cluster.reachable("auto")  # the local cluster, or a new one: nothing to probe
 
 
 def test_a_visitor_who_leaves_stops_waiting_on_the_cluster(fake, monkeypatch):

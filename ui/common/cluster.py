@@ -24,17 +24,27 @@ on the workers too (:class:`Capped`).
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable
+
+from analysis.errors import DataError
 
 LOST = ("A Ray worker died while running this job (stopped, out of memory, or its machine was "
         "lost), so nothing was kept. Run it again; on fewer examples if memory ran out.")
 WHERE = ("Runs on the Ray cluster ({address}): the cluster's workers compute, this server only "
          "waits and shows the progress.")
 
+PROBE_S = 5.0  # seconds to wait for the cluster's port before saying it cannot be reached
+
 _lock = threading.Lock()
+
+
+class ClusterError(DataError):
+    """The cluster cannot run the job (unreachable, or its workers cannot load the model); the
+    message is the visitor's (every corpus page shows a DataError)."""
 
 
 @dataclass(frozen=True)
@@ -73,16 +83,36 @@ class Capped:
         return self.job.merge(partials)
 
 
+def reachable(address: str) -> None:
+    """Raise :class:`ClusterError` at once when nothing answers on the address's port (Ray
+    itself keeps retrying an unreachable address for minutes, holding the job's slot)."""
+    if address == "auto":
+        return
+    host, port = address.removeprefix("ray://").rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_S).close()
+    except OSError as exc:
+        raise ClusterError(f"Cannot reach the Ray cluster at {address} "
+                           f"({exc.strerror or type(exc).__name__}); this job was not run. The "
+                           "host's DASHBOARD_RAY_ADDRESS may be wrong, or the cluster down."
+                           ) from None
+
+
 def connect(address: str) -> int:
     """Connect this process to the cluster (the first job does; later ones reuse the session)
     and return its workers now."""
     with _lock:
         import ray
 
+        from analysis.errors import InputError
         from analysis.raydata import cluster_workers, connect as ray_connect
 
         if not ray.is_initialized():
-            return ray_connect(address)[0]
+            reachable(address)
+            try:
+                return ray_connect(address)[0]
+            except InputError as exc:
+                raise ClusterError(str(exc)) from None
         return cluster_workers()[0]
 
 
@@ -110,7 +140,9 @@ def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], addre
                    on_workers: Callable[[int], None] | None = None):
     """``cj`` on the cluster at ``address`` with ``progress(fraction, text)`` moved as its
     partials come back; ``on_workers(n)`` is told the cluster's workers once connected. A
-    worker lost mid-job raises :class:`analysis.raydata.WorkerLost` in the page's words."""
+    worker lost mid-job raises :class:`analysis.raydata.WorkerLost` in the page's words, a
+    cluster that cannot be reached or cannot load the model :class:`ClusterError` (both are
+    DataErrors, which every corpus page shows)."""
     from analysis.raydata import WorkerLost
 
     n = len(cj.dataset) if cj.dataset is not None else 0
@@ -134,7 +166,8 @@ def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], addre
     except Exception as exc:  # a model the workers cannot load: the loader's own message
         said = _model_error(exc)
         if said is not None:
-            raise said from None
+            raise ClusterError(f"The Ray cluster's workers cannot load the model: {said}"
+                               ) from None
         raise
     if hasattr(result, "seconds"):  # the page's "N examples in S s" counts the cluster's time
         result.seconds = time.perf_counter() - t0
