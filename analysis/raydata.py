@@ -132,19 +132,40 @@ def _user_error(exc: BaseException) -> BaseException | None:
 
 
 def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
-            workers: int | None = None, rows_per_block: int | None = None):
+            workers: int | None = None, rows_per_block: int | None = None,
+            min_workers: int | None = None):
     """``job`` over ``dataset`` on a Ray cluster (see the module docstring); ``address`` None
-    uses the Ray session this process already started. Returns ``job.merge(partials)``."""
+    uses the Ray session this process already started. Returns ``job.merge(partials)``.
+    ``min_workers``: an actor pool that Ray Data grows from this many workers up to
+    ``workers`` as the cluster has room (the app, where jobs share the cluster); default: a
+    fixed pool of ``workers``."""
     import ray
 
     started = False if address is None and ray.is_initialized() else _connect(address or "auto")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _run(job, dataset, progress, workers, rows_per_block)
+            return _run(job, dataset, progress, workers, rows_per_block, min_workers)
     finally:
         if started:
             ray.shutdown()
+
+
+def _pool(n_workers: int, min_workers: int | None):
+    import ray
+
+    if min_workers is None:
+        return ray.data.ActorPoolStrategy(size=n_workers)
+    return ray.data.ActorPoolStrategy(min_size=max(1, min(int(min_workers), n_workers)),
+                                      max_size=n_workers)
+
+
+def connect(address: str) -> tuple[int, bool]:
+    """Connect this process to ``address`` for as long as it lives (a server: the app's job
+    queue; a local cluster started for ``auto`` stays up with it) and return
+    :func:`cluster_workers`. A process already connected keeps its session."""
+    _connect(address)
+    return cluster_workers()
 
 
 def _with_rows(dataset):
@@ -160,7 +181,7 @@ def _with_rows(dataset):
             datasets.enable_progress_bars()
 
 
-def _run(job, dataset, progress, workers, rows_per_block):
+def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
     import ray
 
     ray.data.DataContext.get_current().enable_progress_bars = False
@@ -174,7 +195,7 @@ def _run(job, dataset, progress, workers, rows_per_block):
     parts = ray.data.from_huggingface(
         _with_rows(dataset), override_num_blocks=math.ceil(n / block)).map_batches(
         _Worker, fn_constructor_args=(job,), batch_size=block, batch_format="pyarrow",
-        compute=ray.data.ActorPoolStrategy(size=n_workers), num_gpus=1 if gpu else 0,
+        compute=_pool(n_workers, min_workers), num_gpus=1 if gpu else 0,
         num_cpus=0 if gpu else 1, max_restarts=0, max_task_retries=0)
     partials, done = [], 0
     try:

@@ -25,6 +25,13 @@ the host allows: ``visitor_address``), and a visitor may hold at most ``max_jobs
 tickets (waiting or running) at once: a further job is refused with one line
 (:class:`JobLimit`) instead of queueing ahead of everyone else. The waiting message says the
 limit.
+
+On a Ray cluster (``DASHBOARD_RAY_ADDRESS``, :mod:`ui.common.cluster`): a corpus study passes
+``run_job(..., cluster=ClusterJob(job, dataset))``; with the address set its worker thread only
+waits on the cluster (same ticket, position, bar, caps and cancel; a caption under the bar says
+where it runs), and cluster tickets have their own running slots (``cluster_slots``: the
+cluster's workers), so they wait behind no in-process job. Without the address ``cluster`` is
+ignored and nothing is imported from Ray.
 """
 
 from __future__ import annotations
@@ -86,23 +93,28 @@ class Ticket:
     visitors: tuple = ()
     seen: float = field(default_factory=time.monotonic)
     running: bool = False
+    cluster: bool = False  # runs on the Ray cluster (its own slots)
 
 
 class JobQueue:
-    """FIFO of tickets and ``slots`` running slots under one condition variable."""
+    """FIFO of tickets and ``slots`` running slots under one condition variable; cluster
+    tickets have ``cluster_slots`` of their own (a FIFO of their own too)."""
 
-    def __init__(self, slots: int = 1, expire_s: float = EXPIRE_S):
+    def __init__(self, slots: int = 1, expire_s: float = EXPIRE_S, cluster_slots: int = 1):
         self.slots = int(slots)
+        self.cluster_slots = int(cluster_slots)
         self.expire_s = float(expire_s)
         self._cond = threading.Condition()
         self._waiting: list[Ticket] = []
         self._running: list[Ticket] = []
 
     def join(self, label: str, key: str, visitors: tuple = (),
-             limit: int | None = None) -> Ticket:
+             limit: int | None = None, cluster: bool = False) -> Ticket:
         """A new ticket at the end of the queue, owned by the calling thread; :class:`JobLimit`
-        when one of ``visitors`` already holds ``limit`` tickets (waiting or running)."""
-        ticket = Ticket(label, key, threading.current_thread(), tuple(visitors))
+        when one of ``visitors`` already holds ``limit`` tickets (waiting or running, on the
+        cluster or not)."""
+        ticket = Ticket(label, key, threading.current_thread(), tuple(visitors),
+                        cluster=bool(cluster))
         with self._cond:
             self._expire()
             if limit is not None:
@@ -128,7 +140,23 @@ class JobQueue:
             self._cond.notify_all()
 
     def _ahead(self, ticket: Ticket) -> int:
-        return len(self._running) + self._waiting.index(ticket)
+        """Jobs ahead of the ticket: running or waiting before it, of its kind (cluster or
+        not: the other kind's jobs do not hold it up)."""
+        same = [t for t in self._running + self._waiting[:self._waiting.index(ticket)]
+                if t.cluster == ticket.cluster]
+        return len(same)
+
+    def _may_run(self, ticket: Ticket) -> bool:
+        slots = self.cluster_slots if ticket.cluster else self.slots
+        running = sum(t.cluster == ticket.cluster for t in self._running)
+        first = next(t for t in self._waiting if t.cluster == ticket.cluster)
+        return running < slots and first is ticket
+
+    def set_cluster_slots(self, n: int) -> None:
+        """Running slots for cluster tickets (the cluster's workers, once known)."""
+        with self._cond:
+            self.cluster_slots = max(1, int(n))
+            self._cond.notify_all()
 
     def wait_turn(self, ticket: Ticket, timeout: float = 0.0) -> int | None:
         """Check in, then wait up to ``timeout`` s for the ticket's turn. Returns None once the
@@ -143,8 +171,8 @@ class JobQueue:
                     return None
                 if ticket not in self._waiting:
                     self._waiting.append(ticket)
-                if len(self._running) < self.slots and self._waiting[0] is ticket:
-                    self._waiting.pop(0)
+                if self._may_run(ticket):
+                    self._waiting.remove(ticket)
                     ticket.running = True
                     self._running.append(ticket)
                     self._cond.notify_all()
@@ -255,24 +283,44 @@ def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
     note.empty()
 
 
+def _on_cluster(cluster, address: str, queue: JobQueue) -> Callable:
+    """The worker's work when the job runs on the cluster: wait on it (ui.common.cluster)."""
+    from ui.common.cluster import run_on_cluster
+
+    return lambda progress: run_on_cluster(cluster, progress, address, queue.set_cluster_slots)
+
+
 def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, key: str,
-            queue: JobQueue | None = None):
+            queue: JobQueue | None = None, cluster=None):
     """Run ``fn(progress)`` through the server-wide queue and return its result (its exception
     is raised here). ``label`` names the job for the visitor, ``key`` identifies it (thread
     name, logs). Call it only for work that is not cached yet. A visitor over the per-visitor
-    limit gets a warning saying so and the page stops there."""
-    queue = queue or job_queue()
+    limit gets a warning saying so and the page stops there. ``cluster``: a
+    :class:`ui.common.cluster.ClusterJob` computing the same result, run on the Ray cluster
+    instead of ``fn`` when ``DASHBOARD_RAY_ADDRESS`` is set (ignored otherwise)."""
+    queue, conf = queue or job_queue(), settings()
+    address = conf.ray_address if cluster is not None else None
+    if cluster is not None and conf.ray_error:  # a bad address: said, and run here
+        st.warning(plain(conf.ray_error), icon=":material/cloud_off:")
+    work = fn if address is None else _on_cluster(cluster, address, queue)
     try:
-        ticket = queue.join(label, key, visitor_keys(), settings().max_jobs_per_visitor)
+        ticket = queue.join(label, key, visitor_keys(), conf.max_jobs_per_visitor,
+                            cluster=address is not None)
     except JobLimit as exc:  # said in words, and the page stops here (nothing is queued)
         st.warning(plain(str(exc)), icon=":material/block:")
         st.stop()
     job = None
     try:
         _wait_in_line(queue, ticket, label)
-        job = _Job(fn, queue, ticket, settings().job_nice)
+        job = _Job(work, queue, ticket, conf.job_nice)
         job.start()
         bar = st.progress(0.0, text=plain(label))
+        where = None
+        if address is not None:  # under the bar: a visitor or host can tell where it runs
+            from ui.common.cluster import WHERE
+
+            where = st.empty()
+            where.caption(plain(WHERE.format(address=address)))
         drawn, sent = (0.0, ""), time.monotonic()
         while not job.done.wait(POLL_S):
             now = (job.fraction, job.text)
@@ -284,6 +332,8 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
         # done: the bar goes (a finished "Probes: 174 / 174" bar left on the page read as work
         # still going on, and a cached result replays it on every rerun)
         bar.empty()
+        if where is not None:
+            where.empty()
     finally:
         if job is None or not (job.thread.is_alive() or job.done.is_set()):
             queue.leave(ticket)

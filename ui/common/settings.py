@@ -8,6 +8,12 @@ Read once per process from the environment (``settings()`` is cached; tests call
     models and datasets come from the host's lists by name; heavy work is capped). Empty or
     ``local`` (the default) is local use: folders and free model / dataset ids are allowed and
     the caps are the library's own limits. Any other value is refused with one line.
+``DASHBOARD_RAY_ADDRESS``
+    Optional: ``auto`` or ``[ray://]HOST:PORT`` of a Ray cluster (deploy/README.md, "The app on
+    a Ray cluster"); the job queue then sends the corpus studies' jobs there
+    (``ui.common.cluster``). Checked with :func:`analysis.raydata.check_address`; a bad value
+    (or Ray not installed) is not fatal: ``ray_error`` holds one line that the page shows, and
+    the jobs run in the server process as without it.
 ``DASHBOARD_SETTINGS``
     Optional path to a TOML file (read with ``tomllib``) in which the host adds to the above.
     Every key is optional; an unknown key or a value of the wrong type is refused with one
@@ -117,6 +123,8 @@ class Settings:
     visitor_address: str = "connection"
     queue_slots: int = 1
     job_nice: int = 10
+    ray_address: str | None = None  # DASHBOARD_RAY_ADDRESS, checked
+    ray_error: str | None = None    # why DASHBOARD_RAY_ADDRESS is not used (one line)
 
     @property
     def default_model(self) -> str:
@@ -190,6 +198,21 @@ def _read_file(path: str) -> dict:
         raise SettingsError(f"Settings: {path} is not valid TOML: {exc}.") from None
 
 
+def _ray_address(text: str) -> dict:
+    """``ray_address`` (checked) or ``ray_error``; nothing is read from Ray when unset."""
+    if not text.strip():
+        return {}
+    from analysis.errors import InputError
+    from analysis.raydata import check_address
+
+    try:
+        return {"ray_address": check_address(text)}
+    except InputError as exc:
+        said = str(exc).rstrip(".")
+        return {"ray_error": f"DASHBOARD_RAY_ADDRESS {said}. Heavy jobs run in the server "
+                             "process instead."}
+
+
 def load_settings(environ=None) -> Settings:
     """Settings from ``environ`` (default ``os.environ``); raises SettingsError."""
     env = os.environ if environ is None else environ
@@ -226,6 +249,7 @@ def load_settings(environ=None) -> Settings:
     if address not in ADDRESS_MODES:
         raise SettingsError(f"Settings: visitor_address must be one of {', '.join(ADDRESS_MODES)}.")
     kw["visitor_address"] = address
+    kw.update(_ray_address(env.get("DASHBOARD_RAY_ADDRESS", "")))
     if "models" in data:
         kw["models"] = _models(data["models"])
     if "datasets" in data:

@@ -17,10 +17,12 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, compa
                             head_cosine, load_after, load_pair, pattern_shares,
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
+from analysis.drift.job import DriftJob, has_labels
 from analysis.encoding import encode_dataset
 from analysis.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
+from ui.common.cluster import ClusterJob
 from ui.common.corpus import fingerprint
 from ui.common.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
@@ -79,7 +81,10 @@ def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_
         return compare_models(before, _after, corpus, batch_size=BATCH_SIZE, progress=lambda d, t:
                               progress(d / t, f"Both models: {d} / {t} examples"))
 
-    return run_job("Fine-tuning drift", job, key=drift_state.JOB.format(corpus_key))
+    return run_job("Fine-tuning drift", job, key=drift_state.JOB.format(corpus_key),
+                   cluster=ClusterJob(DriftJob(_before.spec, _after.spec, BATCH_SIZE,
+                                               has_labels(_dataset)), _dataset,
+                                      max_length=max_length))
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:

@@ -14,9 +14,11 @@ import streamlit as st
 
 from analysis.encoding import encode_dataset
 from analysis.models import ModelLoadError
+from analysis.noop.corpus import NoopJob
 from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
                            positional_heads)
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
+from ui.common.cluster import ClusterJob
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 from ui.common.heads import decimals, heads_frame, heads_heatmap
@@ -85,7 +87,9 @@ def _stats(key: StatsKey, _loaded, _dataset):
                       f"({stats.examples_per_second:.1f} examples/s)")
         return stats
 
-    return run_job("Corpus statistics", job, key=key.job_key)
+    return run_job("Corpus statistics", job, key=key.job_key, cluster=ClusterJob(
+        NoopJob(_loaded.spec, key.batch_size, norms=key.norms), _dataset,
+        max_length=key.token_limit))
 
 
 def stats_key(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,

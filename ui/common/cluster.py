@@ -1,0 +1,174 @@
+"""Heavy corpus jobs on a Ray cluster (``DASHBOARD_RAY_ADDRESS``; deploy/README.md, "The app on
+a Ray cluster").
+
+A corpus study hands the job queue (:func:`ui.common.jobs.run_job`, ``cluster=``) a
+:class:`ClusterJob` beside its own function: its map/merge job (:mod:`analysis.shards`) and its
+corpus Dataset. With the address set, the queue's worker thread runs :func:`run_on_cluster`
+instead of the study's function: it connects this process to the cluster once
+(:func:`analysis.raydata.connect`), sends the job there (:func:`analysis.raydata.run_ray`: one
+copy of the model per Ray worker, the partials merged here with the job's own merge, so the
+numbers are the in-process ones) and turns the cluster's progress into the visitor's bar; the
+server process only waits. Without the address none of this runs and nothing is imported from
+Ray.
+
+Slots: cluster jobs have their own running slots in the queue, as many as the cluster has
+workers (one per GPU, else one per CPU; known once connected, one before). Each job's actor
+pool grows from one worker up to all of them as the cluster has room, so a visitor alone gets
+the whole cluster and a second visitor's job still starts at once, behind no server job. Work
+that stays in the process (fine-tuning, per-input jobs, background jobs) keeps ``queue_slots``.
+
+The workers load the models by their spec (``job.load()``), so a spec must resolve on them: the
+embedded default, hub ids, folders on a disk the workers share; the page's token cap is applied
+on the workers too (:class:`Capped`).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from analysis.errors import DataError
+
+LOST = ("A Ray worker died while running this job (stopped, out of memory, or its machine was "
+        "lost), so nothing was kept. Run it again; on fewer examples if memory ran out.")
+WHERE = ("Runs on the Ray cluster ({address}): the cluster's workers compute, this server only "
+         "waits and shows the progress.")
+
+PROBE_S = 5.0  # seconds to wait for the cluster's port before saying it cannot be reached
+
+_lock = threading.Lock()
+
+
+class ClusterError(DataError):
+    """The cluster cannot run the job (unreachable, or its workers cannot load the model); the
+    message is the visitor's (every corpus page shows a DataError)."""
+
+
+@dataclass(frozen=True)
+class ClusterJob:
+    """What a study sends to the cluster: ``job`` (a CorpusJob) over ``dataset`` (a
+    ``datasets.Dataset``); ``unit`` names its rows in the progress text; ``max_length`` is the
+    token cap the in-process path gives the (first) model, None for the model's own."""
+
+    job: Any
+    dataset: Any
+    unit: str = "examples"
+    max_length: int | None = None
+
+
+@dataclass
+class Capped:
+    """``job`` whose first model reads at most ``max_length`` tokens, as the page's in-process
+    path has it (``dataclasses.replace(loaded, max_length=...)``): a LoadedModel, or the drift
+    job's (before, after, meta), whose meta is made again from the capped pair."""
+
+    job: Any
+    max_length: int
+
+    def load(self):
+        models = self.job.load()
+        if isinstance(models, tuple):  # drift: (before, after, meta)
+            from analysis.drift.job import models_of
+
+            return models_of(replace(models[0], max_length=self.max_length), models[1])
+        return replace(models, max_length=self.max_length)
+
+    def map(self, models, shard, rows, progress=None):
+        return self.job.map(models, shard, rows, progress)
+
+    def merge(self, partials):
+        return self.job.merge(partials)
+
+
+def reachable(address: str) -> None:
+    """Raise :class:`ClusterError` at once when nothing answers on the address's port (Ray
+    itself keeps retrying an unreachable address for minutes, holding the job's slot)."""
+    if address == "auto":
+        return
+    host, port = address.removeprefix("ray://").rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_S).close()
+    except OSError as exc:
+        raise ClusterError(f"Cannot reach the Ray cluster at {address} "
+                           f"({exc.strerror or type(exc).__name__}); this job was not run. The "
+                           "host's DASHBOARD_RAY_ADDRESS may be wrong, or the cluster down."
+                           ) from None
+
+
+def connect(address: str) -> int:
+    """Connect this process to the cluster (the first job does; later ones reuse the session)
+    and return its workers now."""
+    with _lock:
+        import ray
+
+        from analysis.errors import InputError
+        from analysis.raydata import cluster_workers, connect as ray_connect
+
+        if not ray.is_initialized():
+            reachable(address)
+            try:
+                return ray_connect(address)[0]
+            except InputError as exc:
+                raise ClusterError(str(exc)) from None
+        return cluster_workers()[0]
+
+
+def _run_ray(job, dataset, **kw):
+    from analysis.raydata import run_ray
+
+    return run_ray(job, dataset, None, **kw)
+
+
+def _model_error(exc: BaseException | None):
+    """The :class:`analysis.models.ModelLoadError` behind ``exc`` (Ray wraps a worker's
+    exception in its own, keeping it as ``cause``), or None."""
+    from analysis.models import ModelLoadError
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModelLoadError):
+            return exc
+        exc = exc.__cause__ or getattr(exc, "cause", None)
+    return None
+
+
+def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], address: str,
+                   on_workers: Callable[[int], None] | None = None):
+    """``cj`` on the cluster at ``address`` with ``progress(fraction, text)`` moved as its
+    partials come back; ``on_workers(n)`` is told the cluster's workers once connected. A
+    worker lost mid-job raises :class:`analysis.raydata.WorkerLost` in the page's words, a
+    cluster that cannot be reached or cannot load the model :class:`ClusterError` (both are
+    DataErrors, which every corpus page shows)."""
+    from analysis.raydata import WorkerLost
+
+    n = len(cj.dataset) if cj.dataset is not None else 0
+    progress(0.0, f"Connecting to the Ray cluster for {n} {cj.unit}...")
+    workers = connect(address)
+    if on_workers is not None:
+        on_workers(workers)
+    progress(0.0, f"Sending {n} {cj.unit} to the cluster ({workers} worker(s))...")
+    t0 = time.perf_counter()
+
+    def step(done: int, total: int) -> None:
+        rate = done / max(time.perf_counter() - t0, 1e-9)
+        progress(done / max(total, 1),
+                 f"{done} / {total} {cj.unit} on the cluster, {rate:.1f} {cj.unit}/s")
+
+    job = Capped(cj.job, cj.max_length) if cj.max_length else cj.job
+    try:
+        result = _run_ray(job, cj.dataset, progress=step, workers=workers, min_workers=1)
+    except WorkerLost:
+        raise WorkerLost(LOST) from None
+    except Exception as exc:  # a model the workers cannot load: the loader's own message
+        said = _model_error(exc)
+        if said is not None:
+            raise ClusterError(f"The Ray cluster's workers cannot load the model: {said}"
+                               ) from None
+        raise
+    if hasattr(result, "seconds"):  # the page's "N examples in S s" counts the cluster's time
+        result.seconds = time.perf_counter() - t0
+    return result
