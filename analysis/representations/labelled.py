@@ -21,6 +21,7 @@ from analysis.forward import forward_batches
 
 MAX_LABELS = 10
 OTHER = "other labels"
+NONE = "no label"
 NO_LABEL = ("The corpus has no 'label' column (or every label is blank), so its words cannot "
             "be coloured or probed by label; give a .csv or .jsonl file with a 'label' column.")
 
@@ -38,17 +39,19 @@ def has_labels(dataset) -> bool:
 
 def label_legend(sentence_labels: Sequence[str], cap: int = MAX_LABELS) -> list[str]:
     """The labels that keep a colour of their own: the ``cap`` most frequent over sentences
-    (ties by name), then :data:`OTHER` where more labels exist ('_' = no label comes last)."""
+    (ties by name), then :data:`OTHER` where more labels exist, then :data:`NONE` where some
+    sentence has no label."""
     counts = Counter(label_of(v) for v in sentence_labels)
-    counts.pop("_", None)
+    blank = counts.pop("_", 0)
     order = sorted(counts, key=lambda k: (-counts[k], k))
-    return order[:cap] + ([OTHER] if len(order) > cap else [])
+    return order[:cap] + ([OTHER] if len(order) > cap else []) + ([NONE] if blank else [])
 
 
 def capped_labels(labels: Sequence[str], legend: Sequence[str]) -> list[str]:
-    """Each label, or :data:`OTHER` when it has no colour of its own in ``legend``."""
-    own = set(legend) - {OTHER}
-    return [v if v in own or v == "_" else OTHER for v in labels]
+    """Each label as the scatter colours it: its own, :data:`OTHER` beyond the cap, or
+    :data:`NONE` for a sentence without one."""
+    own = set(legend) - {OTHER, NONE}
+    return [NONE if v == "_" else v if v in own else OTHER for v in labels]
 
 
 def labelled_words(loaded, dataset, max_sentences: int | None = None, batch_size: int = 32,

@@ -14,6 +14,21 @@ from analysis.representations.projection import METHOD_NAMES
 LAYER_PARAM = "layer"
 PANEL_W, PANEL_H = 330, 300
 ROLE_ORDER = ["aspect", "opinion", "other aspect", "other"]
+# Label colours: Tableau 10 in a fixed order, grey for the "other labels" bucket; a label's
+# colour is its place in the corpus's legend (most sentences first), so it stays put
+PALETTE = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2",
+           "#ff9da6", "#9d755d", "#2f4b7c"]
+OTHER_COLOUR, NONE_COLOUR = "#bab0ac", "#e0e0e0"
+
+
+def label_scale(legend: list[str]) -> alt.Scale:
+    """The colour scale of a labelled corpus: ``legend``'s labels in order, a fixed colour
+    each (the label text is a domain value, never an expression)."""
+    from analysis.representations.labelled import NONE, OTHER
+
+    colours = [OTHER_COLOUR if v == OTHER else NONE_COLOUR if v == NONE
+               else PALETTE[k % len(PALETTE)] for k, v in enumerate(legend)]
+    return alt.Scale(domain=list(legend), range=colours)
 
 
 def _frame(points: dict[str, list[np.ndarray]]) -> pd.DataFrame:
@@ -68,7 +83,7 @@ def layer_param(n_layers: int, value: int | None = None):
 
 def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
             group_title: str, path_item: int | None = None, group_sort=None,
-            layer: int | None = None) -> alt.FacetChart:
+            layer: int | None = None, scale: alt.Scale | None = None) -> alt.FacetChart:
     """Every layer's points (a slider picks the layer in the browser), one panel per model,
     the same axes for both; with ``path_item`` that item's path across layers as a line.
     Each row carries its item's text, sentence window and group (a Vega lookup by item would
@@ -81,7 +96,8 @@ def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
            alt.Tooltip("group:N", title=group_title), alt.Tooltip("layer:Q", title="layer")]
     base = alt.Chart()
     points = base.mark_circle(size=60, opacity=0.8).encode(
-        x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort),
+        x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort,
+                                  scale=scale if scale is not None else alt.Undefined),
         tooltip=tip).transform_filter(at_layer)
     layers = [points]
     if path_item is not None:
@@ -100,11 +116,11 @@ def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
 
 
 def one_layer(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
-              group_title: str, group_sort=None) -> alt.FacetChart:
+              group_title: str, group_sort=None, scale=None) -> alt.FacetChart:
     """The top layer's points only (a report's picture: small enough to embed)."""
     top = n_layers - 1
     return scatter(df[df["layer"] == top], items, n_layers, f"{title} (layer {top})",
-                   group_title, group_sort=group_sort, layer=top)
+                   group_title, group_sort=group_sort, layer=top, scale=scale)
 
 
 def input_chart(result, colour: str, token: int):
@@ -122,12 +138,14 @@ def corpus_scatter(result):
     """(the chart, its report picture builder, the CSV table builder)."""
     df, items = corpus_frames(result)
     sc = result.scatter
-    name = "UPOS" if sc.colour_by == "upos" else "role"
+    name = {"upos": "UPOS", "role": "role", "label": "label"}[sc.colour_by]
     sort = ROLE_ORDER if sc.colour_by == "role" else None
+    scale = label_scale(sc.legend) if sc.legend else None
     title = f"{METHOD_NAMES[sc.method]} of {len(sc.forms)} words"
     chart = scatter(df, items, result.n_layers, title + ", layer by layer", name,
-                    group_sort=sort)
-    report = lambda: one_layer(df, items, result.n_layers, title, name, sort)  # noqa: E731
+                    group_sort=sort, scale=scale)
+    report = lambda: one_layer(df, items, result.n_layers, title, name, sort,  # noqa: E731
+                               scale)
     return chart, report, lambda: table(df, items)
 
 
