@@ -1,7 +1,7 @@
 """The representations corpus part as a map/merge job (analysis.shards): run_local gives
 corpus_representations' numbers, and shards (uneven, one example each, empty ones) merged give
-the same probes, curves and scatter (to 1e-6) for a treebank, ABSA data and a labelled corpus;
-the same on a small local Ray cluster where Ray is installed."""
+the same probes, curves and scatter (to 1e-6) for a treebank, ABSA data and a labelled corpus
+(the Ray path: tests/test_cli_representations.py, --ray auto)."""
 
 from __future__ import annotations
 
@@ -78,23 +78,3 @@ def test_the_job_pickles_and_empty_corpus_is_refused(tiny):
     assert pickle.loads(pickle.dumps(job)) == job
     with pytest.raises(DataError):
         job.merge([job.map((tiny, None), corpora()["labelled"].select([]), [])])
-
-
-def test_ray_gives_the_in_process_numbers(tiny):
-    ray = pytest.importorskip("ray", reason="Ray is not installed")
-    from pathlib import Path
-
-    from analysis.raydata import run_ray
-
-    root = Path(__file__).resolve().parents[1]
-    ds = corpora()["labelled"]
-    job, _ = corpus_job(tiny, ds, None, folds=2, max_points=40, batch_size=3)
-    local = run_local(job, (tiny, None), ds)
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(root), "DASHBOARD_DEVICE": "cpu"}})
-    try:
-        remote = run_ray(job, ds, None, workers=2, rows_per_block=3)
-    finally:
-        ray.shutdown()
-    same(remote, local)
