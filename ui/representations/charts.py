@@ -18,6 +18,7 @@ ROLE_ORDER = ["aspect", "opinion", "other aspect", "other"]
 # colour is its place in the corpus's legend (most sentences first), so it stays put
 PALETTE = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2",
            "#ff9da6", "#9d755d", "#2f4b7c"]
+INPUT_COLOURS = {"segment": "segment", "special": "token", "role": "role", "upos": "UPOS"}
 OTHER_COLOUR, NONE_COLOUR = "#bab0ac", "#e0e0e0"
 
 
@@ -50,7 +51,9 @@ def input_frames(result, colour: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     if result.compare_points is not None:
         points[f"B: {result.compare_model}"] = result.compare_points
     n = len(result.tokens)
-    if colour == "special":
+    if colour in result.colourings:  # an input from labelled data: role or UPOS per token
+        group = list(result.colourings[colour])
+    elif colour == "special":
         group = ["special token" if s else "word piece" for s in result.special]
     else:
         group = ["special token" if s else f"segment {'AB'[g]}"
@@ -128,9 +131,11 @@ def input_chart(result, colour: str, token: int):
     df, items = input_frames(result, colour)
     title = (f"{METHOD_NAMES[result.method]} of every token, layer by layer "
              f"(line: token {token + 1}'s path)")
-    chart = scatter(df, items, result.n_layers, title, "colour", path_item=token)
+    name = INPUT_COLOURS.get(colour, "colour")
+    sort = ROLE_ORDER + ["asked category", "special token"] if colour == "role" else None
+    chart = scatter(df, items, result.n_layers, title, name, path_item=token, group_sort=sort)
     report = lambda: one_layer(df, items, result.n_layers,  # noqa: E731
-                               f"{METHOD_NAMES[result.method]} of every token", "colour")
+                               f"{METHOD_NAMES[result.method]} of every token", name, sort)
     return chart, report, lambda: table(df, items)
 
 
