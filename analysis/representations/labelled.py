@@ -102,3 +102,22 @@ def labelled_words(loaded, dataset, max_sentences: int | None = None, batch_size
     return WordCorpus(layers, forms, np.asarray(groups), places, sentences,
                       {"label": per_word}, "labelled", len(encs), notes,
                       sentence_labels=[labels[r] for r in corpus.rows])
+
+
+def review_sentiment(row) -> str:
+    """A review's sentence-level label: the polarity of its categories where they agree
+    (positive, negative, neutral, conflict), "mixed" where they differ, '' without any."""
+    polarities = {c["polarity"] for c in row.get("categories") or () if c.get("polarity")}
+    if not polarities:
+        return ""
+    return polarities.pop() if len(polarities) == 1 else "mixed"
+
+
+def sentiment_corpus(absa):
+    """A labelled corpus from ABSA data: every review with :func:`review_sentiment` as its
+    label (the bundled labelled corpus of the page)."""
+    import datasets
+
+    return datasets.Dataset.from_dict({
+        "text": list(absa["text"]), "text_pair": [None] * len(absa),
+        "label": [review_sentiment(r) for r in absa]})
