@@ -18,8 +18,15 @@ ROLE_ORDER = ["aspect", "opinion", "other aspect", "other"]
 # colour is its place in the corpus's legend (most sentences first), so it stays put
 PALETTE = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2",
            "#ff9da6", "#9d755d", "#2f4b7c"]
+ROLE_COLOURS = {"aspect": "#e45756", "opinion": "#54a24b", "other aspect": "#f58518",
+                "other": "#4c78a8", "asked category": "#b279a2", "special token": "#bab0ac"}
 INPUT_COLOURS = {"segment": "segment", "special": "token", "role": "role", "upos": "UPOS"}
 OTHER_COLOUR, NONE_COLOUR = "#bab0ac", "#e0e0e0"
+
+
+def role_scale() -> alt.Scale:
+    """The roles' fixed colours (aspect red, opinion green, other aspect orange, other blue)."""
+    return alt.Scale(domain=list(ROLE_COLOURS), range=list(ROLE_COLOURS.values()))
 
 
 def label_scale(legend: list[str]) -> alt.Scale:
@@ -132,10 +139,13 @@ def input_chart(result, colour: str, token: int):
     title = (f"{METHOD_NAMES[result.method]} of every token, layer by layer "
              f"(line: token {token + 1}'s path)")
     name = INPUT_COLOURS.get(colour, "colour")
-    sort = ROLE_ORDER + ["asked category", "special token"] if colour == "role" else None
-    chart = scatter(df, items, result.n_layers, title, name, path_item=token, group_sort=sort)
+    sort = list(ROLE_COLOURS) if colour == "role" else None
+    scale = role_scale() if colour == "role" else None
+    chart = scatter(df, items, result.n_layers, title, name, path_item=token, group_sort=sort,
+                    scale=scale)
     report = lambda: one_layer(df, items, result.n_layers,  # noqa: E731
-                               f"{METHOD_NAMES[result.method]} of every token", name, sort)
+                               f"{METHOD_NAMES[result.method]} of every token", name, sort,
+                               scale)
     return chart, report, lambda: table(df, items)
 
 
@@ -145,7 +155,8 @@ def corpus_scatter(result):
     sc = result.scatter
     name = {"upos": "UPOS", "role": "role", "label": "label"}[sc.colour_by]
     sort = ROLE_ORDER if sc.colour_by == "role" else None
-    scale = label_scale(sc.legend) if sc.legend else None
+    scale = label_scale(sc.legend) if sc.legend else role_scale() if sc.colour_by == "role" \
+        else None
     title = f"{METHOD_NAMES[sc.method]} of {len(sc.forms)} words"
     chart = scatter(df, items, result.n_layers, title + ", layer by layer", name,
                     group_sort=sort, scale=scale)
