@@ -19,6 +19,10 @@ which the output says).
    whole, passes included, in at most 2 minutes on 2 cores.
 3. ``--threads-baseline``: layer 3's probe again with the BLAS/OpenMP threads left at their
    default instead of the library's one (why :mod:`analysis.representations.threads` exists).
+4. ``--shards K``: the corpus part as its map/merge job (``RepresentationsJob``) in one shard
+   (``run_local``) and in K shards (``run_sharded``), both models, probes without the scatter:
+   the wall time of each and the largest difference of their probe and curve values (the
+   shards' batches are padded differently: float rounding only).
 
 Times on a shared machine are noisy: the load average is printed beside them.
 """
@@ -161,16 +165,50 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
               f"(x{c2.wall / max(c1.wall, 1e-9):.1f})  [{load()}]")
 
 
+def shards(a, b, n_sentences: int, k: int) -> None:
+    import numpy as np
+
+    from analysis.representations.corpus import corpus_job
+    from analysis.shards import run_local, run_sharded, shard_bounds
+    from analysis.syntax.treebank import read_conllu
+
+    if not DATA.exists():
+        print(f"\n4. shards: {DATA} is absent; skipped")
+        return
+    ds = read_conllu(DATA, max_sentences=n_sentences)
+    job, ds = corpus_job(a, ds, b, scatter=False)
+    with Clock() as c1:
+        one = run_local(job, (a, b), ds)
+    with Clock() as c2:
+        many = run_sharded(job, (a, b), ds, shard_bounds(len(ds), k))
+    diff = 0.0
+    for s1, s2 in ((one.model, many.model), (one.compare, many.compare)):
+        for name in s1.probes:
+            diff = max(diff, float(np.max(np.abs(np.subtract(s1.probes[name].layers,
+                                                             s2.probes[name].layers)))))
+        for v1, v2 in ((s1.anisotropy, s2.anisotropy), (s1.self_similarity,
+                                                         s2.self_similarity)):
+            diff = max([diff] + [abs(x - y) for x, y in zip(v1, v2)
+                                 if x is not None and y is not None])
+    print(f"\n4. corpus job, {len(ds)} sentences, two models: one shard {c1}; {k} shards "
+          f"{c2}; largest difference {diff:.2e}  [{load()}]")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--sentences", type=int, default=1000)
     p.add_argument("--after", default="example")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads-baseline", action="store_true")
+    p.add_argument("--shards", type=int, default=0, help="4. the corpus job in K shards")
+    p.add_argument("--only-shards", action="store_true", help="run part 4 alone")
     args = p.parse_args()
     a, b = models(args.after)
-    one_input(a, b, args.repeats)
-    corpus(a, b, args.sentences, args.threads_baseline)
+    if not args.only_shards:
+        one_input(a, b, args.repeats)
+        corpus(a, b, args.sentences, args.threads_baseline)
+    if args.shards:
+        shards(a, b, args.sentences, args.shards)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import streamlit as st
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError
 from analysis.representations import corpus_reading, input_reading
+from analysis.representations.reading import colour_reading
 from analysis.representations.projection import METHOD_NAMES
 from analysis.representations.states import check_same_shape
 from ui.common.corpus import fit_narrow_screens
@@ -67,21 +68,26 @@ with tab_one:
             "slider under the chart to watch them regroup; the line follows one token through "
             "the layers. With PCA each layer has its own axes; the aligned view turns every "
             "layer onto the one before (Procrustes alignment), so the line's moves mean "
-            "something. The second panel is the second model on the same tokens.")
+            "something. The second panel is the second model on the same tokens. Pick a review "
+            "of the ABSA sample or a treebank sentence as the input to colour its tokens by "
+            "their role or their part of speech.")
+    src = B.input_source()
     try:
         from analysis.representations.states import encode_input
 
         one = token_capped(loaded)  # demo mode: at most max_tokens per input
-        tokens = encode_input(one, ctx.text, ctx.pair).tokens
-        view = B.input_controls(tokens)
+        labelled = B.labelled_input(one, src)
+        tokens = (labelled.encoder(one) if labelled is not None
+                  else encode_input(one, ctx.text, ctx.pair)).tokens
+        view = B.input_controls(tokens, src.kind)
         res = B.input_result(one, token_capped(compare) if compare is not None else None,
-                             ctx.text, ctx.pair, view.method)
+                             ctx.text, ctx.pair, view.method, src)
     except (InputError, DataError) as exc:
         show_error(exc)
     else:
         for notice in res.notices:
             st.caption(plain(notice))
-        lines = input_reading(res)
+        lines = input_reading(res) + colour_reading(res, view.colour)
         st.markdown(B.reading_lines(lines))
         chart, picture, rows = C.input_chart(res, view.colour, view.token)
         st.altair_chart(chart, key=S.CHART_INPUT)
@@ -90,8 +96,9 @@ with tab_one:
                    "rerun.")
         chart_downloads(chart, "representations_input", key=S.DL_INPUT, df=rows)
         settings_ = {"projection": METHOD_NAMES[res.method], "models": " | ".join(names)}
+        what = res.source or "the sidebar's text"
         add_button("Token vectors layer by layer", S.ADD_INPUT, chart=picture, reading=lines,
-                   data=f"the sidebar's text ({len(res.tokens)} tokens)", settings=settings_,
+                   data=f"{what} ({len(res.tokens)} tokens)", settings=settings_,
                    **report)
         json_download(res.to_json, "representations_input.json", S.JSON_INPUT,
                         "every layer's points")
@@ -99,8 +106,9 @@ with tab_one:
 # -- a corpus ---------------------------------------------------------------------------------
 with tab_corpus:
     explain("Many sentences at once. A linear probe is a simple classifier trained on one "
-            "layer's vectors to guess each word's part of speech (UPOS) or whether it names "
-            "the aspect asked about; its cross-validated accuracy per layer shows where that "
+            "layer's vectors to guess each word's part of speech (UPOS), whether it names "
+            "the aspect asked about, or (a labelled corpus) its sentence's label; its "
+            "cross-validated accuracy per layer shows where that "
             "information is easiest to read, against the majority baseline. Anisotropy: how "
             "much all vectors point the same way; self-similarity: how much one word keeps its "
             "vector from sentence to sentence (lower = more shaped by its sentence).")

@@ -60,6 +60,59 @@ def test_data_json_equals_the_library(tmp_path, tiny, capsys):
     assert want["compare"] is None and want["probes"]["upos"]["majority"] == 0.5
 
 
+def labelled_csv(tmp_path):
+    data = tmp_path / "l.csv"
+    rows = [("The soup was cold.", "neg"), ("Great food and a view!", "pos"),
+            ("Slow service.", "neg"), ("Tasty and cheap.", "pos")] * 2
+    data.write_text("text,label\n" + "".join(f"{t},{lab}\n" for t, lab in rows),
+                    encoding="utf-8")
+    return data
+
+
+def test_labelled_csv_json_equals_the_library(tmp_path, tiny, capsys):
+    from analysis.cli.representations import read_labelled
+
+    data = labelled_csv(tmp_path)
+    out = tmp_path / "l.json"
+    code, io = run(capsys, "representations", "--model", tiny, "--data", str(data), "--probe",
+                   "label", "--out", str(out))
+    assert code == 0, io.err
+    ds = read_labelled(str(data))
+    assert ds["label"] == ["neg", "pos"] * 4
+    want = corpus_representations(load_model(tiny), ds, scatter=False).to_json()
+    got = json.loads(out.read_text())
+    assert got == json.loads(json.dumps(want)) and set(got["probes"]) == {"label"}
+    assert got["probes"]["label"]["majority"] <= 0.5  # two classes, even
+
+
+def test_ray_option_gives_the_in_process_json(tmp_path, tiny, capsys):
+    """--ray on this process's own local cluster (started here on 127.0.0.1, so 'auto' never
+    joins a cluster someone else runs on the machine): the in-process JSON."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed")
+    from pathlib import Path
+
+    data = labelled_csv(tmp_path)
+    outs = []
+    root = Path(__file__).resolve().parents[1]
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(root), "DASHBOARD_DEVICE": "cpu"}})
+    try:
+        for extra in ([], ["--ray", "auto", "--ray-workers", "2"]):
+            out = tmp_path / f"r{len(outs)}.json"
+            code, io = run(capsys, "representations", "--model", tiny, "--data", str(data),
+                           "--batch-size", "3", "--out", str(out), *extra)
+            assert code == 0, io.err
+            outs.append(json.loads(out.read_text()))
+    finally:
+        ray.shutdown()
+    assert set(outs[0]["probes"]) == {"label"} and outs[0]["compare"] is None
+    # the shards' batches are padded differently: equal to float rounding
+    assert outs[1]["probes"] == outs[0]["probes"]
+    for key in ("anisotropy", "self_similarity"):
+        assert outs[1][key] == pytest.approx(outs[0][key], abs=1e-6)
+
+
 @pytest.mark.parametrize("argv, line", [
     (["--text", "Hello"], "error: The text has one token; a projection needs at least two "
                           "(type a few words)."),
@@ -74,11 +127,22 @@ def test_data_json_equals_the_library(tmp_path, tiny, capsys):
     (["--text", "Dogs bark.", "--method", "lda"], None),
     (["--data", "missing.conllu"], "error: --data names a file that does not exist: "
                                    "missing.conllu"),
+    (["--data", "NOLABEL", "--probe", "label"],
+     "error: The corpus has no 'label' column (or every label is blank), so its words cannot "
+     "be coloured or probed by label; give a .csv or .jsonl file with a 'label' column."),
+    (["--data", "NOUPOS", "--probe", "label"],
+     "error: The label probe needs a labelled corpus (a .csv or .jsonl file with a 'label' "
+     "column); the data given is a treebank."),
+    (["--text", "Dogs bark.", "--ray", "auto"], None),
 ])
 def test_bad_input_one_line(tmp_path, tiny, capsys, argv, line):
     bad = tmp_path / "noupos.conllu"
     bad.write_text(conllu(upos=False), encoding="utf-8")
-    argv = [str(bad) if a == "NOUPOS" else a for a in argv]
+    nolabel = tmp_path / "nolabel.csv"
+    nolabel.write_text("text,topic\nThe soup was cold.,food\nSlow service.,service\n",
+                       encoding="utf-8")
+    argv = [str(bad) if a == "NOUPOS" else str(nolabel) if a == "NOLABEL" else a
+            for a in argv]
     code, io = run(capsys, "representations", "--model", tiny, *argv, "--out",
                    str(tmp_path / "x.json"))
     assert code == 2

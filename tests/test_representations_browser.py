@@ -60,3 +60,48 @@ def test_scatter_with_hostile_tokens_at_512_tokens(server):  # noqa: F811
             browser.close()
     assert not dialogs, dialogs
     assert not errors, errors
+
+
+def _colours(png: bytes, min_pixels: int = 20) -> int:
+    """Distinct clearly coloured hues of a screenshot (quantised), each seen often enough."""
+    import io
+    from collections import Counter
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    seen = Counter((r // 32, g // 32, b // 32) for r, g, b in img.getdata()
+                   if max(r, g, b) - min(r, g, b) > 60)
+    return sum(1 for n in seen.values() if n >= min_pixels)
+
+
+def test_one_input_from_the_absa_sample_draws_by_role(server):  # noqa: F811
+    """A deep link to an ABSA sample review asked about food draws its tokens in the role
+    colours (aspect, opinion, other aspect, other, asked category, special: several hues)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    link = "/representations?" + urlencode({"rep_source": "absa", "rep_example": "s001",
+                                            "rep_category": "food", "rep_n": 8})
+    errors = []
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server + link)
+            _wait_idle(page, timeout=300_000)
+            chart = page.get_by_test_id("stVegaLiteChart").first
+            expect(chart).to_be_visible(timeout=120_000)
+            page.wait_for_timeout(1500)
+            expect(page.get_by_text("14 tokens, 7 layers", exact=False)).to_be_visible()
+            expect(page.get_by_text("aspect term (pasta)", exact=False)).to_be_visible()
+            chart.scroll_into_view_if_needed()
+            shot = chart.screenshot()
+            assert _saturated_pixels(shot) > 300, "no coloured points drawn"
+            assert _colours(shot) >= 4, "the tokens are not drawn in the role colours"
+            with open(SHOTS / "representations_roles.png", "wb") as fh:
+                fh.write(shot)
+        finally:
+            browser.close()
+    assert not errors, errors

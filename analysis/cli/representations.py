@@ -9,6 +9,7 @@ from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC, load_model
 from analysis.representations.corpus import PROBES
 from analysis.representations.projection import METHODS
@@ -17,7 +18,8 @@ MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face i
 
 
 def data_source(text: str) -> str:
-    """A .conllu treebank, an ABSA file or ``sample`` (the bundled ABSA sample)."""
+    """A .conllu treebank, an ABSA file, a labelled .csv / .jsonl corpus or ``sample`` (the
+    bundled ABSA sample)."""
     if text in ("sample", "bundled"):
         return text
     path = Path(text).expanduser()
@@ -35,23 +37,26 @@ def register(sub) -> None:
                     "(layer 0 = the embeddings; pca = each layer's own PCA of its centred "
                     "vectors, aligned = PCA rotated onto the previous layer by orthogonal "
                     "Procrustes, tsne, umap), for --model and, with --compare, a second model "
-                    "on the same tokens with the same fit. With --data (a .conllu treebank or "
-                    "ABSA data): per-layer cross-validated linear probes (upos, aspect) with "
-                    "the majority baseline, anisotropy and self-similarity (Ethayarajh 2019).",
+                    "on the same tokens with the same fit. With --data (a .conllu treebank, "
+                    "ABSA data or a .csv / .jsonl corpus with a 'label' column): per-layer "
+                    "cross-validated linear probes (upos, aspect, label) with the majority "
+                    "baseline, anisotropy and self-similarity (Ethayarajh 2019).",
     )
     p.add_argument("--model", default=DEFAULT_SPEC, help=MODEL_HELP)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", help="one input text")
     src.add_argument("--data", type=data_source,
-                     help="a .conllu treebank, an ABSA file (SemEval XML, ASTE, JSON) or "
-                          "'sample' (the bundled ABSA sample)")
+                     help="a .conllu treebank, an ABSA file (SemEval XML, ASTE, JSON), a "
+                          ".csv / .jsonl corpus with 'text' and 'label' columns, or 'sample' "
+                          "(the bundled ABSA sample)")
     p.add_argument("--pair", default=None, help="second text of a sentence pair (with --text)")
     p.add_argument("--compare", default=None, help="a second model: " + MODEL_HELP)
     p.add_argument("--method", choices=METHODS, default=None,
                    help="projection of --text (pca)")
     p.add_argument("--probe", choices=tuple(PROBES), action="append", default=None,
                    help="probe to run with --data (repeatable; default: the data's own, upos "
-                        "for a treebank with UPOS tags, aspect for ABSA data)")
+                        "for a treebank with UPOS tags, aspect for ABSA data, label for a "
+                        "labelled corpus: each word's sentence label)")
     p.add_argument("--max-examples", type=positive_int, default=None,
                    help="use at most N sentences of --data")
     p.add_argument("--batch-size", type=positive_int, default=32,
@@ -59,6 +64,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed, default=0, help="seed of t-SNE, UMAP, the folds and "
                    "the random word pairs (0)")
     p.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    add_ray_options(p)
     p.set_defaults(func=run_representations)
 
 
@@ -66,7 +72,8 @@ def _check(args) -> None:
     from analysis.errors import InputError
 
     if args.text is not None:
-        for flag, value in (("--probe", args.probe), ("--max-examples", args.max_examples)):
+        for flag, value in (("--probe", args.probe), ("--max-examples", args.max_examples),
+                            ("--ray", args.ray)):
             if value is not None:
                 raise InputError(f"{flag} is used with --data, not with --text.")
     else:
@@ -77,12 +84,25 @@ def _check(args) -> None:
                              "projection).")
 
 
+def read_labelled(source: str, max_sentences: int | None = None):
+    """A .csv / .jsonl corpus with its ``label`` column (none where the file has none: the
+    study then refuses in one line)."""
+    from analysis.corpus import read_corpus, read_labels
+
+    ds = read_corpus(source, max_examples=max_sentences)
+    gold, _ = read_labels(source, ds)
+    return ds.add_column("label", gold) if gold is not None else ds
+
+
 def read_data(source: str, max_sentences: int | None = None):
-    """A treebank (.conllu) or ABSA Dataset."""
-    if str(source).lower().endswith(".conllu"):
+    """A treebank (.conllu), a labelled corpus (.csv / .jsonl) or ABSA Dataset."""
+    lower = str(source).lower()
+    if lower.endswith(".conllu"):
         from analysis.syntax.treebank import read_conllu
 
         return read_conllu(source, max_sentences=max_sentences)
+    if lower.endswith((".csv", ".jsonl")):
+        return read_labelled(source, max_sentences)
     from analysis.aspects.readers import load_absa
 
     ds = load_absa(source)
@@ -124,16 +144,23 @@ def run_representations(args) -> int:
         for line in input_reading(result):
             print(line)
         return 0
-    from analysis.representations.corpus import check_probes, corpus_representations
+    from analysis.representations.corpus import (check_probes, corpus_job,
+                                                 corpus_representations)
 
     dataset = read_data(args.data, args.max_examples)
     probes = check_probes(dataset, args.probe)
     loaded, compare = _load_pair(args)
     with progress_bar(100) as update:
-        result = corpus_representations(loaded, dataset, compare, probes,
-                                        max_sentences=args.max_examples,
-                                        batch_size=args.batch_size, seed=args.seed,
-                                        scatter=False, progress=update)
+        if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+            job, dataset = corpus_job(loaded, dataset, compare, probes, args.max_examples,
+                                      batch_size=args.batch_size, seed=args.seed,
+                                      scatter=False)
+            result = run_job(job, (loaded, compare), dataset, args, update)
+        else:
+            result = corpus_representations(loaded, dataset, compare, probes,
+                                            max_sentences=args.max_examples,
+                                            batch_size=args.batch_size, seed=args.seed,
+                                            scatter=False, progress=update)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())

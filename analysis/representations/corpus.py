@@ -2,8 +2,11 @@
 probes against the majority baseline, anisotropy and self-similarity, and a 2-D projection of
 a sample of the words (docs/METHODS.md section 13).
 
-Data: a treebank (``analysis.syntax.treebank`` Dataset: UPOS colours and the ``upos`` probe)
-or ABSA data (``analysis.aspects`` Dataset: role colours and the ``aspect`` probe).
+Data: a treebank (``analysis.syntax.treebank`` Dataset: UPOS colours and the ``upos`` probe),
+ABSA data (``analysis.aspects`` Dataset: role colours and the ``aspect`` probe) or a labelled
+corpus (``analysis.corpus`` Dataset with a ``label`` column: label colours and the ``label``
+probe). The word rows come from :class:`analysis.representations.job.RepresentationsJob`
+(map/merge), so the CLI can shard them over a Ray cluster.
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ from analysis.errors import DataError, InputError
 from analysis.representations.geometry import MIN_CONTEXTS, N_PAIRS, layer_geometry
 from analysis.representations.probes import FOLDS, ProbeCurve, probe_layers
 from analysis.representations.projection import check_method, project_layers
-from analysis.representations.states import (WordCorpus, absa_words, check_same_shape,
-                                             treebank_words)
+from analysis.representations.labelled import (NO_LABEL, OTHER, capped_labels, has_labels,
+                                               label_legend)
+from analysis.representations.states import WordCorpus, check_same_shape, pairs_note
 
-KINDS = ("treebank", "absa")
-PROBES = {"upos": "treebank", "aspect": "absa"}
-PROBE_NAMES = {"upos": "part of speech (UPOS)", "aspect": "aspect term of the asked category"}
-COLOUR = {"treebank": "upos", "absa": "role"}
+KINDS = ("treebank", "absa", "labelled")
+PROBES = {"upos": "treebank", "aspect": "absa", "label": "labelled"}
+PROBE_NAMES = {"upos": "part of speech (UPOS)", "aspect": "aspect term of the asked category",
+               "label": "sentence's label"}
+NEEDS = {"treebank": "a treebank (CoNLL-U)", "absa": "ABSA data",
+         "labelled": "a labelled corpus (a .csv or .jsonl file with a 'label' column)"}
+COLOUR = {"treebank": "upos", "absa": "role", "labelled": "label"}
 MAX_POINTS = 1500
 NO_UPOS = ("The treebank has no UPOS column (every word's UPOS is '_'), so its words cannot be "
            "coloured or probed by part of speech.")
@@ -36,6 +43,10 @@ def corpus_kind(dataset) -> str:
         return "absa"
     if {"words", "upos"} <= cols:
         return "treebank"
+    if "text" in cols:
+        if not has_labels(dataset):
+            raise DataError(NO_LABEL)
+        return "labelled"
     raise DataError("The data is neither a treebank (CoNLL-U) nor ABSA data (SemEval XML, "
                     "ASTE or this project's JSON).")
 
@@ -55,9 +66,10 @@ def check_probes(dataset, probes: Sequence[str] | None = None) -> tuple[str, ...
         if p not in PROBES:
             raise InputError(f"Unknown probe {p!r}; choose one of {', '.join(PROBES)}.")
         if PROBES[p] != kind:
-            need = "a treebank (CoNLL-U)" if PROBES[p] == "treebank" else "ABSA data"
-            raise InputError(f"The {p} probe needs {need}; the data given is "
-                             f"{'a treebank' if kind == 'treebank' else 'ABSA data'}.")
+            given = {"treebank": "a treebank", "absa": "ABSA data",
+                     "labelled": "a labelled corpus"}[kind]
+            raise InputError(f"The {p} probe needs {NEEDS[PROBES[p]]}; the data given is "
+                             f"{given}.")
         if p == "upos" and not has_upos(dataset):
             raise DataError(NO_UPOS)
     return tuple(probes)
@@ -89,6 +101,7 @@ class Scatter:
     colours: list[str]
     contexts: list[str]
     colour_by: str
+    legend: list[str] | None = None  # the colour order (labels: capped, stable)
 
 
 @dataclass
@@ -120,7 +133,7 @@ def _labels_for_probe(words: WordCorpus, probe: str):
 def model_side(loaded, words: WordCorpus, probes: Sequence[str], folds: int = FOLDS,
                seed: int = 0, n_pairs: int = N_PAIRS, min_contexts: int = MIN_CONTEXTS,
                progress: Callable[[int, int], None] | None = None) -> ModelSide:
-    """Probes and geometry of one model's word vectors."""
+    """Probes and geometry of one model's word vectors (``loaded``: the model or its name)."""
     curves = {}
     for k, p in enumerate(probes):
         keep, labels = _labels_for_probe(words, p)
@@ -132,13 +145,7 @@ def model_side(loaded, words: WordCorpus, probes: Sequence[str], folds: int = FO
                                             min_contexts, seed=seed)
     if progress is not None:
         progress(len(probes) + 1, len(probes) + 1)
-    return ModelSide(loaded.name, curves, aniso, selfsim, n_self)
-
-
-def _words(loaded, dataset, kind, max_sentences, batch_size, progress):
-    read = treebank_words if kind == "treebank" else absa_words
-    return read(loaded, dataset, max_sentences=max_sentences, batch_size=batch_size,
-                progress=progress)
+    return ModelSide(getattr(loaded, "name", loaded), curves, aniso, selfsim, n_self)
 
 
 def scatter_of(a: WordCorpus, b: WordCorpus | None, method: str = "pca",
@@ -158,9 +165,43 @@ def scatter_of(a: WordCorpus, b: WordCorpus | None, method: str = "pca",
     colour = COLOUR[a.kind]
     pa, pb = project_layers([x[rows] for x in a.layers],
                             [x[rows] for x in b.layers] if b is not None else None, method, seed)
-    return Scatter(method, pa, pb, [a.forms[i] for i in rows],
-                   [str(a.labels[colour][i]) for i in rows], [a.context(i) for i in rows],
-                   colour), notes
+    colours = [str(a.labels[colour][i]) for i in rows]
+    legend = None
+    if colour == "label":
+        legend = label_legend(a.sentence_labels or a.labels["label"])
+        colours = capped_labels(colours, legend)
+        if OTHER in legend:
+            notes.append(f"The scatter colours the {len(legend) - 1} most frequent labels; "
+                         f"every other label is '{OTHER}'.")
+    return Scatter(method, pa, pb, [a.forms[i] for i in rows], colours,
+                   [a.context(i) for i in rows], colour, legend), notes
+
+
+def result_of(words: Sequence[WordCorpus], probes: Sequence[str], method: str = "pca",
+              max_points: int = MAX_POINTS, folds: int = FOLDS, seed: int = 0,
+              scatter: bool = True, progress: Callable[[int, int], None] | None = None,
+              names: Sequence[str] = ()) -> CorpusResult:
+    """The corpus result from each model's word rows (the merge step of the corpus job);
+    ``progress(done, total)`` over the probes and curves."""
+    n = len(words)
+
+    def stage(k):
+        if progress is None:
+            return None
+        return lambda done, total: progress(k * total + done, n * total)
+
+    sides = [model_side(names[k] if k < len(names) else "", w, probes, folds, seed,
+                        progress=stage(k)) for k, w in enumerate(words)]
+    kind = words[0].kind
+    notes = list(words[0].notes) + pairs_note(words[0])
+    if not probes and kind == "treebank":
+        notes.append(NO_UPOS.replace("cannot be coloured or", "are not"))
+    sc = None
+    if scatter:
+        sc, more = scatter_of(words[0], words[1] if n > 1 else None, method, max_points, seed)
+        notes += more
+    return CorpusResult(kind, sides[0], sides[1] if n > 1 else None, sc,
+                        words[0].n_sentences, len(words[0].forms), notes)
 
 
 def corpus_representations(loaded, dataset, compare=None, probes: Sequence[str] | None = None,
@@ -169,34 +210,39 @@ def corpus_representations(loaded, dataset, compare=None, probes: Sequence[str] 
                            batch_size: int = 32, scatter: bool = True,
                            progress: Callable[[int, int], None] | None = None) -> CorpusResult:
     """Everything of the corpus part for ``loaded`` (and ``compare``, same shape);
-    ``progress(done, 100)`` along the way."""
-    check_method(method)
-    kind = corpus_kind(dataset)
-    probes = check_probes(dataset, probes)
-    if compare is not None:
-        check_same_shape(loaded, compare)
-    models = [loaded] if compare is None else [loaded, compare]
-    share = 60 // len(models)
+    ``progress(done, 100)`` along the way. The in-process run of :func:`corpus_job`'s job
+    (one shard: the whole corpus)."""
+    job, dataset = corpus_job(loaded, dataset, compare, probes, max_sentences, method,
+                              max_points, folds, seed, batch_size, scatter)
 
     def stage(start, width):
         if progress is None:
             return None
         return lambda done, total: progress(start + int(width * done / max(1, total)), 100)
 
-    words = [_words(m, dataset, kind, max_sentences, batch_size, stage(k * share, share))
-             for k, m in enumerate(models)]
-    sides = [model_side(m, w, probes, folds, seed,
-                        progress=stage(60 + k * 30 // len(models), 30 // len(models)))
-             for k, (m, w) in enumerate(zip(models, words))]
-    notes = list(words[0].notes)
-    if not probes and kind == "treebank":
-        notes.append(NO_UPOS.replace("cannot be coloured or", "are not"))
-    sc = None
-    if scatter:
-        sc, more = scatter_of(words[0], words[1] if compare is not None else None, method,
-                              max_points, seed)
-        notes += more
+    part = job.map((loaded, compare), dataset, range(len(dataset)), stage(0, 60))
+    result = job.merge([part], progress=stage(60, 40))
     if progress is not None:
         progress(100, 100)
-    return CorpusResult(kind, sides[0], sides[1] if compare is not None else None, sc,
-                        words[0].n_sentences, len(words[0].forms), notes)
+    return result
+
+
+def corpus_job(loaded, dataset, compare=None, probes: Sequence[str] | None = None,
+               max_sentences: int | None = None, method: str = "pca",
+               max_points: int = MAX_POINTS, folds: int = FOLDS, seed: int = 0,
+               batch_size: int = 32, scatter: bool = True):
+    """(the :class:`analysis.representations.job.RepresentationsJob` of these settings, the
+    corpus cut to ``max_sentences``) after every check (one-line refusals)."""
+    from analysis.representations.job import RepresentationsJob
+
+    check_method(method)
+    kind = corpus_kind(dataset)
+    probes = check_probes(dataset, probes)
+    if compare is not None:
+        check_same_shape(loaded, compare)
+    if max_sentences is not None and len(dataset) > max_sentences:
+        dataset = dataset.select(range(int(max_sentences)))
+    job = RepresentationsJob(loaded.spec, compare.spec if compare is not None else None, kind,
+                             tuple(probes), batch_size, method, max_points, folds, seed,
+                             scatter)
+    return job, dataset

@@ -50,6 +50,62 @@ def input_reading(result) -> list[str]:
     return out
 
 
+def _spread(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Mean distance between the rows ``a`` and ``b`` of ``points`` (distinct pairs)."""
+    d = np.linalg.norm(points[a][:, None, :] - points[b][None, :, :], axis=-1)
+    same = a[:, None] == b[None, :]
+    return float(d[~same].mean()) if (~same).any() else float("nan")
+
+
+def _closest_layer(points, rows_a, rows_b, real) -> tuple[int, float]:
+    """The layer where ``rows_a`` sit nearest ``rows_b`` on the map, relative to the mean
+    distance of any two real tokens (1 = no nearer than any two tokens)."""
+    ratios = []
+    for p in points:
+        p = np.asarray(p, float)
+        ratios.append(_spread(p, rows_a, rows_b) / max(_spread(p, real, real), 1e-12))
+    k = int(np.nanargmin(ratios))
+    return k, ratios[k]
+
+
+def colour_reading(result, colour: str) -> list[str]:
+    """What the colours of an input from labelled data show, and the layer where its groups
+    sit closest on model A's map."""
+    labels = result.colourings.get(colour)
+    if labels is None:
+        return []
+    labels = np.asarray(labels)
+    real = np.flatnonzero(~np.asarray(result.special, bool))
+    tokens = np.asarray(result.tokens)
+    if colour == "role":
+        asp, opi = np.flatnonzero(labels == "aspect"), np.flatnonzero(labels == "opinion")
+        out = [f"Colours: each token's role for the asked category ({result.source}): the "
+               f"aspect term ({', '.join(tokens[asp]) or 'none'}), its opinion words "
+               f"({', '.join(tokens[opi]) or 'none'}), terms of other aspects, other words; "
+               "the category's own tokens and [CLS]/[SEP] apart."]
+        if len(asp) and len(opi):
+            k, r = _closest_layer(result.points, asp, opi, real)
+            out.append(f"On the map the aspect term sits closest to its opinion words at "
+                       f"{_layer(k)} ({r:.2f} times the mean distance of two tokens).")
+        return out
+    tags = [t for t in dict.fromkeys(labels[real])]
+    out = [f"Colours: each token's part of speech (UPOS) from the treebank ({result.source}); "
+           "a word split into pieces gives every piece its tag."]
+    shared = [t for t in tags if (labels[real] == t).sum() >= 2]
+    if shared:
+        ks = []
+        for p in result.points:
+            p = np.asarray(p, float)
+            within = np.nanmean([_spread(p, np.flatnonzero(labels == t),
+                                         np.flatnonzero(labels == t)) for t in shared])
+            ks.append(within / max(_spread(p, real, real), 1e-12))
+        k = int(np.nanargmin(ks))
+        out.append(f"Tokens of the same part of speech sit closest together at {_layer(k)} "
+                   f"({ks[k]:.2f} times the mean distance of two tokens; tags seen twice or "
+                   f"more: {', '.join(shared)}).")
+    return out
+
+
 def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) -> list[str]:
     best = curve.best_layer()
     what = PROBE_NAMES.get(curve.name, curve.name)

@@ -45,6 +45,8 @@ class InputResult:
     compare_steps: list[float] = field(default_factory=list)
     agreement: list[float] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    colourings: dict[str, list[str]] = field(default_factory=dict)  # "role" / "upos": per token
+    source: str = ""  # where a labelled input comes from ("" = the text given)
 
     @property
     def n_layers(self) -> int:
@@ -56,9 +58,12 @@ class InputResult:
                 "layers": [[[float(v) for v in row] for row in p] for p in points]}
 
     def to_json(self) -> dict:
-        return {"tokens": list(self.tokens), "projection": self._projection(self.points),
-                "compare": (self._projection(self.compare_points)
-                            if self.compare_points is not None else None)}
+        out = {"tokens": list(self.tokens), "projection": self._projection(self.points),
+               "compare": (self._projection(self.compare_points)
+                           if self.compare_points is not None else None)}
+        if self.colourings:  # an input from labelled data: its tokens' labels
+            out["colours"] = {k: list(v) for k, v in self.colourings.items()}
+        return out
 
 
 def _steps(layers: np.ndarray) -> list[float]:
@@ -67,17 +72,24 @@ def _steps(layers: np.ndarray) -> list[float]:
 
 
 def input_representations(loaded, text: str, pair: str | None = None, compare=None,
-                          method: str = "pca", seed: int = 0) -> InputResult:
+                          method: str = "pca", seed: int = 0, labelled=None) -> InputResult:
     """Every layer's projection of one input (``compare``: a second loaded model of the same
-    shape and tokenizer, projected with the same fit)."""
+    shape and tokenizer, projected with the same fit). ``labelled``: an input from labelled
+    data (:mod:`analysis.representations.inputs`) instead of ``text`` / ``pair``, its tokens'
+    labels kept for the colours."""
     check_method(method)
     if compare is not None:
         check_same_shape(loaded, compare)
-    enc = encode_input(loaded, text, pair)
+
+    def encoding(model):
+        return labelled.encoder(model) if labelled is not None else \
+            encode_input(model, text, pair)
+
+    enc = encoding(loaded)
     a = input_states(loaded, text, pair, encoding=enc)
     b: InputStates | None = None
     if compare is not None:
-        b = input_states(compare, text, pair, encoding=encode_input(compare, text, pair))
+        b = input_states(compare, text, pair, encoding=encoding(compare))
         check_same_tokens(a, b)
     pa, pb = project_layers(list(a.layers), list(b.layers) if b is not None else None,
                             method, seed)
@@ -89,7 +101,9 @@ def input_representations(loaded, text: str, pair: str | None = None, compare=No
         steps=_steps(a.layers), compare_steps=_steps(b.layers) if b is not None else [],
         agreement=([linear_cka(a.layers[l], b.layers[l]) for l in range(len(a.layers))]
                    if b is not None else []),
-        notices=list(enc.notices))
+        notices=list(enc.notices),
+        colourings={labelled.colour: list(labelled.labels)} if labelled is not None else {},
+        source=labelled.describe if labelled is not None else "")
 
 
 def states_projection(a: InputStates, b: InputStates | None, method: str = "pca",

@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+import re
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -106,10 +107,52 @@ class WordCorpus:
     kind: str
     n_sentences: int
     notes: list[str] = field(default_factory=list)
+    sentence_labels: list[str] | None = None  # a labelled corpus: each sentence's label
 
     def context(self, i: int) -> str:
         s, p = self.places[i]
         return marked(self.sentences[s], p)
+
+
+def concat_words(parts: Sequence[WordCorpus], offsets: Sequence[int]) -> WordCorpus:
+    """One corpus from the shards' corpora in corpus order (``offsets``: each shard's first
+    row in the whole corpus, added to its sentence numbers, so sentences stay apart); the
+    notes are the first shard's with the counts summed where they are counts."""
+    parts, offsets = list(parts), list(offsets)
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    layers = [np.concatenate([p.layers[l] for p in parts]) for l in range(len(first.layers))]
+    forms, groups, places, sentences = [], [], [], []
+    labels: dict[str, list[str]] = {k: [] for k in first.labels}
+    for p, off in zip(parts, offsets):
+        forms += p.forms
+        groups.append(np.asarray(p.groups, dtype=np.int64) + int(off))
+        places += [(s + len(sentences), q) for s, q in p.places]
+        sentences += p.sentences
+        for k in labels:
+            labels[k] += list(p.labels[k])
+    sent_labels = (sum((list(p.sentence_labels) for p in parts), [])
+                   if first.sentence_labels is not None else None)
+    return WordCorpus(layers, forms, np.concatenate(groups), places, sentences, labels,
+                      first.kind, sum(p.n_sentences for p in parts),
+                      merge_notes([p.notes for p in parts]), sent_labels)
+
+
+_COUNT = re.compile(r"\d+")
+
+
+def merge_notes(notes: Sequence[Sequence[str]]) -> list[str]:
+    """Notes of several shards as one: notes that differ only in their first number are one
+    note with those numbers summed ("Skipped 2 ..." + "Skipped 1 ..." -> "Skipped 3 ...")."""
+    out: dict[str, int | None] = {}
+    for part in notes:
+        for note in part:
+            m = _COUNT.search(note)
+            shape = _COUNT.sub("\x00", note, count=1) if m else note
+            n = int(m.group()) if m else None
+            out[shape] = n if shape not in out or n is None else out[shape] + n
+    return [k.replace("\x00", str(v)) if v is not None else k for k, v in out.items()]
 
 
 def treebank_words(loaded, dataset, max_sentences: int | None = None, batch_size: int = 32,
@@ -186,7 +229,13 @@ def absa_words(loaded, dataset, max_sentences: int | None = None, batch_size: in
             roles.append(_role(w, g.sets))
     aspect = ["aspect term" if r == "aspect" else "other" for r in roles]
     n_sent = len({g.sentence for g in golds})
-    notes = [f"{len(golds)} (review, category) pairs from {n_sent} reviews, in the NLI-M "
-             "format (review, then the category's name)."]
     return WordCorpus(per_layer, forms, np.asarray(groups), places, sentences,
-                      {"role": roles, "aspect": aspect}, "absa", n_sent, notes)
+                      {"role": roles, "aspect": aspect}, "absa", n_sent)
+
+
+def pairs_note(words: WordCorpus) -> list[str]:
+    """ABSA data: how many (review, category) pairs the words come from."""
+    if words.kind != "absa":
+        return []
+    return [f"{len(words.sentences)} (review, category) pairs from {words.n_sentences} "
+            "reviews, in the NLI-M format (review, then the category's name)."]

@@ -25,12 +25,18 @@ from ui.common.url_select import url_selectbox
 from ui.representations import state as S
 
 CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)",
+           "sentiment": "ABSA sample reviews by sentiment (labels)",
            "ewt": "UD English EWT dev (the shared data)", "upload": "Upload a file"}
 EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "ud_english_ewt" / \
     "en_ewt-ud-dev.conllu"
 CORPUS_METHODS = ("pca", "tsne", "umap")
-COLOURS = {"segment": "segment (A / B)", "special": "special tokens"}
-SIZES = {"treebank": 104, "absa": 222}  # sentences of the bundled samples
+COLOURS = {"segment": "segment (A / B)", "special": "special tokens",
+           "role": "role for the asked category", "upos": "part of speech (UPOS)"}
+SOURCES = {"text": "The sidebar's text", "absa": "A review of the ABSA sample (roles)",
+           "treebank": "A sentence of the treebank sample (UPOS)"}
+SOURCE_COLOURS = {"text": ["segment", "special"], "absa": ["role", "segment", "special"],
+                  "treebank": ["upos", "special"]}
+SIZES = {"treebank": 104, "absa": 222, "sentiment": 222}  # sentences of the bundled samples
 DEMO_POINTS = 500  # demo mode: words in the corpus scatter (t-SNE / UMAP of 7 layers x 2 models)
 
 
@@ -50,21 +56,52 @@ def _stamp(loaded) -> tuple:
     return (loaded.spec, checkpoint_stamp(loaded.spec)) if loaded is not None else ("", "")
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _absa_rows() -> dict[str, dict]:
+    """The ABSA sample's reviews that name an aspect term with a category, by id."""
+    from analysis.representations.inputs import absa_categories
+
+    return {str(r["id"]): dict(r) for r in load_sample() if absa_categories(r)}
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _treebank_rows() -> dict[str, dict]:
+    return {str(r["id"]): dict(r) for r in sample_treebank()}
+
+
+def labelled_input(loaded, src: S.InputSource):
+    """The :class:`analysis.representations.inputs.LabelledInput` of ``src`` (None for the
+    sidebar's text)."""
+    from analysis.representations.inputs import absa_input, treebank_input
+
+    if src.kind == "absa":
+        return absa_input(loaded, _absa_rows()[src.example], src.category)
+    if src.kind == "treebank":
+        return treebank_input(loaded, _treebank_rows()[src.example])
+    return None
+
+
 @st.cache_data(max_entries=16, show_spinner="Projecting every layer...")
-def _input(key: tuple, text: str, pair: str | None, method: str, _loaded, _compare):
+def _input(key: tuple, text: str, pair: str | None, method: str, src: S.InputSource,
+           _loaded, _compare):
     def job(progress):
         progress(0.1, "Forward passes and projections")
-        return input_representations(_loaded, text, pair, _compare, method=method)
+        return input_representations(_loaded, text, pair, _compare, method=method,
+                                     labelled=labelled_input(_loaded, src))
 
     if method in ("tsne", "umap"):  # seconds per layer: through the queue
         return run_job(f"{METHOD_NAMES[method]} of every layer", job, key=S.JOB_INPUT)
     return job(lambda *a: None)
 
 
-def input_result(loaded, compare, text: str, pair: str | None, method: str):
+def input_result(loaded, compare, text: str, pair: str | None, method: str,
+                 src: S.InputSource = S.InputSource()):
     """:func:`analysis.representations.input_representations` with the CLI's defaults, cached
-    per (models and their checkpoint stamps, text, pair, method)."""
-    return _input((_stamp(loaded), _stamp(compare)), text, pair, method, loaded, compare)
+    per (models and their checkpoint stamps, text, pair, method, the input's source)."""
+    if src.kind != "text":
+        text, pair = "", None
+    return _input((_stamp(loaded), _stamp(compare), loaded.max_length), text, pair, method,
+                  src, loaded, compare)
 
 
 def _read_upload(data: bytes, name: str, n: int):
@@ -73,6 +110,13 @@ def _read_upload(data: bytes, name: str, n: int):
 
     if name.lower().endswith((".conllu", ".txt")):
         return read_conllu(data, name=name, max_sentences=n)
+    if name.lower().endswith((".csv", ".jsonl")):  # a labelled corpus: text, label
+        from analysis.corpus import read_corpus, read_labels
+
+        cap = settings().max_upload_bytes
+        ds = read_corpus(data, name=name, max_examples=n, max_bytes=cap)
+        gold, _ = read_labels(data, ds, name=name, max_bytes=cap)
+        return ds.add_column("label", gold) if gold is not None else ds
     ds = load_absa(data, name=name, max_bytes=settings().max_upload_bytes)
     return ds.select(range(min(n, len(ds))))
 
@@ -83,6 +127,10 @@ def corpus_data(kind: str, n: int, upload=None):
         return sample_treebank(max_sentences=n)
     if kind == "absa":
         return load_sample().select(range(min(n, SIZES["absa"])))
+    if kind == "sentiment":
+        from analysis.representations.labelled import sentiment_corpus
+
+        return sentiment_corpus(load_sample().select(range(min(n, SIZES["sentiment"]))))
     if kind == "ewt":
         from analysis.syntax.treebank import read_conllu
 
@@ -115,27 +163,55 @@ def corpus_result(loaded, compare, view: S.View, upload=None):
 # Controls
 
 
-def input_controls(tokens: list[str]) -> S.View:
+def _short(text: str, n: int = 70) -> str:
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def input_source() -> S.InputSource:
+    """The one input's source: the sidebar's text, an ABSA sample review and the category it
+    is asked about, or a treebank sample sentence (all in the URL)."""
+    c1, c2, c3 = st.columns([1, 2, 1])
+    kind = url_selectbox(c1, "Input", list(SOURCES), key=S.SOURCE, format_func=SOURCES.get,
+                         help="A labelled input colours its tokens by role (ABSA: aspect term "
+                              "of the asked category, opinion word, other aspect, other) or by "
+                              "part of speech (treebank UPOS).")
+    if kind == "absa":
+        from analysis.representations.inputs import absa_categories
+
+        rows = _absa_rows()
+        ex = url_selectbox(c2, "Review", list(rows), key=S.EXAMPLE,
+                           format_func=lambda i: f"{i}: {_short(rows[i]['text'])}")
+        cat = url_selectbox(c3, "Asked about", absa_categories(rows[ex]), key=S.CATEGORY)
+        return S.InputSource("absa", ex, cat)
+    if kind == "treebank":
+        rows = _treebank_rows()
+        ex = url_selectbox(c2, "Sentence", list(rows), key=S.EXAMPLE,
+                           format_func=lambda i: f"{i}: {_short(' '.join(rows[i]['words']))}")
+        return S.InputSource("treebank", ex)
+    return S.InputSource()
+
+
+def input_controls(tokens: list[str], source: str = "text") -> S.View:
     c1, c2, c3 = st.columns(3)
     method = url_selectbox(c1, "Projection", METHODS, key=S.METHOD,
                            format_func=METHOD_NAMES.get,
                            help="PCA per layer: each layer's own axes (VisBERT). Aligned: each "
                                 "layer rotated onto the one before (Procrustes), so movement "
                                 "means something. t-SNE and UMAP: seed 0.")
-    colour = url_selectbox(c2, "Colour by", list(COLOURS), key=S.COLOUR,
+    colour = url_selectbox(c2, "Colour by", SOURCE_COLOURS[source], key=S.COLOUR,
                            format_func=COLOURS.get)
     options = list(range(len(tokens)))
     token = url_selectbox(c3, "Path of token", options, key=S.TOKEN,
                           default=min(1, len(tokens) - 1),
                           format_func=lambda i: f"{i + 1}: {tokens[i]}",
                           help="Its position at every layer, joined by a line (numbers: layers).")
-    return S.View(method=method, colour=colour, token=int(token))
+    return S.View(method=method, colour=colour, token=int(token), source=source)
 
 
 def corpus_sources() -> list[str]:
     """The bundled samples, the shared EWT dev file (locally, where it is), an upload."""
     local = not settings().demo and EWT.exists()
-    return ["treebank", "absa"] + (["ewt"] if local else []) + ["upload"]
+    return ["treebank", "absa", "sentiment"] + (["ewt"] if local else []) + ["upload"]
 
 
 def corpus_controls() -> tuple[S.View, tuple[bytes, str] | None]:
@@ -153,10 +229,11 @@ def corpus_controls() -> tuple[S.View, tuple[bytes, str] | None]:
     view = S.View(corpus=kind, n_sentences=min(n, top), corpus_method=method)
     if kind != "upload":
         return view, None
-    up = st.file_uploader("A CoNLL-U treebank (.conllu: UPOS colours and probe) or ABSA data "
+    up = st.file_uploader("A CoNLL-U treebank (.conllu: UPOS colours and probe), ABSA data "
                           "(SemEval XML, ASTE .txt with ####, this project's .json: roles and "
-                          "the aspect probe); read in memory, not kept",
-                          type=["conllu", "xml", "json", "txt"], key=S.UPLOAD,
+                          "the aspect probe) or a labelled corpus (.csv / .jsonl with 'text' "
+                          "and 'label': label colours and probe); read in memory, not kept",
+                          type=["conllu", "xml", "json", "txt", "csv", "jsonl"], key=S.UPLOAD,
                           max_upload_size=math.ceil(conf.max_upload_bytes / 2 ** 20)
                           if conf.max_upload_bytes else None)
     if up is None:

@@ -14,6 +14,29 @@ from analysis.representations.projection import METHOD_NAMES
 LAYER_PARAM = "layer"
 PANEL_W, PANEL_H = 330, 300
 ROLE_ORDER = ["aspect", "opinion", "other aspect", "other"]
+# Label colours: Tableau 10 in a fixed order, grey for the "other labels" bucket; a label's
+# colour is its place in the corpus's legend (most sentences first), so it stays put
+PALETTE = ["#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2",
+           "#ff9da6", "#9d755d", "#2f4b7c"]
+ROLE_COLOURS = {"aspect": "#e45756", "opinion": "#54a24b", "other aspect": "#f58518",
+                "other": "#4c78a8", "asked category": "#b279a2", "special token": "#bab0ac"}
+INPUT_COLOURS = {"segment": "segment", "special": "token", "role": "role", "upos": "UPOS"}
+OTHER_COLOUR, NONE_COLOUR = "#bab0ac", "#e0e0e0"
+
+
+def role_scale() -> alt.Scale:
+    """The roles' fixed colours (aspect red, opinion green, other aspect orange, other blue)."""
+    return alt.Scale(domain=list(ROLE_COLOURS), range=list(ROLE_COLOURS.values()))
+
+
+def label_scale(legend: list[str]) -> alt.Scale:
+    """The colour scale of a labelled corpus: ``legend``'s labels in order, a fixed colour
+    each (the label text is a domain value, never an expression)."""
+    from analysis.representations.labelled import NONE, OTHER
+
+    colours = [OTHER_COLOUR if v == OTHER else NONE_COLOUR if v == NONE
+               else PALETTE[k % len(PALETTE)] for k, v in enumerate(legend)]
+    return alt.Scale(domain=list(legend), range=colours)
 
 
 def _frame(points: dict[str, list[np.ndarray]]) -> pd.DataFrame:
@@ -35,7 +58,9 @@ def input_frames(result, colour: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     if result.compare_points is not None:
         points[f"B: {result.compare_model}"] = result.compare_points
     n = len(result.tokens)
-    if colour == "special":
+    if colour in result.colourings:  # an input from labelled data: role or UPOS per token
+        group = list(result.colourings[colour])
+    elif colour == "special":
         group = ["special token" if s else "word piece" for s in result.special]
     else:
         group = ["special token" if s else f"segment {'AB'[g]}"
@@ -68,7 +93,7 @@ def layer_param(n_layers: int, value: int | None = None):
 
 def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
             group_title: str, path_item: int | None = None, group_sort=None,
-            layer: int | None = None) -> alt.FacetChart:
+            layer: int | None = None, scale: alt.Scale | None = None) -> alt.FacetChart:
     """Every layer's points (a slider picks the layer in the browser), one panel per model,
     the same axes for both; with ``path_item`` that item's path across layers as a line.
     Each row carries its item's text, sentence window and group (a Vega lookup by item would
@@ -81,7 +106,8 @@ def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
            alt.Tooltip("group:N", title=group_title), alt.Tooltip("layer:Q", title="layer")]
     base = alt.Chart()
     points = base.mark_circle(size=60, opacity=0.8).encode(
-        x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort),
+        x=x, y=y, color=alt.Color("group:N", title=group_title, sort=group_sort,
+                                  scale=scale if scale is not None else alt.Undefined),
         tooltip=tip).transform_filter(at_layer)
     layers = [points]
     if path_item is not None:
@@ -100,11 +126,11 @@ def scatter(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
 
 
 def one_layer(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
-              group_title: str, group_sort=None) -> alt.FacetChart:
+              group_title: str, group_sort=None, scale=None) -> alt.FacetChart:
     """The top layer's points only (a report's picture: small enough to embed)."""
     top = n_layers - 1
     return scatter(df[df["layer"] == top], items, n_layers, f"{title} (layer {top})",
-                   group_title, group_sort=group_sort, layer=top)
+                   group_title, group_sort=group_sort, layer=top, scale=scale)
 
 
 def input_chart(result, colour: str, token: int):
@@ -112,9 +138,14 @@ def input_chart(result, colour: str, token: int):
     df, items = input_frames(result, colour)
     title = (f"{METHOD_NAMES[result.method]} of every token, layer by layer "
              f"(line: token {token + 1}'s path)")
-    chart = scatter(df, items, result.n_layers, title, "colour", path_item=token)
+    name = INPUT_COLOURS.get(colour, "colour")
+    sort = list(ROLE_COLOURS) if colour == "role" else None
+    scale = role_scale() if colour == "role" else None
+    chart = scatter(df, items, result.n_layers, title, name, path_item=token, group_sort=sort,
+                    scale=scale)
     report = lambda: one_layer(df, items, result.n_layers,  # noqa: E731
-                               f"{METHOD_NAMES[result.method]} of every token", "colour")
+                               f"{METHOD_NAMES[result.method]} of every token", name, sort,
+                               scale)
     return chart, report, lambda: table(df, items)
 
 
@@ -122,12 +153,15 @@ def corpus_scatter(result):
     """(the chart, its report picture builder, the CSV table builder)."""
     df, items = corpus_frames(result)
     sc = result.scatter
-    name = "UPOS" if sc.colour_by == "upos" else "role"
+    name = {"upos": "UPOS", "role": "role", "label": "label"}[sc.colour_by]
     sort = ROLE_ORDER if sc.colour_by == "role" else None
+    scale = label_scale(sc.legend) if sc.legend else role_scale() if sc.colour_by == "role" \
+        else None
     title = f"{METHOD_NAMES[sc.method]} of {len(sc.forms)} words"
     chart = scatter(df, items, result.n_layers, title + ", layer by layer", name,
-                    group_sort=sort)
-    report = lambda: one_layer(df, items, result.n_layers, title, name, sort)  # noqa: E731
+                    group_sort=sort, scale=scale)
+    report = lambda: one_layer(df, items, result.n_layers, title, name, sort,  # noqa: E731
+                               scale)
     return chart, report, lambda: table(df, items)
 
 

@@ -13,11 +13,14 @@ Q = "query-params"  # widgets bound to the URL: a copied link opens the same vie
 
 # Widgets bound to the URL (the key is the URL parameter)
 METHOD = "rep_method"        # one input's projection: pca | aligned | tsne | umap
-COLOUR = "rep_colour"        # one input's colouring: segment | special
+COLOUR = "rep_colour"        # one input's colouring: segment | special | role | upos
+SOURCE = "rep_source"        # one input from: text (the sidebar's) | absa | treebank (samples)
+EXAMPLE = "rep_example"      # the sample's review / sentence id (with SOURCE absa | treebank)
+CATEGORY = "rep_category"    # the category the ABSA review is asked about
 TOKEN = "rep_token"          # the token whose path across layers is drawn (0-based index)
 AFTER = "rep_after"          # the second model (hub id, folder or "example"), outside demo
 AFTER_NAME = "rep_after_name"  # the second model by its listed name, in demo mode
-CORPUS = "rep_corpus"        # treebank | absa (the bundled samples)
+CORPUS = "rep_corpus"        # treebank | absa | sentiment (bundled) | ewt | upload
 N_SENTENCES = "rep_n"        # sentences of the corpus part
 CORPUS_METHOD = "rep_cmethod"  # the corpus scatter's projection: pca | tsne | umap
 TAB = "rep_tab"              # One input | A corpus
@@ -56,7 +59,8 @@ SECOND_MODEL = SecondModel(
          "bundled restaurant sample). It needs as many layers and vectors of the same size.",
     empty_is_example=False)
 
-URL_PARAMS = (METHOD, COLOUR, TOKEN, AFTER, AFTER_NAME, CORPUS, N_SENTENCES, CORPUS_METHOD, TAB)
+URL_PARAMS = (METHOD, COLOUR, SOURCE, EXAMPLE, CATEGORY, TOKEN, AFTER, AFTER_NAME, CORPUS,
+              N_SENTENCES, CORPUS_METHOD, TAB)
 
 
 @dataclass
@@ -65,10 +69,21 @@ class View:
 
     method: str = "pca"
     colour: str = "segment"
+    source: str = "text"
     token: int = 0
     corpus: str = "treebank"
     n_sentences: int = 0
     corpus_method: str = "pca"
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """Where the one input comes from: the sidebar's text, or a sample's row (its id) and,
+    for an ABSA review, the category asked about."""
+
+    kind: str = "text"
+    example: str = ""
+    category: str = ""
 
 
 def token_index(n_tokens: int) -> int:
