@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -151,6 +152,11 @@ async def dashboard(browser, url: str, pid: int, args) -> dict[str, list[float]]
         m = Meter(page, pid, args.settle)
         await m.measure_idle()
         print(f"dashboard: idle {m.idle_rate * 1e3:.1f} ms CPU per s (subtracted)", flush=True)
+        spy = None
+        if args.py_spy:  # samples the server's busy threads while the actions run
+            spy = subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--format", "raw",
+                                    "--rate", "250", "--nonblocking", "-o", args.py_spy],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         box = page.get_by_role("textbox", name="Text", exact=True)
 
         async def switch(i: int) -> None:
@@ -194,6 +200,9 @@ async def dashboard(browser, url: str, pid: int, args) -> dict[str, list[float]]
             await m.kind(name, act, args.samples, args.per_sample)
             if name in ("page switch", "view change"):
                 await act(1)  # back to the Attention page's head view (unmeasured)
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
         return m.results
     finally:
         await ctx.close()
@@ -271,7 +280,8 @@ async def main_async(args) -> int:
             try:
                 chrome = [int(x) for x in subprocess.run(
                     ["pgrep", "-P", str(os.getpid())], capture_output=True,
-                    text=True).stdout.split()]
+                    text=True).stdout.split()
+                          if int(x) not in (dash_proc.pid, bare_proc.pid)]
                 print(f"pinning: dashboard server pid {dash_proc.pid} on core(s) "
                       f"{affinity(dash_proc.pid)}, bare server pid {bare_proc.pid} on "
                       f"{affinity(bare_proc.pid)}; this process on {affinity(os.getpid())}, "
@@ -304,6 +314,9 @@ def main() -> int:
     ap.add_argument("--per-sample", type=int, default=3, help="actions per sample")
     ap.add_argument("--settle", type=float, default=0.4,
                     help="seconds after the script is idle before the CPU is read")
+    ap.add_argument("--py-spy", default="", metavar="FILE",
+                    help="also record the dashboard server's busy threads with py-spy (collapsed "
+                         "stacks, pip install py-spy) while its actions run")
     ap.add_argument("--kinds", default="", help="comma-separated dashboard kind prefixes")
     args = ap.parse_args()
     args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
