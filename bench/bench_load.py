@@ -625,7 +625,7 @@ def per_action(idle: dict, load: dict, control: dict | None, monitor: Monitor) -
     def line(name: str, times: dict, cpu: dict) -> str:
         n = sum(len(v) for v in part(times, False).values())
         own = cpu["server"] - cpu["job"]
-        return (f"{name} {own / max(n, 1):.2f} CPU-s per action ({own:.0f} s over {n} "
+        return (f"{name} {own / max(n, 1):.2f} CPU-s per action ({own:.1f} s over {n} "
                 "actions)")
 
     rows = [line("one idle visitor", idle, monitor.cpu_between("baseline start", "baseline end"))]

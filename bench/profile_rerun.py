@@ -9,7 +9,9 @@ sidebar, the page, its cache look-ups (hashing the cache keys) and the building 
 and payloads. Printed per page: p50/p95 of the rerun's wall time, the ratio to a bare
 one-line script's rerun measured in the same run (the floor: AppTest's own work), and the
 functions of the project (and the Streamlit caching calls) that cost the most, from cProfile
-over all reruns.
+over all reruns, and the full garbage collection Streamlit runs after each rerun
+(``runner.postScriptGC``; the dashboard freezes its long-lived heap out of it,
+``ui.common.resources.freeze_long_lived``: bench/README.md, "Server CPU per action").
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ PAGES = [
 ]
 OURS = ("/ui/", "/pages/", "/analysis/", "app.py")
 CACHING = ("caching/hashing", "cache_utils", "cache_data_api", "cache_resource_api")
+GC = "gc.collect"  # Streamlit's post-rerun collection (a built-in: file "~")
 
 
 class ScriptProfile:
@@ -107,7 +110,7 @@ def _top(prof: cProfile.Profile, runs: int, top: int, everything: bool = False) 
     rows = []
     for (file, line, name), (_, ncalls, tt, ct, _) in stats.stats.items():
         mine = any(p in file for p in OURS) and str(ROOT) in file
-        if everything or mine or any(p in file for p in CACHING):
+        if everything or mine or any(p in file for p in CACHING) or GC in name:
             where = file.replace(str(ROOT) + "/", "") if mine else \
                 file.split("site-packages/")[-1]
             key = tt if everything else ct
