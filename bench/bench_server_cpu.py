@@ -1,7 +1,7 @@
 """Server CPU per visitor action: the dashboard in demo mode vs a bare Streamlit page, side by
 side in one run (issue 23 part 4; bench/README.md).
 
-    python bench/bench_server_cpu.py            # about 3 minutes on 2 cores
+    python bench/bench_server_cpu.py            # about 4 minutes on 2 cores
     # options: --samples 8 --per-sample 3 --settle 0.4 --kinds layer,view
 
 Two servers start on 127.0.0.1: (a) the dashboard exactly as the image starts it
