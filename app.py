@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.common.errors import plain
+from ui.common.resources import freeze_long_lived
 from ui.common.settings import SettingsError, settings
 from ui.common.sidebar import leave_legacy_navigation, render
 
@@ -72,5 +73,8 @@ MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="aspect_heads", visibility="hidden")]
 
 nav = st.navigation(PAGES + MOVED)
-render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
-nav.run()
+try:
+    render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
+    nav.run()
+finally:  # the long-lived heap out of the full collection Streamlit runs after every rerun
+    freeze_long_lived()

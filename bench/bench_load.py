@@ -3,6 +3,7 @@ while a fine-tune runs, against a single idle visitor in the same run (bench/REA
 
     python bench/bench_load.py             # about 4 minutes on 2 cores; --control: about 6
     # options: --visitors 10 --rounds 2 --think 2 --first-views 3 --client-nice 19 --control
+    #          --no-pin
 
 One server is started as the image starts it (``deploy/check.py start``, DASHBOARD_MODE=demo;
 the example checkpoint must be built in $DASHBOARD_CACHE). Phases, all in this one run:
@@ -32,11 +33,18 @@ No cross-talk: each visitor types its own sentence (its own word) and checks, af
 every time it comes back to the Attention page, that the head view shows its own word and none
 of the other visitors'.
 
+Pinning (``--no-pin`` to leave it): the server (and the queue's jobs, its threads) runs on one
+core and this process, the Playwright driver and Chromium on the others (os.sched_setaffinity,
+inherited by children), so the interaction times and the server's CPU seconds are the server's
+own, on its own core, not the browsers'; the pinning is printed and read back from /proc.
+
 Printed: p50 / p95 of time to first view and of the interactions (overall and per kind), idle
 vs under load, their ratio and counts; CPU seconds of the server (and of the queue's job), of
 the client side and of the rest of the machine during each crowd phase; the server's peak RSS
 per phase (VmRSS of the server process and its children, polled every 0.25 s, and the kernel's
-VmHWM); the fine-tunes and how much of the load phase one was running.
+VmHWM); the fine-tunes and how much of the load phase one was running; the server's CPU seconds
+per visitor action in each phase (its utime+stime from /proc, the queue's job threads left out,
+over the phase's actions: first views and interactions).
 Targets: peak RSS <= 2.5 GB; interaction p95 under load <= 2x the idle p95; no cross-talk.
 Exit status 1 when a visitor saw another visitor's text or a page failed; 2 when Chromium or
 the example checkpoint is missing.
@@ -198,11 +206,29 @@ class Monitor(threading.Thread):
         self._halt.set()
 
 
-def start_server(port: int, env: dict) -> subprocess.Popen:
+def cores_for(pin: bool) -> tuple[set[int] | None, set[int] | None]:
+    """(server cores, client cores): the first allowed core for the server, the rest for the
+    clients; (None, None) when not pinning or on one core."""
+    cores = sorted(os.sched_getaffinity(0))
+    if not pin or len(cores) < 2:
+        return None, None
+    return {cores[0]}, set(cores[1:])
+
+
+def affinity(pid: int) -> str:
+    try:
+        return ",".join(map(str, sorted(os.sched_getaffinity(pid))))
+    except OSError:
+        return "?"
+
+
+def start_server(port: int, env: dict, cores: set[int] | None = None) -> subprocess.Popen:
     log = open(Path(tempfile.mkdtemp(prefix="bench-load-")) / "server.log", "wb")
+    pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
     proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "check.py"), "start",
                              "--port", str(port), "--address", "127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=pin)
     proc.log_path = log.name  # type: ignore[attr-defined]
     return proc
 
@@ -582,12 +608,43 @@ def report(args, idle: dict, load: dict, control: dict | None, monitor: Monitor)
     return ratio
 
 
+def pinning(server: int, cores: set[int] | None) -> str:
+    if not cores:
+        return "pinning: none (--no-pin or one core): server and browsers share the cores"
+    kids = [int(x) for x in subprocess.run(["pgrep", "-P", str(os.getpid())],
+                                           capture_output=True, text=True).stdout.split()
+            if int(x) != server]
+    return (f"pinning: server pid {server} on core(s) {affinity(server)}; this process on "
+            f"{affinity(os.getpid())}, the Playwright driver and Chromium on "
+            f"{', '.join(sorted({affinity(k) for k in kids})) or '?'}")
+
+
+def per_action(idle: dict, load: dict, control: dict | None, monitor: Monitor) -> None:
+    """The server's CPU seconds per visitor action (first views and interactions) per phase,
+    the queue's job threads (the fine-tune) left out."""
+    def line(name: str, times: dict, cpu: dict) -> str:
+        n = sum(len(v) for v in part(times, False).values())
+        own = cpu["server"] - cpu["job"]
+        return (f"{name} {own / max(n, 1):.2f} CPU-s per action ({own:.1f} s over {n} "
+                "actions)")
+
+    rows = [line("one idle visitor", idle, monitor.cpu_between("baseline start", "baseline end"))]
+    if control is not None:
+        rows.append(line("control", control["times"], control["cpu"]))
+    rows.append(line("under load", load["times"], load["cpu"]))
+    print("server CPU per visitor action (from /proc; the fine-tune's job threads left out): "
+          + "; ".join(rows))
+
+
 async def main_async(args) -> int:
     from playwright.async_api import async_playwright
 
     port = check.free_port()
     url = f"http://127.0.0.1:{port}"
-    proc = start_server(port, check.demo_env())
+    server_cores, client_cores = cores_for(args.pin)
+    proc = start_server(port, check.demo_env(), server_cores)
+    if client_cores:  # this process, then the Playwright driver and Chromium (they inherit it)
+        os.sched_setaffinity(0, client_cores)
     if args.client_nice:
         # this process, the Playwright driver and Chromium (started below, they inherit it)
         # yield the cores to the server: the visitors' browsers stand in for other machines
@@ -603,6 +660,7 @@ async def main_async(args) -> int:
             return 1
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=check.CHROMIUM, args=LAUNCH_ARGS)
+            print(pinning(proc.pid, server_cores), flush=True)
             try:
                 monitor.phase = "warm-up"
                 t = time.monotonic()
@@ -612,7 +670,9 @@ async def main_async(args) -> int:
                 monitor.phase = "idle"
                 await asyncio.sleep(3)
                 monitor.phase = "baseline"
+                monitor.mark("baseline start")
                 idle = await baseline(browser, url, args.rounds, args.first_views, args.think)
+                monitor.mark("baseline end")
                 print(f"baseline (one idle visitor): {sum(map(len, part(idle, False).values()))} "
                       "timings",
                       flush=True)
@@ -625,6 +685,11 @@ async def main_async(args) -> int:
                 await browser.close()
         monitor.phase = "end"
         report(args, idle, load, control, monitor)
+        per_action(idle, load, control, monitor)
+        if server_cores:
+            print(f"the interaction p95 ratios above are the server's own core's: the server ran "
+                  f"on core(s) {','.join(map(str, sorted(server_cores)))}, the browsers on "
+                  f"{','.join(map(str, sorted(client_cores)))}")
         print(f"whole benchmark: {time.monotonic() - t_start:.0f} s")
         failures = load["failures"] + (control["failures"] if control else [])
         if failures:
@@ -651,6 +716,8 @@ def main() -> int:
                     help="niceness of the client side (this process, Playwright, Chromium), "
                          "so that the browsers on this machine take the cores the server does "
                          "not use (0: same priority as the server)")
+    ap.add_argument("--no-pin", dest="pin", action="store_false",
+                    help="do not pin the server to one core and the browsers to the others")
     ap.add_argument("--control", action="store_true",
                     help="also run the visitors without the fine-tune first (a control)")
     args = ap.parse_args()

@@ -4,7 +4,10 @@ models load (``ui.common.settings``): any other spec is refused before anything 
 
 from __future__ import annotations
 
+import gc
+import sys
 import threading
+import time
 import weakref
 from dataclasses import replace
 from pathlib import Path
@@ -42,6 +45,39 @@ def get_model(spec: str) -> LoadedModel:
 def embedded_model() -> LoadedModel:
     """The embedded default model (the last resort when nothing else loads, listed or not)."""
     return _load(DEFAULT_SPEC, "")
+
+
+REFREEZE_S = 60.0  # cyclic garbage among frozen objects (ended sessions) waits at most this
+_frozen = {"modules": 0, "at": float("-inf")}
+_freeze_lock = threading.Lock()
+
+
+def freeze_long_lived(now: float | None = None) -> bool:
+    """Keep the long-lived heap out of the full collection Streamlit runs after every script
+    run (``runner.postScriptGC``: ``gc.collect(2)`` walks every tracked object, ~190 ms a
+    visitor action with torch, transformers and the default model's ~410,000 objects;
+    bench/README.md, "Server CPU per action"). After a rerun that imported modules (a page's
+    first visit, a model's first load), and at most every ``REFREEZE_S`` s otherwise: unfreeze,
+    collect everything, freeze what is alive (``gc.freeze``), so a rerun's collection walks only
+    the objects made since. Frozen objects are still freed by reference counting (models are:
+    they hold no cycles); cyclic garbage among them (an ended session's) is collected at the
+    next refreeze. True when it froze."""
+    now = time.monotonic() if now is None else now
+    n = len(sys.modules)
+
+    def due() -> bool:
+        return n > _frozen["modules"] or now - _frozen["at"] >= REFREEZE_S
+
+    if not due():
+        return False
+    with _freeze_lock:
+        if not due():
+            return False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        _frozen.update(modules=n, at=now)
+    return True
 
 
 def token_capped(loaded: LoadedModel) -> LoadedModel:
