@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Callable
@@ -91,14 +92,37 @@ def _asked(key: str, make: Callable) -> None:
         st.session_state[download_answer_key(key)] = answer(nonce, make)
 
 
-@st.fragment
-def _button(label: str, make: Callable, file_name: str, mime: str, key: str,
-            stretch: bool, help: str | None) -> None:
-    data = {"label": label, "file_name": file_name, "mime": mime, "texts": TEXTS,
-            "help": help or "",
-            "stretch": stretch, "answer": st.session_state.pop(download_answer_key(key), None)}
-    _component()(key=key, data=data, on_ask_change=partial(_asked, key, make),
+@dataclass(frozen=True)
+class Download:
+    """One button: ``label``, the file ``make()`` returns (bytes or text), its name and MIME
+    type, the widget ``key``, an optional tooltip ``help``."""
+
+    label: str
+    make: Callable
+    file_name: str
+    mime: str
+    key: str
+    help: str | None = None
+
+
+def _draw(d: Download, stretch: bool) -> None:
+    data = {"label": d.label, "file_name": d.file_name, "mime": d.mime, "texts": TEXTS,
+            "help": d.help or "", "stretch": stretch,
+            "answer": st.session_state.pop(download_answer_key(d.key), None)}
+    _component()(key=d.key, data=data, on_ask_change=partial(_asked, d.key, d.make),
                  width="stretch" if stretch else "content", height="content")
+
+
+@st.fragment
+def _buttons(row: tuple[Download, ...], note: str | None, stretch: bool) -> None:
+    if len(row) == 1 and not note:
+        _draw(row[0], stretch)
+        return
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        for d in row:
+            _draw(d, stretch)
+        if note:
+            st.caption(note)
 
 
 def download_button(label: str, make: Callable, file_name: str, mime: str, key: str,
@@ -107,4 +131,9 @@ def download_button(label: str, make: Callable, file_name: str, mime: str, key: 
     runs only when the button is clicked (in the button's own fragment: the page does not
     rerun). ``label``, ``help`` (the button's tooltip) and ``file_name`` reach the browser as
     text; ``width`` is "content" or "stretch"."""
-    _button(label, make, file_name, mime, key, width == "stretch", help)
+    _buttons((Download(label, make, file_name, mime, key, help),), None, width == "stretch")
+
+
+def download_row(row: list[Download], note: str | None = None) -> None:
+    """Buttons side by side (one fragment: a click reruns only this row), then ``note``."""
+    _buttons(tuple(row), note, False)

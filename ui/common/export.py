@@ -20,10 +20,9 @@ from typing import Callable
 import altair as alt
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from ui.common.charts import attention_heatmap, map_frame
-from ui.common.download import download_button
+from ui.common.download import Download, download_button, download_row
 from ui.common.state import download_keys
 
 EXPORT_MAX_ROWS = 40_000
@@ -138,17 +137,15 @@ def chart_downloads(chart, basename: str, key: str, df=None, smaller: Callable |
     name = _safe(basename)
     png_key, svg_key, csv_key = download_keys(key)
     smaller, note = export_plan(chart, smaller, note)
-    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-        download_button("PNG", lambda: render_export("png", chart, smaller), f"{name}.png",
-                        "image/png", png_key)
-        download_button("SVG", lambda: render_export("svg", chart, smaller), f"{name}.svg",
-                        "image/svg+xml", svg_key)
-        if df is not None:
-            table = df if callable(df) else (lambda: df)
-            download_button("CSV", lambda: table().to_csv(index=False), f"{name}.csv",
-                            "text/csv", csv_key)
-        if note:
-            st.caption(note)
+    row = [Download("PNG", lambda: render_export("png", chart, smaller), f"{name}.png",
+                    "image/png", png_key),
+           Download("SVG", lambda: render_export("svg", chart, smaller), f"{name}.svg",
+                    "image/svg+xml", svg_key)]
+    if df is not None:
+        table = df if callable(df) else (lambda: df)
+        row.append(Download("CSV", lambda: table().to_csv(index=False), f"{name}.csv",
+                            "text/csv", csv_key))
+    download_row(row, note)
 
 
 def block_map(labels, matrix: np.ndarray, cells: int = MAP_EXPORT_CELLS):

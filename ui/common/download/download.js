@@ -47,6 +47,7 @@ function save(root, answer) {
 function mount(parentElement, setTriggerValue) {
   const root = document.createElement("div");
   root.className = "dl-root";
+  root.setAttribute("data-testid", "downloadButton");
   const button = document.createElement("button");
   button.type = "button";
   button.className = "dl-button";
