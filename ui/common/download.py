@@ -37,7 +37,7 @@ _CSS = """
  cursor:pointer;border:1px solid rgba(49,51,63,.25);background:transparent;color:inherit;
  white-space:nowrap;max-width:100%;overflow:hidden;text-overflow:ellipsis}
 .dl-root.dl-stretch,.dl-stretch .dl-button{width:100%}
-.dl-button:hover{border-color:#ff4b4b;color:#ff4b4b}
+.dl-button:hover{border-color:#3b6fd8;color:#3b6fd8}
 .dl-root[data-state=waiting] .dl-button{opacity:.7;cursor:progress}
 .dl-said{font-size:.8rem;opacity:.8;white-space:normal}
 .dl-root[data-state=failed] .dl-said,.dl-root[data-state=late] .dl-said{color:#bd4043;opacity:1}
