@@ -3,7 +3,7 @@ and "Report (offline HTML)" clicked at once (the page is rerunning): with
 ``st.download_button`` the click held a file id the rerun dropped (the server logged
 "Deferred file ... not found", the browser got no file); every such click now gets its file,
 with the caption just typed. A small app: a file that cannot be made says why beside the
-button, and a second click downloads it."""
+button, and a second click downloads it; a slow one says it has not arrived and still comes."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from test_browser import server  # noqa: F401 - the module's app server (a pytes
 
 FLAKY_APP = r'''
 import streamlit as st
+import ui.common.download as download_mod
 from ui.common.download import download_button
 from ui.common.export import ExportError
 
@@ -31,6 +32,16 @@ def make():
 
 
 download_button("CSV", make, "t.csv", "text/csv", "flaky")
+
+
+def slow():
+    import time
+    time.sleep(4)
+    return b"late but whole"
+
+
+download_mod.WAIT_S = 1  # this app only: say "not arrived" after 1 s
+download_button("Slow", slow, "slow.txt", "text/plain", "slow")
 '''
 
 
@@ -91,13 +102,33 @@ def test_a_failed_file_says_why_and_the_next_click_downloads(flaky_app):
             _wait_idle(page)
             button = page.get_by_role("button", name="CSV")
             button.click()
-            status = page.get_by_test_id("dlStatus")
+            status = page.get_by_test_id("dlStatus").first
             expect(status).to_have_text("The PNG could not be drawn (planted); the CSV holds "
                                         "the data. Click the button to try again.")
             with page.expect_download(timeout=30_000) as dl:
                 button.click()
             assert dl.value.suggested_filename == "t.csv"
             assert Path(dl.value.path()).read_bytes() == b"a,b\n1,2\n"
+            expect(status).to_have_text("")
+        finally:
+            browser.close()
+
+
+def test_a_slow_file_says_it_has_not_arrived_and_still_comes(flaky_app):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(accept_downloads=True)
+            page.goto(flaky_app)
+            _wait_idle(page)
+            status = page.get_by_test_id("dlStatus").nth(1)
+            with page.expect_download(timeout=30_000) as dl:
+                page.get_by_role("button", name="Slow").click()
+                expect(status).to_have_text("The file has not arrived yet (the page may be "
+                                            "busy). Click the button to try again.")
+            assert Path(dl.value.path()).read_bytes() == b"late but whole"
             expect(status).to_have_text("")
         finally:
             browser.close()

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { bytesOf, nonce, settle } from "../../ui/common/download/download.js";
+import { bytesOf, entryFor, nonce, settle } from "../../ui/common/download/download.js";
 
 test("an answer is saved once, for the click waiting for it only", () => {
   const handled = new Set();
@@ -27,4 +27,14 @@ test("base64 decodes to the bytes; nonces differ", () => {
   assert.deepEqual([...bytesOf("iVBORwA=")], [0x89, 0x50, 0x4e, 0x47, 0x00]);
   assert.deepEqual([...bytesOf("")], []);
   assert.notEqual(nonce(), nonce());
+});
+
+test("a button's click state is kept by its key (a new mount finds the click)", () => {
+  const store = new Map();
+  const first = entryFor(store, "report_html");
+  first.pending = "n9";
+  assert.equal(entryFor(store, "report_html").pending, "n9");
+  assert.equal(entryFor(store, "report_zip").pending, null);
+  assert.deepEqual(settle(entryFor(store, "report_html").pending, { nonce: "n9", b64: "" },
+    first.handled), { act: "save" });
 });

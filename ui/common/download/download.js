@@ -2,7 +2,8 @@
 // fresh nonce (a trigger: the server makes the bytes then, in the button's own fragment run);
 // the answer comes back in the component's data under that nonce and is saved here as a Blob.
 // Nothing refers to a server-side file id, so a rerun of the page (which drops Streamlit's
-// deferred file ids) cannot lose a click: an answer is saved, a failure is said in words and
+// deferred file ids) cannot lose a click (nor a new mount of the element: the click's state is
+// kept by the button's key): an answer is saved, a failure is said in words and
 // the button stays to try again, a click nobody answered says so after WAIT_MS.
 
 export const WAIT_MS = 60000;
@@ -31,20 +32,37 @@ export function nonce() {
   return `${Date.now().toString(36)}-${r}`;
 }
 
-function save(root, answer) {
-  const blob = new Blob([bytesOf(answer.b64)], { type: root.dl.mime || "application/octet-stream" });
+// Each button's click state, by its key, outside the DOM: Streamlit may mount the element
+// anew while the page reruns, and an answer must still find the click that waits for it.
+const STORE = (globalThis.__dashboardDownloads ||= new Map());
+
+export function entryFor(store, key) {
+  if (!store.has(key)) store.set(key, { pending: null, handled: new Set(), timer: null,
+                                        state: "", text: "", root: null });
+  return store.get(key);
+}
+
+function show(entry) {
+  const root = entry.root;
+  if (!root || !root.isConnected) return;
+  root.dataset.state = entry.state;
+  root.querySelector(".dl-said").textContent = entry.text;
+}
+
+function save(root, entry, answer) {
+  const blob = new Blob([bytesOf(answer.b64)], { type: entry.mime || "application/octet-stream" });
   const url = URL.createObjectURL(blob);
   const a = document.createElement("a");
   a.href = url;
-  a.download = root.dl.fileName;
+  a.download = entry.fileName;
   a.style.display = "none";
-  root.appendChild(a);
+  (root.isConnected ? root : document.body).appendChild(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
-function mount(parentElement, setTriggerValue) {
+function mount(parentElement, entry, setTriggerValue) {
   const root = document.createElement("div");
   root.className = "dl-root";
   root.setAttribute("data-testid", "downloadButton");
@@ -57,18 +75,16 @@ function mount(parentElement, setTriggerValue) {
   said.setAttribute("data-testid", "dlStatus");
   root.append(button, said);
   parentElement.appendChild(root);
-  root.dl = { pending: null, handled: new Set(), timer: null, texts: {} };
   button.addEventListener("click", () => {
     const n = nonce();
-    root.dl.pending = n;
-    root.dataset.state = "waiting";
-    said.textContent = root.dl.texts.waiting || "";
-    clearTimeout(root.dl.timer);
-    root.dl.timer = setTimeout(() => {
-      if (root.dl.pending !== n) return;
-      root.dataset.state = "late";
-      said.textContent = root.dl.texts.late || "";
-    }, WAIT_MS);
+    Object.assign(entry, { pending: n, state: "waiting", text: entry.texts.waiting || "" });
+    show(entry);
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => {
+      if (entry.pending !== n) return;
+      Object.assign(entry, { state: "late", text: entry.texts.late || "" });
+      show(entry);
+    }, entry.waitMs || WAIT_MS);
     setTriggerValue("ask", n);
   });
   return root;
@@ -76,27 +92,29 @@ function mount(parentElement, setTriggerValue) {
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
-  const root = parentElement.querySelector(".dl-root") || mount(parentElement, setTriggerValue);
+  const entry = entryFor(STORE, String(data.key));
+  Object.assign(entry, { fileName: data.file_name, mime: data.mime, texts: data.texts || {},
+                         waitMs: Number(data.wait_ms) > 0 ? Number(data.wait_ms) : WAIT_MS });
+  const root = parentElement.querySelector(".dl-root") ||
+    mount(parentElement, entry, setTriggerValue);
+  entry.root = root;
   const button = root.querySelector(".dl-button");
-  const said = root.querySelector(".dl-said");
   button.textContent = data.label;
   if (data.help) button.title = data.help;
   else button.removeAttribute("title");
-  root.dl.fileName = data.file_name;
-  root.dl.mime = data.mime;
-  root.dl.texts = data.texts || {};
   root.classList.toggle("dl-stretch", Boolean(data.stretch));
-  const what = settle(root.dl.pending, data.answer, root.dl.handled);
-  if (what.act === "none") return;
-  root.dl.handled.add(data.answer.nonce);
-  root.dl.pending = null;
-  clearTimeout(root.dl.timer);
-  if (what.act === "save") {
-    save(root, data.answer);
-    root.dataset.state = "saved";
-    said.textContent = "";
-  } else {
-    root.dataset.state = "failed";
-    said.textContent = `${what.text || root.dl.texts.failed || ""} ${root.dl.texts.again || ""}`.trim();
+  const what = settle(entry.pending, data.answer, entry.handled);
+  if (what.act !== "none") {
+    entry.handled.add(data.answer.nonce);
+    entry.pending = null;
+    clearTimeout(entry.timer);
+    if (what.act === "save") {
+      save(root, entry, data.answer);
+      Object.assign(entry, { state: "saved", text: "" });
+    } else {
+      const said = `${what.text || entry.texts.failed || ""} ${entry.texts.again || ""}`;
+      Object.assign(entry, { state: "failed", text: said.trim() });
+    }
   }
+  show(entry);
 }
