@@ -22,6 +22,7 @@ from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, exp
 from ui.attribution.views import (agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
+from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.export import chart_downloads, json_download
@@ -125,11 +126,9 @@ with tab_input:
     chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                     df=lambda: agreement_frame(names, rho))
     add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
-    st.download_button("Download every method's numbers (JSON, same schema as `python -m "
-                       "analysis attribution`)",
-                       data=lambda: json.dumps(attribution_json(result)),
-                       file_name="attribution.json", mime="application/json",
-                       key=state.W_JSON, icon=":material/download:", on_click="ignore")
+    download_button("Download every method's numbers (JSON, same schema as python -m "
+                    "analysis attribution)", lambda: json.dumps(attribution_json(result)),
+                    "attribution.json", "application/json", state.W_JSON)
 
 with tab_corpus:
     explain(EXPLAIN["faithfulness"])

@@ -14,6 +14,7 @@ from analysis.models import ModelLoadError
 from ui.common.chart_cache import cached_chart
 from ui.common.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)
+from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.links import copy_link
 from ui.noop import state
@@ -150,9 +151,6 @@ with tab_heads:
     explain(EXPLAIN["heads"])
     heads_tables(stats, ctx.spec, first["text"], first["text_pair"], report=source)
 
-st.download_button(
-    "Download all statistics (JSON, same schema as `python -m analysis noop`)",
-    data=json.dumps(stats.to_json_dict(CLI_METRICS), indent=1),
-    file_name="noop_stats.json", mime="application/json", key=state.JSON,
-    icon=":material/download:", on_click="ignore",
-)
+download_button("Download all statistics (JSON, same schema as python -m analysis noop)",
+                lambda: json.dumps(stats.to_json_dict(CLI_METRICS), indent=1),
+                "noop_stats.json", "application/json", state.JSON)

@@ -9,6 +9,7 @@ import streamlit as st
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
+from analysis.syntax.reading import probe_compare_reading, probe_reading
 from analysis.syntax.treebank import treebank_notes
 from ui.syntax import blocks, state, views
 from ui.common.chart_cache import show
@@ -140,8 +141,9 @@ with tab_probes:
                 st.caption(plain(note))
             chart, df = blocks.probe_chart(probes)
             show(chart)
+            st.markdown(blocks.reading_lines(plines := probe_reading(probes)))
             chart_downloads(chart, "syntax_probes", key=state.PROBES_DOWNLOAD, df=df)
-            add_button("Structural probes per layer", state.ADD_PROBES, chart=chart,
+            add_button("Structural probes per layer", state.ADD_PROBES, chart=chart, reading=plines,
                        **{**report, "settings": {**report["settings"], "probe rank": rank}})
             json_download(probes.to_json, "syntax_probes.json", state.PROBE_JSON,
                             "the probe metrics")
@@ -191,5 +193,6 @@ with tab_compare:
             st.stop()
         pchart, pdf = blocks.compare_probe_chart(runs)
         show(pchart)
+        st.markdown(blocks.reading_lines(probe_compare_reading(runs["before"], runs["after"])))
         chart_downloads(pchart, "syntax_probes_before_after", key=state.PROBES_BOTH_DOWNLOAD,
                         df=pdf)

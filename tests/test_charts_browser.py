@@ -191,7 +191,7 @@ def test_issue_link_in_the_app(app_server, browser):
 
 def test_large_map_png_downloads_from_a_narrow_column(chart_app, browser):
     page, seen = _open(browser, chart_app + "/?part=download")
-    buttons = page.get_by_test_id("stDownloadButton")
+    buttons = page.get_by_test_id("downloadButton")
     expect(buttons).to_have_count(3, timeout=60_000)
     for i, text in enumerate(("PNG", "SVG", "CSV")):
         button = buttons.nth(i).locator("button")

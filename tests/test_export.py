@@ -14,6 +14,7 @@ from defusedxml import ElementTree
 from ui.common import export
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.export import ExportError, block_map, export_plan, render_export
+from download_util import downloads
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -118,9 +119,9 @@ def test_buttons_keep_their_labels_and_large_maps_say_what_they_export(n, noted)
 
     at = AppTest.from_string("import streamlit as st\n" + SCRIPT.format(n=n)).run(timeout=60)
     assert not at.exception
-    buttons = [b for b in at.get("download_button")]
-    assert [b.proto.label for b in buttons] == ["PNG", "SVG", "CSV"]
-    assert all(b.proto.deferred_file_id for b in buttons)  # rendered only when clicked
+    buttons = [b for b in downloads(at)]
+    assert [b.label for b in buttons] == ["PNG", "SVG", "CSV"]
+    assert all(b.data["answer"] is None for b in buttons)  # made only when clicked
     captions = [c.value for c in at.caption]
     assert any("PNG and SVG show the mean of each" in c for c in captions) == noted
 
@@ -145,6 +146,6 @@ def test_map_downloads_build_nothing_until_clicked(n, noted, monkeypatch):
     monkeypatch.setattr(ex, "map_frame", lambda *a, **k: built.append(1))
     at = AppTest.from_string("import streamlit as st\n" + MAP_SCRIPT.format(n=n)).run(timeout=60)
     assert not at.exception and not built
-    assert [b.proto.label for b in at.get("download_button")] == ["PNG", "SVG", "CSV"]
+    assert [b.label for b in downloads(at)] == ["PNG", "SVG", "CSV"]
     captions = [c.value for c in at.caption]
     assert any("262,144 cells" in c for c in captions) == noted

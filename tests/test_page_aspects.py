@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_util import chart_frames
 from ui.aspects import state as aspects_state
 from ui.common.errors import plain
+from download_util import downloads
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -306,8 +307,8 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
     assert not tables[0]["open"].str.contains("cache", regex=False).any()
     # the causal check evaluates the example's own held-out sentences (15% of 222 -> 33)
     assert any("the 165 held-out pairs of the fine-tuning run" in c.value for c in at.caption)
-    assert [b.proto.label for b in at.get("download_button")
-            if "model" in b.proto.label] == ["Download the model (.zip)"]
+    assert [b.label for b in downloads(at)
+            if "model" in b.label] == ["Download the model (.zip)"]
 
 
 @pytest.fixture()
@@ -329,8 +330,8 @@ def test_demo_mode_has_no_server_path_boxes_and_caps(stand_in_example, demo_mode
         "Example checkpoint", "Fine-tune on the bundled sample", "Upload a checkpoint .zip"]
     keys = [w.key for w in at.text_input]
     assert "ah_save_to" not in keys and "ah_folder" not in keys
-    assert [b.proto.label for b in at.get("download_button")
-            if "model" in b.proto.label] == ["Download the model (.zip)"]
+    assert [b.label for b in downloads(at)
+            if "model" in b.label] == ["Download the model (.zip)"]
     assert at.number_input(key="ah_max").max == 300  # settings' max_examples
     fine_tune_source(at)
     at.run()

@@ -10,6 +10,7 @@ from analysis.attention import attention_for, level_view
 from apptest_util import chart_frames
 from ui.common.errors import plain
 from ui.common.sidebar import EXAMPLE_A, EXAMPLE_B
+from download_util import downloads
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -50,7 +51,7 @@ def test_deep_link_heatmap_shows_the_models_map(default_model):
     df = chart_frames(at)[0].sort_values(["from_pos", "to_pos"])
     ref = attention_for(default_model, EXAMPLE_A, EXAMPLE_B).attentions[2, 4]
     np.testing.assert_allclose(df["weight"].to_numpy().reshape(ref.shape), ref, atol=1e-6)
-    labels = [b.label for b in at.get("download_button")]
+    labels = [b.label for b in downloads(at)]
     assert labels == ["PNG", "SVG", "CSV"]
 
 
@@ -85,7 +86,7 @@ def test_neuron_view_softmax_matches_attention(default_model):
     np.testing.assert_allclose(frames[0]["softmax"].to_numpy(), ref, atol=1e-5)
     np.testing.assert_allclose(frames[0]["model_attention"].to_numpy(), ref, atol=1e-6)
     # every chart of the view downloads: query, keys, products, scores (PNG, SVG, CSV each)
-    keys = [b.key for b in at.get("download_button")]
+    keys = [b.key for b in downloads(at)]
     for part in ("neuron-q-dl", "neuron-keys-dl", "neuron-products-dl", "neuron-dl"):
         assert [k for k in keys if k.startswith(part + "-")] == [
             f"{part}-png", f"{part}-svg", f"{part}-csv"], keys
@@ -260,7 +261,7 @@ def test_long_input_heatmap_is_drawn_by_the_component(default_model):
     assert (hm["layer"], hm["head"]) == (1, 2) and hm["max"] == pytest.approx(ref.max())
     assert np.abs(q * hm["max"] / 255 - ref).max() <= 0.5 * hm["max"] / 255 + 1e-6
     assert not at.get("vega_lite_chart")
-    assert [b.label for b in at.get("download_button")][-3:] == ["PNG", "SVG", "CSV"]
+    assert [b.label for b in downloads(at)][-3:] == ["PNG", "SVG", "CSV"]
     # 512 x 512 cells: the images are block means, and the page says so beside the buttons
     assert any("262,144 cells" in c.value and "4 x 4" in c.value for c in at.caption)
 
@@ -279,9 +280,9 @@ def test_layer_frame_is_the_long_form_of_the_maps():
 
 def test_head_and_model_views_offer_csv():
     at = open_app()
-    assert "CSV of every head" in [b.label for b in at.get("download_button")]
+    assert "CSV of every head" in [b.label for b in downloads(at)]
     at = open_app(view="Model view")
-    assert "CSV of every head" in [b.label for b in at.get("download_button")]
+    assert "CSV of every head" in [b.label for b in downloads(at)]
 
 
 def test_reading_is_computed_from_the_shown_head_and_reports_pin_it(default_model, monkeypatch):

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.corpus import sample_corpus
 from analysis.noop import corpus_stats
+from download_util import downloads
 
 CAP = 20
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -99,7 +100,7 @@ def test_page_on_sample_corpus(app, default_model):
     assert not at.error
 
     # the JSON download and the CSV/PNG/SVG exports are there
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.label for b in downloads(at)]
     assert sum(lbl == "CSV" for lbl in labels) == 6 and sum(lbl == "SVG" for lbl in labels) == 6
     assert any("JSON" in lbl for lbl in labels)
 

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis.report import Finding, Report
+from download_util import downloads
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 XSS = "<img src=x onerror=alert(1)>"
@@ -36,14 +37,14 @@ def test_empty_report_guides_and_example_finding(app, default_model):
     at = app
     assert at.title[0].value == "Report"
     assert "No findings yet" in at.info[0].value and "Add to report" in at.info[0].value
-    assert not at.get("download_button")
+    assert not downloads(at)
     at.button(key="report_example").click().run()
     assert not at.exception, at.exception
     (f,) = _findings(at)
     assert f.page == "Attention" and f.svg.count("<path") > 5
     assert f.source["model"] == default_model.name and len(f.source["weights sha256"]) == 64
     assert "Tokens" in f.numbers and "view=Model+view" in f.link
-    labels = [b.proto.label for b in at.get("download_button")]
+    labels = [b.label for b in downloads(at)]
     assert labels == ["Report (offline HTML)", "Markdown + PNG (.zip)",
                       "Report data (JSON, reopens here)"]
     # the glossary is on the page

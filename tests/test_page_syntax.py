@@ -280,6 +280,12 @@ def test_second_model_side_by_side_with_a_tiny_folder(tiny_model_dir, sample_ref
     assert sorted(f[f["model"] == "before"]["layer"].unique()) == list(range(7))
     assert sorted(f[f["model"] == "after"]["layer"].unique()) == list(range(3))
     assert set(f["metric"]) == {"UUAS", "distance Spearman", "root accuracy"}
+    # the comparison's reading: both models' best share of the tree, in words
+    best = f[f["metric"] == "UUAS"].groupby("model")["value"].max()
+    text = " ".join(m.value for m in at.markdown).replace("\\:", ":")
+    assert "The second model's word vectors hold" in text
+    assert (f"at best the map finds {100 * best['after']:.0f}% of the tree's links" in text
+            and f"against {100 * best['before']:.0f}% for the first model" in text)
 
 
 def test_probes_train_on_click_and_draw_a_tree():
@@ -290,6 +296,13 @@ def test_probes_train_on_click_and_draw_a_tree():
     (f,) = [c for c in chart_frames(at) if "metric" in c.columns and "layer" in c.columns]
     assert sorted(f["layer"].unique()) == list(range(7))
     assert f["value"].between(-1, 1).all()
+    # the reading names the chart's best layer and its share of the tree, in words
+    uuas = f[f["metric"] == "UUAS"].sort_values(["value", "layer"], ascending=[False, True])
+    layer, value = int(uuas["layer"].iloc[0]), float(uuas["value"].iloc[0])
+    where = "the word vectors before any layer" if layer == 0 else f"layer {layer}"
+    text = " ".join(m.value for m in at.markdown).replace("\\:", ":")  # shown literally
+    assert f"does best on {where}: there it finds {100 * value:.0f}% of the tree's links" in text
+    assert "UUAS" not in text.split("does best on")[1]
     trees = svgs(at)
     assert len(trees) == 2  # the heads example and the probe's tree
     assert 'class="dep-arc gold"' in trees[1] and 'class="dep-arc below' in trees[1]

@@ -186,3 +186,78 @@ def reading(result, min_count: int = 100, margin: float = 0.1, top: int = 5) -> 
                      f"the word {_place(al.baseline['offset'])} does in "
                      f"{_pct(al.baseline['accuracy'])}.")
     return lines
+
+
+# -- the structural probes (Hewitt & Manning 2019) ---------------------------------------------
+
+def _usable(res) -> list[dict]:
+    return [r for r in res.layers if not math.isnan(float(r["uuas"]))]
+
+
+def _best(res) -> dict | None:
+    """The layer whose distance probe links the most word pairs as the treebank does (the
+    lowest layer on a tie)."""
+    rows = _usable(res)
+    return max(rows, key=lambda r: (float(r["uuas"]), -int(r["layer"]))) if rows else None
+
+
+def _layer_name(layer: int) -> str:
+    return "the word vectors before any layer" if layer == 0 else f"layer {layer}"
+
+
+def probe_reading(res, close: float = 0.05) -> list[str]:
+    """Plain sentences on one model's probes (a ``ProbeResult``): which layer holds the
+    sentence's grammar tree in the simplest readable form, how much of the tree a small
+    trained map recovers there (UUAS), against linking every word to its neighbour and
+    against the vectors before any layer (layer 0); then where the main word of the sentence
+    is found best (root accuracy). ``close``: a best layer less than this above the neighbour
+    baseline is said to hold no more than word order."""
+    best = _best(res)
+    if best is None:
+        return ["No held-out sentence could be scored (each needs two or more words that are "
+                "not punctuation), so the trained maps say nothing here; use a larger treebank."]
+    layer, score = int(best["layer"]), float(best["uuas"])
+    chain = float(res.baselines.get("linear_chain_uuas", float("nan")))
+    emb = next((float(r["uuas"]) for r in _usable(res) if int(r["layer"]) == 0), float("nan"))
+    lines = [f"A small map trained to read the grammar tree out of the word vectors does best "
+             f"on {_layer_name(layer)}: there it finds {_pct(score)} of the tree's links (which "
+             f"word belongs to which), on {res.n_eval} sentences it was not trained on."]
+    if not math.isnan(chain):
+        if score - chain < close:
+            lines.append(f"That is hardly more than linking each word to the next one, which "
+                         f"finds {_pct(chain)}: the layers hold little of the tree beyond word "
+                         f"order in a form this map can read.")
+        else:
+            lines.append(f"Linking each word to the next one finds {_pct(chain)}, "
+                         f"{round(100 * (score - chain))} points less.")
+    if layer != 0 and not math.isnan(emb):
+        lines.append(f"The same map on the word vectors before any layer finds {_pct(emb)}, so "
+                     f"the model's layers add {round(100 * (score - emb))} points.")
+    roots = [r for r in res.layers if not math.isnan(float(r["root_acc"]))]
+    if roots:
+        top = max(roots, key=lambda r: (float(r["root_acc"]), -int(r["layer"])))
+        lines.append(f"A second map, trained to tell how deep each word sits in the tree, finds "
+                     f"the sentence's main word (usually its verb) in "
+                     f"{_pct(float(top['root_acc']))} of sentences on "
+                     f"{_layer_name(int(top['layer']))}.")
+    return lines
+
+
+def probe_compare_reading(before, after, near: float = 0.02) -> list[str]:
+    """Plain sentences comparing two models' probes on the same sentences: each model's best
+    layer and how much of the tree it recovers there, and the difference in points (a change
+    under ``near`` is said to be about the same)."""
+    a, b = _best(before), _best(after)
+    if a is None or b is None:
+        return ["No held-out sentence could be scored for one of the models, so the probes "
+                "cannot be compared here."]
+    sa, sb = float(a["uuas"]), float(b["uuas"])
+    diff = sb - sa
+    if abs(diff) < near:
+        verdict = "about as much of the grammar tree as the first"
+    else:
+        verdict = (f"{'more' if diff > 0 else 'less'} of the grammar tree than the first "
+                   f"({abs(round(100 * diff))} points)")
+    return [f"The second model's word vectors hold {verdict}: at best the map finds "
+            f"{_pct(sb)} of the tree's links ({_layer_name(int(b['layer']))}), against "
+            f"{_pct(sa)} for the first model ({_layer_name(int(a['layer']))})."]

@@ -22,6 +22,7 @@ from analysis.aspects.tasks import TASK_NAMES, build_examples
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from ui.common.chart_cache import draw, owned_chart
+from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import run_job
@@ -201,12 +202,11 @@ def model_export(state: ModelState) -> None:
     """The model as a .zip download (made when clicked); outside demo mode also the box that
     saves a session model to a folder."""
     lm = state.loaded
-    st.download_button("Download the model (.zip)", key=aspects_state.ZIP_DOWNLOAD,
-                       on_click="ignore",
-                       data=lambda: checkpoint_zip(lm.model, lm.tokenizer, state.card),
-                       file_name=f"absa-{state.card['task']}-checkpoint.zip",
-                       mime="application/zip", icon=":material/download:",
-                       help="Safetensors, tokenizer and card; upload it here again later.")
+    download_button("Download the model (.zip)",
+                    lambda: checkpoint_zip(lm.model, lm.tokenizer, state.card),
+                    f"absa-{state.card['task']}-checkpoint.zip", "application/zip",
+                    aspects_state.ZIP_DOWNLOAD,
+                    help="Safetensors, tokenizer and card; upload it here again later.")
     if state.folder is None and not demo():
         c1, c2 = st.columns([4, 1])
         out = c1.text_input("Save to folder", key=aspects_state.SAVE_TO,

@@ -68,11 +68,9 @@ def layer_frame(labels, maps: np.ndarray, layer_offset: int = 0) -> pd.DataFrame
 
 def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
     """A CSV download whose table is built only when clicked."""
-    import streamlit as st
+    from ui.common.download import download_button
 
-    st.download_button(label, data=lambda: df_fn().to_csv(index=False).encode("utf-8"),
-                       file_name=file_name, mime="text/csv", key=key,
-                       icon=":material/table:", on_click="ignore")
+    download_button(label, lambda: df_fn().to_csv(index=False), file_name, "text/csv", key)
 
 
 def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,

@@ -5,8 +5,9 @@ Every export works at every size. Vega-Lite data go inline with Altair's 5,000-r
 SVG of a 512 x 512 map holds 262,144 rects: 63 MB, 7 s; its PNG 10 s) exports a smaller chart
 given by the caller instead (a map: in blocks of tokens), and the UI says so beside the
 buttons. A render that fails falls back to that smaller chart; failing that it raises
-``ExportError`` (logged with its reason; Streamlit shows "Failed to generate file for
-download" under the button, never nothing). The CSV always holds every row.
+``ExportError``, whose words the button shows beside it (``ui.common.download``: the
+file is made when clicked and handed to the browser, which saves it; a click during a rerun
+still gets it). The CSV always holds every row.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Callable
 import altair as alt
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from ui.common.charts import attention_heatmap, map_frame
+from ui.common.download import Download, download_button, download_row
 from ui.common.state import download_keys
 
 EXPORT_MAX_ROWS = 40_000
@@ -136,23 +137,15 @@ def chart_downloads(chart, basename: str, key: str, df=None, smaller: Callable |
     name = _safe(basename)
     png_key, svg_key, csv_key = download_keys(key)
     smaller, note = export_plan(chart, smaller, note)
-    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-        st.download_button("PNG", data=lambda: render_export("png", chart, smaller),
-                           file_name=f"{name}.png", mime="image/png", key=png_key,
-                           icon=":material/image:", on_click="ignore", width="content",
-                           wrap=False)
-        st.download_button("SVG", data=lambda: render_export("svg", chart, smaller),
-                           file_name=f"{name}.svg", mime="image/svg+xml", key=svg_key,
-                           icon=":material/draw:", on_click="ignore", width="content",
-                           wrap=False)
-        if df is not None:
-            table = df if callable(df) else (lambda: df)
-            st.download_button("CSV", data=lambda: table().to_csv(index=False).encode("utf-8"),
-                               file_name=f"{name}.csv", mime="text/csv", key=csv_key,
-                               icon=":material/table:", on_click="ignore", width="content",
-                               wrap=False)
-        if note:
-            st.caption(note)
+    row = [Download("PNG", lambda: render_export("png", chart, smaller), f"{name}.png",
+                    "image/png", png_key),
+           Download("SVG", lambda: render_export("svg", chart, smaller), f"{name}.svg",
+                    "image/svg+xml", svg_key)]
+    if df is not None:
+        table = df if callable(df) else (lambda: df)
+        row.append(Download("CSV", lambda: table().to_csv(index=False), f"{name}.csv",
+                            "text/csv", csv_key))
+    download_row(row, note)
 
 
 def block_map(labels, matrix: np.ndarray, cells: int = MAP_EXPORT_CELLS):
@@ -207,7 +200,5 @@ def blocks_chart(labels, matrix: np.ndarray, title: str, **heatmap_kw) -> Callab
 def json_download(data, name: str, key: str, what: str) -> None:
     """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
     make = data if callable(data) else (lambda: data)
-    st.download_button(f"Download {what} (JSON, same schema as the CLI)",
-                       data=lambda: json.dumps(make(), indent=1), file_name=name,
-                       mime="application/json", key=key, icon=":material/download:",
-                       on_click="ignore")
+    download_button(f"Download {what} (JSON, same schema as the CLI)",
+                    lambda: json.dumps(make(), indent=1), name, "application/json", key)

@@ -28,6 +28,12 @@ EXAMPLE_BUILD_JOB = "example-build"  # the example checkpoint's background build
 REPORT = "_report"                # the pinned findings (analysis.report.Report)
 
 
+def download_answer_key(key: str) -> str:
+    """The session slot holding the file a click on download button ``key`` asked for, until
+    the button's next run hands it to the browser (``ui.common.download``)."""
+    return f"_download_answer_{key}"
+
+
 def download_keys(key: str) -> tuple[str, str, str]:
     """The PNG, SVG and CSV download buttons' keys of a chart whose key is ``key``."""
     return f"{key}-png", f"{key}-svg", f"{key}-csv"

@@ -13,6 +13,7 @@ import streamlit as st
 
 from analysis.errors import DataError
 from analysis.report import MAX_JSON_BYTES, Finding, report_from_json, to_html, to_markdown_zip
+from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.findings import move, remove
 from ui.common.settings import settings
@@ -61,18 +62,19 @@ def finding_editor(k: int, f: Finding, n: int) -> None:
 
 
 def exports(rep) -> None:
-    """The three downloads, made when clicked. The PNG images of the .zip are bounded in
+    """The three downloads, made when clicked (``ui.common.download``: a click during a rerun
+    still gets its file). The PNG images of the .zip are bounded in
     pixels and drawn one at a time server-wide (``analysis.report.export.svg_png``)."""
     e1, e2, e3 = st.columns(3)
-    e1.download_button("Report (offline HTML)", data=lambda: to_html(rep).encode("utf-8"),
-                       file_name="report.html", mime="text/html", key=K.HTML,
-                       icon=":material/description:", on_click="ignore", width="stretch")
-    e2.download_button("Markdown + PNG (.zip)", data=lambda: to_markdown_zip(rep),
-                       file_name="report.zip", mime="application/zip", key=K.ZIP,
-                       icon=":material/folder_zip:", on_click="ignore", width="stretch")
-    e3.download_button("Report data (JSON, reopens here)", data=lambda: rep.to_json().encode(),
-                       file_name="report.json", mime="application/json", key=K.JSON,
-                       icon=":material/data_object:", on_click="ignore", width="stretch")
+    with e1:
+        download_button("Report (offline HTML)", lambda: to_html(rep), "report.html",
+                        "text/html", K.HTML, width="stretch")
+    with e2:
+        download_button("Markdown + PNG (.zip)", lambda: to_markdown_zip(rep), "report.zip",
+                        "application/zip", K.ZIP, width="stretch")
+    with e3:
+        download_button("Report data (JSON, reopens here)", rep.to_json, "report.json",
+                        "application/json", K.JSON, width="stretch")
 
 
 def upload_limit() -> int:
