@@ -82,15 +82,7 @@ def gallery_problems(page) -> list[str]:
     return problems
 
 
-# At 1400 px a column is 303 px and a map whose labels are long draws 307-308 px (its 200 px
-# map, the labels and the title padded around it: ui/drift/blocks.py pattern_gallery), 4-5 px
-# into the gap (nothing is hidden today: the column does not clip). Strict: once the gallery
-# fits, this marker must go.
-WIDE = pytest.mark.xfail(strict=True, reason="gallery maps with long labels draw 4-5 px wider "
-                         "than their 303 px column at 1400 px (ui/drift/blocks.py: size=200)")
-
-
-@pytest.mark.parametrize("width", [pytest.param(1400, marks=WIDE), 390])
+@pytest.mark.parametrize("width", [1400, 390])
 def test_gallery_maps_fit_their_column_whole(drift_server, width):
     from playwright.sync_api import expect, sync_playwright
 

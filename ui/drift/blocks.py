@@ -310,6 +310,18 @@ def pattern_moves(result: DriftResult, thresholds: PatternThresholds, rkey: tupl
     return chart
 
 
+GALLERY_WIDTH = 296  # px: a third of a 1400 px page's main column (303 px) less a margin
+
+
+def gallery_map_size(tokens) -> int:
+    """The gallery map's side, so the map and its row labels fit ``GALLERY_WIDTH``: the y axis's
+    labels are "i: token" (at most 120 px: charts' labelLimit; about 6.5 px a character) beside
+    the map, plus about 24 px of axis ticks, title and padding; between 150 and 200 px."""
+    longest = max((len(f"{i + 1}: {t}") for i, t in enumerate(tokens)), default=0)
+    label_px = min(120.0, 6.5 * longest)
+    return int(max(150, min(200, GALLERY_WIDTH - 24 - label_px)))
+
+
 def pattern_gallery(result: DriftResult, before: LoadedModel, after: LoadedModel, which: str,
                     pattern: str, thresholds: PatternThresholds, rkey: tuple = ()) -> None:
     """Up to six maps of one type, with their features."""
@@ -326,11 +338,12 @@ def pattern_gallery(result: DriftResult, before: LoadedModel, after: LoadedModel
         def build(ex=ex, li=li, hi=hi):
             enc, maps_b, maps_a = example_maps(before, after, result, ex)
             mat = (maps_b if which == "before" else maps_a)[li, hi]
-            # a square 200 px map whose axes, title and legend are added around it ("pad"),
-            # not squeezed into a guessed box: labels such as "14: [SEP]" are never cut and
-            # the whole chart (about 300 px) fits a third of a 1400 px page and a phone
+            # a square map whose axes, title and legend are added around it ("pad"), not
+            # squeezed into a guessed box: labels such as "14: [SEP]" are never cut, and the
+            # map is as large as leaves room for its longest label in a third of a 1400 px page
             chart = attention_heatmap(map_frame(enc.tokens, mat), enc.tokens,
-                                      f"ex {ex}, head {li + 1}-{hi + 1}", size=200
+                                      f"ex {ex}, head {li + 1}-{hi + 1}",
+                                      size=gallery_map_size(enc.tokens)
                                       ).properties(autosize=alt.AutoSizeParams(type="pad"))
             # the legend below the map (a narrow column never cuts its title)
             return chart.configure_legend(orient="bottom", direction="horizontal",
