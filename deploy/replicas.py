@@ -5,16 +5,12 @@
     python3 deploy/replicas.py check [--cache DIR] [--contexts N] [--keep]
                                         # two demo replicas + nginx on 127.0.0.1, Chromium
 
-``check`` starts two demo servers as ``deploy/check.py start`` does (own process, own memory;
-the same ``$DASHBOARD_CACHE`` and cookie secret), writes the config below into a temporary
-prefix and runs ``nginx -p PREFIX`` as this user on a free 127.0.0.1 port, then in Chromium:
-one visitor opens every page through the proxy (deploy/check.py's page checks), switches
-pages in the app, adds a report finding, downloads it (a /media file) and uploads it again (an
-upload into the session): all on one replica; N more visitors are spread over both; the first
-visitor's replica is killed: new visitors go to the other one, and the first visitor's page
-reconnects there with a fresh session. It reads which replica served what from the access log
-(``$upstream_addr``) and the ``X-Replica`` header. Exit 1 on failure, 2 when nginx, Chromium
-or playwright is missing. Only the standard library is imported at the top.
+``check`` starts two demo servers as ``deploy/check.py start`` does and ``nginx -p PREFIX``
+(a temporary prefix, this user, a free 127.0.0.1 port); in Chromium one visitor opens every
+page through the proxy (deploy/check.py's page checks), switches pages, downloads from /media
+and uploads, all on one replica (nginx's access log); more visitors are spread over both; the
+first visitor's replica is killed. Exit 1 on failure, 2 when nginx, Chromium or playwright is
+missing.
 """
 
 from __future__ import annotations
@@ -46,11 +42,7 @@ FINDINGS_GONE = "No findings yet"
 
 
 class Missing(Exception):
-    """nginx, Chromium or playwright is absent: the check cannot run (exit 2)."""
-
-
-def replica_name(k: int) -> str:
-    return f"r{k + 1}"
+    """nginx, Chromium or playwright is absent (exit 2)."""
 
 
 def nginx_config(listen: str, replicas: list[str], upload_mb: int = 50) -> str:
@@ -58,7 +50,7 @@ def nginx_config(listen: str, replicas: list[str], upload_mb: int = 50) -> str:
     then a cookie naming the replica that answered keeps every later request of that browser
     (page, websocket, uploads, media) on it; when it is down, the others answer (backup) and
     the cookie follows. Relative paths are under nginx's prefix (``nginx -p PREFIX``)."""
-    names = [replica_name(k) for k in range(len(replicas))]
+    names = [f"r{k + 1}" for k in range(len(replicas))]
     pools = "\n".join(
         f"    upstream dashboard_{n} {{\n        server {addr};\n" +
         "".join(f"        server {other} backup;\n" for other in replicas if other != addr) +
@@ -79,11 +71,8 @@ http {{
     log_format replicas '$remote_addr [$time_local] "$request" $status '
                         'upstream=$upstream_addr cookie=$cookie_{COOKIE} "$http_user_agent"';
     access_log logs/access.log replicas;
-    client_body_temp_path temp/body;
-    proxy_temp_path temp/proxy;
-    fastcgi_temp_path temp/fastcgi;
-    uwsgi_temp_path temp/uwsgi;
-    scgi_temp_path temp/scgi;
+    client_body_temp_path temp/body; proxy_temp_path temp/proxy;
+    fastcgi_temp_path temp/fastcgi; uwsgi_temp_path temp/uwsgi; scgi_temp_path temp/scgi;
     client_max_body_size {upload_mb}m;   # Streamlit's server.maxUploadSize (a checkpoint .zip)
 
     # A new visitor (no cookie, or one naming no replica): round robin.
@@ -101,10 +90,7 @@ http {{
         default "";
 {served}
     }}
-    map $http_upgrade $connection_upgrade {{
-        default upgrade;
-        "" close;
-    }}
+    map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
 
     server {{
         listen {listen};
@@ -133,39 +119,30 @@ def find_nginx() -> str | None:
         (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if Path(p).exists()), None)
 
 
-def nginx_args(nginx: str, prefix: Path) -> list[str]:
-    return [nginx, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"),
-            "-e", str(prefix / "logs" / "error.log")]
-
-
-def write_config(prefix: Path, listen: str, replicas: list[str]) -> Path:
+def write_config(nginx: str, prefix: Path, listen: str, replicas: list[str]) -> list[str]:
+    """The config and its folders under ``prefix``; nginx's command line for it, after
+    ``nginx -t`` passed on it (Failed with nginx's last line otherwise)."""
     for d in ("logs", "temp"):
         (prefix / d).mkdir(parents=True, exist_ok=True)
-    conf = prefix / "nginx.conf"
-    conf.write_text(nginx_config(listen, replicas, deploy.upload_cap_mb()))
-    return conf
+    (prefix / "nginx.conf").write_text(nginx_config(listen, replicas, deploy.upload_cap_mb()))
+    args = [nginx, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"),
+            "-e", str(prefix / "logs" / "error.log")]
+    tested = subprocess.run([*args, "-t"], capture_output=True, text=True)
+    if tested.returncode != 0:
+        lines = tested.stderr.strip().splitlines() or ["failed"]
+        raise Failed(f"nginx -t: {next((ln for ln in lines if 'emerg' in ln), lines[-1])}")
+    return args
 
 
-def test_config(nginx: str, prefix: Path) -> subprocess.CompletedProcess:
-    """``nginx -t`` on the config in ``prefix``."""
-    return subprocess.run([*nginx_args(nginx, prefix), "-t"], capture_output=True, text=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# the check
-
+# the check ------------------------------------------------------------------------------------
 
 def access_log(prefix: Path, start: int = 0) -> list[dict]:
     """The check's requests in nginx's access log (from byte ``start``): method, uri, status,
     upstream (the last address tried), tag (which browser context)."""
     text = (prefix / "logs" / "access.log").read_bytes()[start:].decode(errors="replace")
-    rows = []
-    for line in text.splitlines():
-        m = LOG_LINE.search(line)
-        if m:
-            row = m.groupdict()
-            row["upstream"] = row.pop("up").split(",")[-1].strip()
-            rows.append(row)
+    rows = [m.groupdict() for m in map(LOG_LINE.search, text.splitlines()) if m]
+    for row in rows:
+        row["upstream"] = row.pop("up").split(",")[-1].strip()
     return rows
 
 
@@ -198,14 +175,11 @@ class Stack:
                     [self.python, str(HERE / "check.py"), "start", "--port",
                      addr.split(":")[1], "--address", "127.0.0.1"],
                     cwd=deploy.ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT))
-        write_config(self.prefix, f"127.0.0.1:{self.proxy_port}", self.addrs)
-        tested = test_config(nginx, self.prefix)
-        if tested.returncode != 0:
-            raise Failed(f"nginx -t: {tested.stderr.strip().splitlines()[-1]}")
+        args = write_config(nginx, self.prefix, f"127.0.0.1:{self.proxy_port}", self.addrs)
         with open(self.work / "nginx.out", "wb") as out:
-            self.nginx = subprocess.Popen([*nginx_args(nginx, self.prefix), "-g", "daemon off;"],
-                                          stdout=out, stderr=subprocess.STDOUT)
-        for k, (addr, proc) in enumerate(zip(self.addrs, self.procs)):
+            self.nginx = subprocess.Popen([*args, "-g", "daemon off;"], stdout=out,
+                                          stderr=subprocess.STDOUT)
+        for addr, proc in zip(self.addrs, self.procs):
             deploy.wait_healthy(f"http://{addr}", proc)
         deadline = time.monotonic() + 30
         while not deploy.health_ok(self.url):
@@ -214,22 +188,19 @@ class Stack:
             time.sleep(0.3)
 
     def stop(self) -> None:
-        if self.nginx is not None:
-            deploy.stop(self.nginx)
-        for proc in self.procs:
+        for proc in filter(None, [self.nginx, *self.procs]):
             deploy.stop(proc)
 
 
 def cookie_replica(context, stack: Stack) -> str:
     """The replica address the context's sticky cookie names ("" when none)."""
     value = next((c["value"] for c in context.cookies() if c["name"] == COOKIE), "")
-    names = {replica_name(k): a for k, a in enumerate(stack.addrs)}
-    return names.get(value, "")
+    return {f"r{k + 1}": a for k, a in enumerate(stack.addrs)}.get(value, "")
 
 
 def open_page(browser, stack: Stack, tag: str, path: str = "/"):
-    """A fresh visitor (context tagged ``tag``) opening ``path`` through the proxy, checked as
-    deploy/check.py checks a page; returns (context, page)."""
+    """A fresh visitor (context tagged ``tag`` in its user agent) opening ``path`` through the
+    proxy, checked as deploy/check.py checks a page; returns (context, page, errors)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1100},
                                   user_agent=UA.format(tag))
     page = context.new_page()
@@ -237,15 +208,13 @@ def open_page(browser, stack: Stack, tag: str, path: str = "/"):
     page.on("pageerror", lambda e: errors.append(str(e)))
     _, title, ready = next(p for p in deploy.PAGES if p[0] == path)
     deploy._check_page(page, stack.url + path, path, title, ready, errors)
-    return context, page
+    return context, page, errors
 
 
 def tour(browser, stack: Stack, say):
     """One visitor: every page (a page load each: a new request and a new websocket, routed
     again), then two page switches inside the app (over the websocket); ends on /report."""
-    context, page = open_page(browser, stack, "tour", "/")
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
+    context, page, errors = open_page(browser, stack, "tour", "/")
     for path, title, ready in deploy.PAGES[1:]:
         t = time.monotonic()
         deploy._check_page(page, stack.url + path, path, title, ready, errors)
@@ -262,9 +231,8 @@ def tour(browser, stack: Stack, say):
 
 
 def download_and_upload(page, own, foreign) -> str:
-    """On /report: add a finding (a rerun), download report.json (a /media file made for the
-    session), fetch that file again from the visitor's and from another visitor's context, and
-    upload it back (a PUT into the session). One line saying what each replica answered."""
+    """On /report: add a finding (a rerun), download report.json (a /media file of the session),
+    fetch it again from this visitor and from ``foreign`` (another replica), upload it back."""
     page.get_by_test_id("stButton").filter(has_text="Add an example finding").click()
     button = page.get_by_test_id("stDownloadButton").filter(has_text="Report data (JSON")
     button.wait_for(timeout=120_000)
@@ -280,9 +248,8 @@ def download_and_upload(page, own, foreign) -> str:
         raise Failed(f"the visitor's /media file answered {there.status} from the other replica")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": "report.json", "mimeType": "application/json", "buffer": data}])
-    reopen = page.get_by_test_id("stButton").filter(has_text="Open this report")
-    reopen.wait_for(timeout=60_000)  # shown once the upload reached the visitor's session
-    reopen.click()
+    page.get_by_test_id("stButton").filter(has_text="Open this report").click(
+        timeout=60_000)  # shown once the upload reached the visitor's session
     page.wait_for_selector(deploy.IDLE, timeout=60_000)
     deploy._no_problem_boxes(page, "/report")
     if not page.get_by_label("Finding 1: title").count():
@@ -291,20 +258,7 @@ def download_and_upload(page, own, foreign) -> str:
             f"{again.headers.get('x-replica')}, 404 from {there.headers.get('x-replica')}")
 
 
-def run_browser(stack: Stack, n_contexts: int, say) -> None:
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=deploy.CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
-        try:
-            _scenario(browser, stack, n_contexts, say)
-        finally:
-            browser.close()
-
-
-def _scenario(browser, stack: Stack, n_contexts: int, say) -> None:
+def run_browser(browser, stack: Stack, n_contexts: int, say) -> None:
     t = time.monotonic()
     tour_ctx, page = tour(browser, stack, say)
     home = cookie_replica(tour_ctx, stack)
@@ -326,20 +280,17 @@ def _scenario(browser, stack: Stack, n_contexts: int, say) -> None:
     survivor = next(a for a in stack.addrs if a != home)
     say(download_and_upload(page, tour_ctx, visitors[spread.index(survivor)]))
     rows = access_log(stack.prefix)
-    used = replicas_of(rows, "tour")
-    if used != {home}:
+    if (used := replicas_of(rows, "tour")) != {home}:
         raise Failed(f"one visitor was served by {sorted(used)}, not by one replica")
     kinds = {(r["method"], r["uri"].split("/")[1]) for r in rows if r["tag"] == "tour"}
-    for method, root in (("GET", "media"), ("PUT", "_stcore"), ("GET", "_stcore")):
-        if (method, root) not in kinds:
-            raise Failed(f"no {method} /{root}/... of the visitor in the access log")
-    n = sum(r["tag"] == "tour" for r in rows)
-    say(f"the visitor's {n} requests (page loads, the download, the upload) all on {home}")
+    if not {("GET", "media"), ("PUT", "_stcore")} <= kinds:
+        raise Failed("the visitor's download or upload is not in the access log")
+    say(f"the visitor's {sum(r['tag'] == 'tour' for r in rows)} requests (page loads, the "
+        f"download, the upload) all on {home}")
 
-    mark = (stack.prefix / "logs" / "access.log").stat().st_size
-    t = time.monotonic()
+    mark, t = (stack.prefix / "logs" / "access.log").stat().st_size, time.monotonic()
     stack.procs[stack.addrs.index(home)].kill()
-    fresh = [open_page(browser, stack, f"n{k}")[0] for k in range(2)]
+    fresh = [open_page(browser, stack, f"n{k}")[0] for k in range(2)]  # new visitors
     if any(cookie_replica(c, stack) != survivor for c in fresh):
         raise Failed(f"a new visitor after {home} was killed was not sent to {survivor}")
     while cookie_replica(tour_ctx, stack) != survivor:  # the page reconnects by itself
@@ -377,18 +328,24 @@ def cmd_check(args) -> None:
     env = deploy.demo_env()
     if args.cache:
         env["DASHBOARD_CACHE"] = str(args.cache)
-    env["HF_HUB_OFFLINE"] = "1"
-    env["STREAMLIT_SERVER_COOKIE_SECRET"] = secrets.token_hex(32)  # one secret, every replica
-    stack = Stack(work, sys.executable, env)
-    ok = False
+    # no download; one cookie secret for every replica (Streamlit signs its cookies with it)
+    env.update(HF_HUB_OFFLINE="1", STREAMLIT_SERVER_COOKIE_SECRET=secrets.token_hex(32))
+    stack, ok = Stack(work, sys.executable, env), False
     try:
         deploy.build_example(sys.executable, work / "example.log", env)
         stack.start(nginx)
         print(f"replicas check: {len(stack.addrs)} replicas ({', '.join(stack.addrs)}) behind "
               f"nginx at {stack.url}, healthy in {time.monotonic() - t0:.1f} s", flush=True)
-        run_browser(stack, args.contexts,
-                    lambda line: print(("" if line.startswith(" ") else "replicas check: ") +
-                                       line, flush=True))
+        from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=deploy.CHROMIUM, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            try:
+                run_browser(browser, stack, args.contexts, lambda line: print(
+                    ("" if line[0] == " " else "replicas check: ") + line, flush=True))
+            finally:
+                browser.close()
         ok = True
     except Failed as exc:
         raise Failed(f"{exc} (logs: {work})") from None
@@ -422,11 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the logs and nginx prefix")
     p.set_defaults(fn=cmd_check)
     args = ap.parse_args(argv)
-
-    def terminated(signum, frame):  # stop the replicas and nginx as on Ctrl-C
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, terminated)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # clean up as on Ctrl-C
     if args.command == "check" and args.contexts < 2:
         ap.error("--contexts must be at least 2")
     try:
