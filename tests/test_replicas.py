@@ -125,3 +125,12 @@ def test_check_refuses_too_few_visitors():
                            "--contexts", "1"], capture_output=True, text=True)
     assert done.returncode == 2
     assert "--contexts must be at least 2" in done.stderr
+
+
+def test_readme_shows_the_generated_config(replicas):
+    readme = (ROOT / "deploy" / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Several replicas behind a proxy"):]
+    shown = section[section.index("```nginx\n") + 9:]
+    shown = shown[:shown.index("```")]
+    assert shown == replicas.nginx_config("80", ["127.0.0.1:8501", "127.0.0.1:8502"],
+                                          replicas.deploy.upload_cap_mb())
