@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,14 @@ def test_readme_shows_the_generated_config(replicas):
     shown = shown[:shown.index("```")]
     assert shown == replicas.nginx_config("80", ["127.0.0.1:8501", "127.0.0.1:8502"],
                                           replicas.deploy.upload_cap_mb())
+
+
+def test_check_without_nginx_says_so_in_one_line(replicas, monkeypatch, capsys):
+    monkeypatch.setattr(replicas, "find_nginx", lambda: None)
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        assert replicas.main(["check"]) == 2
+    finally:
+        signal.signal(signal.SIGTERM, before)  # main() sets its own handler
+    err = capsys.readouterr().err
+    assert err == "replicas check skipped: nginx is absent (apt-get install nginx)\n"
