@@ -134,7 +134,6 @@ def write_config(nginx: str, prefix: Path, listen: str, replicas: list[str]) -> 
     return args
 
 
-# the check ------------------------------------------------------------------------------------
 
 def access_log(prefix: Path, start: int = 0) -> list[dict]:
     """The check's requests in nginx's access log (from byte ``start``): method, uri, status,
@@ -151,7 +150,7 @@ def replicas_of(rows: list[dict], tag: str) -> set[str]:
 
 
 class Stack:
-    """The replicas and nginx this check started (stopped in reverse order)."""
+    """The replicas and the nginx this check started, on free 127.0.0.1 ports."""
 
     def __init__(self, work: Path, python: str, env: dict, n: int = 2):
         self.work, self.python, self.env = work, python, env
