@@ -1,11 +1,6 @@
 """Demo replicas behind nginx with sticky sessions, and the check that opens every page through it.
 
-    python3 deploy/replicas.py config [--listen PORT] [--replica HOST:PORT ...]
-                                        # print the nginx.conf (deploy/README.md shows it)
-    python3 deploy/replicas.py check [--cache DIR] [--contexts N] [--keep]
-                                        # two demo replicas + nginx on 127.0.0.1, Chromium
-
-``check`` starts two demo servers as ``deploy/check.py start`` does and ``nginx -p PREFIX``
+``config`` prints the nginx.conf (deploy/README.md shows it); ``check`` starts two demo servers as ``deploy/check.py start`` does and ``nginx -p PREFIX``
 (a temporary prefix, this user, a free 127.0.0.1 port); in Chromium one visitor opens every
 page through the proxy (deploy/check.py's page checks), switches pages, downloads from /media
 and uploads, all on one replica (nginx's access log); more visitors are spread over both; the
@@ -17,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import ipaddress
 import json
+import os
 import re
 import secrets
 import shutil
@@ -180,11 +177,7 @@ class Stack:
                                           stderr=subprocess.STDOUT)
         for addr, proc in zip(self.addrs, self.procs):
             deploy.wait_healthy(f"http://{addr}", proc)
-        deadline = time.monotonic() + 30
-        while not deploy.health_ok(self.url):
-            if self.nginx.poll() is not None or time.monotonic() > deadline:
-                raise Failed(f"nginx did not answer at {self.url} (see {self.prefix}/logs)")
-            time.sleep(0.3)
+        deploy.wait_healthy(self.url, self.nginx, timeout_s=30)
 
     def stop(self) -> None:
         for proc in filter(None, [self.nginx, *self.procs]):
@@ -314,8 +307,7 @@ def run_browser(browser, stack: Stack, n_contexts: int, say) -> None:
 
 
 def cmd_check(args) -> None:
-    nginx = find_nginx()
-    if nginx is None:
+    if (nginx := find_nginx()) is None:
         raise Missing("nginx is absent (apt-get install nginx)")
     if not Path(deploy.CHROMIUM).exists():
         raise Missing(f"{deploy.CHROMIUM} is absent (apt-get install chromium)")
@@ -324,9 +316,8 @@ def cmd_check(args) -> None:
     t0 = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="dashboard-replicas-"))
     work.chmod(0o711)  # nginx's workers (nobody, when run as root) reach their temp folders
-    env = deploy.demo_env()
-    if args.cache:
-        env["DASHBOARD_CACHE"] = str(args.cache)
+    env = deploy.demo_env({**os.environ, **({"DASHBOARD_CACHE": str(args.cache)} if args.cache
+                                           else {})})
     # no download; one cookie secret for every replica (Streamlit signs its cookies with it)
     env.update(HF_HUB_OFFLINE="1", STREAMLIT_SERVER_COOKIE_SECRET=secrets.token_hex(32))
     stack, ok = Stack(work, sys.executable, env), False
@@ -340,11 +331,8 @@ def cmd_check(args) -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=deploy.CHROMIUM, args=[
                 "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            try:
-                run_browser(browser, stack, args.contexts, lambda line: print(
-                    ("" if line[0] == " " else "replicas check: ") + line, flush=True))
-            finally:
-                browser.close()
+            run_browser(browser, stack, args.contexts, lambda line: print(
+                ("" if line[0] == " " else "replicas check: ") + line, flush=True))
         ok = True
     except Failed as exc:
         raise Failed(f"{exc} (logs: {work})") from None
@@ -358,6 +346,19 @@ def cmd_check(args) -> None:
     print(f"replicas check passed in {time.monotonic() - t0:.0f} s")
 
 
+def replica_addr(text: str) -> str:
+    """IP:PORT: nginx's $upstream_addr, which names the replica that answered, is an address."""
+    host, _, port = text.rpartition(":")
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        port = ""
+    if not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not IP:PORT (nginx names the replica "
+                                         "that answered by its address)")
+    return text
+
+
 def cmd_config(args) -> None:
     print(nginx_config(args.listen, args.replica or ["127.0.0.1:8501", "127.0.0.1:8502"],
                        deploy.upload_cap_mb()), end="")
@@ -368,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("config", help="print the nginx.conf for the replicas")
     p.add_argument("--listen", default="80", help="nginx's listen address or port (default 80)")
-    p.add_argument("--replica", action="append", metavar="HOST:PORT",
+    p.add_argument("--replica", action="append", metavar="IP:PORT", type=replica_addr,
                    help="a replica (repeat; default 127.0.0.1:8501 and 127.0.0.1:8502)")
     p.set_defaults(fn=cmd_config)
     p = sub.add_parser("check", help="two replicas + nginx on 127.0.0.1, every page in Chromium")

@@ -126,6 +126,10 @@ def test_check_refuses_too_few_visitors():
                            "--contexts", "1"], capture_output=True, text=True)
     assert done.returncode == 2
     assert "--contexts must be at least 2" in done.stderr
+    done = subprocess.run([sys.executable, str(ROOT / "deploy/replicas.py"), "config",
+                           "--replica", "replica1:8501"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""  # the cookie map needs addresses
+    assert "'replica1:8501' is not IP:PORT" in done.stderr
 
 
 def test_readme_shows_the_generated_config(replicas):
