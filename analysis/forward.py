@@ -125,9 +125,13 @@ def _output_to_cpu(output):
 
 def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs: dict | None = None,
             attentions: bool = True, hidden_states: bool = False, capture: Sequence[str] = (),
-            head_mask=None, grad: bool = False, labels=None) -> Forward:
+            head_mask=None, grad: bool = False, labels=None, start_layer: int = 0,
+            layer_inputs=None) -> Forward:
     """One forward of ``model`` over ``encodings`` (padded by :func:`collate`) or over ready
-    ``inputs``; see the module docstring for the rest."""
+    ``inputs``; see the module docstring for the rest. With ``layer_inputs`` [B, N, D] (the
+    inputs of encoder layer ``start_layer``, e.g. cached outputs of frozen lower layers), only
+    the layers from ``start_layer`` on run (:func:`analysis.hooks.start_at_layer`); the
+    attention maps and hidden states then cover those layers only."""
     import torch
 
     unknown = set(capture) - set(CAPTURES)
@@ -146,6 +150,10 @@ def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs:
     with contextlib.ExitStack() as stack:
         if head_mask is not None:
             stack.enter_context(hooks.masked_heads(model, head_mask))
+        if layer_inputs is not None:
+            stack.enter_context(hooks.start_at_layer(
+                model, start_layer, layer_inputs.to(device) if device is not None
+                else layer_inputs))
         stores = {}
         for name in capture:
             mods = _capture_modules(model, name)

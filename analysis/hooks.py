@@ -380,3 +380,21 @@ def zeroed_values(value_module, positions):
 
     handle = value_module.register_forward_hook(this_thread_only(hook))
     yield from _holding([handle], value_module)
+
+
+@contextlib.contextmanager
+def start_at_layer(model, layer: int, hidden):
+    """Within the block, a forward runs only encoder layers ``layer..`` on ``hidden`` [B, N, D]
+    (their input): the layers below are out of the encoder meanwhile (a model no thread shares)."""
+    stack = getattr(getattr(model, getattr(model, "base_model_prefix", ""), model), "encoder", None)
+    full = getattr(stack, "layer", None)
+    if full is None or not 0 <= layer <= len(full):
+        raise InputError("Starting at a layer is not supported for this architecture.")
+    handle = stack.register_forward_pre_hook(this_thread_only(
+        lambda module, args: (hidden,) + tuple(args[1:])))
+    stack.layer = type(full)(list(full)[layer:])
+    try:
+        yield model
+    finally:
+        stack.layer = full
+        handle.remove()

@@ -56,7 +56,7 @@ def test_missing_example_is_one_clear_message(cache):
     with pytest.raises(ModelLoadError) as err:
         load_model("example")
     assert str(err.value) == ("The example checkpoint is not built yet: run `python -m analysis "
-                              "aspects example` once (about 3 minutes on a 2-core CPU), or "
+                              "aspects example` once (about a minute on a 2-core CPU), or "
                               "start the dashboard and let it build it.")
     assert str(cache) not in str(err.value)
     assert checkpoint_stamp("example") == ""
@@ -79,7 +79,7 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
         "task": example.RECIPE.task, "pair_order": example.RECIPE.pair_order, "epochs": example.RECIPE.epochs,
         "lr": example.RECIPE.lr, "batch_size": example.RECIPE.batch_size,
         "max_length": example.RECIPE.max_length, "heldout": example.RECIPE.heldout, "seed": example.RECIPE.seed,
-        "base": "default", "data": "bundled sample"}
+        "trained_layers": example.RECIPE.trained_layers, "base": "default", "data": "bundled sample"}
     assert (card["task"], card["pair_order"], card["lr"], card["max_length"], card["seed"]) == (
         example.RECIPE.task, example.RECIPE.pair_order, example.RECIPE.lr, example.RECIPE.max_length, example.RECIPE.seed)
     assert card["heldout_ids"] == list(test["id"]) and card["base_model"] == tiny.spec

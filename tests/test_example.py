@@ -22,7 +22,11 @@ def test_the_recipe_as_a_dict():
     d = example.recipe_dict()
     assert d == {"task": "nli_m", "pair_order": "review-aux", "epochs": 10, "lr": 1e-4,
                  "batch_size": 16, "max_length": 64, "heldout": 0.15, "seed": 0,
-                 "base": "default", "data": "bundled sample"}
+                 "trained_layers": 2, "base": "default", "data": "bundled sample"}
+    assert example.train_options() == {"lr": 1e-4, "batch_size": 16, "max_length": 64,
+                                       "trained_layers": 2}
+    # the recipe before issue 22 trained every layer (the bench's baseline)
+    assert example.recipe_dict(example.PREVIOUS_RECIPE) == {**d, "trained_layers": None}
 
 
 def test_ready_only_with_this_recipe_and_a_config(tmp_path):

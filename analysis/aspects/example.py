@@ -9,6 +9,7 @@ from typing import Callable
 
 from analysis.example import RECIPE, Recipe, example_path, example_ready, missing_message, \
     recipe_dict
+from analysis.example import train_options as recipe_train_options
 
 
 def split_sample(recipe: Recipe = RECIPE):
@@ -50,10 +51,10 @@ def build_example(out=None, progress: Callable[[float, str], None] | None = None
 
     run = run_fine_tune(loaded, train, test, recipe.task, data=recipe.data,
                         pair_order=recipe.pair_order, base_spec=base,
-                        epochs=recipe.epochs, lr=recipe.lr, batch_size=recipe.batch_size,
-                        max_length=recipe.max_length, seed=recipe.seed, out=out,
+                        epochs=recipe.epochs, seed=recipe.seed, out=out,
                         progress=step, status=status,
-                        card_extra={"example_recipe": recipe_dict(recipe)}, **train_options)
+                        card_extra={"example_recipe": recipe_dict(recipe)},
+                        **{**recipe_train_options(recipe), **train_options})
     say(1.0, "saved")
     return run.folder
 

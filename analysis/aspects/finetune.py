@@ -80,6 +80,7 @@ class FineTuneResult:
     seconds: float
     seconds_per_epoch: list[float] = field(default_factory=list)
     n_examples: int = 0
+    frozen_layers: int = 0  # embeddings and this many lower layers were not trained
 
 
 def freeze_word_embeddings(model) -> int:
@@ -90,6 +91,59 @@ def freeze_word_embeddings(model) -> int:
     if emb is not None:
         emb.weight.requires_grad_(False)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def frozen_count(model, trained_layers: int | None) -> int:
+    """How many lower encoder layers stay frozen when the top ``trained_layers`` are trained
+    (0 for None or when the model has no more layers than that)."""
+    if trained_layers is None:
+        return 0
+    if int(trained_layers) < 0:
+        raise InputError("trained_layers must be 0 or more.")
+    return max(0, model.config.num_hidden_layers - int(trained_layers))
+
+
+def freeze_lower_layers(model, k: int) -> int:
+    """Stop training the embeddings and the lowest ``k`` encoder layers (Lee et al. 2019,
+    "What would Elsa do? Freezing layers during transformer fine-tuning"); return how many
+    weights stay trainable. ``k == 0`` freezes nothing."""
+    from analysis.hooks import encoder_layers
+
+    if k:
+        layers = encoder_layers(model)
+        if not 0 < k <= len(layers):
+            raise InputError(f"frozen_layers must be from 0 to {len(layers)}.")
+        for module in [getattr(model, model.base_model_prefix).embeddings, *layers[:k]]:
+            module.requires_grad_(False)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def lower_layer_outputs(model, tokenizer, features: dict, k: int, batch_size: int = 64) -> list:
+    """Each example's input of encoder layer ``k`` (= output of the ``k`` frozen layers below
+    it, in eval mode: no dropout) [n_i, D], cropped to its own tokens: computed once, so that
+    each training step runs only the layers from ``k`` on (:func:`analysis.hooks.start_at_layer`)."""
+    n = len(features["input_ids"])
+    lengths = [len(x) for x in features["input_ids"]]
+    out: list = [None] * n
+    was_training = model.training
+    model.eval()
+    for idx in batches(lengths, batch_size):
+        hidden = forward(model, inputs=pad_features(tokenizer, features, idx), attentions=False,
+                         hidden_states=True).output.hidden_states[k]
+        for b, i in enumerate(idx):
+            out[i] = hidden[b, :lengths[i]].clone()
+    model.train(was_training)
+    return out
+
+
+def _padded(rows: list, n: int):
+    """[B, n, D] of the rows [n_i, D], zero-padded (the attention mask hides the padding)."""
+    import torch
+
+    batch = torch.zeros(len(rows), n, rows[0].shape[-1], dtype=rows[0].dtype)
+    for b, row in enumerate(rows):
+        batch[b, :row.shape[0]] = row
+    return batch
 
 
 def _optimizer(model, lr: float):
@@ -112,7 +166,8 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
               should_stop: Callable[[], bool] | None = None,
               time_budget_s: float | None = None,
               epoch_end: Callable[[int, object], None] | None = None,
-              train_word_embeddings: bool = True) -> FineTuneResult:
+              train_word_embeddings: bool = True,
+              trained_layers: int | None = None) -> FineTuneResult:
     """Fine-tune a copy of ``loaded.model`` as a pair classifier for ``task``.
 
     AdamW (weight decay 0.01, none on biases and LayerNorm), linear warmup over ``warmup``
@@ -125,7 +180,12 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     the model in eval mode (training resumes afterwards): a learning curve on held-out data.
     With ``train_word_embeddings=False`` the word-embedding table stays as the base model's
     (:func:`freeze_word_embeddings`: fewer seconds a step; bench/bench_example.py
-    ``--freeze-embeddings`` measures what it does to the example's held-out metrics)."""
+    ``--freeze-embeddings`` measures what it does to the example's held-out metrics). With
+    ``trained_layers=t`` only the top t encoder layers (and the pooler and classifier) are
+    trained: the embeddings and the k = L - t layers below stay the base model's
+    (:func:`freeze_lower_layers`; none when t >= L) and their outputs are computed once
+    (:func:`lower_layer_outputs`), so each step runs layers k.. only (docs/METHODS.md
+    section 7). None trains every layer."""
     import torch
     if not examples:
         raise DataError("No training examples.")
@@ -135,9 +195,12 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     model = make_classifier(loaded, task, seed)
     if not train_word_embeddings:
         freeze_word_embeddings(model)
+    frozen_layers = frozen_count(model, trained_layers)
+    freeze_lower_layers(model, frozen_layers)
     trainable = [p for p in model.parameters() if p.requires_grad]
     tok = loaded.tokenizer
     enc = _tokenize(tok, examples, max_length)
+    cached = lower_layer_outputs(model, tok, enc, frozen_layers) if frozen_layers else None
     labels = torch.tensor([e.label for e in examples], dtype=torch.long)
     lengths = [len(x) for x in enc["input_ids"]]
     rng = random.Random(seed)
@@ -168,8 +231,12 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
             if step >= plan["total"] or (should_stop and should_stop()):
                 full_pass = False
                 break
-            out = forward(model, inputs=pad_features(tok, enc, idx), labels=labels[idx],
-                          grad=True, attentions=False).output
+            inputs = pad_features(tok, enc, idx)
+            start = {} if cached is None else {"start_layer": frozen_layers, "layer_inputs":
+                                               _padded([cached[i] for i in idx],
+                                                       inputs["input_ids"].shape[1])}
+            out = forward(model, inputs=inputs, labels=labels[idx], grad=True,
+                          attentions=False, **start).output
             out.loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             opt.step()
@@ -198,7 +265,8 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     for p in model.parameters():  # a fine-tuned model is a plain model again
         p.requires_grad_(True)
     model.eval()
-    return FineTuneResult(model, tok, losses, time.perf_counter() - t0, per_epoch, len(examples))
+    return FineTuneResult(model, tok, losses, time.perf_counter() - t0, per_epoch, len(examples),
+                          frozen_layers)
 
 
 def predict_probs(model, tokenizer, examples: Sequence[PairExample], batch_size: int = 64,

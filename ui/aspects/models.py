@@ -14,7 +14,7 @@ import streamlit as st
 
 from analysis.aspects.checkpoints import as_loaded, load_checkpoint, save_checkpoint
 from analysis.aspects.data import split_dataset
-from analysis.example import RECIPE
+from analysis.example import RECIPE, train_options
 from analysis.aspects.example import load_example, split_sample
 from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune
 from analysis.aspects.readers import load_sample
@@ -136,8 +136,7 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
 
             return run_fine_tune(ctx.loaded, train, test, task, data="bundled sample",
                                  pair_order=order, base_spec=ctx.spec, epochs=epochs,
-                                 lr=RECIPE.lr, batch_size=RECIPE.batch_size,
-                                 max_length=RECIPE.max_length, seed=seed, progress=step,
+                                 **train_options(RECIPE), seed=seed, progress=step,
                                  status=lambda text: progress(last[0], text))
 
         admit_model(ctx.loaded.n_params)
