@@ -59,7 +59,7 @@ elif source == models.TUNE:
                      f"the example's recipe (AdamW, lr {RECIPE.lr:g}, warmup 0.1, batch "
                      f"{RECIPE.batch_size}, at most {RECIPE.max_length} tokens, "
                      f"length-bucketed); {RECIPE.heldout:.0%} of the sample is held out for "
-                     "evaluation."))
+                     "evaluation. " + models.trained_part_words(ctx.loaded.model)))
     if st.button("Fine-tune", type="primary", key=state.TRAIN, icon=":material/model_training:"):
         models.fine_tune_on_sample(ctx, task,
                                    blocks.ORDERS[order_label] or default_pair_order(task),

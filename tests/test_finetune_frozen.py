@@ -7,6 +7,7 @@ section 7, "The example checkpoint")."""
 from __future__ import annotations
 
 import pytest
+from types import SimpleNamespace
 import torch
 
 from analysis.aspects.finetune import _padded, _tokenize, fine_tune, frozen_count, \
@@ -91,7 +92,7 @@ def test_an_architecture_without_an_encoder_stack_is_refused(tiny_model_dir, pai
         fine_tune(distil, pairs[:4], "nli_m", epochs=1, batch_size=4, trained_layers=1)
 
 
-def test_the_page_fine_tunes_with_the_recipe(monkeypatch):
+def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
     """The Aspect heads page's "Fine-tune" passes the recipe's options (lr, batch, length,
     trained layers): the page's defaults are the example's recipe."""
     from types import SimpleNamespace
@@ -109,7 +110,10 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch):
     monkeypatch.setattr(models, "run_job", lambda label, work, key=None: work(lambda *a: None))
     monkeypatch.setattr(models, "admit_model", lambda n: None)
     monkeypatch.setattr(models, "show_error", lambda exc: seen.setdefault("error", str(exc)))
-    ctx = SimpleNamespace(loaded=SimpleNamespace(n_params=1), spec="default")
+    from analysis.models import load_model
+
+    bert = load_model(str(tiny_model_dir())).model
+    ctx = SimpleNamespace(loaded=SimpleNamespace(n_params=1, model=bert), spec="default")
     models.fine_tune_on_sample(ctx, RECIPE.task, RECIPE.pair_order, RECIPE.epochs, RECIPE.seed)
     assert seen["error"] == "stop"
     assert {k: seen[k] for k in train_options()} == train_options() == {
@@ -120,3 +124,28 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch):
     assert (seen["n_train"], seen["n_test"]) == (189, 33)
     assert set(recipe_dict()) == set(train_options()) | {
         "task", "pair_order", "epochs", "heldout", "seed", "base", "data"}
+
+
+def test_the_page_trains_every_layer_of_a_model_it_cannot_cut(tiny_model_dir):
+    """DistilBERT's layout cannot train only its top layers: the page's fine-tune trains every
+    layer of it (and says so) instead of refusing the sidebar's model; BERT gets the recipe."""
+    from analysis.aspects.finetune import top_layers_trainable
+    from analysis.example import RECIPE
+    from analysis.models import load_model
+    from ui.aspects.models import page_train_options, trained_part_words
+
+    distil = load_model(str(tiny_model_dir("distilbert"))).model
+    bert = load_model(str(tiny_model_dir())).model
+    assert (top_layers_trainable(bert), top_layers_trainable(distil)) == (True, False)
+    assert page_train_options(distil)["trained_layers"] is None
+    assert page_train_options(bert)["trained_layers"] == RECIPE.trained_layers == 2
+    assert trained_part_words(distil) == "Every layer is trained."
+    # the tiny BERT has 2 layers: training the top 2 is every layer
+    assert trained_part_words(bert) == "Every layer is trained."
+
+    class Six:  # the default model's shape: 6 layers
+        config = SimpleNamespace(num_hidden_layers=6)
+        base_model_prefix = "bert"
+        bert = SimpleNamespace(encoder=SimpleNamespace(layer=[]), embeddings=None)
+
+    assert trained_part_words(Six()).startswith("Only the top 2 of its 6 layers are trained")

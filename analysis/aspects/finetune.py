@@ -103,6 +103,13 @@ def frozen_count(model, trained_layers: int | None) -> int:
     return max(0, model.config.num_hidden_layers - int(trained_layers))
 
 
+def top_layers_trainable(model) -> bool:
+    """Whether :func:`fine_tune` can train only the top layers of ``model`` (a BERT, RoBERTa or
+    ELECTRA layout: ``encoder.layer``; DistilBERT's and ALBERT's layouts are not)."""
+    base = getattr(model, getattr(model, "base_model_prefix", ""), model)
+    return hasattr(getattr(base, "encoder", None), "layer") and hasattr(base, "embeddings")
+
+
 def freeze_lower_layers(model, k: int) -> int:
     """Stop training the embeddings and the lowest ``k`` encoder layers (Lee et al. 2019,
     "What would Elsa do? Freezing layers during transformer fine-tuning"); return how many

@@ -15,6 +15,7 @@ import streamlit as st
 from analysis.aspects.checkpoints import as_loaded, load_checkpoint, save_checkpoint
 from analysis.aspects.data import split_dataset
 from analysis.example import RECIPE, train_options
+from analysis.aspects.finetune import top_layers_trainable
 from analysis.aspects.example import load_example, split_sample
 from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune
 from analysis.aspects.readers import load_sample
@@ -45,6 +46,27 @@ WHILE_WAITING = (
 MAX_ZIP_MB = SERVER_UPLOAD_MB  # = the server's maxUploadSize (.streamlit/config.toml)
 METRIC_LABELS = {"aspect_f1": "aspect F1", "acc_4way": "4-way acc.", "acc_3way": "3-way acc.",
                  "acc_binary": "binary acc."}
+
+
+
+def page_train_options(model) -> dict:
+    """The example recipe's training options for the sidebar's model: the same as the example
+    build's, except that a model whose layout cannot train only its top layers (DistilBERT,
+    ALBERT) trains every layer instead of being refused (the caption says which)."""
+    options = train_options(RECIPE)
+    if not top_layers_trainable(model):
+        options["trained_layers"] = None
+    return options
+
+def trained_part_words(model) -> str:
+    """What part of the model the page's fine-tune trains, in words."""
+    top = page_train_options(model)["trained_layers"]
+    if top is None or top >= model.config.num_hidden_layers:
+        return "Every layer is trained."
+    return (f"Only the top {top} of its {model.config.num_hidden_layers} layers are trained: "
+            "the word vectors and the layers below keep the base model's weights, so training "
+            "takes about a third of the time and any change the Fine-tuning drift page shows "
+            "is in those top layers.")
 
 
 def demo() -> bool:
@@ -136,7 +158,8 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
 
             return run_fine_tune(ctx.loaded, train, test, task, data="bundled sample",
                                  pair_order=order, base_spec=ctx.spec, epochs=epochs,
-                                 **train_options(RECIPE), seed=seed, progress=step,
+                                 **page_train_options(ctx.loaded.model), seed=seed,
+                                 progress=step,
                                  status=lambda text: progress(last[0], text))
 
         admit_model(ctx.loaded.n_params)
