@@ -2,8 +2,8 @@
 
 ``config`` prints the nginx.conf (deploy/README.md shows it); ``check`` starts two demo servers as ``deploy/check.py start`` does and ``nginx -p PREFIX``
 (a temporary prefix, this user, a free 127.0.0.1 port); in Chromium one visitor opens every
-page through the proxy (deploy/check.py's page checks), switches pages, downloads from /media
-and uploads, all on one replica (nginx's access log); more visitors are spread over both; the
+page through the proxy (deploy/check.py's page checks), switches pages, downloads the report
+(over its websocket) and uploads it back, all on one replica (nginx's access log); more visitors are spread over both; the
 first visitor's replica is killed. Exit 1 on failure, 2 when nginx, Chromium or playwright is
 missing.
 """
@@ -45,7 +45,7 @@ class Missing(Exception):
 def nginx_config(listen: str, replicas: list[str], upload_mb: int = 50) -> str:
     """The nginx.conf in front of ``replicas`` (HOST:PORT each): round robin for a new visitor,
     then a cookie naming the replica that answered keeps every later request of that browser
-    (page, websocket, uploads, media) on it; when it is down, the others answer (backup) and
+    (page, websocket, uploads) on it; when it is down, the others answer (backup) and
     the cookie follows. Relative paths are under nginx's prefix (``nginx -p PREFIX``)."""
     names = [f"r{k + 1}" for k in range(len(replicas))]
     pools = "\n".join(
@@ -222,22 +222,19 @@ def tour(browser, stack: Stack, say):
     return context, page
 
 
-def download_and_upload(page, own, foreign) -> str:
-    """On /report: add a finding (a rerun), download report.json (a /media file of the session),
-    fetch it again from this visitor and from ``foreign`` (another replica), upload it back."""
+def download_and_upload(page) -> str:
+    """On /report: add a finding (a rerun), download report.json (the download button sends the
+    file over the visitor's websocket, from its session on its replica: ui/common/download.py)
+    and upload it back (a PUT to the replica that holds the session: what stickiness buys)."""
     page.get_by_test_id("stButton").filter(has_text="Add an example finding").click()
-    button = page.get_by_test_id("stDownloadButton").filter(has_text="Report data (JSON")
+    button = page.get_by_role("button", name="Report data (JSON, reopens here)")
     button.wait_for(timeout=120_000)
     page.wait_for_selector(deploy.IDLE, timeout=120_000)
     with page.expect_download(timeout=120_000) as got:
-        button.locator("button").click()
-    download = got.value
-    again, there = own.request.get(download.url), foreign.request.get(download.url)
-    data = Path(download.path()).read_bytes()
+        button.click()
+    data = Path(got.value.path()).read_bytes()
     if not json.loads(data).get("findings"):
         raise Failed("/report: the downloaded report.json holds no finding")
-    if there.status != 404:
-        raise Failed(f"the visitor's /media file answered {there.status} from the other replica")
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
         files=[{"name": "report.json", "mimeType": "application/json", "buffer": data}])
     page.get_by_test_id("stButton").filter(has_text="Open this report").click(
@@ -246,8 +243,8 @@ def download_and_upload(page, own, foreign) -> str:
     deploy._no_problem_boxes(page, "/report")
     if not page.get_by_label("Finding 1: title").count():
         raise Failed("/report: the reopened report shows no finding")
-    return (f"report.json from /media: {again.status} again from "
-            f"{again.headers.get('x-replica')}, 404 from {there.headers.get('x-replica')}")
+    return (f"report.json downloaded ({len(data)} bytes, with its finding) and uploaded back "
+            "into the visitor's session")
 
 
 def run_browser(browser, stack: Stack, n_contexts: int, say) -> None:
@@ -270,15 +267,15 @@ def run_browser(browser, stack: Stack, n_contexts: int, say) -> None:
         ", ".join(f"{spread.count(a)} on {a}" for a in stack.addrs))
 
     survivor = next(a for a in stack.addrs if a != home)
-    say(download_and_upload(page, tour_ctx, visitors[spread.index(survivor)]))
+    say(download_and_upload(page))
     rows = access_log(stack.prefix)
     if (used := replicas_of(rows, "tour")) != {home}:
         raise Failed(f"one visitor was served by {sorted(used)}, not by one replica")
     kinds = {(r["method"], r["uri"].split("/")[1]) for r in rows if r["tag"] == "tour"}
-    if not {("GET", "media"), ("PUT", "_stcore")} <= kinds:
-        raise Failed("the visitor's download or upload is not in the access log")
+    if ("PUT", "_stcore") not in kinds:
+        raise Failed("the visitor's upload is not in the access log")
     say(f"the visitor's {sum(r['tag'] == 'tour' for r in rows)} requests (page loads, the "
-        f"download, the upload) all on {home}")
+        f"upload) all on {home}")
 
     mark, t = (stack.prefix / "logs" / "access.log").stat().st_size, time.monotonic()
     stack.procs[stack.addrs.index(home)].kill()
