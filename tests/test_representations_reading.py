@@ -58,3 +58,10 @@ def test_a_probe_that_barely_moves_stays_about_the_same():
     text = " ".join(corpus_reading(CorpusResult("absa", a, b, None, 5, 100)))
     assert "aspect probe stays about the same (94.5%, then 94.2%); its best layer is layer 1" \
         in text
+
+
+def test_one_word_is_not_words():
+    """The self-similarity sentence counts its words in good English ("1 word", "4 words")."""
+    from analysis.representations.reading import _words
+
+    assert (_words(1), _words(4), _words(0)) == ("1 word", "4 words", "0 words")

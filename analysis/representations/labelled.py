@@ -17,7 +17,6 @@ import numpy as np
 
 from analysis.encoding import encode_dataset
 from analysis.errors import DataError
-from analysis.forward import forward_batches
 
 MAX_LABELS = 10
 OTHER = "other labels"
@@ -58,7 +57,7 @@ def labelled_words(loaded, dataset, max_sentences: int | None = None, batch_size
                    progress: Callable[[int, int], None] | None = None):
     """:class:`analysis.representations.states.WordCorpus` of a labelled Dataset: word vectors
     of every example (one batched pass), ``labels["label"]`` its sentence's label per word."""
-    from analysis.representations.states import WordCorpus
+    from analysis.representations.states import WordCorpus, word_layers
 
     if "label" not in (dataset.column_names or ()):
         raise DataError(NO_LABEL)
@@ -66,27 +65,10 @@ def labelled_words(loaded, dataset, max_sentences: int | None = None, batch_size
                             max_examples=max_sentences)
     labels = [label_of(v) for v in dataset["label"]]
     encs = corpus.encodings
-    chunks: dict[int, list[np.ndarray]] = {}
-    word_lists: dict[int, list[int]] = {}
-    done = 0
-    for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
-                                   attentions=False, hidden_states=True):
-        for b, i in enumerate(idx):
-            h = fw.hidden(b)  # [L+1, n, d]
-            wid = np.asarray(encs[i].word_ids)
-            real = ~np.asarray(encs[i].special, bool)
-            words = list(dict.fromkeys(int(w) for w in wid[real]))
-            pool = ((wid[None, :] == np.asarray(words)[:, None]) & real[None, :])
-            pool = pool.astype(np.float32)
-            pool /= pool.sum(1, keepdims=True)
-            chunks[i] = [pool @ h[l] for l in range(h.shape[0])]
-            word_lists[i] = words
-        done += len(idx)
-        if progress is not None:
-            progress(done, len(encs))
-    n_layers = len(chunks[0])
-    layers = [np.concatenate([chunks[i][l] for i in range(len(encs))]).astype(np.float32)
-              for l in range(n_layers)]
+    real = [~np.asarray(enc.special, bool) for enc in encs]
+    word_lists = [list(dict.fromkeys(int(w) for w in np.asarray(enc.word_ids)[r]))
+                  for enc, r in zip(encs, real)]
+    layers = word_layers(loaded, encs, word_lists, batch_size, progress, real=real)
     forms, groups, places, per_word, sentences = [], [], [], [], []
     for i, enc in enumerate(encs):
         row = corpus.rows[i]

@@ -20,6 +20,10 @@ METHOD_NOTES = {
 }
 
 
+
+def _words(n: int) -> str:
+    return f"{n} word" if n == 1 else f"{n} words"
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -152,7 +156,7 @@ def corpus_reading(result: CorpusResult) -> list[str]:
     ss = result.model.self_similarity
     if all(s is not None for s in ss):
         out.append(f"Self-similarity goes from {ss[0]:.2f} at the embeddings to {ss[-1]:.2f} at "
-                   f"the top layer ({result.model.n_self_words} words seen in several "
+                   f"the top layer ({_words(result.model.n_self_words)} seen in several "
                    "sentences): the lower it is, the more a word's vector depends on its "
                    "sentence.")
         if result.compare is not None and all(s is not None for s in result.compare.self_similarity):

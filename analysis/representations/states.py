@@ -197,10 +197,12 @@ def absa_pairs(loaded, dataset, max_sentences: int | None = None):
     return [encs[i] for i in keep], [golds[i] for i in keep]
 
 
-def absa_words(loaded, dataset, max_sentences: int | None = None, batch_size: int = 32,
-               progress: Callable[[int, int], None] | None = None) -> WordCorpus:
-    """Review-word vectors of every (review, category present) pair with their roles."""
-    encs, golds = absa_pairs(loaded, dataset, max_sentences)
+def word_layers(loaded, encs, words: Sequence[Sequence[int]], batch_size: int = 32,
+                progress: Callable[[int, int], None] | None = None,
+                real: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+    """Per layer (0 = embeddings), the vectors of the words ``words[i]`` (word ids, in order) of
+    every encoding ``encs[i]``, each the mean of its pieces' vectors (only the positions where
+    ``real[i]`` is True, when given), stacked in corpus order [n_words, d] (one batched pass)."""
     chunks: dict[int, list[np.ndarray]] = {}
     done = 0
     for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
@@ -208,16 +210,24 @@ def absa_words(loaded, dataset, max_sentences: int | None = None, batch_size: in
         for b, i in enumerate(idx):
             h = fw.hidden(b)  # [L+1, n, d]
             wid = np.asarray(encs[i].word_ids)
-            review = golds[i].review
-            pool = (wid[None, :] == np.asarray(review)[:, None]).astype(np.float32)
+            pool = wid[None, :] == np.asarray(words[i])[:, None]
+            if real is not None:
+                pool &= np.asarray(real[i], bool)[None, :]
+            pool = pool.astype(np.float32)
             pool /= pool.sum(1, keepdims=True)
             chunks[i] = [pool @ h[l] for l in range(h.shape[0])]
         done += len(idx)
         if progress is not None:
             progress(done, len(encs))
-    n_layers = len(chunks[0])
-    per_layer = [np.concatenate([chunks[i][l] for i in range(len(encs))]).astype(np.float32)
-                 for l in range(n_layers)]
+    return [np.concatenate([chunks[i][l] for i in range(len(encs))]).astype(np.float32)
+            for l in range(len(chunks[0]))]
+
+
+def absa_words(loaded, dataset, max_sentences: int | None = None, batch_size: int = 32,
+               progress: Callable[[int, int], None] | None = None) -> WordCorpus:
+    """Review-word vectors of every (review, category present) pair with their roles."""
+    encs, golds = absa_pairs(loaded, dataset, max_sentences)
+    per_layer = word_layers(loaded, encs, [g.review for g in golds], batch_size, progress)
     forms, groups, places, roles, sentences = [], [], [], [], []
     for i, g in enumerate(golds):
         words = [g.words[w] for w in g.review]
