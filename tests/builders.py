@@ -1,5 +1,7 @@
 """Small helpers shared by the test modules."""
 
+import os
+
 
 def rows(ds):
     return list(zip(ds["text"], ds["text_pair"]))
@@ -9,3 +11,24 @@ def one_line(exc) -> str:
     msg = str(exc.value)
     assert "\n" not in msg and msg
     return msg
+
+
+class CrashingNoopJob:
+    """A no-op statistics job (batch 4) whose worker process dies on the shard holding row 5:
+    a Ray worker lost mid-job (tests/test_scale_ray.py, tests/test_jobs_cluster_ray.py)."""
+
+    def __init__(self, spec):
+        from analysis.noop.corpus import NoopJob
+
+        self.inner = NoopJob(spec, 4)
+
+    def load(self):
+        return self.inner.load()
+
+    def map(self, models, shard, rows, progress=None):
+        if 5 in list(rows):
+            os._exit(1)
+        return self.inner.map(models, shard, rows, progress)
+
+    def merge(self, partials):
+        return self.inner.merge(partials)

@@ -5,12 +5,12 @@ visitor the page's message and frees the queue slot."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+import builders
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
                           "requirements-ray.txt to run the app-on-a-cluster test")
@@ -88,26 +88,6 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
                                    ref.metrics[name].reshape(-1), atol=1e-6, rtol=0)
 
 
-class _Crash:
-    """A no-op job whose worker process dies on the shard holding row 5."""
-
-    def __init__(self, spec):
-        from analysis.noop.corpus import NoopJob
-
-        self.inner = NoopJob(spec, 4)
-
-    def load(self):
-        return self.inner.load()
-
-    def map(self, models, shard, rows, progress=None):
-        if 5 in list(rows):
-            os._exit(1)
-        return self.inner.map(models, shard, rows, progress)
-
-    def merge(self, partials):
-        return self.inner.merge(partials)
-
-
 def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_model_dir):
     import cloudpickle
     import datasets
@@ -116,7 +96,7 @@ def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_mo
     from ui.common.cluster import LOST, ClusterJob
     from ui.common.jobs import JobQueue, run_job
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
     q = JobQueue(slots=1)
 
@@ -125,7 +105,7 @@ def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_mo
 
     with pytest.raises(WorkerLost) as err:
         run_job("Corpus statistics", here, key="crash", queue=q,
-                cluster=ClusterJob(_Crash(str(tiny_model_dir("bert"))), ds))
+                cluster=ClusterJob(builders.CrashingNoopJob(str(tiny_model_dir("bert"))), ds))
     assert str(err.value) == LOST
     assert q.state() == {"running": [], "waiting": 0}
     assert run_job("next", lambda p: 42, key="next", queue=q) == 42

@@ -4,11 +4,12 @@ test starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear m
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+import builders
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
                           "requirements-ray.txt to run the Ray path tests")
@@ -119,35 +120,13 @@ def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, s
     assert "wrote" in capsys.readouterr().out
 
 
-class _Crash:
-    """A no-op job whose worker process dies on the shard holding row 5."""
-
-    def __init__(self, spec):
-        from analysis.noop.corpus import NoopJob
-
-        self.inner = NoopJob(spec, 4)
-
-    def load(self):
-        return self.inner.load()
-
-    def map(self, models, shard, rows, progress=None):
-        if 5 in list(rows):
-            os._exit(1)
-        return self.inner.map(models, shard, rows, progress)
-
-    def merge(self, partials):
-        return self.inner.merge(partials)
-
-
 def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
-    import sys
-
     import cloudpickle
     import datasets
 
     from analysis.raydata import WorkerLost, run_ray
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
     with pytest.raises(WorkerLost, match="A Ray worker died mid-job"):
-        run_ray(_Crash(tiny.spec), ds, None, workers=1, rows_per_block=2)
+        run_ray(builders.CrashingNoopJob(tiny.spec), ds, None, workers=1, rows_per_block=2)
