@@ -61,6 +61,25 @@ def _tiny_config(arch: str):
 
 
 @pytest.fixture(scope="session")
+def tiny_mlm_dir(tmp_path_factory) -> str:
+    """A tiny BERT with a (random, complete) masked-LM head and the default tokenizer (seeded):
+    a model with a loss for the no-op gradients."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    from analysis.models import default_model_path
+
+    tok = AutoTokenizer.from_pretrained(default_model_path())
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                     num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
+    folder = tmp_path_factory.mktemp("tiny-mlm")
+    BertForMaskedLM(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """Factory: folder with a randomly initialised tiny model of ``arch`` and the default
     model's WordPiece tokenizer (seeded, so values are reproducible)."""

@@ -30,32 +30,15 @@ def corpus():
 
 # --- No-op gradients (docs/METHODS.md section 5) ----------------------------------------------
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    """A tiny BERT with a (random, complete) masked-LM head and the default tokenizer."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
-
-    from analysis.models import default_model_path
-
-    tok = AutoTokenizer.from_pretrained(default_model_path())
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                     num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
-    folder = tmp_path_factory.mktemp("tiny-mlm")
-    BertForMaskedLM(cfg).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
-
 
 @pytest.fixture(scope="module")
-def grads_whole(mlm_dir, corpus):
+def grads_whole(tiny_mlm_dir, corpus):
     from analysis.encoding import encode_dataset
     from analysis.noop import gradient_importance, loss_head
     from analysis.noop.gradients import GradientsJob
 
-    head = loss_head(mlm_dir)
-    job = GradientsJob(mlm_dir, batch_size=2, max_length=128)
+    head = loss_head(tiny_mlm_dir)
+    job = GradientsJob(tiny_mlm_dir, batch_size=2, max_length=128)
     whole = gradient_importance(head, encode_dataset(head.tokenizer, corpus, 128).encodings,
                                 batch_size=2)
     local = run_local(job, head, corpus)

@@ -53,24 +53,7 @@ def same_json(a, b):
             assert x == y
 
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
-
-    from analysis.models import default_model_path
-
-    tok = AutoTokenizer.from_pretrained(default_model_path())
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                     num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
-    folder = tmp_path_factory.mktemp("tiny-mlm")
-    BertForMaskedLM(cfg).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return str(folder)
-
-
-def test_noop_gradients_on_ray_equal_in_process(cluster, mlm_dir, shared_data):
+def test_noop_gradients_on_ray_equal_in_process(cluster, tiny_mlm_dir, shared_data):
     from analysis.corpus import read_corpus
     from analysis.noop import loss_head
     from analysis.noop.gradients import GradientsJob
@@ -78,8 +61,8 @@ def test_noop_gradients_on_ray_equal_in_process(cluster, mlm_dir, shared_data):
     from analysis.shards import run_local
 
     ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=9)
-    job = GradientsJob(mlm_dir, batch_size=4, max_length=128)
-    local = run_local(job, loss_head(mlm_dir), ds)
+    job = GradientsJob(tiny_mlm_dir, batch_size=4, max_length=128)
+    local = run_local(job, loss_head(tiny_mlm_dir), ds)
     seen = []
     remote = run_ray(job, ds, None, workers=2, rows_per_block=4,
                      progress=lambda done, total: seen.append((done, total)))
