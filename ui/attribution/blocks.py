@@ -6,7 +6,6 @@ section 11)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -23,6 +22,7 @@ from ui.common.errors import plain
 from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.findings import add_button
 from ui.common.jobs import run_job
+from ui.common.progress import rate_step
 from ui.common.resources import check_listed
 from ui.common.settings import settings
 
@@ -112,12 +112,7 @@ def explain_input(loaded, text: str, pair: str | None):
 def _faithfulness(spec: str, stamp: str, fingerprint: str, n: int, removal: str,
                   max_tokens: int, _loaded, _texts, _pairs):
     def job(progress):
-        t0 = time.perf_counter()
-
-        def step(done, total):
-            rate = done / max(time.perf_counter() - t0, 1e-9)
-            progress(done / total, f"{done} / {total} examples, {rate:.2f} examples/s")
-
+        step = rate_step(progress, digits=2)
         progress(0.0, f"Explaining {n} examples and removing their words...")
         return faithfulness(_loaded, _texts, _pairs, removal=removal, max_tokens=max_tokens,
                             progress=step)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from analysis.errors import DataError
+from ui.common.progress import rate_step
 
 LOST = ("A Ray worker died while running this job (stopped, out of memory, or its machine was "
         "lost), so nothing was kept. Run it again; on fewer examples if memory ran out.")
@@ -152,11 +153,7 @@ def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], addre
         on_workers(workers)
     progress(0.0, f"Sending {n} {cj.unit} to the cluster ({workers} worker(s))...")
     t0 = time.perf_counter()
-
-    def step(done: int, total: int) -> None:
-        rate = done / max(time.perf_counter() - t0, 1e-9)
-        progress(done / max(total, 1),
-                 f"{done} / {total} {cj.unit} on the cluster, {rate:.1f} {cj.unit}/s")
+    step = rate_step(progress, cj.unit, " on the cluster")
 
     job = Capped(cj.job, cj.max_length) if cj.max_length else cj.job
     try:

@@ -5,7 +5,6 @@ and 5)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import altair as alt
@@ -23,6 +22,7 @@ from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 from ui.common.heads import decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
+from ui.common.progress import rate_step
 from ui.common.links import attention_link
 from ui.common.findings import add_button
 from ui.common.settings import settings
@@ -74,12 +74,7 @@ def _stats(key: StatsKey, _loaded, _dataset):
     n_examples = key.n_examples
 
     def job(progress):
-        t0 = time.perf_counter()
-
-        def step(done, total):
-            rate = done / max(time.perf_counter() - t0, 1e-9)
-            progress(done / total, f"{done} / {total} examples, {rate:.1f} examples/s")
-
+        step = rate_step(progress)
         progress(0.0, f"Running {n_examples} examples through the model...")
         stats = corpus_stats(loaded, _dataset, batch_size=key.batch_size, progress=step,
                              norms=key.norms)
