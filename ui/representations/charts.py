@@ -165,12 +165,17 @@ def corpus_scatter(result):
     return chart, report, lambda: table(df, items)
 
 
-def probe_frame(result) -> pd.DataFrame:
-    rows = []
+def _sides(result) -> list[tuple[str, object]]:
+    """The corpus result's models, named as the charts show them: "A: name" (and "B: name")."""
     sides = [("A: " + result.model.name, result.model)]
     if result.compare is not None:
         sides.append(("B: " + result.compare.name, result.compare))
-    for model, side in sides:
+    return sides
+
+
+def probe_frame(result) -> pd.DataFrame:
+    rows = []
+    for model, side in _sides(result):
         for name, curve in side.probes.items():
             for layer, acc in enumerate(curve.layers):
                 rows.append({"probe": PROBE_NAMES.get(name, name), "model": model,
@@ -200,10 +205,7 @@ def probe_chart(result) -> tuple[alt.Chart, pd.DataFrame]:
 
 def geometry_frame(result) -> pd.DataFrame:
     rows = []
-    sides = [("A: " + result.model.name, result.model)]
-    if result.compare is not None:
-        sides.append(("B: " + result.compare.name, result.compare))
-    for model, side in sides:
+    for model, side in _sides(result):
         for measure, values in (("anisotropy", side.anisotropy),
                                 ("self-similarity", side.self_similarity)):
             for layer, v in enumerate(values):
