@@ -206,10 +206,7 @@ def test_bad_zips_are_one_line_each(built):
 # The background build (ui/common/example.py) and the command
 
 
-def test_background_build_reports_progress_then_ready(cache, built, monkeypatch):
-    import shutil
-    import threading
-
+def test_background_build_reports_progress_then_ready(cache, built, monkeypatch, tmp_path):
     import ui.common.example as background
 
     monkeypatch.setitem(background._BUILD, "thread", None)
@@ -218,25 +215,25 @@ def test_background_build_reports_progress_then_ready(cache, built, monkeypatch)
     assert not status.ready and not status.building and status.error is None
     assert status.message == "The example checkpoint is not built yet."  # the command: expander
 
-    go, stepped = threading.Event(), threading.Event()
+    import time
 
-    def fake_build(out=None, progress=None):
-        progress(0.4, "epoch 2/8, step 38/96")
-        stepped.set()
-        go.wait(30)
-        shutil.copytree(built[0], example.example_path())
-        return example.example_path()
+    from tests import childwork
 
-    monkeypatch.setattr(example_build, "build_example", fake_build)
+    go = tmp_path / "go"  # the stand-in runs in the build's own process: told through files
+    monkeypatch.setenv("CHILDWORK_GO", str(go))
+    monkeypatch.setenv("CHILDWORK_BUILT", str(built[0]))
+    monkeypatch.setattr(example_build, "build_example", childwork.example_build_waiting)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
     assert background.start_build()
-    assert stepped.wait(30)
+    deadline = time.monotonic() + 60
+    while background._BUILD["fraction"] != 0.4 and time.monotonic() < deadline:
+        time.sleep(0.05)
     first = background._BUILD["thread"]
     assert background.start_build() and background._BUILD["thread"] is first  # one build per process
     status = background.example_status()
     assert (status.ready, status.building, status.fraction) == (False, True, 0.4)
     assert status.text == "Building the example checkpoint: epoch 2/8, step 38/96"
-    go.set()
+    go.touch()
     first.join(30)
     assert background.example_status().ready and not background.start_build()
 
@@ -248,10 +245,9 @@ def test_a_failed_background_build_is_one_line_and_not_retried(cache, monkeypatc
     monkeypatch.setitem(background._BUILD, "error", None)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
 
-    def broken(out=None, progress=None):
-        raise OSError("No space left on device\nmore")
+    from tests import childwork
 
-    monkeypatch.setattr(example_build, "build_example", broken)
+    monkeypatch.setattr(example_build, "build_example", childwork.example_build_broken)
     assert background.start_build()
     background._BUILD["thread"].join(30)
     status = background.example_status()

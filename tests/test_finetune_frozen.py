@@ -102,11 +102,11 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
 
     seen = {}
 
-    def fake_run(loaded, train, test, task, **kw):
-        seen.update(kw, task=task, n_train=len(train), n_test=len(test))
+    def fake_run(spec, train, test, task, **kw):  # the fine-tune's own process, by spec
+        seen.update(kw, spec=spec, task=task, n_train=len(train), n_test=len(test))
         raise InputError("stop")
 
-    monkeypatch.setattr(models, "run_fine_tune", fake_run)
+    monkeypatch.setattr(models, "run_fine_tune_apart", fake_run)
     monkeypatch.setattr(models, "run_job", lambda label, work, key=None: work(lambda *a: None))
     monkeypatch.setattr(models, "admit_model", lambda n: None)
     monkeypatch.setattr(models, "show_error", lambda exc: seen.setdefault("error", str(exc)))
@@ -122,6 +122,7 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
     assert (seen["task"], seen["pair_order"], seen["epochs"], seen["seed"]) == (
         RECIPE.task, RECIPE.pair_order, RECIPE.epochs, RECIPE.seed)
     assert (seen["n_train"], seen["n_test"]) == (189, 33)
+    assert seen["spec"] == seen["base_spec"] == "default" and seen["nice"] == 10
     assert set(recipe_dict()) == set(train_options()) | {
         "task", "pair_order", "epochs", "heldout", "seed", "base", "data"}
 

@@ -73,6 +73,57 @@ def run_fine_tune(loaded, train, test, task: str, *, data: str, pair_order: str 
     return FineTuneRun(result, card, held, folder)
 
 
+def _fine_tune_in_child(spec: str, train, test, task: str, out: str, *, send, **options) -> dict:
+    """The child's side of :func:`run_fine_tune_apart`: the model loaded by its spec, the
+    checkpoint written to ``out``; the training figures back (the weights travel as the
+    checkpoint's safetensors)."""
+    from analysis.models import load_model
+
+    send("status", "Loading the model in the fine-tune's own process...")
+    run = run_fine_tune(load_model(spec), train, test, task, out=out,
+                        progress=lambda p: send("step", p), status=lambda t: send("status", t),
+                        **options)
+    r = run.result
+    return {"losses": r.losses, "seconds": r.seconds, "seconds_per_epoch": r.seconds_per_epoch,
+            "n_examples": r.n_examples, "frozen_layers": r.frozen_layers}
+
+
+def run_fine_tune_apart(spec: str, train, test, task: str, *,
+                        progress: Callable[[TrainProgress], None] | None = None,
+                        status: Callable[[str], None] | None = None,
+                        on_poll: Callable[[], None] | None = None, nice: int | None = 10,
+                        **options) -> FineTuneRun:
+    """:func:`run_fine_tune` of the model ``spec`` in a child process of its own
+    (:func:`analysis.child.run_in_child`, at lower priority ``nice``), so that the calling
+    process (the web server) keeps its interpreter lock and cores: the checkpoint is written to
+    a private temporary folder, loaded back here and the folder deleted. ``progress`` and
+    ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()`` is called every
+    0.2 s (what it raises stops the child). ``options`` as for :func:`run_fine_tune` (``out``
+    excepted). Same seed, same numbers as in this process."""
+    import shutil
+    import tempfile
+
+    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.child import run_in_child
+
+    def relay(kind: str, value) -> None:
+        tell = progress if kind == "step" else status
+        if tell is not None:
+            tell(value)
+
+    tmp = Path(tempfile.mkdtemp(prefix="dashboard-finetune-"))
+    try:
+        info = run_in_child(_fine_tune_in_child, spec, train, test, task,
+                            str(tmp / "checkpoint"), on_message=relay, on_poll=on_poll,
+                            nice=nice, **options)
+        loaded, card = load_checkpoint(tmp / "checkpoint")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    result = FineTuneResult(model=loaded.model, tokenizer=loaded.tokenizer, **info)
+    held = build_examples(test, task, card["pair_order"]) if test is not None else None
+    return FineTuneRun(result, card, held, None)
+
+
 # ---------------------------------------------------------------------------------------------
 # A checkpoint as a .zip (the demo's download and upload: nothing is written to a server path
 # the visitor names; the temporary folder is the server's own and is deleted)

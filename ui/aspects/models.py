@@ -17,7 +17,7 @@ from analysis.aspects.data import split_dataset
 from analysis.example import RECIPE, train_options
 from analysis.aspects.finetune import top_layers_trainable
 from analysis.aspects.example import load_example, split_sample
-from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune
+from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune_apart
 from analysis.aspects.readers import load_sample
 from analysis.aspects.tasks import TASK_NAMES, build_examples
 from analysis.errors import DataError, InputError
@@ -149,18 +149,25 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
         train, test = split_dataset(load_sample(), RECIPE.heldout, seed=seed)
 
         def work(progress):
-            last = [0.0]
+            # in a process of its own (the server keeps its lock and cores for the other
+            # visitors); every poll re-sends the bar, so a visitor who left stops it
+            last = [0.0, "Starting the fine-tune in a process of its own..."]
+
+            def tell(fraction: float, text: str) -> None:
+                last[:] = [fraction, text]
+                progress(fraction, text)
 
             def step(p) -> None:
-                last[0] = p.step / p.total_steps
-                progress(last[0], f"step {p.step}/{p.total_steps} · epoch {p.epoch + 1} · "
-                                  f"loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
+                tell(p.step / p.total_steps, f"step {p.step}/{p.total_steps} · epoch "
+                     f"{p.epoch + 1} · loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
 
-            return run_fine_tune(ctx.loaded, train, test, task, data="bundled sample",
-                                 pair_order=order, base_spec=ctx.spec, epochs=epochs,
-                                 **page_train_options(ctx.loaded.model), seed=seed,
-                                 progress=step,
-                                 status=lambda text: progress(last[0], text))
+            tell(*last)
+            return run_fine_tune_apart(ctx.spec, train, test, task, data="bundled sample",
+                                       pair_order=order, base_spec=ctx.spec, epochs=epochs,
+                                       **page_train_options(ctx.loaded.model), seed=seed,
+                                       progress=step, status=lambda text: tell(last[0], text),
+                                       on_poll=lambda: progress(*last),
+                                       nice=settings().job_nice)
 
         admit_model(ctx.loaded.n_params)
         run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE)

@@ -1,6 +1,6 @@
 """The example checkpoint on a running server: built once in the background when it is missing
 (one job per server process, behind a lock; demo mode too; queued in the server-wide job
-queue of ``ui.common.jobs`` like any heavy work), its progress for the pages, and
+queue of ``ui.common.jobs`` like any heavy work, and run in a child process of its own), its progress for the pages, and
 the block that shows that progress and reruns the page once the example is ready.
 
 ``example_status()`` is what a page asks: ``ready`` (load the spec ``"example"``), else
@@ -93,10 +93,13 @@ def _left() -> float | None:
 
 
 def _build(progress) -> None:
-    from analysis.aspects.example import build_example
+    """The build in a process of its own (:func:`analysis.child.run_in_child`): the server
+    keeps its interpreter lock and cores for the visitors meanwhile."""
+    from analysis.aspects import example as example_build
+    from analysis.child import run_in_child
 
     try:
-        build_example(progress=progress)
+        run_in_child(example_build.build_example, on_message=progress, send_as="progress")
     except Exception as exc:  # noqa: BLE001 - kept for the pages as one line
         _BUILD["error"] = first_line(exc)
 

@@ -1,0 +1,120 @@
+"""Heavy work in a child process of its own (a fine-tune, the example checkpoint's build), so
+that the process that asked for it (the Streamlit server) keeps its interpreter lock and its
+cores for light requests.
+
+``run_in_child(fn, *args, on_message=..., on_poll=..., nice=10, **kwargs)`` starts a fresh
+interpreter (multiprocessing's ``spawn``: no fork of a threaded server), lowers its scheduling
+priority (``nice``) and calls ``fn(*args, send=send, **kwargs)`` there; ``fn`` must be a
+module-level function and its arguments picklable. Each ``send(*message)`` of the child reaches
+``on_message(*message)`` in the caller's thread, which ``on_poll()`` is also called from every
+``poll_s`` seconds. What ``fn`` returns is returned; what it raises is raised again here (its own
+type where it pickles, else a RuntimeError naming it).
+
+Stopping: whatever ``on_message`` or ``on_poll`` raises (a job whose visitor left) ends the child
+(SIGTERM, then SIGKILL) before it propagates, and so does an interrupted caller. A child that dies
+without an answer (killed, out of memory) raises :class:`ChildDied` with one plain line.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+from typing import Any, Callable
+
+from analysis.errors import DataError
+
+POLL_S = 0.2
+STOP_S = 5.0  # seconds between SIGTERM and SIGKILL when the caller stops the child
+
+
+class ChildDied(DataError):
+    """The child process ended without a result (killed, out of memory, crashed)."""
+
+
+def _lower_priority(nice: int | None) -> None:
+    if not nice:
+        return
+    try:
+        if os.getpriority(os.PRIO_PROCESS, 0) < nice:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except (AttributeError, OSError):
+        pass
+
+
+def _child_main(conn, fn: Callable, args: tuple, kwargs: dict, nice: int | None,
+                send_as: str) -> None:
+    _lower_priority(nice)
+
+    def send(*message) -> None:
+        conn.send(("message", message))
+
+    try:
+        conn.send(("result", fn(*args, **{send_as: send}, **kwargs)))
+    except BaseException as exc:  # handed to the caller
+        try:
+            pickle.loads(pickle.dumps(exc))  # it must also unpickle on the caller's side
+        except Exception:  # noqa: BLE001 - an exception that does not: its name and text
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")
+        conn.send(("error", exc))
+    finally:
+        conn.close()
+
+
+def _stop(proc) -> None:
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(STOP_S)
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
+
+
+def _died(exitcode: int | None) -> ChildDied:
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"was stopped by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            how = f"was stopped by signal {-exitcode}"
+        if exitcode == -signal.SIGKILL:
+            how += " (the machine may have run out of memory)"
+    else:
+        how = f"ended with exit code {exitcode}"
+    return ChildDied(f"The process doing this work {how} before it finished; nothing was "
+                     "kept. Run it again.")
+
+
+def run_in_child(fn: Callable, *args, on_message: Callable[..., None] | None = None,
+                 on_poll: Callable[[], None] | None = None, nice: int | None = 10,
+                 poll_s: float = POLL_S, send_as: str = "send", **kwargs) -> Any:
+    """``fn(*args, send=send, **kwargs)`` in a spawned child process (module docstring);
+    ``send_as`` names the keyword ``send`` is passed as (``progress`` for a function that takes
+    ``progress(fraction, text)``)."""
+    ctx = multiprocessing.get_context("spawn")
+    mine, theirs = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(theirs, fn, args, kwargs, nice, send_as),
+                       name=f"child-{getattr(fn, '__name__', 'work')}", daemon=True)
+    proc.start()
+    theirs.close()  # the child holds its end: EOF here once it is gone
+    try:
+        while True:
+            if mine.poll(poll_s):
+                try:
+                    kind, payload = mine.recv()
+                except EOFError:
+                    proc.join()
+                    raise _died(proc.exitcode) from None
+                if kind == "message":
+                    if on_message is not None:
+                        on_message(*payload)
+                    continue
+                proc.join()
+                if kind == "error":
+                    raise payload
+                return payload
+            if on_poll is not None:
+                on_poll()
+    finally:
+        mine.close()
+        _stop(proc)
