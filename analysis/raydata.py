@@ -121,11 +121,12 @@ def _lost(exc: BaseException) -> WorkerLost | None:
     return None
 
 
-def _user_error(exc: BaseException) -> BaseException | None:
+def _user_error(exc: BaseException, kinds: tuple = (InputError, DataError)
+                ) -> BaseException | None:
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, (InputError, DataError)):
+        if isinstance(exc, kinds):
             return exc
         exc = exc.__cause__ or getattr(exc, "cause", None)
     return None
@@ -212,3 +213,74 @@ def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
             raise user from None
         raise
     return job.merge(partials)
+
+
+# ---------------------------------------------------------------------------------------------
+# One task on the cluster (a fine-tune): the same shape as analysis.child.run_in_child
+
+
+def _task_main(queue, fn, args: tuple, kwargs: dict, send_as: str):
+    def send(*message) -> None:
+        queue.put(message)
+
+    return fn(*args, **{send_as: send}, **kwargs)
+
+
+def task_resources() -> dict:
+    """What one heavy task asks for: a GPU where the cluster has one, else every CPU of its
+    largest node (torch's threads follow the task's CPUs)."""
+    import ray
+
+    if ray.cluster_resources().get("GPU", 0) >= 1:
+        return {"num_gpus": 1, "num_cpus": 1}
+    cpus = [n["Resources"].get("CPU", 1) for n in ray.nodes() if n.get("Alive")]
+    return {"num_cpus": max(1, int(max(cpus, default=1)))}
+
+
+def _drain(queue, on_message) -> None:
+    n = queue.qsize()
+    if n and on_message is not None:
+        for message in queue.get_nowait_batch(n):
+            on_message(*message)
+
+
+def run_task(fn, *args, address: str | None = None, on_message=None, on_poll=None,
+             poll_s: float = 0.2, send_as: str = "send", **kwargs):
+    """``fn(*args, send=send, **kwargs)`` as one Ray task (:func:`task_resources`) on the
+    cluster at ``address`` (None: the session this process holds); each ``send(*message)``
+    reaches ``on_message(*message)`` here, ``on_poll()`` is called every ``poll_s`` seconds, and
+    whatever either raises cancels the task. Returns what ``fn`` returns; its InputError,
+    DataError or ModelLoadError is raised again as it was, a lost worker as
+    :class:`WorkerLost`. ``fn`` must be importable on the workers (a module-level function)."""
+    import ray
+    from ray.util.queue import Queue
+
+    from analysis.models import ModelLoadError
+
+    started = False if address is None and ray.is_initialized() else _connect(address or "auto")
+    queue, ref = Queue(), None
+    try:
+        task = ray.remote(_task_main).options(max_retries=0, **task_resources())
+        ref = task.remote(queue, fn, args, kwargs, send_as)
+        while True:
+            ready, _ = ray.wait([ref], timeout=poll_s)
+            _drain(queue, on_message)
+            if ready:
+                try:
+                    return ray.get(ref)
+                except Exception as exc:
+                    said = _lost(exc) or _user_error(exc, (InputError, DataError,
+                                                           ModelLoadError))
+                    if said is not None:
+                        raise said from None
+                    raise
+                finally:
+                    ref = None
+            if on_poll is not None:
+                on_poll()
+    finally:
+        if ref is not None:
+            ray.cancel(ref, force=True)
+        queue.shutdown()
+        if started:
+            ray.shutdown()

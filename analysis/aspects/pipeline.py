@@ -73,10 +73,11 @@ def run_fine_tune(loaded, train, test, task: str, *, data: str, pair_order: str 
     return FineTuneRun(result, card, held, folder)
 
 
-def _fine_tune_in_child(spec: str, train, test, task: str, out: str, *, send, **options) -> dict:
-    """The child's side of :func:`run_fine_tune_apart`: the model loaded by its spec, the
-    checkpoint written to ``out``; the training figures back (the weights travel as the
-    checkpoint's safetensors)."""
+def _fine_tune_apart(spec: str, train, test, task: str, out: str | None, *, send,
+                     **options) -> dict:
+    """The far side of :func:`run_fine_tune_apart` (a child process or a Ray worker): the model
+    loaded by its spec and fine-tuned; the checkpoint written to ``out``, or with ``out`` None
+    returned as the bytes of a full-precision .zip (``"zip"``); the training figures back."""
     from analysis.models import load_model
 
     send("status", "Loading the model in the fine-tune's own process...")
@@ -84,41 +85,56 @@ def _fine_tune_in_child(spec: str, train, test, task: str, out: str, *, send, **
                         progress=lambda p: send("step", p), status=lambda t: send("status", t),
                         **options)
     r = run.result
-    return {"losses": r.losses, "seconds": r.seconds, "seconds_per_epoch": r.seconds_per_epoch,
+    info = {"losses": r.losses, "seconds": r.seconds, "seconds_per_epoch": r.seconds_per_epoch,
             "n_examples": r.n_examples, "frozen_layers": r.frozen_layers}
+    if out is None:
+        send("status", "Sending the fine-tuned model back...")
+        info["zip"] = checkpoint_zip(r.model, r.tokenizer, run.card, half=False)
+    return info
 
 
 def run_fine_tune_apart(spec: str, train, test, task: str, *,
                         progress: Callable[[TrainProgress], None] | None = None,
                         status: Callable[[str], None] | None = None,
                         on_poll: Callable[[], None] | None = None, nice: int | None = 10,
-                        **options) -> FineTuneRun:
-    """:func:`run_fine_tune` of the model ``spec`` in a child process of its own
-    (:func:`analysis.child.run_in_child`, at lower priority ``nice``), so that the calling
-    process (the web server) keeps its interpreter lock and cores: the checkpoint is written to
-    a private temporary folder, loaded back here and the folder deleted. ``progress`` and
+                        ray_address: str | None = None, **options) -> FineTuneRun:
+    """:func:`run_fine_tune` of the model ``spec`` away from the calling process (the web
+    server keeps its interpreter lock and cores): in a child process of its own
+    (:func:`analysis.child.run_in_child`, at lower priority ``nice``; the checkpoint is written
+    to a private temporary folder, loaded back here and the folder deleted), or with
+    ``ray_address`` as one task on that Ray cluster (:func:`analysis.raydata.run_task`: a GPU
+    where it has one; the checkpoint comes back as a full-precision .zip). ``progress`` and
     ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()`` is called every
-    0.2 s (what it raises stops the child). ``options`` as for :func:`run_fine_tune` (``out``
+    0.2 s (what it raises stops the work). ``options`` as for :func:`run_fine_tune` (``out``
     excepted). Same seed, same numbers as in this process."""
     import shutil
     import tempfile
 
     from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.child import run_in_child
 
     def relay(kind: str, value) -> None:
         tell = progress if kind == "step" else status
         if tell is not None:
             tell(value)
 
-    tmp = Path(tempfile.mkdtemp(prefix="dashboard-finetune-"))
-    try:
-        info = run_in_child(_fine_tune_in_child, spec, train, test, task,
-                            str(tmp / "checkpoint"), on_message=relay, on_poll=on_poll,
-                            nice=nice, **options)
-        loaded, card = load_checkpoint(tmp / "checkpoint")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if ray_address is not None:
+        from analysis.raydata import run_task
+
+        info = run_task(_fine_tune_apart, spec, train, test, task, None, address=ray_address,
+                        on_message=relay, on_poll=on_poll, **options)
+        loaded, card = load_checkpoint_zip(info.pop("zip"), name="fine-tuned",
+                                           max_bytes=2**40, max_params=2**40)
+    else:
+        from analysis.child import run_in_child
+
+        tmp = Path(tempfile.mkdtemp(prefix="dashboard-finetune-"))
+        try:
+            info = run_in_child(_fine_tune_apart, spec, train, test, task,
+                                str(tmp / "checkpoint"), on_message=relay, on_poll=on_poll,
+                                nice=nice, **options)
+            loaded, card = load_checkpoint(tmp / "checkpoint")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     result = FineTuneResult(model=loaded.model, tokenizer=loaded.tokenizer, **info)
     held = build_examples(test, task, card["pair_order"]) if test is not None else None
     return FineTuneRun(result, card, held, None)

@@ -1,0 +1,97 @@
+"""One heavy task on a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut down by the
+test): analysis.raydata.run_task relays messages, raises the task's own errors, says a lost
+worker in one line and cancels a task its caller stops; the fine-tune sent there gives the
+numbers of the fine-tune in this process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.errors import InputError
+from tests import childwork
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
+                          "requirements-ray.txt to run the fine-tune-on-a-cluster test")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def test_messages_result_and_errors(cluster):
+    from analysis.raydata import WorkerLost, run_task, task_resources
+
+    assert task_resources() == {"num_cpus": 2}  # no GPU: every CPU of the largest node
+    seen = []
+    out = run_task(childwork.count, 3, on_message=lambda *m: seen.append(m))
+    assert seen == [("step", 0), ("step", 1), ("step", 2)] and out["n"] == 3
+    with pytest.raises(InputError, match="planted: this input is refused"):
+        run_task(childwork.fail)
+    with pytest.raises(WorkerLost, match="A Ray worker died mid-job"):
+        run_task(childwork.die)
+
+
+class Stop(BaseException):
+    pass
+
+
+def test_a_stopped_caller_cancels_the_task(cluster, tmp_path):
+    import os
+    import time
+
+    from analysis.raydata import run_task
+
+    ticks = []
+
+    def on_message(*m):
+        ticks.append(m)
+        if len(ticks) >= 3:
+            raise Stop()
+
+    with pytest.raises(Stop):
+        run_task(childwork.forever, str(tmp_path / "pid"), on_message=on_message)
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the task's worker still runs after its caller stopped")
+
+
+def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_dir):
+    import torch
+
+    from analysis.aspects.data import split_dataset
+    from analysis.aspects.pipeline import run_fine_tune, run_fine_tune_apart
+    from analysis.aspects.readers import load_sample
+    from analysis.models import load_model
+
+    torch.set_num_threads(2)  # as the task's two CPUs
+    spec = str(tiny_model_dir("bert"))
+    train, test = split_dataset(load_sample().select(range(8)), 0.25, seed=0)
+    options = dict(data="sample[:8]", epochs=1, batch_size=8, lr=1e-3, seed=3)
+    here = run_fine_tune(load_model(spec), train, test, "qa_m", **options)
+    steps, said = [], []
+    there = run_fine_tune_apart(spec, train, test, "qa_m", progress=steps.append,
+                                status=said.append, ray_address="auto", **options)
+    assert there.result.losses == pytest.approx(here.result.losses, abs=1e-5)
+    assert len(steps) == len(here.result.losses)
+    assert said[-1] == "Sending the fine-tuned model back..."
+    assert there.card["metrics"] == pytest.approx(here.card["metrics"], abs=1e-5)
+    a, b = there.result.model.state_dict(), here.result.model.state_dict()
+    assert max(float((a[k].float() - b[k].float()).abs().max()) for k in a) < 1e-4
