@@ -95,3 +95,44 @@ def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_
     assert there.card["metrics"] == pytest.approx(here.card["metrics"], abs=1e-5)
     a, b = there.result.model.state_dict(), here.result.model.state_dict()
     assert max(float((a[k].float() - b[k].float()).abs().max()) for k in a) < 1e-4
+
+
+def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir, monkeypatch,
+                                                         tmp_path):
+    """With DASHBOARD_RAY_ADDRESS set, the page's "Fine-tune" runs as a task on the cluster
+    (and the page says so under the bar); the visitor gets the fine-tuned model as before."""
+    from streamlit.testing.v1 import AppTest
+
+    import analysis.raydata
+    import ui.common.sidebar
+    from ui.aspects import state as aspects_state
+    from ui.common.settings import settings
+
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+    monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", "auto")
+    settings.cache_clear()
+    sent, real = [], analysis.raydata.run_task
+    monkeypatch.setattr(analysis.raydata, "run_task",
+                        lambda fn, *a, **k: sent.append(fn.__name__) or real(fn, *a, **k))
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+        at.query_params["src"] = "Local folder"
+        at.query_params["model"] = str(tiny_model_dir("bert"))
+        at.run()
+        at.switch_page("pages/aspects.py")
+        at.run()
+        at.radio(key="ah_source").set_value("Fine-tune on the bundled sample")
+        at.run()
+        at.selectbox(key="ah_task").set_value("qa_m")
+        at.number_input(key="ah_epochs").set_value(0.01)  # one step
+        at.button(key="ah_train").click()
+        at.run()
+    finally:
+        settings.cache_clear()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert sent == ["_fine_tune_apart"]  # the fine-tune went to the cluster
+    assert at.success[0].value.startswith("QA-M model on bundled sample (2 layers × 4 heads")
+    state = at.session_state[aspects_state.MODEL]
+    assert state.card["base_model"] == str(tiny_model_dir("bert")) and len(state.losses) == 1

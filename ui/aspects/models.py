@@ -148,9 +148,10 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
     try:
         train, test = split_dataset(load_sample(), RECIPE.heldout, seed=seed)
 
-        def work(progress):
-            # in a process of its own (the server keeps its lock and cores for the other
-            # visitors); every poll re-sends the bar, so a visitor who left stops it
+        def work(progress, address: str | None = None):
+            # away from the server: a process of its own, or one task on the Ray cluster (the
+            # server keeps its lock and cores); every poll re-sends the bar, so a visitor who
+            # left stops it
             last = [0.0, "Starting the fine-tune in a process of its own..."]
 
             def tell(fraction: float, text: str) -> None:
@@ -161,16 +162,24 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
                 tell(p.step / p.total_steps, f"step {p.step}/{p.total_steps} · epoch "
                      f"{p.epoch + 1} · loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
 
+            if address is not None:
+                last[1] = "Sending the fine-tune to the Ray cluster..."
             tell(*last)
+            if address is not None:
+                from ui.common.cluster import connect
+
+                connect(address)  # said in one line when it cannot be reached
             return run_fine_tune_apart(ctx.spec, train, test, task, data="bundled sample",
                                        pair_order=order, base_spec=ctx.spec, epochs=epochs,
                                        **page_train_options(ctx.loaded.model), seed=seed,
                                        progress=step, status=lambda text: tell(last[0], text),
-                                       on_poll=lambda: progress(*last),
-                                       nice=settings().job_nice)
+                                       on_poll=lambda: progress(*last), nice=nice,
+                                       ray_address=address)
 
+        nice = settings().job_nice
         admit_model(ctx.loaded.n_params)
-        run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE)
+        run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE,
+                      cluster=lambda address, progress: work(progress, address))
         hold_model(run.result.model, ctx.loaded.n_params)
         aspects_state.set_model_state(TUNE, ModelState(
             as_loaded(ctx.loaded, run.result.model, "fine-tuned"), run.card, None, ctx.spec,

@@ -284,7 +284,10 @@ def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
 
 
 def _on_cluster(cluster, address: str, queue: JobQueue) -> Callable:
-    """The worker's work when the job runs on the cluster: wait on it (ui.common.cluster)."""
+    """The worker's work when the job runs on the cluster: wait on it (ui.common.cluster). A
+    callable ``cluster`` is a task of its own (a fine-tune): ``cluster(address, progress)``."""
+    if callable(cluster):
+        return lambda progress: cluster(address, progress)
     from ui.common.cluster import run_on_cluster
 
     return lambda progress: run_on_cluster(cluster, progress, address, queue.set_cluster_slots)
