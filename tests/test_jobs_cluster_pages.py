@@ -3,7 +3,8 @@ the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the work
 load runs here once, the bar says so, and its next job is queued here with the caption; a Ray
 Data actor that died loading the model is said in the loader's words, not as a lost worker;
 the first-visit background job takes a cluster ticket (it waits behind no in-process job) and
-waits on the cluster, or runs here without the address. The real cluster:
+waits on the cluster, or runs here without the address; AppTest: Head importance's first view
+goes to the cluster and shows the library's numbers. The real cluster:
 tests/test_jobs_cluster_ray_pages.py."""
 
 from __future__ import annotations
@@ -127,3 +128,57 @@ def test_without_the_address_the_background_job_runs_here(fake):
                                queue=JobQueue(slots=1),
                                cluster=cluster.ClusterJob("job", list(range(8))))
     assert job.done.wait(WAIT) and job.result == 42 and fc.calls == []
+
+
+def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_path):
+    """AppTest: the example's first view (a background job) sends its two ablation jobs to the
+    cluster (a stand-in runner: the job loads its model by spec and maps the whole set, as one
+    worker would) and the page shows the library's numbers."""
+    pytest.importorskip("ray", reason="Ray is not installed: DASHBOARD_RAY_ADDRESS is refused")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from analysis.importance import importance_study
+    from analysis.importance.evalset import load_classifier, load_eval_set
+    from analysis.shards import run_local
+    from importance_util import stand_in_example
+    from ui.common.settings import settings
+    from ui.importance.compute import _BACKGROUND
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+    monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", ADDRESS)
+    settings.cache_clear()
+    stand_in_example(tmp_path / "cache")
+    sent = []
+
+    def runner(job, dataset, progress=None, **kw):
+        sent.append((type(job).__name__, job.spec, len(dataset)))
+        return run_local(job, job.load(), dataset, progress)
+
+    monkeypatch.setattr(cluster, "connect", lambda address: 2)
+    monkeypatch.setattr(cluster, "_run_ray", runner)
+    try:
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
+                               default_timeout=240)
+        at.run()
+        at.switch_page("pages/importance.py")
+        at.run()
+        assert not at.exception, at.exception
+        for job in list(_BACKGROUND.values()):
+            assert job.done.wait(240)
+        at.run()
+        assert not at.exception and not at.error, at.exception or at.error
+    finally:
+        monkeypatch.delenv("DASHBOARD_RAY_ADDRESS")
+        settings.cache_clear()
+    loaded, card = load_classifier("example")
+    ev = load_eval_set(loaded, card, "sample", max_examples=40)
+    assert sent == [("AblationJob", "example", ev.n_examples)] * 2
+    ref = importance_study(loaded, ev, prune=True)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Intact aspect F1"] == f"{ref.intact['aspect_f1']:.1f}"
+    assert metrics["Heads free to go"] == f"{int((ref.drops() <= 0).sum())} of 8"
+    assert metrics["Prunable within 1 point"] == \
+        f"{ref.pruning['prunable']['by_importance']:.0%}"
