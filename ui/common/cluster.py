@@ -15,7 +15,9 @@ Slots: cluster jobs have their own running slots in the queue, as many as the cl
 workers (one per GPU, else one per CPU; known once connected, one before). Each job's actor
 pool grows from one worker up to all of them as the cluster has room, so a visitor alone gets
 the whole cluster and a second visitor's job still starts at once, behind no server job. Work
-that stays in the process (fine-tuning, per-input jobs, background jobs) keeps ``queue_slots``.
+that stays in the process (fine-tuning, per-input jobs, the example's build) keeps
+``queue_slots``; a background job sent to the cluster joins with a cluster ticket
+(:class:`ClusterTickets`).
 
 The workers load the models by their spec (``job.load()``), so a spec must resolve on them: the
 embedded default, hub ids, folders on a disk the workers share; the page's token cap is applied
