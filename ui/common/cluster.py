@@ -278,3 +278,13 @@ class ClusterTickets:
 
     def __getattr__(self, name: str):
         return getattr(self._queue, name)
+
+
+def background(cluster, address: str | None, fn: Callable, queue, on_cluster: Callable):
+    """(queue, fn) of a background job (:func:`ui.common.jobs.start_background_job`): with
+    ``cluster`` and the cluster's ``address`` (DASHBOARD_RAY_ADDRESS), :class:`ClusterTickets`
+    and ``on_cluster(cluster, address, queue, fn)`` (the job's thread waits on the cluster;
+    ``fn`` is its fallback); else as given (a bad address: the job runs here, unsaid)."""
+    if cluster is None or address is None:
+        return queue, fn
+    return ClusterTickets(queue), on_cluster(cluster, address, queue, fn)

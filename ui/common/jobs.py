@@ -45,6 +45,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from analysis.errors import DataError, InputError
+from ui.common.cluster import background  # imports nothing from Ray
 from ui.common.errors import plain
 from ui.common.settings import settings
 
@@ -388,12 +389,9 @@ def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]]
                          cluster=None) -> BackgroundJob:
     """Queue ``fn(progress)`` in the server-wide queue without a waiting visitor: it runs in its
     own low-priority thread once a slot is free (``on_progress(fraction, text)`` is told each
-    step; ``cluster``: as for :func:`run_job`). Call it from the script thread (it reads the
-    settings); returns the started job."""
-    conf, queue = settings(), queue or job_queue()
-    if cluster is not None and conf.ray_address is not None:  # a cluster ticket; waits on it
-        from ui.common.cluster import ClusterTickets
-        queue, fn = ClusterTickets(queue), _on_cluster(cluster, conf.ray_address, queue, fn)
+    step; ``cluster``: as for :func:`run_job`). Call from the script thread; returns the job."""
+    conf = settings()
+    queue, fn = background(cluster, conf.ray_address, fn, queue or job_queue(), _on_cluster)
     job = BackgroundJob(label, fn, key, queue, conf.job_nice, on_progress)
     job.thread.start()
     return job
