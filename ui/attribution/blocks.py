@@ -13,11 +13,13 @@ import streamlit as st
 
 from analysis.attention.views import heatmap_payload, views_payload
 from analysis.attribution import NAMES, attribute, faithfulness, load_for_attribution
+from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
 from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
 from ui.common.views import attention_views
 from ui.attribution import state
 from ui.common.charts import attention_heatmap, map_frame
+from ui.common.cluster import ClusterJob, or_here
 from ui.common.errors import plain
 from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.findings import add_button
@@ -117,7 +119,11 @@ def _faithfulness(spec: str, stamp: str, fingerprint: str, n: int, removal: str,
         return faithfulness(_loaded, _texts, _pairs, removal=removal, max_tokens=max_tokens,
                             progress=step)
 
-    return run_job("Faithfulness", job, key=state.JOB_FAITH)
+    # with DASHBOARD_RAY_ADDRESS: the same job on the cluster (here if it cannot load the model)
+    on = ClusterJob(FaithfulnessJob(spec, removal=removal, max_tokens=max_tokens),
+                    examples_dataset(_texts, _pairs), max_length=_loaded.max_length,
+                    here_if_unloadable=True)
+    return run_job("Faithfulness", job, key=state.JOB_FAITH, cluster=or_here(on))
 
 
 def corpus_faithfulness(loaded, fingerprint: str, texts, pairs, removal: str):

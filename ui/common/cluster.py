@@ -15,11 +15,21 @@ Slots: cluster jobs have their own running slots in the queue, as many as the cl
 workers (one per GPU, else one per CPU; known once connected, one before). Each job's actor
 pool grows from one worker up to all of them as the cluster has room, so a visitor alone gets
 the whole cluster and a second visitor's job still starts at once, behind no server job. Work
-that stays in the process (fine-tuning, per-input jobs, background jobs) keeps ``queue_slots``.
+that stays in the process (fine-tuning, per-input jobs, the example's build) keeps
+``queue_slots``; a background job sent to the cluster joins with a cluster ticket
+(:class:`ClusterTickets`).
 
 The workers load the models by their spec (``job.load()``), so a spec must resolve on them: the
 embedded default, hub ids, folders on a disk the workers share; the page's token cap is applied
-on the workers too (:class:`Capped`).
+on the workers too (:class:`Capped`). A job that allows it (``here_if_unloadable``: Head
+importance, Attribution faithfulness) runs in this process instead when the workers cannot load
+its model (a folder or the example checkpoint built on this server only): the spec is
+remembered, and the next job of that model is queued here from the start (:func:`or_here`, with
+the caption :data:`HERE`).
+
+A study whose arithmetic lies between several corpus jobs (Head importance: the ablations, then
+the pruning masks chosen from their result) is a :class:`ClusterStudy`: it runs here, in the
+queue's worker thread, and sends each of its jobs to the cluster through ``run=``.
 """
 
 from __future__ import annotations
@@ -35,17 +45,25 @@ from ui.common.progress import rate_step
 
 LOST = ("A Ray worker died while running this job (stopped, out of memory, or its machine was "
         "lost), so nothing was kept. Run it again; on fewer examples if memory ran out.")
+HERE = ("Runs on this server: the Ray cluster's workers cannot load this model (a folder or "
+        "checkpoint made on this server).")
+HERE_BAR = "on this server: the cluster's workers cannot load this model"
 WHERE = ("Runs on the Ray cluster ({address}): the cluster's workers compute, this server only "
          "waits and shows the progress.")
 
 PROBE_S = 5.0  # seconds to wait for the cluster's port before saying it cannot be reached
 
 _lock = threading.Lock()
+_UNLOADABLE: set[tuple[str, str]] = set()  # (address, spec) the workers could not load
 
 
 class ClusterError(DataError):
     """The cluster cannot run the job (unreachable, or its workers cannot load the model); the
     message is the visitor's (every corpus page shows a DataError)."""
+
+
+class Unloadable(ClusterError):
+    """The cluster's workers cannot load the job's model (the loader's words)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,30 @@ class ClusterJob:
     dataset: Any
     unit: str = "examples"
     max_length: int | None = None
+    here_if_unloadable: bool = False  # run in this process when the workers cannot load it
+
+    @property
+    def spec(self) -> str | None:
+        return getattr(self.job, "spec", None)
+
+    @property
+    def size(self) -> int:
+        return len(self.dataset) if self.dataset is not None else 0
+
+
+@dataclass(frozen=True)
+class ClusterStudy:
+    """A study computed here whose corpus jobs go to the cluster: ``study(progress, run)``
+    with ``run(job, models, dataset, progress)`` (the signature of
+    :func:`analysis.shards.run_local`, which it is in process; ``models`` is not used on the
+    cluster), ``progress(done, total)``. ``spec``: the model its jobs load; ``size``: its rows
+    (said while connecting)."""
+
+    study: Callable
+    spec: str
+    size: int = 0
+    unit: str = "examples"
+    here_if_unloadable: bool = False
 
 
 @dataclass
@@ -125,7 +167,9 @@ def _run_ray(job, dataset, **kw):
 
 def _model_error(exc: BaseException | None):
     """The :class:`analysis.models.ModelLoadError` behind ``exc`` (Ray wraps a worker's
-    exception in its own, keeping it as ``cause``), or None."""
+    exception in its own, keeping it as ``cause``; a Ray Data actor whose model failed to load
+    dies in its creation task, which Ray keeps only as text, and the runner reports as a lost
+    worker, keeping Ray's error as the context), or None."""
     from analysis.models import ModelLoadError
 
     seen = set()
@@ -133,39 +177,114 @@ def _model_error(exc: BaseException | None):
         seen.add(id(exc))
         if isinstance(exc, ModelLoadError):
             return exc
-        exc = exc.__cause__ or getattr(exc, "cause", None)
+        if getattr(exc, "actor_init_failed", False):  # ray.exceptions.ActorDiedError
+            name = f"{ModelLoadError.__module__}.{ModelLoadError.__name__}: "
+            said = [line for line in str(getattr(exc, "error_msg", "")).splitlines()
+                    if line.startswith(name)]
+            if said:
+                return ModelLoadError(said[-1][len(name):])
+        exc = exc.__cause__ or getattr(exc, "cause", None) or exc.__context__
     return None
 
 
-def run_on_cluster(cj: ClusterJob, progress: Callable[[float, str], None], address: str,
-                   on_workers: Callable[[int], None] | None = None):
+def _send(job, dataset, progress, workers: int):
+    """``job`` over ``dataset`` on the connected cluster, its failures in the page's words."""
+    from analysis.raydata import WorkerLost
+
+    try:
+        return _run_ray(job, dataset, progress=progress, workers=workers, min_workers=1)
+    except Exception as exc:  # a model the workers cannot load: the loader's own message
+        said = _model_error(exc)
+        if said is not None:
+            raise Unloadable(f"The Ray cluster's workers cannot load the model: {said}"
+                             ) from None
+        if isinstance(exc, WorkerLost):
+            raise WorkerLost(LOST) from None
+        raise
+
+
+def workers_may_load(cj, address: str | None) -> bool:
+    """False when the workers of the cluster at ``address`` already failed to load ``cj``'s
+    model in this process (it then runs here; the next server start asks again)."""
+    return address is None or (address, cj.spec) not in _UNLOADABLE
+
+
+def or_here(cj, say: bool = True):
+    """``cj`` for :func:`ui.common.jobs.run_job`'s ``cluster=``, or None when its model is one
+    the cluster's workers could not load (then, with ``say``, the caption :data:`HERE` is drawn:
+    call it from the script thread)."""
+    from ui.common.settings import settings
+
+    if workers_may_load(cj, settings().ray_address):
+        return cj
+    if say:
+        import streamlit as st
+
+        st.caption(HERE)
+    return None
+
+
+def _here(progress: Callable[[float, str], None]) -> Callable[[float, str], None]:
+    def said(fraction: float, text: str = "") -> None:
+        progress(fraction, f"{text} ({HERE_BAR})" if text else HERE)
+
+    return said
+
+
+def run_on_cluster(cj: ClusterJob | ClusterStudy, progress: Callable[[float, str], None],
+                   address: str, on_workers: Callable[[int], None] | None = None,
+                   here: Callable | None = None):
     """``cj`` on the cluster at ``address`` with ``progress(fraction, text)`` moved as its
     partials come back; ``on_workers(n)`` is told the cluster's workers once connected. A
     worker lost mid-job raises :class:`analysis.raydata.WorkerLost` in the page's words, a
     cluster that cannot be reached or cannot load the model :class:`ClusterError` (both are
-    DataErrors, which every corpus page shows)."""
-    from analysis.raydata import WorkerLost
-
-    n = len(cj.dataset) if cj.dataset is not None else 0
+    DataErrors, which every corpus page shows); a model the workers cannot load runs
+    ``here(progress)`` instead when ``cj.here_if_unloadable`` (the spec is remembered:
+    :func:`or_here`)."""
+    n = cj.size
     progress(0.0, f"Connecting to the Ray cluster for {n} {cj.unit}...")
     workers = connect(address)
     if on_workers is not None:
         on_workers(workers)
     progress(0.0, f"Sending {n} {cj.unit} to the cluster ({workers} worker(s))...")
     t0 = time.perf_counter()
-    step = rate_step(progress, cj.unit, " on the cluster")
-
-    job = Capped(cj.job, cj.max_length) if cj.max_length else cj.job
     try:
-        result = _run_ray(job, cj.dataset, progress=step, workers=workers, min_workers=1)
-    except WorkerLost:
-        raise WorkerLost(LOST) from None
-    except Exception as exc:  # a model the workers cannot load: the loader's own message
-        said = _model_error(exc)
-        if said is not None:
-            raise ClusterError(f"The Ray cluster's workers cannot load the model: {said}"
-                               ) from None
-        raise
+        if isinstance(cj, ClusterStudy):
+            return cj.study(progress, lambda job, models, dataset, told=None:
+                            _send(job, dataset, told, workers))
+        step = rate_step(progress, cj.unit, " on the cluster")
+        job = Capped(cj.job, cj.max_length) if cj.max_length else cj.job
+        result = _send(job, cj.dataset, step, workers)
+    except Unloadable:
+        if here is None or not cj.here_if_unloadable:
+            raise
+        _UNLOADABLE.add((address, cj.spec))
+        return here(_here(progress))
     if hasattr(result, "seconds"):  # the page's "N examples in S s" counts the cluster's time
         result.seconds = time.perf_counter() - t0
     return result
+
+
+class ClusterTickets:
+    """The queue as a job sent to the cluster sees it: its tickets are cluster tickets (their
+    own slots); everything else is the queue's (a background job joins through this)."""
+
+    def __init__(self, queue):
+        self._queue = queue
+
+    def join(self, label: str, key: str, visitors: tuple = (), limit: int | None = None,
+             cluster: bool = True):
+        return self._queue.join(label, key, visitors, limit, cluster=True)
+
+    def __getattr__(self, name: str):
+        return getattr(self._queue, name)
+
+
+def background(cluster, address: str | None, fn: Callable, queue, on_cluster: Callable):
+    """(queue, fn) of a background job (:func:`ui.common.jobs.start_background_job`): with
+    ``cluster`` and the cluster's ``address`` (DASHBOARD_RAY_ADDRESS), :class:`ClusterTickets`
+    and ``on_cluster(cluster, address, queue, fn)`` (the job's thread waits on the cluster;
+    ``fn`` is its fallback); else as given (a bad address: the job runs here, unsaid)."""
+    if cluster is None or address is None:
+        return queue, fn
+    return ClusterTickets(queue), on_cluster(cluster, address, queue, fn)

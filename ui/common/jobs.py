@@ -45,6 +45,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from analysis.errors import DataError, InputError
+from ui.common.cluster import background  # imports nothing from Ray
 from ui.common.errors import plain
 from ui.common.settings import settings
 
@@ -283,14 +284,14 @@ def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
     note.empty()
 
 
-def _on_cluster(cluster, address: str, queue: JobQueue) -> Callable:
-    """The worker's work when the job runs on the cluster: wait on it (ui.common.cluster). A
+def _on_cluster(cluster, address: str, queue: JobQueue, fn: Callable | None = None) -> Callable:
+    """The worker's work on the cluster (ui.common.cluster; ``fn``: its in-process fallback). A
     callable ``cluster`` is a task of its own (a fine-tune): ``cluster(address, progress)``."""
     if callable(cluster):
         return lambda progress: cluster(address, progress)
     from ui.common.cluster import run_on_cluster
 
-    return lambda progress: run_on_cluster(cluster, progress, address, queue.set_cluster_slots)
+    return lambda progress: run_on_cluster(cluster, progress, address, queue.set_cluster_slots, fn)
 
 
 def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, key: str,
@@ -305,7 +306,7 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
     address = conf.ray_address if cluster is not None else None
     if cluster is not None and conf.ray_error:  # a bad address: said, and run here
         st.warning(plain(conf.ray_error), icon=":material/cloud_off:")
-    work = fn if address is None else _on_cluster(cluster, address, queue)
+    work = fn if address is None else _on_cluster(cluster, address, queue, fn)
     try:
         ticket = queue.join(label, key, visitor_keys(), conf.max_jobs_per_visitor,
                             cluster=address is not None)
@@ -387,11 +388,13 @@ class BackgroundJob:
 
 def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *,
                          key: str, queue: JobQueue | None = None,
-                         on_progress: Callable[[float, str], None] | None = None
-                         ) -> BackgroundJob:
+                         on_progress: Callable[[float, str], None] | None = None,
+                         cluster=None) -> BackgroundJob:
     """Queue ``fn(progress)`` in the server-wide queue without a waiting visitor: it runs in its
     own low-priority thread once a slot is free (``on_progress(fraction, text)`` is told each
-    step). Call it from the script thread (it reads the settings); returns the started job."""
-    job = BackgroundJob(label, fn, key, queue or job_queue(), settings().job_nice, on_progress)
+    step; ``cluster``: as for :func:`run_job`). Call from the script thread; returns the job."""
+    conf = settings()
+    queue, fn = background(cluster, conf.ray_address, fn, queue or job_queue(), _on_cluster)
+    job = BackgroundJob(label, fn, key, queue, conf.job_nice, on_progress)
     job.thread.start()
     return job

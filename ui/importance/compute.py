@@ -15,6 +15,7 @@ from analysis.importance import importance_study
 from analysis.importance.evalset import load_classifier, load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
+from ui.common.cluster import ClusterStudy, or_here
 from ui.common.errors import plain
 from ui.common.jobs import BackgroundJob, run_job, start_background_job
 from ui.common.resources import check_listed, token_capped
@@ -80,11 +81,12 @@ def eval_set(view: S.View, spec: str, loaded, card):
                      token_capped(loaded), card, source, name)
 
 
-def _work(loaded, ev, method: str, metric: str | None):
-    """The study as a job ``fn(progress) -> (ImportanceResult, Marks)``."""
+def _work(loaded, ev, method: str, metric: str | None, run=None):
+    """The study as a job ``fn(progress) -> (ImportanceResult, Marks)``; ``run``: how its
+    ablation jobs run (``importance_study``'s: in this process by default)."""
     def job(progress):
         result = importance_study(loaded, ev, method=method, metric=metric, prune=True,
-                                  progress=lambda f, t: progress(0.9 * f, t))
+                                  progress=lambda f, t: progress(0.9 * f, t), run=run)
         progress(0.92, "marking the aspect heads and the [SEP] heads")
         marks = Marks(aspect_heads(loaded, ev), sep_heads(loaded, ev))
         progress(1.0, "done")
@@ -93,15 +95,27 @@ def _work(loaded, ev, method: str, metric: str | None):
     return job
 
 
+def _cluster(loaded, ev, method: str, metric: str | None, say: bool = True):
+    """The same study for the Ray cluster (``DASHBOARD_RAY_ADDRESS``): its ablations and
+    pruning masks are run there (:class:`analysis.importance.job.AblationJob`, the workers
+    loading the classifier by its spec), the metrics, intervals and marks here; None (the
+    caption ``ui.common.cluster.HERE`` with ``say``) when the workers could not load it."""
+    return or_here(ClusterStudy(lambda progress, run: _work(loaded, ev, method, metric, run)(
+        progress), loaded.spec, ev.n_examples, here_if_unloadable=True), say)
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
-    return run_job("Head importance", _work(_loaded, _ev, method, metric), key=S.job_key(key))
+    return run_job("Head importance", _work(_loaded, _ev, method, metric), key=S.job_key(key),
+                   cluster=_cluster(_loaded, _ev, method, metric))
 
 
 # The first visit's view (the example on its held-out sentences, default settings) is computed
 # once per server in the background and shared by every visitor: no page waits with its script
 # running for it (a minute on 2 cores), the page shows the job's progress and fills in by
 # itself. Any other view goes through run_job (the visitor's own job, counted per visitor).
+# With DASHBOARD_RAY_ADDRESS both go to the Ray cluster (the background job takes a cluster
+# ticket), or stay here when its workers cannot load the classifier.
 _BACKGROUND: dict[tuple, BackgroundJob] = {}
 _BACKGROUND_LOCK = threading.Lock()
 
@@ -114,9 +128,10 @@ def first_visit_study(view: S.View, spec: str, loaded, ev):
     with _BACKGROUND_LOCK:
         job = _BACKGROUND.get(key)
         if job is None:
-            job = start_background_job("Head importance", _work(loaded, ev, view.method,
-                                                                view.metric),
-                                       key=S.job_key(key))
+            job = start_background_job(
+                "Head importance", _work(loaded, ev, view.method, view.metric),
+                key=S.job_key(key), cluster=_cluster(loaded, ev, view.method, view.metric,
+                                                     say=False))
             _BACKGROUND[key] = job
     if not job.done.is_set():
         return None, job
