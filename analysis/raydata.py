@@ -121,6 +121,27 @@ def _lost(exc: BaseException) -> WorkerLost | None:
     return None
 
 
+def model_error(exc: BaseException | None):
+    """The :class:`analysis.models.ModelLoadError` behind ``exc``, or None: Ray wraps a task's
+    exception in its own, keeping it as ``cause``; a Ray Data actor whose model failed to load
+    dies in its creation task, which Ray keeps only as text (``ActorDiedError.error_msg``)."""
+    from analysis.models import ModelLoadError
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModelLoadError):
+            return exc
+        if getattr(exc, "actor_init_failed", False):  # ray.exceptions.ActorDiedError
+            name = f"{ModelLoadError.__module__}.{ModelLoadError.__name__}: "
+            said = [line for line in str(getattr(exc, "error_msg", "")).splitlines()
+                    if line.startswith(name)]
+            if said:
+                return ModelLoadError(said[-1][len(name):])
+        exc = exc.__cause__ or getattr(exc, "cause", None) or exc.__context__
+    return None
+
+
 def _user_error(exc: BaseException, kinds: tuple = (InputError, DataError)
                 ) -> BaseException | None:
     seen = set()
@@ -205,7 +226,10 @@ def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
             done += int(row["n"])
             if progress is not None:
                 progress(done, n)
-    except Exception as exc:
+    except Exception as exc:  # the loader's words first: an actor that could not load the
+        said = model_error(exc)  # model also "died"
+        if said is not None:
+            raise said from None
         lost, user = _lost(exc), _user_error(exc)
         if lost is not None:
             raise lost from None
@@ -255,8 +279,6 @@ def run_task(fn, *args, address: str | None = None, on_message=None, on_poll=Non
     import ray
     from ray.util.queue import Queue
 
-    from analysis.models import ModelLoadError
-
     started = False if address is None and ray.is_initialized() else _connect(address or "auto")
     queue, ref = Queue(), None
     try:
@@ -269,8 +291,8 @@ def run_task(fn, *args, address: str | None = None, on_message=None, on_poll=Non
                 try:
                     return ray.get(ref)
                 except Exception as exc:
-                    said = _lost(exc) or _user_error(exc, (InputError, DataError,
-                                                           ModelLoadError))
+                    said = model_error(exc) or _lost(exc) or _user_error(exc, (InputError,
+                                                                                DataError))
                     if said is not None:
                         raise said from None
                     raise

@@ -130,3 +130,19 @@ def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
     with pytest.raises(WorkerLost, match="A Ray worker died mid-job"):
         run_ray(builders.CrashingNoopJob(tiny.spec), ds, None, workers=1, rows_per_block=2)
+
+
+def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(cluster, tmp_path):
+    """The actors load the model when they start; one that cannot dies in its creation task,
+    which is the loader's message (as the CLI prints it), not a lost worker."""
+    import datasets
+
+    from analysis.models import ModelLoadError
+    from analysis.noop.corpus import NoopJob
+    from analysis.raydata import run_ray
+
+    ds = datasets.Dataset.from_dict({"text": ["One sentence.", "Another one."]})
+    gone = str(tmp_path / "no-such-model")
+    with pytest.raises(ModelLoadError, match="no-such-model") as err:
+        run_ray(NoopJob(gone, 4), ds, None, workers=1, rows_per_block=2)
+    assert "died" not in str(err.value)

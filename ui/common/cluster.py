@@ -165,36 +165,14 @@ def _run_ray(job, dataset, **kw):
     return run_ray(job, dataset, None, **kw)
 
 
-def _model_error(exc: BaseException | None):
-    """The :class:`analysis.models.ModelLoadError` behind ``exc`` (Ray wraps a worker's
-    exception in its own, keeping it as ``cause``; a Ray Data actor whose model failed to load
-    dies in its creation task, which Ray keeps only as text, and the runner reports as a lost
-    worker, keeping Ray's error as the context), or None."""
-    from analysis.models import ModelLoadError
-
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ModelLoadError):
-            return exc
-        if getattr(exc, "actor_init_failed", False):  # ray.exceptions.ActorDiedError
-            name = f"{ModelLoadError.__module__}.{ModelLoadError.__name__}: "
-            said = [line for line in str(getattr(exc, "error_msg", "")).splitlines()
-                    if line.startswith(name)]
-            if said:
-                return ModelLoadError(said[-1][len(name):])
-        exc = exc.__cause__ or getattr(exc, "cause", None) or exc.__context__
-    return None
-
-
 def _send(job, dataset, progress, workers: int):
     """``job`` over ``dataset`` on the connected cluster, its failures in the page's words."""
-    from analysis.raydata import WorkerLost
+    from analysis.raydata import WorkerLost, model_error
 
     try:
         return _run_ray(job, dataset, progress=progress, workers=workers, min_workers=1)
     except Exception as exc:  # a model the workers cannot load: the loader's own message
-        said = _model_error(exc)
+        said = model_error(exc)
         if said is not None:
             raise Unloadable(f"The Ray cluster's workers cannot load the model: {said}"
                              ) from None
