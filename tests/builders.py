@@ -1,6 +1,26 @@
 """Small helpers shared by the test modules."""
 
 import os
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def local_ray_cluster():
+    """A local 2-CPU Ray cluster on 127.0.0.1 for one test module (its workers import this
+    checkout and run on the CPU), shut down at the end. Module-scoped on purpose: a session-wide
+    one would be joined by the CLI tests' ``--ray auto`` subprocesses."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 def rows(ds):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import builders
+
 from analysis.errors import InputError
 from tests import childwork
 
@@ -20,13 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-    try:
+    with builders.local_ray_cluster():
         yield
-    finally:
-        ray.shutdown()
 
 
 def test_messages_result_and_errors(cluster):

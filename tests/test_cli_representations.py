@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+import builders
+
 import analysis.cli as cli
 from analysis.models import load_model
 from analysis.representations import corpus_representations, input_representations
@@ -88,24 +90,16 @@ def test_labelled_csv_json_equals_the_library(tmp_path, tiny, capsys):
 def test_ray_option_gives_the_in_process_json(tmp_path, tiny, capsys):
     """--ray on this process's own local cluster (started here on 127.0.0.1, so 'auto' never
     joins a cluster someone else runs on the machine): the in-process JSON."""
-    ray = pytest.importorskip("ray", reason="Ray is not installed")
-    from pathlib import Path
-
+    pytest.importorskip("ray", reason="Ray is not installed")
     data = labelled_csv(tmp_path)
     outs = []
-    root = Path(__file__).resolve().parents[1]
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(root), "DASHBOARD_DEVICE": "cpu"}})
-    try:
+    with builders.local_ray_cluster():
         for extra in ([], ["--ray", "auto", "--ray-workers", "2"]):
             out = tmp_path / f"r{len(outs)}.json"
             code, io = run(capsys, "representations", "--model", tiny, "--data", str(data),
                            "--batch-size", "3", "--out", str(out), *extra)
             assert code == 0, io.err
             outs.append(json.loads(out.read_text()))
-    finally:
-        ray.shutdown()
     assert set(outs[0]["probes"]) == {"label"} and outs[0]["compare"] is None
     # the shards' batches are padded differently: equal to float rounding
     assert outs[1]["probes"] == outs[0]["probes"]

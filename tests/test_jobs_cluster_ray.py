@@ -24,10 +24,7 @@ CAP = 6
 def cluster_env():
     from ui.common.settings import settings
 
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-    with pytest.MonkeyPatch.context() as mp:
+    with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
         settings.cache_clear()
         try:
@@ -35,7 +32,6 @@ def cluster_env():
         finally:
             mp.delenv("DASHBOARD_RAY_ADDRESS")
             settings.cache_clear()
-            ray.shutdown()
 
 
 def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monkeypatch,

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import builders
+
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
                           "requirements-ray.txt to run the app-on-a-cluster page tests")
 
@@ -27,10 +29,7 @@ def cluster_env():
 
     from ui.common.settings import settings
 
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-    with pytest.MonkeyPatch.context() as mp:
+    with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
         settings.cache_clear()
         st.cache_data.clear()
@@ -40,7 +39,6 @@ def cluster_env():
             mp.delenv("DASHBOARD_RAY_ADDRESS")
             settings.cache_clear()
             st.cache_data.clear()
-            ray.shutdown()
 
 
 @pytest.fixture

@@ -14,18 +14,12 @@ import builders
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
                           "requirements-ray.txt to run the Ray path tests")
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-    try:
+    with builders.local_ray_cluster():
         yield
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="module")
