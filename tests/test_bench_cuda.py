@@ -40,6 +40,7 @@ def test_compare_finds_the_largest_difference(bench):
     assert cmp["where"] == "per_head[1][1]"
     assert cmp["max_abs_diff"] == pytest.approx(0.01)
     assert cmp["n_numbers"] == 5 and cmp["n_only_one_side"] == 0
+    assert cmp["n_over_tol"] == 1  # 0.01 is over 1e-4, 2e-5 is not
     assert bench.verdict(cmp, 1e-4) == "FAIL"
     assert bench.verdict(bench.compare(a, {**b, "per_head": [[0.1, 0.20002], [0.3, 0.4]]}),
                          1e-4) == "PASS"  # 2e-5 is within 1e-4
