@@ -192,7 +192,7 @@ def environment() -> dict:
     env = {"python": platform.python_version(), "torch": torch.__version__,
            "cuda": torch.cuda.is_available(), "threads": torch.get_num_threads(),
            "cpus": os.cpu_count(), "matmul_precision": torch.get_float32_matmul_precision(),
-           "load": os.getloadavg()[0]}
+           "load": os.getloadavg()[0], "tf32_matmul": torch.backends.cuda.matmul.allow_tf32}
     if env["cuda"]:
         env["gpu"] = torch.cuda.get_device_name(0)
     for name in ("transformers", "datasets", "captum", "conllu", "scikit-learn", "numpy",
@@ -284,12 +284,18 @@ def main(argv=None) -> int:
 
     def save() -> None:  # after every row, so a run stopped at its time limit keeps its rows
         report["seconds"] = time.perf_counter() - t_start
+        if torch.cuda.is_available():
+            report["gpu_peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
         report["failed"] = [r["study"] for r in rows if r.get("verdict") not in ("PASS", "INFO")]
         if args.out:
             Path(args.out).write_text(json.dumps(report, indent=1, default=str), "utf-8")
 
     # the fine-tunes: the recipe (timing; its second-side checkpoint is the classifier of the
     # studies) and a short one without dropout (the losses must agree)
+    if not args.no_warmup:  # the trainer's first steps (allocations, kernels): untimed
+        for dev in ("cpu", other):
+            set_device(dev)
+            finetune(base, work / "clf-warmup", 2)
     for name, n_steps, dropout in (("finetune", steps, True),
                                    ("finetune_nodrop", n["nodrop_steps"], False)):
         try:
