@@ -29,6 +29,7 @@ import platform
 import shutil
 import sys
 import time
+import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -235,7 +236,10 @@ def run_study(name: str, ctx_for, tol: float) -> dict:
             hint = (" (an API our torch 2.13 / transformers 5.24 have and this machine's "
                     "versions, printed above, lack?)"
                     if isinstance(exc, (AttributeError, TypeError, ImportError)) else "")
-            return {"study": name, "error": f"{side}: {type(exc).__name__}: {first}{hint}"}
+            trace = traceback.format_exc(limit=-8)  # where, for a one-shot device run
+            print(trace)
+            return {"study": name, "error": f"{side}: {type(exc).__name__}: {first}{hint}",
+                    "traceback": trace}
         out[side] = (data, secs, n)
     cmp = compare(out["cpu"][0], out["other"][0], tol)
     cpu_s, other_s = out["cpu"][1], out["other"][1]
@@ -302,7 +306,9 @@ def main(argv=None) -> int:
             rows.append(finetune_row(name, base, work, n_steps, dropout, other,
                                      args.finetune_tol))
         except Exception as exc:
-            rows.append({"study": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            rows.append({"study": name, "error": f"{type(exc).__name__}: {str(exc)[:200]}",
+                         "traceback": traceback.format_exc(limit=-8)})
+            print(rows[-1]["traceback"])
             print("  " + rows[-1]["error"])
         save()
     clf = str(work / "clf-other") if (work / "clf-other").is_dir() else str(work / "clf-cpu")
