@@ -88,3 +88,17 @@ def test_gradient_importance_task_loss(tiny_heads):
     for k in g.per_head:
         assert np.allclose(g.per_head[k], g1.per_head[k], rtol=1e-5, atol=1e-14)
     assert g.n_examples == 3 and g.per_layer("sep").shape == (2,)
+
+
+def test_loss_head_runs_on_the_picked_device(tiny_heads, monkeypatch):
+    """The loss head's model goes where load_model's would (pick_device: CUDA when present):
+    it stayed on the CPU before, so gradient importance never used the GPU. Checked on the
+    'meta' device, which any machine has."""
+    import analysis.models
+
+    monkeypatch.setattr(analysis.models, "pick_device", lambda prefer=None: "meta")
+    for kind in ("mlm", "task"):
+        head = loss_head(tiny_heads[kind])
+        assert head.kind == kind
+        assert {p.device.type for p in head.model.parameters()} == {"meta"}
+        assert not head.model.training

@@ -48,10 +48,22 @@ def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
     if missing:
         return None, ("it was saved without its part that guesses hidden words (no trained "
                       "masked-language-model head)")
-    model.eval()
+    _to_device(model)
     return LossHead("mlm", model, tokenizer,
                     f"Loss: masked-language-model loss of {name}'s own LM head "
                     "(15% of the word pieces of each example masked, fixed seed)."), ""
+
+
+def _to_device(model) -> None:
+    """Put the loss head's model on :func:`analysis.models.pick_device`'s device (CUDA when
+    present, as ``load_model`` does), in eval mode."""
+    from analysis.models import ModelLoadError, pick_device
+
+    try:
+        model.to(pick_device())
+    except ValueError as exc:  # a host's bad DASHBOARD_DEVICE: one plain line
+        raise ModelLoadError(str(exc)) from None
+    model.eval()
 
 
 def loss_head(spec: str) -> LossHead:
@@ -77,7 +89,7 @@ def loss_head(spec: str) -> LossHead:
     if any(a.endswith("ForSequenceClassification") for a in archs):
         model = AutoModelForSequenceClassification.from_pretrained(
             source, local_files_only=True, attn_implementation="eager")
-        model.eval()
+        _to_device(model)
         labels = getattr(model.config, "id2label", {}) or {}
         return LossHead("task", model, tokenizer,
                         f"Loss: the classification loss of {name}'s fine-tuned head "
