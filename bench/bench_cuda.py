@@ -76,18 +76,19 @@ def compare(a, b, tol: float = 1e-4) -> dict:
     flipped argmax moves a share by 1/n: few, in steps), and the paths only one side has. Two
     NaNs (or two equal infinities) agree; a NaN against a number is an infinite difference."""
     na, nb = numbers(a), numbers(b)
-    worst, where, over = 0.0, "", 0
-    for key in na.keys() & nb.keys():
+    worst, where, over = 0.0, "", []
+    for key in sorted(na.keys() & nb.keys()):
         x, y = na[key], nb[key]
         if (math.isnan(x) and math.isnan(y)) or x == y:
             continue
         d = abs(x - y) if math.isfinite(x) and math.isfinite(y) else math.inf
-        over += d > tol
+        if d > tol:
+            over.append((key, x, y))
         if d > worst:
             worst, where = d, key
     only = sorted(na.keys() ^ nb.keys())
     return {"max_abs_diff": worst, "where": where, "n_numbers": len(na.keys() & nb.keys()),
-            "n_over_tol": int(over),
+            "n_over_tol": len(over), "over_tol": over[:10],
             "only_one_side": only[:10], "n_only_one_side": len(only)}
 
 
@@ -333,6 +334,8 @@ def main(argv=None) -> int:
         r = rows[-1]
         print("  " + (r.get("error") or f"cpu {r['cpu_s']:.2f}s, {other} {r['other_s']:.2f}s, "
                       f"max |diff| {r['max_abs_diff']:.2e} ({r['where']}): {r['verdict']}"))
+        for key, x, y in r.get("over_tol", []):  # what differs, to tell a flipped count apart
+            print(f"    over the tolerance: {key}: cpu {x!r}, {other} {y!r}")
         save()
     print(f"\nCPU vs {other.upper()} (tolerance {args.tol:g}; fine-tune losses without "
           f"dropout {args.finetune_tol:g}); {report['seconds']:.0f} s in all")
