@@ -17,7 +17,7 @@ whole core and make the times theirs.
 One server is started as the image starts it (``deploy/check.py start``, DASHBOARD_MODE=demo;
 the example checkpoint must be built in $DASHBOARD_CACHE). Phases, all in this one run:
 
-1. warm-up (not timed): one visitor opens the pages, so the server computes and caches what a
+1. warm-up (not timed): one visitor opens every page, so the server computes and caches what a
    first visitor sees (No-op statistics of the sample corpus, drift from the embedded model to
    the example checkpoint, the example's aspect heads). Server RSS after it: "idle, both models
    loaded".
@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "deploy"), str(ROOT / "bench")]
 import check  # noqa: E402  (deploy/check.py: the start command, health, free port)
 import load_chromium  # noqa: E402
+from load_chromium import LAUNCH_ARGS  # noqa: E402,F401  (bench_hostile.py imports it from here)
 import load_protocol_phases  # noqa: E402
 from load_monitor import Monitor, cores_for, pinning, start_server  # noqa: E402
 from load_report import part, per_action, report  # noqa: E402
@@ -99,7 +100,7 @@ class Protocol:
     """The phases with protocol visitors (bench/load_protocol_phases.py)."""
 
     async def warm_up(self, url):
-        await load_protocol_phases.warm_up(url)
+        await load_protocol_phases.warm_up(url, [title for _, title, _ in check.PAGES])
 
     async def baseline(self, url, args, word):
         return await load_protocol_phases.baseline(url, args.rounds, args.first_views,

@@ -52,9 +52,11 @@ class Stream:
         self.url = url
         self.ws = None
         self.pages: dict[str, str] = {}   # page title -> page script hash
+        self.paths: dict[str, str] = {}   # page script hash -> its URL path
         self.page_hash, self.path, self.query = "", "/", ""
         self.elements: dict[tuple, object] = {}  # the last finished run's
         self.held: dict[str, tuple] = {}  # the widgets' values, as the frontend holds them
+        self.auto: dict[str, float] = {}  # fragments the last full run asked to rerun
         self.cache: dict[str, ForwardMsg] = {}
         self.used: list[set[str]] = []     # cacheable hashes used, per finished run
         self.run = Run()
@@ -104,8 +106,11 @@ class Stream:
         kind = msg.WhichOneof("type")
         if kind == "new_session":  # a script run starts: the page is drawn again
             self.run = Run()
+            self.run.page_hash = msg.new_session.page_script_hash
         elif kind == "navigation":
             self.pages = {p.page_name: p.page_script_hash for p in msg.navigation.app_pages}
+            self.paths = {p.page_script_hash: "/" + p.url_pathname
+                          for p in msg.navigation.app_pages}
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
         elif kind == "delta":
@@ -113,6 +118,8 @@ class Stream:
             add_delta(self.run, msg)
             if self.run.progress > n and self.on_progress is not None:
                 self.on_progress()
+        elif kind == "auto_rerun":
+            self.run.auto[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif kind == "script_finished" and msg.script_finished in DONE:
             self.run.status = msg.script_finished
             if self.waiter is not None and not self.waiter.done():
@@ -128,11 +135,12 @@ class Stream:
         return sorted(self.cache)
 
     async def rerun(self, states: dict, page_hash: str | None = None,
-                    trigger: str | None = None, timeout: float | None = TIMEOUT_S) -> Run:
+                    trigger: str | None = None, timeout: float | None = TIMEOUT_S,
+                    fragment: str | None = None) -> Run:
         """Send one rerun and wait for its run to finish (its media fetched)."""
         page_hash = self.page_hash if page_hash is None else page_hash
         msg = rerun_msg(states, page_hash, self.query, self.url + self.path, self.cached(),
-                        trigger)
+                        trigger, fragment)
         self.hashes = set()
         self.waiter = asyncio.get_running_loop().create_future()
         await self.ws.send(msg.SerializeToString())
@@ -140,11 +148,29 @@ class Stream:
         for media in sorted(run.media):
             await asyncio.to_thread(_fetch, self.url + media)
         self.used.append(self.hashes)
-        self.elements, self.page_hash = run.elements, page_hash
-        self.held = widget_states(run.elements, self.held)
+        # the page the run drew (a first view asks for none: the default page)
+        page_hash = run.page_hash or page_hash
+        self.path = self.paths.get(page_hash, self.path) if self.page_hash else self.path
+        if run.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:  # a part redrawn
+            self.elements = {**self.elements, **run.elements}
+        else:
+            self.elements, self.auto = run.elements, run.auto
+        self.page_hash = page_hash
+        self.held = widget_states(self.elements, self.held)
         if run.exceptions:
             raise PageError(f"the page showed an exception: {run.exceptions[0]}")
         return run
+
+    async def settle(self, timeout: float = 600.0) -> None:
+        """Follow the page's auto-reruns (a fragment watching a background job, every few
+        seconds, as the browser does) until a full run asks for none: its results shown."""
+        t0 = time.monotonic()
+        while self.auto:
+            if time.monotonic() - t0 > timeout:
+                raise PageError(f"the page was still computing after {timeout:.0f} s")
+            fragment, every = next(iter(self.auto.items()))
+            await asyncio.sleep(every)
+            await self.rerun(dict(self.held), fragment=fragment, timeout=timeout)
 
     def widget(self, kind: str, label: str):
         """The ``kind`` widget labelled ``label`` on the page (its proto)."""

@@ -9,19 +9,21 @@ import time
 from load_protocol import CrossTalk, ProtocolVisitor, Stream
 
 TUNE = "Fine-tune on the bundled sample"  # ui/aspects/models.py TUNE
-WARM_PAGES = ["Attention", "No-op statistics", "Aspect heads", "Fine-tuning drift"]
 
 
-async def warm_up(url: str) -> None:
-    """The pages the visitors and the Trainer open, once each, so the server computes what a
-    first visitor sees (No-op statistics of the sample corpus, drift to the example, the
-    example's aspect heads). Each page's results are computed inside its run."""
+async def warm_up(url: str, titles: list[str]) -> None:
+    """Every page once (``titles``: deploy/check.py's list, as the Chromium warm-up), so the
+    server computes what a first visitor sees (No-op statistics of the sample corpus, drift to
+    the example, the example's aspect heads...); a page whose results come from a background
+    job is followed through its auto-reruns until they are shown."""
     s = Stream(url)
     try:
         await s.open()
         await s.rerun({}, "", timeout=600)
-        for title in WARM_PAGES[1:]:
+        await s.settle()
+        for title in titles[1:]:
             await s.open_page(title, timeout=600)
+            await s.settle()
     finally:
         await s.close()
 

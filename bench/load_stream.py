@@ -88,13 +88,17 @@ def find_widget(elements: dict[tuple, object], kind: str, label: str):
 
 
 def rerun_msg(states: dict[str, tuple], page_hash: str, query: str, url: str,
-              cached: list[str] = (), trigger: str | None = None) -> BackMsg:
+              cached: list[str] = (), trigger: str | None = None,
+              fragment: str | None = None) -> BackMsg:
     """The ``rerun_script`` BackMsg: ``states`` ({id: (field, value)}), ``trigger``: the id of
-    a pressed button (trigger_value true)."""
+    a pressed button (trigger_value true), ``fragment``: the id of a fragment the server asked
+    to rerun every few seconds (``auto_rerun``; the frontend sends it with is_auto_rerun)."""
     msg = BackMsg()
     cs = msg.rerun_script
     cs.query_string = query
     cs.page_script_hash = page_hash
+    if fragment is not None:
+        cs.fragment_id, cs.is_auto_rerun = fragment, True
     cs.cached_message_hashes.extend(cached)
     for k, v in CONTEXT.items():
         setattr(cs.context_info, k, v)
@@ -128,6 +132,8 @@ class Run:
     media: set[str] = field(default_factory=set)
     progress: int = 0  # progress bars drawn (a fine-tune running shows one)
     status: int | None = None
+    page_hash: str = ""  # the page the run drew (new_session)
+    auto: dict[str, float] = field(default_factory=dict)  # fragment id -> rerun every s
 
 
 def add_delta(run: Run, msg: ForwardMsg) -> None:

@@ -112,6 +112,8 @@ def test_button_trigger_and_segmented_control_change():
                        {"id": "$$ID-b-train", "triggerValue": True}]
     assert with_param("a=x&view=Head+view&layer=3", "view", ["Model view"]) == \
         "a=x&layer=3&view=Model+view"
+    auto = MessageToDict(rerun_msg({}, "h", "", "http://x/", fragment="f1"))["rerunScript"]
+    assert (auto["fragmentId"], auto["isAutoRerun"]) == ("f1", True)
 
 
 def _delta(path, element: Element) -> ForwardMsg:
