@@ -3,7 +3,7 @@ fine-tune runs, against a single idle visitor in the same run (bench/README.md).
 
     python bench/bench_load.py             # protocol visitors: about 3 minutes on 2 cores
     python bench/bench_load.py --clients chromium   # Chromium visitors: about 4 (--control: 6)
-    # options: --visitors 10 --rounds 2 --think 2 --first-views 3 --client-nice 19 --control
+    # options: --visitors 10 --rounds 2 --think 2 --first-views 3 --client-nice N --control
     #          --no-pin
 
 Visitors (``--clients``): ``protocol`` (the default): websocket clients of the Streamlit server
@@ -38,7 +38,8 @@ or carries in its data (protocol) its own word and none of the other visitors'.
 Pinning (``--no-pin`` to leave it): the server (and its children: the fine-tune) runs on one
 core and this process (the protocol visitors, or Playwright and Chromium) on the others
 (os.sched_setaffinity, inherited by children); the client side also runs at niceness
-``--client-nice`` (19). The pinning is printed and read back from /proc.
+``--client-nice`` (19 for Chromium, 0 for the protocol visitors). The pinning is printed and
+read back from /proc.
 
 Printed: p50 / p95 of time to first view and of the interactions (overall and per kind), idle
 vs under load, their ratio and counts; CPU seconds of the server's own process (and of the
@@ -231,10 +232,12 @@ def main() -> int:
                     help="mean seconds a visitor waits before each interaction (0: none)")
     ap.add_argument("--first-views", type=int, default=3,
                     help="first views of the idle visitor (fresh contexts)")
-    ap.add_argument("--client-nice", type=int, default=19,
+    ap.add_argument("--client-nice", type=int, default=None,
                     help="niceness of the client side (this process, and Playwright and "
                          "Chromium), so that the clients on this machine take the cores the "
-                         "server does not use (0: same priority as the server)")
+                         "server does not use; default 19 for Chromium, 0 for the protocol "
+                         "visitors (a fraction of a core: at 19 any other busy process on "
+                         "their core would delay their reading of the server's answers)")
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="do not pin the server to one core and the clients to the others")
     ap.add_argument("--control", action="store_true",
@@ -242,6 +245,8 @@ def main() -> int:
     args = ap.parse_args()
     if not 1 <= args.visitors < len(WORDS):
         ap.error(f"--visitors must be from 1 to {len(WORDS) - 1} (one word each)")
+    if args.client_nice is None:
+        args.client_nice = 19 if args.clients == "chromium" else 0
     if not 0 <= args.client_nice <= 19:
         ap.error("--client-nice must be from 0 to 19")
     if args.clients == "chromium" and not Path(check.CHROMIUM).exists():

@@ -18,12 +18,13 @@ import random
 import time
 
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from load_stream import (DONE, Run, add_delta, charts, component_data, find_widget, headings,
-                         rerun_msg, widget_states, with_param)
+                         page_assets, rerun_msg, widget_states, with_param)
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 TIMEOUT_S = 240.0  # a page that waits behind the fine-tune in the queue shows it here
@@ -40,9 +41,38 @@ class PageError(Exception):
     pass
 
 
-def _fetch(url: str) -> int:
-    with urllib.request.urlopen(url, timeout=TIMEOUT_S) as resp:
-        return len(resp.read())
+HEADERS = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # as Chromium asks
+PARALLEL = 6  # a browser's connections to one host
+POOL = ThreadPoolExecutor(max_workers=64)  # the visitors' HTTP requests (not the loop's 6)
+
+
+def _fetch(url: str) -> bytes:
+    req = urllib.request.Request(url, headers=HEADERS)
+    with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+        return resp.read()
+
+
+async def fetch(url: str) -> bytes:
+    return await asyncio.get_running_loop().run_in_executor(POOL, _fetch, url)
+
+
+async def load_page(url: str) -> int:
+    """What a new visitor's browser fetches over HTTP before the websocket: the page, the files
+    it names (``PARALLEL`` at a time), /_stcore/health and /_stcore/host-config. The JavaScript
+    chunks the browser loads later, the first time it draws an element of their kind, are left
+    out. Returns how many files."""
+    html = (await fetch(url + "/")).decode("utf-8", "replace")
+    assets = page_assets(html)
+    gate = asyncio.Semaphore(PARALLEL)
+
+    async def one(path: str) -> None:
+        async with gate:
+            await fetch(f"{url}/{path}")
+
+    await asyncio.gather(*(one(p) for p in assets[:-2]))
+    for path in assets[-2:]:
+        await fetch(f"{url}/{path}")
+    return len(assets) + 1
 
 
 class Stream:
@@ -146,7 +176,7 @@ class Stream:
         await self.ws.send(msg.SerializeToString())
         run = await asyncio.wait_for(self.waiter, timeout)
         for media in sorted(run.media):
-            await asyncio.to_thread(_fetch, self.url + media)
+            await fetch(self.url + media)
         self.used.append(self.hashes)
         # the page the run drew (a first view asks for none: the default page)
         page_hash = run.page_hash or page_hash
@@ -237,7 +267,10 @@ class ProtocolVisitor:
             raise CrossTalk(f"visitor {self.name} sees another visitor's word {foreign}")
 
     async def first_view(self) -> None:
+        """A new visitor: the page and its files over HTTP (no browser cache), the websocket,
+        the first run."""
         async def act():
+            await load_page(self.url)
             await self.stream.open()
             return await self.stream.rerun({}, "")
 

@@ -16,6 +16,7 @@ nothing.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode
 
@@ -179,3 +180,15 @@ def headings(elements: dict[tuple, object]) -> list[str]:
 def charts(elements: dict[tuple, object]) -> int:
     """How many Vega-Lite charts the run drew."""
     return sum(elements[p].WhichOneof("type") == "vega_lite_chart" for p in elements)
+
+
+ASSET = re.compile(r'<(?:script|link)\b[^>]*?\b(?:src|href)="\./([^"]+)"[^>]*>')
+
+
+def page_assets(html: str) -> list[str]:
+    """The files the browser fetches for the app's page before it opens the websocket: the
+    scripts, module preloads, stylesheet, font and icon ``index.html`` names (not the agent
+    API's description, a link no browser follows), then the two requests the app's script
+    makes first."""
+    return [path for tag, path in ((m.group(0), m.group(1)) for m in ASSET.finditer(html))
+            if 'rel="service-desc"' not in tag] + ["_stcore/health", "_stcore/host-config"]

@@ -8,8 +8,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.load_monitor import _tree
 from bench.load_report import split
-from bench.load_stream import (Run, add_delta, component_data, rerun_msg, widget_states,
-                               with_param)
+from bench.load_stream import (Run, add_delta, component_data, page_assets, rerun_msg,
+                               widget_states, with_param)
 
 ID = "$$ID-{}-{}"
 # The widgets of the Attention page, as Chromium 1.67's frontend sent them with a layer change
@@ -154,3 +154,22 @@ def test_process_tree_and_first_views_apart():
     first, inter = split({"first view": [1.0, 2.0], "layer": [0.1], "open No-op": [0.3, 0.2],
                           "server: layer": [9.0]})
     assert first == [1.0, 2.0] and sorted(inter) == [0.1, 0.2, 0.3]
+
+
+def test_page_assets_what_the_browser_fetches_first():
+    html = """<link rel="shortcut icon" href="./favicon.png" />
+    <link
+      rel="preload"
+      href="./static/media/Font.woff2"
+      as="font"
+    />
+    <link rel="service-desc" href="./_stcore/agent/openapi.json" />
+    <script>window.prerenderReady = false</script>
+    <script type="module" crossorigin src="./static/js/index.abc.js"></script>
+    <link rel="modulepreload" crossorigin href="./static/js/chunk.def.js">
+    <link rel="stylesheet" crossorigin href="./static/css/index.css">
+    <a href="https://streamlit.io">x</a>"""
+    assert page_assets(html) == ["favicon.png", "static/media/Font.woff2",
+                                 "static/js/index.abc.js", "static/js/chunk.def.js",
+                                 "static/css/index.css", "_stcore/health",
+                                 "_stcore/host-config"]
