@@ -1,8 +1,8 @@
 """Load benchmark of the public demo: one server in demo mode, many visitors at once while a
 fine-tune runs, against a single idle visitor in the same run (bench/README.md).
 
-    python bench/bench_load.py             # protocol visitors: about 3 minutes on 2 cores
-    python bench/bench_load.py --clients chromium   # Chromium visitors: about 4 (--control: 6)
+    python bench/bench_load.py             # protocol visitors: about 4-5 minutes on 2 cores
+    python bench/bench_load.py --clients chromium   # Chromium visitors: about 5-6
     # options: --visitors 10 --rounds 2 --think 2 --first-views 3 --client-nice N --control
     #          --no-pin
 
