@@ -79,8 +79,7 @@ n = len(labels)
 dims = state.Dims(L, H, n)
 ui = page_ui(view, l0, dims)
 if view in ("Head view", "Model view"):
-    payload = views_data(ctx.spec, ctx.text, ctx.pair, loaded.max_length, level, hide_special,
-                         result)
+    payload = views_data(ctx.spec, loaded.max_length, level, hide_special, result)
     show_views(payload, ui, dims)
     if payload["encoding"] == "sparse":
         st.caption(f"Long input: the view holds each query's {payload['top_k']} strongest keys "
@@ -101,8 +100,7 @@ else:  # Heatmap
     title = f"Layer {layer}, head {head} ({level} level)"
     chart = lambda: attention_heatmap(map_frame(labels, matrix), labels, title)  # noqa: E731
     if n > LONG_INPUT:  # a canvas in the component: every cell, zoom, thinned labels
-        payload = views_data(ctx.spec, ctx.text, ctx.pair, loaded.max_length, level,
-                             hide_special, result)
+        payload = views_data(ctx.spec, loaded.max_length, level, hide_special, result)
         small = {k: v for k, v in payload.items() if k not in ("layers", "thumbs")}
         small["heatmap"] = heatmap_payload(labels, matrix, layer=l0, head=h0)
         show_views(small, ui, dims)

@@ -206,6 +206,29 @@ def test_empty_text_keeps_last_good_view():
     assert after.equals(before)
 
 
+def test_an_emptied_text_shows_each_visitor_only_their_own_last_view(default_model):
+    """Two visitors each type a sentence, then empty the box: each keeps their own last view.
+    (The packed view was cached by the box's text, so the second visitor with an empty box got
+    the first one's sentence.)"""
+    words, neuron = [], []
+    for word in ("castle", "violin"):
+        at = open_app()
+        at.session_state["a"] = f"My {word} is here."
+        at.run()
+        at.session_state["a"] = ""
+        at.run()
+        assert [e.value for e in at.error] == [plain("Text is empty: type a sentence to "
+                                                     "analyse.")]
+        words.append((word, component_payload(at)["labels"]))
+        at.session_state["view"] = "Neuron view"  # its query/key vectors are cached too
+        at.run()
+        scores = [f for f in chart_frames(at) if "score" in f.columns][0]
+        neuron.append((word, list(scores["token"])))
+    for word, labels in words + neuron:
+        assert any(word in t for t in labels), labels
+        assert not any(other in t for t in labels for other in {"castle", "violin"} - {word})
+
+
 def test_unknown_model_keeps_default_with_message():
     at = open_app(src="Hugging Face id", model="gpt2", view="Heatmap")
     errors = [e.value for e in at.sidebar.error]

@@ -43,13 +43,15 @@ def neuron_block(ctx, loaded, enc, layer: int, head: int) -> None:
     """The neuron view of the page's input for ``layer`` and ``head`` (1-indexed): the query
     token changes without running the model again."""
     qi = query_picker(enc)
+    # cached under the text the shown result came from (the page's last good one when the box
+    # is empty or refused), never the box's: another visitor's empty box is the same key
     try:
-        qk = cached_query_keys(ctx.spec, ctx.text, ctx.pair, loaded.max_length, loaded, enc)
+        qk = cached_query_keys(ctx.spec, enc.text, enc.pair, loaded.max_length, loaded, enc)
         nv = view_of(qk, layer - 1, head - 1, qi)
     except NeuronViewUnavailable as exc:
         show_error(exc)
         return
-    charts = cached_charts(ctx.spec, ctx.text, ctx.pair, loaded.max_length, layer, head, qi,
+    charts = cached_charts(ctx.spec, enc.text, enc.pair, loaded.max_length, layer, head, qi,
                            nv, enc.tokens)
     neuron_section(nv, enc, layer, head, charts)
 

@@ -100,10 +100,20 @@ def compute(spec: str, text: str, pair: str | None, max_length: int, _loaded) ->
     return result
 
 
+def views_data(spec: str, max_length: int, level: str, hide_special: bool,
+               result: AttentionResult) -> dict:
+    """The views' payload of ``result``, cached server-wide under the text and pair the result
+    was computed from (never the sidebar's: a visitor whose box is empty or refused is shown
+    their own last good result, which must not be another visitor's payload cached under the
+    same empty text)."""
+    return _views_data(spec, result.encoding.text, result.encoding.pair, max_length, level,
+                       hide_special, result)
+
+
 @st.cache_resource(max_entries=state.PAYLOAD_CACHE_ENTRIES,
                    show_spinner="Packing every layer for the browser...")
-def views_data(spec: str, text: str, pair: str | None, max_length: int, level: str,
-               hide_special: bool, _result: AttentionResult) -> dict:
+def _views_data(spec: str, text: str, pair: str | None, max_length: int, level: str,
+                hide_special: bool, _result: AttentionResult) -> dict:
     labels, maps, segments, special = level_view(_result, level, hide_special)
     return analysis.attention.views.views_payload(labels, maps, segments, special,
                                                   is_pair=_result.encoding.is_pair)
