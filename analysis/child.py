@@ -3,12 +3,18 @@ that the process that asked for it (the Streamlit server) keeps its interpreter 
 cores for light requests.
 
 ``run_in_child(fn, *args, on_message=..., on_poll=..., nice=10, **kwargs)`` starts a fresh
-interpreter (multiprocessing's ``spawn``: no fork of a threaded server), lowers its scheduling
-priority (``nice``) and calls ``fn(*args, send=send, **kwargs)`` there; ``fn`` must be a
-module-level function and its arguments picklable. Each ``send(*message)`` of the child reaches
+interpreter (``sys.executable``: no fork of a threaded server), lowers its scheduling priority
+(``nice``) and calls ``fn(*args, send=send, **kwargs)`` there; ``fn`` must be a module-level
+function and its arguments picklable. Each ``send(*message)`` of the child reaches
 ``on_message(*message)`` in the caller's thread, which ``on_poll()`` is also called from every
 ``poll_s`` seconds. What ``fn`` returns is returned; what it raises is raised again here (its own
 type where it pickles, else a RuntimeError naming it).
+
+Not multiprocessing's ``spawn``: it re-runs the parent's ``__main__`` in the child, and under
+Streamlit ``__main__`` is the page script being run, so every child would have run the app. The
+child here is ``python -c`` with a two-line bootstrap that takes the parent's ``sys.path`` and
+working folder, then imports only ``fn``'s module; the two talk over a pair of pipes
+(:class:`multiprocessing.connection.Connection`).
 
 Stopping: whatever ``on_message`` or ``on_poll`` raises (a job whose visitor left) ends the child
 (SIGTERM, then SIGKILL) before it propagates, and so does an interrupted caller. A child that dies
@@ -17,15 +23,18 @@ without an answer (killed, out of memory) raises :class:`ChildDied` with one pla
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
+import subprocess
+import sys
+from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 from analysis.errors import DataError
 
 POLL_S = 0.2
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder of analysis/
 STOP_S = 5.0  # seconds between SIGTERM and SIGKILL when the caller stops the child
 
 
@@ -43,8 +52,15 @@ def _lower_priority(nice: int | None) -> None:
         pass
 
 
-def _child_main(conn, fn: Callable, args: tuple, kwargs: dict, nice: int | None,
-                send_as: str) -> None:
+BOOT = ("import sys; from multiprocessing.connection import Connection as C; "
+        "r, w = C(int(sys.argv[1]), writable=False), C(int(sys.argv[2]), readable=False); "
+        "sys.path[:] = r.recv(); from analysis.child import _child_main; _child_main(r, w)")
+
+
+def _child_main(conn_in, conn) -> None:
+    """The child's side: the work from ``conn_in``, its messages and answer to ``conn``."""
+    fn, args, kwargs, nice, send_as = conn_in.recv()
+    conn_in.close()
     _lower_priority(nice)
 
     def send(*message) -> None:
@@ -63,12 +79,13 @@ def _child_main(conn, fn: Callable, args: tuple, kwargs: dict, nice: int | None,
 
 
 def _stop(proc) -> None:
-    if proc.is_alive():
+    if proc.poll() is None:
         proc.terminate()
-        proc.join(STOP_S)
-    if proc.is_alive():
-        proc.kill()
-    proc.join()
+        try:
+            proc.wait(STOP_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.wait()
 
 
 def _died(exitcode: int | None) -> ChildDied:
@@ -88,28 +105,36 @@ def _died(exitcode: int | None) -> ChildDied:
 def run_in_child(fn: Callable, *args, on_message: Callable[..., None] | None = None,
                  on_poll: Callable[[], None] | None = None, nice: int | None = 10,
                  poll_s: float = POLL_S, send_as: str = "send", **kwargs) -> Any:
-    """``fn(*args, send=send, **kwargs)`` in a spawned child process (module docstring);
+    """``fn(*args, send=send, **kwargs)`` in a child process of its own (module docstring);
     ``send_as`` names the keyword ``send`` is passed as (``progress`` for a function that takes
     ``progress(fraction, text)``)."""
-    ctx = multiprocessing.get_context("spawn")
-    mine, theirs = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(theirs, fn, args, kwargs, nice, send_as),
-                       name=f"child-{getattr(fn, '__name__', 'work')}", daemon=True)
-    proc.start()
-    theirs.close()  # the child holds its end: EOF here once it is gone
+    from_parent, to_child = os.pipe()  # (read end, write end)
+    from_child, to_parent = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", BOOT, str(from_parent), str(to_parent)],
+                            pass_fds=(from_parent, to_parent), cwd=os.getcwd(),
+                            stdin=subprocess.DEVNULL)
+    os.close(from_parent)  # the child holds its ends: EOF here once it is gone
+    os.close(to_parent)
+    mine = Connection(from_child, writable=False)
+    with Connection(to_child, readable=False) as out:
+        try:
+            out.send([*sys.path, ROOT])  # the parent's, and where ``analysis`` lives
+            out.send((fn, args, kwargs, nice, send_as))
+        except (BrokenPipeError, EOFError, OSError):
+            pass  # the child died at once: said below
     try:
         while True:
             if mine.poll(poll_s):
                 try:
                     kind, payload = mine.recv()
-                except EOFError:
-                    proc.join()
-                    raise _died(proc.exitcode) from None
+                except (EOFError, OSError):
+                    proc.wait()
+                    raise _died(proc.returncode) from None
                 if kind == "message":
                     if on_message is not None:
                         on_message(*payload)
                     continue
-                proc.join()
+                proc.wait()
                 if kind == "error":
                     raise payload
                 return payload

@@ -41,6 +41,20 @@ def test_a_killed_child_is_said_in_one_line():
         run_in_child(childwork.die)
 
 
+def test_the_parents_main_script_is_not_run_again(tmp_path, monkeypatch):
+    """Under Streamlit, ``__main__`` is the page script being run; a child started with
+    multiprocessing's spawn ran it again (the whole app, in every child). Here a main script that
+    would end its process at once: the child still does its work."""
+    import types
+
+    script = tmp_path / "page.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(__import__("sys").modules, "__main__", main)
+    assert run_in_child(childwork.count, 2)["n"] == 2
+
+
 class Stop(BaseException):
     pass
 
