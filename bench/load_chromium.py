@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "deploy")]
 import check  # noqa: E402  (deploy/check.py: the pages, the idle selector)
+from load_report import CrossTalk, check_words, coverage  # noqa: E402
 
 IDLE = check.IDLE
 SERVER = "server: "  # kinds of server-side times (websocket) in the times dicts
@@ -25,9 +26,6 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
                "--disable-component-update", "--disable-renderer-backgrounding",
                "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows"]
 
-
-class CrossTalk(Exception):
-    pass
 
 
 
@@ -118,12 +116,7 @@ class Visitor:
             return
         tokens = await self.page.locator(".av-head .av-col-from .av-tok").evaluate_all(
             "ts => ts.map(t => t.dataset.token)")
-        if self.word not in tokens:
-            raise CrossTalk(f"visitor {self.name}: its word '{self.word}' is not in its head view "
-                            f"({' '.join(tokens)[:120]})")
-        foreign = [w for w in self.others if w in tokens]
-        if foreign:
-            raise CrossTalk(f"visitor {self.name} sees another visitor's word {foreign}")
+        check_words(self.name, self.word, self.others, tokens)
 
     async def pick_layer(self) -> None:
         self.layer = self.rng.choice([n for n in range(1, 7) if n != self.layer])
@@ -241,11 +234,7 @@ class Trainer:
             await self.ctx.close()
 
     def coverage(self, t0: float, t1: float) -> float:
-        busy = 0.0
-        for a, b in self.runs:
-            b = t1 if b is None else b
-            busy += max(0.0, min(b, t1) - max(a, t0))
-        return busy / max(t1 - t0, 1e-9)
+        return coverage(self.runs, t0, t1)
 
 
 async def crowd(browser, url: str, n: int, rounds: int, think: float, tag: str,

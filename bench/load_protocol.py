@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from load_report import check_words
 from load_stream import (DONE, Run, add_delta, charts, component_data, find_widget, headings,
                          page_assets, rerun_msg, widget_states, with_param)
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -31,10 +32,6 @@ TIMEOUT_S = 240.0  # a page that waits behind the fine-tune in the queue shows i
 MAX_MESSAGE = 256 * 2**20  # above Streamlit's 200 MB message limit
 CACHE_RUNS = 2  # the browser keeps a cacheable message while it was used in the last 2 runs
 VIEWS = "attention_views"  # the Attention page's component (ui/common/views.py)
-
-
-class CrossTalk(Exception):
-    pass
 
 
 class PageError(Exception):
@@ -258,13 +255,8 @@ class ProtocolVisitor:
     def check_own_text(self) -> None:
         if self.word is None:
             return
-        tokens = [str(t) for t in self.view_data().get("labels", [])]
-        if self.word not in tokens:
-            raise CrossTalk(f"visitor {self.name}: its word '{self.word}' is not in its head view "
-                            f"({' '.join(tokens)[:120]})")
-        foreign = [w for w in self.others if w in tokens]
-        if foreign:
-            raise CrossTalk(f"visitor {self.name} sees another visitor's word {foreign}")
+        check_words(self.name, self.word, self.others,
+                    [str(t) for t in self.view_data().get("labels", [])])
 
     async def first_view(self) -> None:
         """A new visitor: the page and its files over HTTP (no browser cache), the websocket,

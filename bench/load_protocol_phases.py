@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from load_protocol import CrossTalk, ProtocolVisitor, Stream
+from load_protocol import ProtocolVisitor, Stream
+from load_report import CrossTalk, coverage
 
 TUNE = "Fine-tune on the bundled sample"  # ui/aspects/models.py TUNE
 
@@ -112,8 +113,4 @@ class Trainer:
         await self.stream.close()
 
     def coverage(self, t0: float, t1: float) -> float:
-        busy = 0.0
-        for a, b in self.runs:
-            b = t1 if b is None else b
-            busy += max(0.0, min(b, t1) - max(a, t0))
-        return busy / max(t1 - t0, 1e-9)
+        return coverage(self.runs, t0, t1)

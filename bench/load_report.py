@@ -11,6 +11,33 @@ SERVER = "server: "  # kinds of server-side times (Chromium's websocket frames) 
 CLIENTS = {"chromium": "Chromium, Playwright", "protocol": "the protocol visitors, one process"}
 
 
+class CrossTalk(Exception):
+    """A visitor saw another visitor's text, or not its own."""
+
+
+def check_words(name: str, word: str | None, others: list[str], tokens: list[str]) -> None:
+    """Raise :class:`CrossTalk` unless ``tokens`` (a visitor's head view) hold its own ``word``
+    and none of the ``others``' words."""
+    if word is None:
+        return
+    if word not in tokens:
+        raise CrossTalk(f"visitor {name}: its word '{word}' is not in its head view "
+                        f"({' '.join(tokens)[:120]})")
+    foreign = [w for w in others if w in tokens]
+    if foreign:
+        raise CrossTalk(f"visitor {name} sees another visitor's word {foreign}")
+
+
+def coverage(runs: list[tuple[float, float | None]], t0: float, t1: float) -> float:
+    """The share of [t0, t1] during which one of ``runs`` ((start, end or None: still running))
+    ran."""
+    busy = 0.0
+    for a, b in runs:
+        b = t1 if b is None else b
+        busy += max(0.0, min(b, t1) - max(a, t0))
+    return busy / max(t1 - t0, 1e-9)
+
+
 def pct(xs, q):
     return float(np.percentile(xs, q)) if xs else float("nan")
 

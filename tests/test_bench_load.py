@@ -2,12 +2,13 @@
 the BackMsg a protocol visitor sends equals what Chromium sent (a recorded DevTools frame), the
 widget states it holds, the query string it writes, what it reads back from a run."""
 
+import pytest
 from google.protobuf.json_format import MessageToDict
 from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from bench.load_monitor import _tree
-from bench.load_report import split
+from bench.load_report import CrossTalk, check_words, coverage, split
 from bench.load_stream import (Run, add_delta, component_data, page_assets, rerun_msg,
                                widget_states, with_param)
 
@@ -173,3 +174,15 @@ def test_page_assets_what_the_browser_fetches_first():
                                  "static/js/index.abc.js", "static/js/chunk.def.js",
                                  "static/css/index.css", "_stcore/health",
                                  "_stcore/host-config"]
+
+
+def test_cross_talk_and_the_fine_tunes_coverage():
+    check_words("v1", "apple", ["river"], ["[CLS]", "apple", "pie", "[SEP]"])  # its own word only
+    check_words("idle", None, ["river"], ["river"])  # a visitor without a word checks nothing
+    with pytest.raises(CrossTalk, match="visitor v1: its word 'apple' is not in its head view"):
+        check_words("v1", "apple", [], ["[CLS]", "pear"])
+    with pytest.raises(CrossTalk, match=r"visitor v1 sees another visitor's word \['river'\]"):
+        check_words("v1", "apple", ["river", "castle"], ["apple", "river"])
+    # runs (start, end; None = still running) over the window [10, 20]
+    assert coverage([(5.0, 12.0), (14.0, 15.0), (18.0, None)], 10.0, 20.0) == pytest.approx(0.5)
+    assert coverage([], 10.0, 20.0) == 0.0
