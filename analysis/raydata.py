@@ -103,6 +103,17 @@ def cluster_workers() -> tuple[int, bool]:
     return (gpus, True) if gpus else (max(1, int(res.get("CPU", 1))), False)
 
 
+def _chain(exc: BaseException | None, context: bool = False):
+    """``exc`` and what caused it, in order (Ray keeps a worker's exception as ``cause``); with
+    ``context`` also the exception being handled when it was raised."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or getattr(exc, "cause", None) or (exc.__context__ if context
+                                                               else None)
+
+
 def _lost(exc: BaseException) -> WorkerLost | None:
     """A clear error when ``exc`` (or what caused it) says a worker or node died."""
     import ray.exceptions as rx
@@ -110,14 +121,11 @@ def _lost(exc: BaseException) -> WorkerLost | None:
     died = tuple(getattr(rx, n) for n in ("ActorDiedError", "ActorUnavailableError",
                                           "WorkerCrashedError", "NodeDiedError",
                                           "ObjectLostError", "OwnerDiedError") if hasattr(rx, n))
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, died) or "died" in type(exc).__name__.lower():
+    for e in _chain(exc):
+        if isinstance(e, died) or "died" in type(e).__name__.lower():
             return WorkerLost("A Ray worker died mid-job (killed, out of memory or its node "
                               "was lost); nothing was written. Rerun the command, with fewer "
                               "examples per worker (--batch-size) if memory ran out.")
-        exc = exc.__cause__ or getattr(exc, "cause", None)
     return None
 
 
@@ -127,30 +135,27 @@ def model_error(exc: BaseException | None):
     dies in its creation task, which Ray keeps only as text (``ActorDiedError.error_msg``)."""
     from analysis.models import ModelLoadError
 
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ModelLoadError):
-            return exc
-        if getattr(exc, "actor_init_failed", False):  # ray.exceptions.ActorDiedError
-            name = f"{ModelLoadError.__module__}.{ModelLoadError.__name__}: "
-            said = [line for line in str(getattr(exc, "error_msg", "")).splitlines()
+    name = f"{ModelLoadError.__module__}.{ModelLoadError.__name__}: "
+    for e in _chain(exc, context=True):
+        if isinstance(e, ModelLoadError):
+            return e
+        if getattr(e, "actor_init_failed", False):  # ray.exceptions.ActorDiedError
+            said = [line for line in str(getattr(e, "error_msg", "")).splitlines()
                     if line.startswith(name)]
             if said:
                 return ModelLoadError(said[-1][len(name):])
-        exc = exc.__cause__ or getattr(exc, "cause", None) or exc.__context__
     return None
 
 
-def _user_error(exc: BaseException, kinds: tuple = (InputError, DataError)
-                ) -> BaseException | None:
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, kinds):
-            return exc
-        exc = exc.__cause__ or getattr(exc, "cause", None)
-    return None
+def _user_error(exc: BaseException) -> BaseException | None:
+    return next((e for e in _chain(exc) if isinstance(e, (InputError, DataError))), None)
+
+
+def _said(exc: BaseException) -> BaseException | None:
+    """What a failed job or task says, in this order: the loader's words (an actor that could
+    not load the model also "died"), a lost worker, the job's own InputError / DataError; None
+    for anything else (raised as it is)."""
+    return model_error(exc) or _lost(exc) or _user_error(exc)
 
 
 def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
@@ -226,15 +231,10 @@ def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
             done += int(row["n"])
             if progress is not None:
                 progress(done, n)
-    except Exception as exc:  # the loader's words first: an actor that could not load the
-        said = model_error(exc)  # model also "died"
+    except Exception as exc:
+        said = _said(exc)
         if said is not None:
             raise said from None
-        lost, user = _lost(exc), _user_error(exc)
-        if lost is not None:
-            raise lost from None
-        if user is not None:
-            raise user from None
         raise
     return job.merge(partials)
 
@@ -291,8 +291,7 @@ def run_task(fn, *args, address: str | None = None, on_message=None, on_poll=Non
                 try:
                     return ray.get(ref)
                 except Exception as exc:
-                    said = model_error(exc) or _lost(exc) or _user_error(exc, (InputError,
-                                                                                DataError))
+                    said = _said(exc)
                     if said is not None:
                         raise said from None
                     raise
