@@ -7,6 +7,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def process_gone(pid: int, within: float, every: float = 0.1) -> bool:
+    """Whether the process ``pid`` has ended within ``within`` seconds (polled)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(every)
+    return False
+
+
 @contextmanager
 def local_ray_cluster():
     """A local 2-CPU Ray cluster on 127.0.0.1 for one test module (its workers import this

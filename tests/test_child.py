@@ -5,9 +5,10 @@ relayed, errors raised in their own type, a dead or stopped child said or ended.
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
+
+import builders
 
 from analysis.child import ChildDied, run_in_child
 from analysis.errors import InputError
@@ -70,16 +71,8 @@ def test_what_the_caller_raises_ends_the_child(tmp_path):
 
     with pytest.raises(Stop):
         run_in_child(childwork.forever, str(pid_file), on_message=on_message)
-    pid = int(pid_file.read_text())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the child still runs after the caller stopped it")
+    assert builders.process_gone(int(pid_file.read_text()), within=10), \
+        "the child still runs after the caller stopped it"
 
 
 def test_on_poll_can_stop_a_silent_child(tmp_path):
@@ -100,7 +93,6 @@ def test_fine_tune_apart_equals_the_fine_tune_here(tiny_model_dir):
     from analysis.aspects.readers import load_sample
     from analysis.models import load_model
 
-    import torch
 
     spec = str(tiny_model_dir("bert"))
     train, test = split_dataset(load_sample().select(range(8)), 0.25, seed=0)

@@ -44,9 +44,6 @@ class Stop(BaseException):
 
 
 def test_a_stopped_caller_cancels_the_task(cluster, tmp_path):
-    import os
-    import time
-
     from analysis.raydata import run_task
 
     ticks = []
@@ -58,16 +55,8 @@ def test_a_stopped_caller_cancels_the_task(cluster, tmp_path):
 
     with pytest.raises(Stop):
         run_task(childwork.forever, str(tmp_path / "pid"), on_message=on_message)
-    pid = int((tmp_path / "pid").read_text())
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.2)
-    else:
-        pytest.fail("the task's worker still runs after its caller stopped")
+    assert builders.process_gone(int((tmp_path / "pid").read_text()), within=20, every=0.2), \
+        "the task's worker still runs after its caller stopped"
 
 
 def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_dir):
