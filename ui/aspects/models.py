@@ -152,7 +152,8 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
             # away from the server: a process of its own, or one task on the Ray cluster (the
             # server keeps its lock and cores); every poll re-sends the bar, so a visitor who
             # left stops it
-            last = [0.0, "Starting the fine-tune in a process of its own..."]
+            last = [0.0, "Starting the fine-tune in a process of its own..." if address is None
+                    else "Sending the fine-tune to the Ray cluster..."]
 
             def tell(fraction: float, text: str) -> None:
                 last[:] = [fraction, text]
@@ -162,8 +163,6 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
                 tell(p.step / p.total_steps, f"step {p.step}/{p.total_steps} · epoch "
                      f"{p.epoch + 1} · loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
 
-            if address is not None:
-                last[1] = "Sending the fine-tune to the Ray cluster..."
             tell(*last)
             if address is not None:
                 from ui.common.cluster import connect

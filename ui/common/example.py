@@ -1,7 +1,8 @@
 """The example checkpoint on a running server: built once in the background when it is missing
 (one job per server process, behind a lock; demo mode too; queued in the server-wide job
-queue of ``ui.common.jobs`` like any heavy work, and run in a child process of its own), its progress for the pages, and
-the block that shows that progress and reruns the page once the example is ready.
+queue of ``ui.common.jobs`` like any heavy work, and run in a child process of its own), its
+progress for the pages, and the block that shows that progress and reruns the page once the
+example is ready.
 
 ``example_status()`` is what a page asks: ``ready`` (load the spec ``"example"``), else
 ``building`` with ``fraction`` and ``text`` ("Building the example checkpoint: epoch 2/8, step
