@@ -19,11 +19,21 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     """A throw-away virtual environment that sees this Python's packages, with the project
-    installed into it in editable mode (no download: --no-deps, --no-build-isolation)."""
+    installed into it in editable mode (no download: --no-deps, --no-build-isolation).
+
+    The packages are this interpreter's own site-packages, named in a .pth file: venv's
+    --system-site-packages would give the base interpreter's instead when the suite itself runs
+    in a virtual environment (as .ci/run does), without this one's setuptools or torch."""
+    import site
+    import sysconfig
+
     d = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
-                    str(d)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(d)], check=True)
     py = d / "bin" / "python"
+    inner = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    ours = dict.fromkeys([*site.getsitepackages(), sysconfig.get_path("purelib")])
+    Path(inner, "outer-packages.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")
     r = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q",
                         "--no-deps", "--no-build-isolation", "--no-index", "-e", str(ROOT)],
                        capture_output=True, text=True)

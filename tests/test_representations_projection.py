@@ -132,3 +132,32 @@ def test_bad_inputs_one_line():
         project_layers([np.zeros((5, 4))], None, "lda")
     with pytest.raises(InputError, match="differ in size"):
         project_layers([np.zeros((5, 4))], [np.zeros((5, 3))], "pca")
+
+
+def test_pca_falls_back_to_an_eigendecomposition_when_the_svd_does_not_converge(monkeypatch):
+    """LAPACK's gesdd can stop with "SVD did not converge" on rank-deficient input (two
+    identical models stacked: issue 35); the fallback gives scikit-learn's own scores and signs."""
+    import sklearn.decomposition
+
+    for x in (planted(), planted(n=6, d=10, seed=3), np.vstack([planted(n=8)] * 2)):
+        want = pca_scores(x)
+
+        def fails(self, *a, **k):
+            raise np.linalg.LinAlgError("SVD did not converge")
+
+        with monkeypatch.context() as m:
+            m.setattr(sklearn.decomposition.PCA, "fit_transform", fails)
+            got = pca_scores(x)
+        np.testing.assert_allclose(got, want, atol=1e-7)
+
+
+def test_non_finite_vectors_are_one_plain_line_naming_the_layer():
+    good = planted(n=5, d=4)
+    bad = good.copy()
+    bad[2, 1] = np.nan
+    bad[4, 0] = np.inf
+    with pytest.raises(InputError, match=r"^Layer 1 can't be drawn: 2 of 5 token vectors hold "
+                                         r"numbers that are not finite"):
+        project_layers([good, bad])
+    with pytest.raises(InputError, match="2 of the second model's 5 token vectors"):
+        project_layers([good, good], [good, bad])

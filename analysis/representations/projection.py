@@ -36,7 +36,11 @@ def check_method(method: str) -> str:
 
 def pca_scores(x: np.ndarray) -> np.ndarray:
     """[n, 2] scores of the first two principal components of ``x`` [n, d], centred on its
-    mean (scikit-learn's sign convention; a missing component is a column of zeros)."""
+    mean (scikit-learn's sign convention; a missing component is a column of zeros).
+
+    scikit-learn's full SVD (LAPACK gesdd) can stop with "SVD did not converge" on
+    rank-deficient input, e.g. two identical models' vectors stacked; the same components then
+    come from the eigenvectors of the covariance matrix (:func:`_pca_by_eigh`)."""
     from sklearn.decomposition import PCA
 
     x = np.asarray(x, dtype=np.float64)
@@ -44,8 +48,32 @@ def pca_scores(x: np.ndarray) -> np.ndarray:
     k = min(2, x.shape[0], x.shape[1])
     out = np.zeros((x.shape[0], 2))
     if k and np.abs(x).max() > 0:
-        out[:, :k] = PCA(n_components=k, svd_solver="full").fit_transform(x)
+        try:
+            out[:, :k] = PCA(n_components=k, svd_solver="full").fit_transform(x)
+        except np.linalg.LinAlgError:
+            out[:, :k] = _pca_by_eigh(x, k)
     return out
+
+
+def _pca_by_eigh(x: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` principal-component scores of the centred ``x`` from a symmetric
+    eigendecomposition (of x^T x, or of x x^T when there are fewer rows than columns), signed as
+    scikit-learn signs them: each component's largest-magnitude loading is positive."""
+    from scipy.linalg import eigh
+
+    n, d = x.shape
+    if n < d:  # scores = U * s: the eigenvectors of the Gram matrix, scaled
+        w, u = eigh(x @ x.T)
+        order = np.argsort(w)[::-1][:k]
+        vt = (x.T @ u[:, order]).T  # rows proportional to the loadings
+        norms = np.linalg.norm(vt, axis=1, keepdims=True)
+        vt = np.divide(vt, norms, out=np.zeros_like(vt), where=norms > 0)
+    else:
+        w, v = eigh(x.T @ x)
+        vt = v[:, np.argsort(w)[::-1][:k]].T
+    signs = np.sign(vt[np.arange(k), np.abs(vt).argmax(1)])
+    signs[signs == 0] = 1.0
+    return x @ (vt * signs[:, None]).T
 
 
 def procrustes_rotation(points: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -97,6 +125,14 @@ def _fit(method: str, x: np.ndarray, seed: int) -> np.ndarray:
     return _umap(x, seed)
 
 
+def _check_finite(x: np.ndarray, layer: int, whose: str) -> None:
+    bad = int((~np.isfinite(x)).any(axis=-1).sum()) if x.size else 0
+    if bad:
+        raise InputError(f"Layer {layer} can't be drawn: {bad} of {whose}{x.shape[0]} token vectors "
+                         "hold numbers that are not finite (NaN or infinity), so the model "
+                         "overflowed on this input.")
+
+
 def project_layers(layers_a: Sequence[np.ndarray], layers_b: Sequence[np.ndarray] | None = None,
                    method: str = "pca", seed: int = 0,
                    progress=None) -> tuple[list[np.ndarray], list[np.ndarray] | None]:
@@ -114,10 +150,12 @@ def project_layers(layers_a: Sequence[np.ndarray], layers_b: Sequence[np.ndarray
     pts = []
     for l, xa in enumerate(layers_a):
         xa = np.asarray(xa, np.float64)
+        _check_finite(xa, l, "")
         if layers_b is None:
             x = xa
         else:
             xb = np.asarray(layers_b[l], np.float64)
+            _check_finite(xb, l, "the second model's ")
             if xb.shape != xa.shape:
                 raise InputError(f"The two models' vectors differ in size at layer {l} "
                                  f"({xa.shape[1]} and {xb.shape[1]}).")
