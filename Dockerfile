@@ -23,8 +23,9 @@ RUN useradd --create-home --uid 1000 app \
     && chown -R app:app /app
 WORKDIR /app
 
-# dependencies first (a layer that survives code changes), installed as root, read-only to app
-COPY requirements.txt deploy/check.py ./deploy-build/
+# dependencies first (a layer that survives code changes), installed as root, read-only to app,
+# at the pinned versions of constraints.txt (the ones CI tests; bash .ci/lock refreshes them)
+COPY requirements.txt constraints.txt deploy/check.py ./deploy-build/
 RUN python deploy-build/check.py install --requirements deploy-build/requirements.txt \
     && rm -rf deploy-build
 

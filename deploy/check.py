@@ -3,7 +3,7 @@
 One script, so that the Dockerfile, CI and a person at a shell run the same steps
 (deploy/README.md):
 
-    python deploy/check.py install       # pip install -r requirements.txt (this interpreter)
+    python deploy/check.py install       # pip install -r requirements.txt -c constraints.txt
     python deploy/check.py example       # build the example checkpoint into $DASHBOARD_CACHE
     python deploy/check.py smoke         # start in demo mode, wait for health, run the
                                          # Attention page once (AppTest), stop; no browser
@@ -139,9 +139,14 @@ def run_step(cmd: list[str], what: str, log: Path, env: dict | None = None) -> N
 
 
 def install(python: str, log: Path, browser: bool = False, requirements: Path | None = None) -> None:
+    """pip install the requirements file (and playwright), at the pinned versions of the
+    constraints.txt beside it (``bash .ci/lock`` writes it) when there is one."""
+    requirements = requirements or ROOT / "requirements.txt"
+    pins = requirements.parent / "constraints.txt"
     extra = ["playwright"] if browser else []
     run_step([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-              "-r", str(requirements or ROOT / "requirements.txt"), *extra], "pip install", log)
+              "-r", str(requirements), *(["-c", str(pins)] if pins.is_file() else []), *extra],
+             "pip install", log)
 
 
 READY = ("import sys; from analysis.example import example_ready; "
