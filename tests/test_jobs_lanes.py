@@ -15,7 +15,7 @@ import pytest
 from test_jobs import WAIT, _StopAfter, _until, _Waiter
 from ui.common import estimates, jobs
 from ui.common.errors import plain
-from ui.common.jobqueue import BACKGROUND, CORPUS, SHORT, JobQueue
+from ui.common.jobqueue import BACKGROUND, CORPUS, SHORT, TRAINING, JobQueue
 
 
 class Clock:
@@ -65,6 +65,36 @@ def test_a_background_job_never_takes_a_visitors_slot():
     assert log == ["visitor", "build", "second"] and said == [(0.5, "half")]
     assert (job.result, job.error) == (42, None)
     assert q.state() == {"running": [], "waiting": 0}
+
+
+def test_one_training_process_at_a_time_and_a_held_fine_tune_holds_up_no_corpus_job():
+    """Memory: a visitor's fine-tune does not start beside the example's build (both train in a
+    child process); it is told what it waits for, and a corpus job queued after it passes."""
+    clock = Clock()
+    q = JobQueue(slots=1, clock=clock)
+    build = _hold(q, BACKGROUND, label="Building the example checkpoint",
+                  kind="Example checkpoint build", exclusive=TRAINING)
+    tune = q.join("Fine-tuning", "t", kind="Fine-tuning", size=189, unit="training examples",
+                  exclusive=TRAINING)
+    assert q.wait_turn(tune) == 1
+    stats = q.join("Corpus statistics", "s", kind="No-op statistics")
+    assert q.wait_turn(stats) is None  # passes the held fine-tune: no wait behind the build
+    q.leave(stats)
+    clock.now += 120.0
+    build.fraction = 0.5  # its own progress: 120 s more
+    out = q.outlook(tune)
+    assert [a.words for a in out.ahead] == ["Example checkpoint build (running, 50% done)"]
+    assert out.wait_s == pytest.approx(120.0)
+    q.leave(build, finished=True)
+    assert q.wait_turn(tune) is None
+    # and the other way round: the next build waits for the visitor's fine-tune
+    again = q.join("Building", "b", lane=BACKGROUND, exclusive=TRAINING)
+    assert q.wait_turn(again) == 1
+    q.leave(tune)
+    assert q.wait_turn(again) is None
+    q.leave(again)
+    # a cluster fine-tune trains elsewhere: no group
+    assert q.join("Fine-tuning", "c", cluster=True, exclusive=TRAINING).exclusive == ""
 
 
 def test_a_one_input_job_starts_at_once_behind_a_running_corpus_job():

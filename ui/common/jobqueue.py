@@ -16,6 +16,12 @@ Lanes, so that no kind of work waits behind another it has nothing to do with:
 - ``cluster`` (:data:`CLUSTER`, ``cluster_slots``: the Ray cluster's workers): jobs whose worker
   thread only waits on the cluster (``DASHBOARD_RAY_ADDRESS``).
 
+Memory: a training process (a visitor's fine-tune, the example's build; about 0.5 GB each,
+deploy/README.md) joins with ``exclusive=TRAINING`` and does not start while one of that group
+runs in another lane, so the background lane adds no second training process to what
+``queue_slots`` allows; a ticket held up so lets the next one of its lane pass, so a visitor's
+corpus job still never waits behind the build (a fine-tune waiting for the build is told so).
+
 Every ticket also carries its kind of work's public name (``kind``, e.g. "No-op statistics"),
 its size and unit ("300 examples"); the queue times each running ticket and records the rate of
 each one that finishes (:class:`ui.common.estimates.Rates`), and :meth:`JobQueue.outlook` tells
@@ -39,6 +45,7 @@ CORPUS, SHORT, BACKGROUND, CLUSTER = "corpus", "short", "background", "cluster"
 LANES = (CORPUS, SHORT, BACKGROUND, CLUSTER)
 SHORT_SLOTS = 1       # one input's work: bounded and short, so one at a time beside the corpus
 BACKGROUND_SLOTS = 1  # the example's build and the first-visit jobs, one at a time
+TRAINING = "training"  # the exclusive group of a training child process (about 0.5 GB each)
 
 
 class JobLimit(InputError, DataError):
@@ -62,6 +69,7 @@ class Ticket:
     kind: str = ""      # the public name of its kind of work (shown to others; its rates)
     size: int = 0       # units of work (0: the job is one unit)
     unit: str = ""      # "examples", "sentences"
+    exclusive: str = ""  # a group (TRAINING) of which one ticket runs at a time across lanes
     started: float | None = None  # when it got its slot (the queue's clock)
     fraction: float = 0.0         # its progress, set by the job's progress callback
 
@@ -95,17 +103,21 @@ class JobQueue:
 
     def join(self, label: str, key: str, visitors: tuple = (), limit: int | None = None,
              cluster: bool = False, *, lane: str = CORPUS, kind: str = "", size: int = 0,
-             unit: str = "") -> Ticket:
+             unit: str = "", exclusive: str = "") -> Ticket:
         """A new ticket at the end of its lane (``cluster``: the cluster lane, whatever
         ``lane`` says), owned by the calling thread; :class:`JobLimit` when one of ``visitors``
         already holds ``limit`` tickets (waiting or running, in any lane). ``kind`` (default:
         the label), ``size`` and ``unit`` describe the work to other visitors and key its
-        measured rate."""
+        measured rate. ``exclusive``: its group (:data:`TRAINING`); it does not start while a
+        ticket of that group runs in another lane (a cluster ticket has none: nothing runs
+        here)."""
         lane = CLUSTER if cluster else lane
+        exclusive = "" if lane == CLUSTER else exclusive
         if lane not in LANES:
             raise ValueError(f"unknown lane {lane!r}")
         ticket = Ticket(label, key, threading.current_thread(), tuple(visitors), lane=lane,
-                        kind=kind or label, size=max(int(size or 0), 0), unit=unit)
+                        kind=kind or label, size=max(int(size or 0), 0), unit=unit,
+                        exclusive=exclusive)
         with self._cond:
             self._expire()
             if limit is not None:
@@ -130,10 +142,18 @@ class JobQueue:
         if dead:
             self._cond.notify_all()
 
+    def _blockers(self, ticket: Ticket) -> list[Ticket]:
+        """Running tickets of another lane in the ticket's ``exclusive`` group (a training
+        process: one at a time across lanes, for memory)."""
+        if not ticket.exclusive:
+            return []
+        return [t for t in self._running
+                if t.exclusive == ticket.exclusive and t.lane != ticket.lane]
+
     def _before(self, ticket: Ticket) -> tuple[list[Ticket], list[Ticket]]:
-        """(running, waiting before it) of the ticket's lane: the other lanes do not hold it
-        up."""
-        running = [t for t in self._running if t.lane == ticket.lane]
+        """(running, waiting before it) of the ticket's lane, and the running tickets of its
+        exclusive group: nothing else holds it up."""
+        running = [t for t in self._running if t.lane == ticket.lane] + self._blockers(ticket)
         waiting = [t for t in self._waiting[:self._waiting.index(ticket)]
                    if t.lane == ticket.lane]
         return running, waiting
@@ -143,8 +163,14 @@ class JobQueue:
         return len(running) + len(waiting)
 
     def _may_run(self, ticket: Ticket) -> bool:
+        """A free slot in its lane, first of its lane among the tickets not held up by their
+        exclusive group (a held-up one lets the next pass), and nothing of its group running
+        elsewhere."""
+        if self._blockers(ticket):
+            return False
         running = sum(t.lane == ticket.lane for t in self._running)
-        first = next(t for t in self._waiting if t.lane == ticket.lane)
+        first = next(t for t in self._waiting
+                     if t.lane == ticket.lane and not self._blockers(t))
         return running < self.lane_slots(ticket.lane) and first is ticket
 
     def set_cluster_slots(self, n: int) -> None:
@@ -245,4 +271,7 @@ class JobQueue:
             unknown = [t.kind for t, s in zip(running + waiting, left + times) if s is None]
             if unknown:
                 return Outlook(ahead, None, tuple(dict.fromkeys(unknown)))
-            return Outlook(ahead, wait_s(left, times, self.lane_slots(ticket.lane)))
+            mine = [s for t, s in zip(running, left) if t.lane == ticket.lane]
+            held = [s for t, s in zip(running, left) if t.lane != ticket.lane]  # its group's
+            return Outlook(ahead, max([wait_s(mine, times, self.lane_slots(ticket.lane))]
+                                      + held))

@@ -61,12 +61,12 @@ import streamlit as st
 from ui.common.cluster import background  # imports nothing from Ray
 from ui.common.errors import plain
 from ui.common.estimates import expected_words, outlook_words, rate_words
-from ui.common.jobqueue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, JobCancelled,
-                                JobLimit, JobQueue, Ticket)
+from ui.common.jobqueue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
+                                JobCancelled, JobLimit, JobQueue, Ticket)
 from ui.common.settings import settings
 
-__all__ = ["BACKGROUND", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT", "JobCancelled", "JobLimit",
-           "JobQueue", "Ticket", "run_job", "start_background_job", "job_queue",
+__all__ = ["BACKGROUND", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT", "TRAINING", "JobCancelled",
+           "JobLimit", "JobQueue", "Ticket", "run_job", "start_background_job", "job_queue",
            "measured_words"]
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
@@ -199,7 +199,7 @@ def _on_cluster(cluster, address: str, queue: JobQueue, fn: Callable | None = No
 
 def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, key: str,
             queue: JobQueue | None = None, cluster=None, lane: str = CORPUS, kind: str = "",
-            size: int = 0, unit: str = ""):
+            size: int = 0, unit: str = "", exclusive: str = ""):
     """Run ``fn(progress)`` through the server-wide queue and return its result (its exception
     is raised here). ``label`` names the job for the visitor, ``key`` identifies it (thread
     name, logs). Call it only for work that is not cached yet. A visitor over the per-visitor
@@ -208,7 +208,8 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
     instead of ``fn`` when ``DASHBOARD_RAY_ADDRESS`` is set (ignored otherwise). ``lane``:
     :data:`CORPUS` (work over many inputs) or :data:`SHORT` (work on one input, bounded by the
     caps); ``kind``, ``size``, ``unit``: the work's public description and the key of its
-    measured rate (:mod:`ui.common.jobqueue`)."""
+    measured rate; ``exclusive``: :data:`TRAINING` for a training process, which does not
+    start beside the example's build (:mod:`ui.common.jobqueue`)."""
     queue, conf = queue or job_queue(), settings()
     address = conf.ray_address if cluster is not None else None
     if cluster is not None and conf.ray_error:  # a bad address: said, and run here
@@ -217,7 +218,7 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
     try:
         ticket = queue.join(label, key, visitor_keys(), conf.max_jobs_per_visitor,
                             cluster=address is not None, lane=lane, kind=kind, size=size,
-                            unit=unit)
+                            unit=unit, exclusive=exclusive)
     except JobLimit as exc:  # said in words, and the page stops here (nothing is queued)
         st.warning(plain(str(exc)), icon=":material/block:")
         st.stop()
@@ -276,10 +277,10 @@ class BackgroundJob:
 
     def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
                  on_progress: Callable[[float, str], None] | None = None, kind: str = "",
-                 size: int = 0, unit: str = ""):
+                 size: int = 0, unit: str = "", exclusive: str = ""):
         self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
         self.on_progress = on_progress
-        self.about = dict(kind=kind, size=size, unit=unit)
+        self.about = dict(kind=kind, size=size, unit=unit, exclusive=exclusive)
         self.fraction, self.text = 0.0, ""
         self.ticket: Ticket | None = None
         self.result: Any = None
@@ -317,16 +318,17 @@ class BackgroundJob:
 def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *,
                          key: str, queue: JobQueue | None = None,
                          on_progress: Callable[[float, str], None] | None = None,
-                         cluster=None, kind: str = "", size: int = 0,
-                         unit: str = "") -> BackgroundJob:
+                         cluster=None, kind: str = "", size: int = 0, unit: str = "",
+                         exclusive: str = "") -> BackgroundJob:
     """Queue ``fn(progress)`` in the background lane without a waiting visitor: it runs in its
     own lowest-priority thread (:data:`BACKGROUND_NICE`) once the lane's slot is free, beside
     the visitors' jobs and never in one of their slots (``on_progress(fraction, text)`` is told
     each step; ``cluster``: as for :func:`run_job`, a cluster ticket then; ``kind``, ``size``,
-    ``unit``: as for :func:`run_job`). Call from the script thread; returns the job."""
+    ``unit``, ``exclusive``: as for :func:`run_job`). Call from the script thread; returns the
+    job."""
     conf = settings()
     queue, fn = background(cluster, conf.ray_address, fn, queue or job_queue(), _on_cluster)
     job = BackgroundJob(label, fn, key, queue, max(conf.job_nice, BACKGROUND_NICE),
-                        on_progress, kind, size, unit)
+                        on_progress, kind, size, unit, exclusive)
     job.thread.start()
     return job
