@@ -1,8 +1,9 @@
 """AppTest (issue 35, "The first start blocks four pages"): while the example checkpoint's build
 holds the queue's background lane for the whole test (a ticket of this test's thread, in the
 training group, as the real build's), the pages that need no fine-tuned model run their work:
-No-op statistics, Syntax and the Representations corpus part finish a job of their own in the
-same queue (its rate is recorded: computed, not a cached result) and the build still runs."""
+No-op statistics, Syntax and the Representations corpus part (and its one input's t-SNE, in the
+short lane) finish a job of their own in the same queue (its rate is recorded: computed, not a
+cached result) and the build still runs."""
 
 from __future__ import annotations
 
@@ -81,8 +82,10 @@ def test_syntax_heads_run_beside_the_build(queue):
 def test_the_representations_corpus_part_runs_beside_the_build(queue):
     from ui.representations import state as S
 
-    at = _open("pages/representations.py", **{S.N_SENTENCES: "12"})
+    at = _open("pages/representations.py", **{S.N_SENTENCES: "12", S.METHOD: "tsne"})
     assert not [e.value for e in at.error]
     assert {m.label: m.value for m in at.metric}["Sentences"] == "12"
     assert queue.measured("Representations of a corpus (PCA per layer)") is not None
+    # the one input's t-SNE of every layer went through the queue too, in the short lane
+    assert queue.measured("Representations of one input (t-SNE)") is not None
     _still_building(queue)
