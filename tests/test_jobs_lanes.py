@@ -77,8 +77,15 @@ def test_one_training_process_at_a_time_and_a_held_fine_tune_holds_up_no_corpus_
     tune = q.join("Fine-tuning", "t", kind="Fine-tuning", size=189, unit="training examples",
                   exclusive=TRAINING)
     assert q.wait_turn(tune) == 1
+    corpus = _Waiter(q, "visitor's corpus job", [])  # the corpus slot is taken for a while
+    corpus.start()
+    assert corpus.started_job.wait(WAIT)
     stats = q.join("Corpus statistics", "s", kind="No-op statistics")
-    assert q.wait_turn(stats) is None  # passes the held fine-tune: no wait behind the build
+    # one job ahead (the running corpus job), not the fine-tune held up by the build
+    assert q.wait_turn(stats) == 1
+    assert [a.kind for a in q.outlook(stats).ahead] == ["visitor's corpus job"]
+    corpus.release.set(), corpus.join(WAIT)
+    assert q.wait_turn(stats, WAIT) is None  # passes the held fine-tune: no wait for the build
     q.leave(stats)
     clock.now += 120.0
     build.fraction = 0.5  # its own progress: 120 s more

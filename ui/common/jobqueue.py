@@ -152,10 +152,11 @@ class JobQueue:
 
     def _before(self, ticket: Ticket) -> tuple[list[Ticket], list[Ticket]]:
         """(running, waiting before it) of the ticket's lane, and the running tickets of its
-        exclusive group: nothing else holds it up."""
+        exclusive group: nothing else holds it up (nor does a ticket before it that is held up
+        by its own group: it lets the ticket pass)."""
         running = [t for t in self._running if t.lane == ticket.lane] + self._blockers(ticket)
         waiting = [t for t in self._waiting[:self._waiting.index(ticket)]
-                   if t.lane == ticket.lane]
+                   if t.lane == ticket.lane and not self._blockers(t)]
         return running, waiting
 
     def _ahead(self, ticket: Ticket) -> int:
