@@ -17,8 +17,8 @@ from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.attribution import state
 from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, explain_input,
-                                   faith_cap, has_task_head, map_block, page_model,
-                                   prediction_text, sources)
+                                   faith_cap, faith_help, has_task_head, map_block,
+                                   page_model, prediction_text, sources)
 from ui.attribution.views import (agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
@@ -141,8 +141,7 @@ with tab_corpus:
                                  bind="query-params") or state.FAITH_SOURCES[0]
     default, maximum = faith_cap()
     cap = cap_widget(f2, state.FAITH_MAX, "Examples (at most)", default, maximum, 10, bind=True,
-                     help="Each example is explained by every method and then run again "
-                          "with words removed: about a second per example.")
+                     help=faith_help())
     removal = f3.radio("Removal", list(state.REMOVALS), key=state.REMOVAL,
                        bind="query-params", horizontal=True,
                        help="Drop the words from the input, or put the mask token in their "

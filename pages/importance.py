@@ -79,8 +79,8 @@ try:
         done, job = C.first_visit_study(view, spec, loaded, ev)
         if done is None:
             st.info("Switching off each of the example's heads and layers in turn on its "
-                    "held-out sentences, once for every visitor (about a minute here); the "
-                    "page fills in by itself.", icon=":material/hourglass_top:")
+                    "held-out sentences, once for every visitor; the page fills in by itself. "
+                    + C.expected(ev), icon=":material/hourglass_top:")
             C.watch(job)
             st.stop()
         result, marks = done

@@ -289,12 +289,18 @@ def test_page_runs_a_job_and_shows_its_result():
 
 
 def test_a_background_job_waits_its_turn_and_reports_progress():
-    """The example build's path: queued behind a running job, it starts only once the slot is
-    free, reports its progress, keeps its result and frees the slot; a failure is kept too."""
+    """The example build's path: queued behind a running background job (its own lane: a
+    visitor's job does not hold it up, tests/test_jobs_lanes.py), it starts only once that
+    slot is free, reports its progress, keeps its result and frees the slot; a failure is kept
+    too."""
     q, log = JobQueue(slots=1), []
     holder = _Waiter(q, "visitor", log)
     holder.start()
     assert holder.started_job.wait(WAIT)
+    first_release = threading.Event()
+    first = jobs.start_background_job("First", lambda p: first_release.wait(WAIT), key="first",
+                                      queue=q)
+    assert _until(lambda: "First" in q.state()["running"])
     said = []
 
     def work(progress):
@@ -306,8 +312,9 @@ def test_a_background_job_waits_its_turn_and_reports_progress():
                                     on_progress=lambda f, t: said.append((f, t)))
     assert _until(lambda: q.state()["waiting"] == 1)
     assert log == ["visitor"] and not job.done.is_set()
-    holder.release.set()
-    assert job.done.wait(WAIT)
+    first_release.set()
+    assert job.done.wait(WAIT) and first.done.wait(WAIT)
+    holder.release.set(), holder.join(WAIT)
     assert log == ["visitor", "background"] and said == [(0.5, "half")]
     assert (job.result, job.error, job.fraction, job.text) == (42, None, 0.5, "half")
     assert q.state() == {"running": [], "waiting": 0}

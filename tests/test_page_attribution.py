@@ -97,3 +97,32 @@ def test_tiny_classifier_hostile_text_and_faithfulness(monkeypatch, tiny_dir):
     assert got["ALTI"] == pytest.approx(f.methods["alti"]["comprehensiveness"]["mean"])
     assert got["Random ranking"] == pytest.approx(f.random["comprehensiveness"]["mean"])
     assert np.isfinite(table["sufficiency"]).all()
+
+
+def test_one_input_is_explained_while_a_corpus_job_holds_the_queue(monkeypatch, tiny_dir):
+    """Issue 35: one sentence's attributions run in the queue's short lane, so a corpus job
+    holding the only corpus slot (here: held by this test's thread for the whole run) does not
+    hold them up; the examples box says the speed this server measured, never a constant."""
+    import ui.common.jobs as jobs
+    from ui.attribution.state import FAITH_MAX, KIND_FAITH
+    from ui.common.jobqueue import JobQueue
+
+    q = JobQueue(slots=1)
+    held = q.join("Corpus statistics", "held", kind="No-op statistics", size=300,
+                  unit="examples")
+    assert q.wait_turn(held) is None
+    monkeypatch.setattr(jobs, "job_queue", lambda: q)
+    text = "The lanes were quick, but the soup was cold."  # not cached by another test
+    at = open_page(monkeypatch, src="Local folder", model=str(tiny_dir), a=text,
+                   attr_model="The sidebar's model")
+    loaded = load_for_attribution(str(tiny_dir))
+    assert at.metric[0].value == attribute(loaded, text).prediction["label"]
+    assert q.state() == {"running": ["Corpus statistics"], "waiting": 0}
+    assert at.number_input(key=FAITH_MAX).proto.help == (
+        "Each example is explained by every method and then run again with words removed. "
+        "How long it takes on this server is not measured yet: the first run will tell.")
+    q.rates.record(KIND_FAITH, False, 200.0, 10)  # a finished run: 20 s per example
+    at.run()
+    assert at.number_input(key=FAITH_MAX).proto.help.endswith(
+        "On this server: about 20 seconds per example, measured on its last runs.")
+    q.leave(held)

@@ -57,12 +57,32 @@ def _when_the_first_visit_job_is_done(at):
     return at
 
 
-def test_the_example_opens_ready_with_the_librarys_numbers(cache):
+def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
+    import ui.common.jobs as jobs
+    from ui.common.jobqueue import BACKGROUND, JobQueue
+    from ui.importance.state import KIND
+
+    q = JobQueue(slots=1)  # this server's queue, fresh: nothing measured yet
+    monkeypatch.setattr(jobs, "job_queue", lambda: q)
     stand_in_example(cache)
-    at = _when_the_first_visit_job_is_done(_open())
+    first = _open()
+    info = " ".join(i.value for i in first.info)
+    # issue 35: no "about a minute here": the time is measured on this server, or not said
+    assert "How long it takes on this server is not measured yet." in info
+    assert "minute" not in info
+    from ui.importance.compute import _BACKGROUND
+
+    jobs_now = list(_BACKGROUND.values())
+    for job in jobs_now:  # its ticket is taken by its own thread
+        assert job.done.wait(240) or job.ticket is not None
+    assert {job.ticket.lane for job in jobs_now} == {BACKGROUND}
+    at = _when_the_first_visit_job_is_done(first)
     assert not at.error, [e.value for e in at.error]
     loaded, card = load_classifier("example")
     ev = load_eval_set(loaded, card, "sample", max_examples=40)
+    assert q.measured(KIND) is not None  # the first-visit job measured this server's speed
+    assert jobs.measured_words(KIND, size=ev.n_examples, queue=q).startswith(
+        "On this server it takes ")
     assert ev.n_units == 6
     ref = importance_study(loaded, ev, prune=True)
     metrics = {m.label: m.value for m in at.metric}

@@ -127,7 +127,10 @@ def find_heads(state: ModelState, before, ds, task: str, order: str, max_sent: i
                 return discover_models(models, ds, task, order, max_sentences=max_sent,
                                        progress=prog)
 
-            results = run_job("Finding aspect heads", work, key=aspects_state.JOB_HEADS)
+            results = run_job("Finding aspect heads", work, key=aspects_state.JOB_HEADS,
+                              kind="Aspect heads" + (", before and after fine-tuning"
+                                                     if before is not None else ""),
+                              size=min(len(ds), max_sent), unit="sentences")
             if shared:
                 _SHARED_DISC.clear()
                 _SHARED_DISC[key] = results
@@ -320,7 +323,9 @@ def run_causal(state: ModelState, pairs, task: str, ranked: list[dict], k: int, 
                             progress=lambda text: progress(next(steps, 5) / 5, text))
 
     try:
-        state.causal = (kind, run_job("Causal check", work, key=aspects_state.JOB_CAUSAL))
+        state.causal = (kind, run_job("Causal check", work, key=aspects_state.JOB_CAUSAL,
+                                      kind="Aspect heads' causal check", size=len(pairs),
+                                      unit="pairs"))
     except (DataError, InputError) as exc:
         show_error(exc)
 

@@ -26,7 +26,7 @@ from ui.common.chart_cache import draw, owned_chart
 from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.jobs import run_job
+from ui.common.jobs import SHORT, TRAINING, run_job
 from ui.common.resources import admit_model, hold_model, upload_param_cap
 from ui.common.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
@@ -178,7 +178,9 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
         nice = settings().job_nice
         admit_model(ctx.loaded.n_params)
         run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE,
-                      cluster=lambda address, progress: work(progress, address))
+                      cluster=lambda address, progress: work(progress, address),
+                      kind="Fine-tuning", size=round(len(train) * epochs),
+                      unit="training examples", exclusive=TRAINING)
         hold_model(run.result.model, ctx.loaded.n_params)
         aspects_state.set_model_state(TUNE, ModelState(
             as_loaded(ctx.loaded, run.result.model, "fine-tuned"), run.card, None, ctx.spec,
@@ -211,7 +213,7 @@ def load_zip(up, base_spec: str) -> None:
         loaded, card = run_job("Loading the uploaded checkpoint", lambda progress: (
             load_checkpoint_zip(data, name=f"uploaded {up.name}",
                                 max_bytes=MAX_ZIP_MB * 2**20, max_params=cap)),
-            key=aspects_state.JOB_UPLOAD)
+            key=aspects_state.JOB_UPLOAD, lane=SHORT, kind="Loading an uploaded checkpoint")
         admit_model(loaded.n_params)
         hold_model(loaded.model, loaded.n_params)
     except (InputError, ModelLoadError, DataError) as exc:

@@ -23,7 +23,7 @@ from ui.common.cluster import ClusterJob, or_here
 from ui.common.errors import plain
 from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.findings import add_button
-from ui.common.jobs import run_job
+from ui.common.jobs import SHORT, measured_words, run_job
 from ui.common.progress import rate_step
 from ui.common.resources import check_listed
 from ui.common.settings import settings
@@ -101,7 +101,9 @@ def _explain(spec: str, stamp: str, text: str, pair: str | None, max_tokens: int
         progress(1.0, f"{len(result.methods)} methods, {result.n_tokens} tokens")
         return result
 
-    return run_job("Attribution", job, key=state.JOB_INPUT)
+    # one input, bounded by the token cap: the short lane, behind no corpus job
+    return run_job("Attribution", job, key=state.JOB_INPUT, lane=SHORT,
+                   kind="Attribution of one input")
 
 
 def explain_input(loaded, text: str, pair: str | None):
@@ -123,7 +125,14 @@ def _faithfulness(spec: str, stamp: str, fingerprint: str, n: int, removal: str,
     on = ClusterJob(FaithfulnessJob(spec, removal=removal, max_tokens=max_tokens),
                     examples_dataset(_texts, _pairs), max_length=_loaded.max_length,
                     here_if_unloadable=True)
-    return run_job("Faithfulness", job, key=state.JOB_FAITH, cluster=or_here(on))
+    return run_job("Faithfulness", job, key=state.JOB_FAITH, cluster=or_here(on),
+                   kind=state.KIND_FAITH, size=n, unit="examples")
+
+
+def faith_help() -> str:
+    """The examples box's help: what each example costs, at this server's measured speed."""
+    return ("Each example is explained by every method and then run again with words "
+            "removed. " + measured_words(state.KIND_FAITH, "example"))
 
 
 def corpus_faithfulness(loaded, fingerprint: str, texts, pairs, removal: str):

@@ -50,6 +50,7 @@ CACHE_AGREEMENT = "attribution agreement"
 CACHE_CURVES = "attribution curves"
 JOB_INPUT = "attribution-input"
 JOB_FAITH = "attribution-faithfulness"
+KIND_FAITH = "Attribution faithfulness"  # the job's public kind (its measured speed)
 
 MODEL_CHOICES = ("Example checkpoint", "The sidebar's model")
 AGGREGATES = ("Each layer", "Through the layers")

@@ -11,12 +11,13 @@ numbers are the in-process ones) and turns the cluster's progress into the visit
 server process only waits. Without the address none of this runs and nothing is imported from
 Ray.
 
-Slots: cluster jobs have their own running slots in the queue, as many as the cluster has
-workers (one per GPU, else one per CPU; known once connected, one before). Each job's actor
-pool grows from one worker up to all of them as the cluster has room, so a visitor alone gets
-the whole cluster and a second visitor's job still starts at once, behind no server job. Work
-that stays in the process (fine-tuning, per-input jobs, the example's build) keeps
-``queue_slots``; a background job sent to the cluster joins with a cluster ticket
+Slots: cluster jobs have their own lane in the queue (:mod:`ui.common.jobqueue`), with as many
+running slots as the cluster has workers (one per GPU, else one per CPU; known once connected,
+one before). Each job's actor pool grows from one worker up to all of them as the cluster has
+room, so a visitor alone gets the whole cluster and a second visitor's job still starts at once,
+behind no server job. Work that stays in the process keeps its lane there (fine-tuning and
+corpus jobs: ``queue_slots``; one input's work: the short lane; the example's build: the
+background lane); a background job sent to the cluster joins with a cluster ticket
 (:class:`ClusterTickets`).
 
 The workers load the models by their spec (``job.load()``), so a spec must resolve on them: the
@@ -251,8 +252,8 @@ class ClusterTickets:
         self._queue = queue
 
     def join(self, label: str, key: str, visitors: tuple = (), limit: int | None = None,
-             cluster: bool = True):
-        return self._queue.join(label, key, visitors, limit, cluster=True)
+             cluster: bool = True, **about):
+        return self._queue.join(label, key, visitors, limit, cluster=True, **about)
 
     def __getattr__(self, name: str):
         return getattr(self._queue, name)

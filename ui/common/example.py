@@ -1,8 +1,11 @@
 """The example checkpoint on a running server: built once in the background when it is missing
-(one job per server process, behind a lock; demo mode too; queued in the server-wide job
-queue of ``ui.common.jobs`` like any heavy work, and run in a child process of its own), its
-progress for the pages, and the block that shows that progress and reruns the page once the
-example is ready.
+(one job per server process, behind a lock; demo mode too; a background job of
+``ui.common.jobs``: the queue's background lane, whose slot is its own, so that no visitor's
+job waits behind the build but a fine-tune, one training process at a time for memory; at the
+lowest priority, in a child process of its own), its progress for the pages, and the block
+that shows that progress and reruns the page once the example is ready. The pages that need no
+example (No-op statistics, Syntax, Attribution on the sidebar's model, Representations) run
+their work meanwhile.
 
 ``example_status()`` is what a page asks: ``ready`` (load the spec ``"example"``), else
 ``building`` with ``fraction`` and ``text`` ("Building the example checkpoint: epoch 2/8, step
@@ -23,7 +26,7 @@ import streamlit as st
 
 from analysis.example import BUILD_COMMAND, example_ready
 from ui.common.errors import first_line, plain
-from ui.common.jobs import start_background_job
+from ui.common.jobs import BACKGROUND_NICE, TRAINING, start_background_job
 from ui.common.state import EXAMPLE_BUILD_JOB
 
 AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
@@ -100,15 +103,17 @@ def _build(progress) -> None:
     from analysis.child import run_in_child
 
     try:
-        run_in_child(example_build.build_example, on_message=progress, send_as="progress")
+        run_in_child(example_build.build_example, on_message=progress, send_as="progress",
+                     nice=BACKGROUND_NICE)
     except Exception as exc:  # noqa: BLE001 - kept for the pages as one line
         _BUILD["error"] = first_line(exc)
 
 
 def start_build() -> bool:
     """Start the background build when the example is missing and none runs or failed in this
-    process; True when a build runs now. It waits its turn in the server-wide job queue
-    (``ui.common.jobs``) like any heavy work, in its own low-priority thread."""
+    process; True when a build runs now. It takes the background lane of the server-wide job
+    queue (``ui.common.jobs``: a visitor's job never waits behind it, save a fine-tune, as one
+    training process runs at a time), in its own lowest-priority thread."""
     with _LOCK:
         thread = _BUILD["thread"]
         if thread is not None and thread.is_alive():
@@ -116,7 +121,8 @@ def start_build() -> bool:
         if _BUILD["error"] or example_ready() or not autobuild():
             return False
         _BUILD.update(fraction=0.0, text=f"{PREFIX}: starting", error=None, first=None)
-        job = start_background_job(PREFIX, _build, key=EXAMPLE_BUILD_JOB, on_progress=_progress)
+        job = start_background_job(PREFIX, _build, key=EXAMPLE_BUILD_JOB, on_progress=_progress,
+                                   kind="Example checkpoint build", exclusive=TRAINING)
         _BUILD["thread"] = job.thread
         return True
 

@@ -1,19 +1,34 @@
 """The one server-wide queue for heavy work (fine-tune, corpus statistics, gradients, drift,
-head discovery), shared by every session of the server.
+head discovery), shared by every session of the server, on the page.
 
-``run_job(label, fn, key=...)`` takes a ticket in the queue (FIFO), shows the waiting visitor
-"Waiting for N job(s) ahead of yours", and once one of the ``queue_slots`` running slots is free
-runs ``fn(progress)`` with a progress bar; ``progress(fraction, text)`` moves the bar. Used in
-demo mode and locally (locally the queue is simply usually empty).
+``run_job(label, fn, key=..., lane=..., kind=..., size=..., unit=...)`` takes a ticket in the
+queue (:mod:`ui.common.jobqueue`) and, while it waits, shows the visitor "waiting for N job(s)
+ahead of yours", which jobs those are ("Waiting behind: No-op statistics over 300 examples
+(running, 40% done)") and the wait estimated from the speed this server measured for their kinds
+(:mod:`ui.common.estimates`; "no estimate yet: first job of its kind on this server" before any
+was measured). Once a running slot of its lane is free it runs ``fn(progress)`` with a progress
+bar; ``progress(fraction, text)`` moves the bar. Used in demo mode and locally.
+
+Lanes (each with running slots of its own, FIFO within): ``corpus`` (the default:
+``queue_slots`` slots; a visitor's work over many inputs), ``short`` (``lane=SHORT``: a
+visitor's work on one input, bounded by the token and upload caps; it never waits behind a
+corpus job), ``background`` (:func:`start_background_job`: work no visitor waits for, which
+never takes a visitor's slot) and ``cluster`` (below). ``kind`` is the public name of the kind
+of work (e.g. "No-op statistics"): what other visitors see of the job (never its label, which
+may name a visitor's file or model) and what its measured rate is kept under; ``size`` and
+``unit`` ("300", "examples") make that rate one per example. :func:`measured_words` gives a
+page the measured speed of a kind in words (instead of a constant such as "about a second per
+example").
 
 How a job runs so that other visitors' clicks stay responsive: ``fn`` runs in a worker thread
 started for the job, whose OS scheduling priority is lowered (Linux: ``os.setpriority`` on the
-thread id, niceness ``job_nice``, default 10) before it does any work; the torch / OpenMP
-threads it starts inherit that niceness, and the thread ends with the job, so nothing has to be
-raised back (an unprivileged server could not). A light request of another visitor (the
-forward of one sentence) runs at normal priority and gets the cores first. ``fn`` must not call
-Streamlit (it is not the script thread); it reports through ``progress`` only, and the visitor's
-script thread draws the bar.
+thread id, niceness ``job_nice``, default 10; a background job :data:`BACKGROUND_NICE`, the
+lowest, so that a visitor's job gets the cores first) before it does any work; the torch /
+OpenMP threads and child processes it starts inherit that niceness, and the thread ends with the
+job, so nothing has to be raised back (an unprivileged server could not). A light request of
+another visitor (the forward of one sentence) runs at normal priority and gets the cores first.
+``fn`` must not call Streamlit (it is not the script thread); it reports through ``progress``
+only, and the visitor's script thread draws the bar.
 
 Leaving: a visitor whose session ends or whose run is stopped or restarted while waiting gives
 the ticket back (``finally``); while the job runs, the next ``progress`` call of the worker
@@ -22,16 +37,16 @@ stopped checking in for ``EXPIRE_S`` seconds, or whose thread is gone, expires.
 
 Per visitor: a ticket carries its visitor's keys (the session, and the client address where
 the host allows: ``visitor_address``), and a visitor may hold at most ``max_jobs_per_visitor``
-tickets (waiting or running) at once: a further job is refused with one line
+tickets (waiting or running, in any lane) at once: a further job is refused with one line
 (:class:`JobLimit`) instead of queueing ahead of everyone else. The waiting message says the
 limit.
 
 On a Ray cluster (``DASHBOARD_RAY_ADDRESS``, :mod:`ui.common.cluster`): a corpus study passes
 ``run_job(..., cluster=ClusterJob(job, dataset))``; with the address set its worker thread only
 waits on the cluster (same ticket, position, bar, caps and cancel; a caption under the bar says
-where it runs), and cluster tickets have their own running slots (``cluster_slots``: the
-cluster's workers), so they wait behind no in-process job. Without the address ``cluster`` is
-ignored and nothing is imported from Ray.
+where it runs), and cluster tickets have their own lane (``cluster_slots``: the cluster's
+workers), so they wait behind no in-process job. Without the address ``cluster`` is ignored and
+nothing is imported from Ray.
 """
 
 from __future__ import annotations
@@ -39,23 +54,24 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import streamlit as st
 
-from analysis.errors import DataError, InputError
 from ui.common.cluster import background  # imports nothing from Ray
 from ui.common.errors import plain
+from ui.common.estimates import expected_words, outlook_words, rate_words
+from ui.common.jobqueue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
+                                JobCancelled, JobLimit, JobQueue, Ticket)
 from ui.common.settings import settings
+
+__all__ = ["BACKGROUND", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT", "TRAINING", "JobCancelled",
+           "JobLimit", "JobQueue", "Ticket", "run_job", "start_background_job", "job_queue",
+           "measured_words"]
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
-EXPIRE_S = 30.0      # a waiting ticket not checked for this long is dropped
-
-
-class JobLimit(InputError, DataError):
-    """A visitor already holds as many queued or running jobs as the server allows."""
+BACKGROUND_NICE = 19  # a background job's niceness: below every visitor's job
 
 
 def visitor_keys() -> tuple[str, ...]:
@@ -79,129 +95,6 @@ def visitor_keys() -> tuple[str, ...]:
     if address:
         keys.append(f"address:{address[:64]}")
     return tuple(keys)
-
-
-class JobCancelled(BaseException):
-    """Raised inside a job's ``progress`` when its visitor left or restarted the page (a
-    BaseException, so that no ``except Exception`` in the work swallows it)."""
-
-
-@dataclass(eq=False)
-class Ticket:
-    label: str
-    key: str
-    owner: threading.Thread
-    visitors: tuple = ()
-    seen: float = field(default_factory=time.monotonic)
-    running: bool = False
-    cluster: bool = False  # runs on the Ray cluster (its own slots)
-
-
-class JobQueue:
-    """FIFO of tickets and ``slots`` running slots under one condition variable; cluster
-    tickets have ``cluster_slots`` of their own (a FIFO of their own too)."""
-
-    def __init__(self, slots: int = 1, expire_s: float = EXPIRE_S, cluster_slots: int = 1):
-        self.slots = int(slots)
-        self.cluster_slots = int(cluster_slots)
-        self.expire_s = float(expire_s)
-        self._cond = threading.Condition()
-        self._waiting: list[Ticket] = []
-        self._running: list[Ticket] = []
-
-    def join(self, label: str, key: str, visitors: tuple = (),
-             limit: int | None = None, cluster: bool = False) -> Ticket:
-        """A new ticket at the end of the queue, owned by the calling thread; :class:`JobLimit`
-        when one of ``visitors`` already holds ``limit`` tickets (waiting or running, on the
-        cluster or not)."""
-        ticket = Ticket(label, key, threading.current_thread(), tuple(visitors),
-                        cluster=bool(cluster))
-        with self._cond:
-            self._expire()
-            if limit is not None:
-                for v in ticket.visitors:
-                    held = sum(v in t.visitors for t in self._waiting + self._running)
-                    if held >= limit:
-                        raise JobLimit(
-                            f"You already have {held} job(s) waiting or running; this server "
-                            f"runs at most {limit} per visitor at a time. {label} can start "
-                            "when yours has finished (other tabs count too).")
-            self._waiting.append(ticket)
-            self._cond.notify_all()
-        return ticket
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        dead = [t for t in self._waiting
-                if not t.owner.is_alive() or now - t.seen > self.expire_s]
-        dead += [t for t in self._running if not t.owner.is_alive()]
-        for t in dead:
-            (self._running if t.running else self._waiting).remove(t)
-        if dead:
-            self._cond.notify_all()
-
-    def _ahead(self, ticket: Ticket) -> int:
-        """Jobs ahead of the ticket: running or waiting before it, of its kind (cluster or
-        not: the other kind's jobs do not hold it up)."""
-        same = [t for t in self._running + self._waiting[:self._waiting.index(ticket)]
-                if t.cluster == ticket.cluster]
-        return len(same)
-
-    def _may_run(self, ticket: Ticket) -> bool:
-        slots = self.cluster_slots if ticket.cluster else self.slots
-        running = sum(t.cluster == ticket.cluster for t in self._running)
-        first = next(t for t in self._waiting if t.cluster == ticket.cluster)
-        return running < slots and first is ticket
-
-    def set_cluster_slots(self, n: int) -> None:
-        """Running slots for cluster tickets (the cluster's workers, once known)."""
-        with self._cond:
-            self.cluster_slots = max(1, int(n))
-            self._cond.notify_all()
-
-    def wait_turn(self, ticket: Ticket, timeout: float = 0.0) -> int | None:
-        """Check in, then wait up to ``timeout`` s for the ticket's turn. Returns None once the
-        ticket holds a running slot, else the number of jobs ahead of it (running ones
-        included). A ticket that expired meanwhile goes back to the end of the queue."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                ticket.seen = time.monotonic()
-                self._expire()
-                if ticket.running:
-                    return None
-                if ticket not in self._waiting:
-                    self._waiting.append(ticket)
-                if self._may_run(ticket):
-                    self._waiting.remove(ticket)
-                    ticket.running = True
-                    self._running.append(ticket)
-                    self._cond.notify_all()
-                    return None
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return self._ahead(ticket)
-                self._cond.wait(left)
-
-    def hand_over(self, ticket: Ticket, thread: threading.Thread) -> None:
-        """The running ticket is now owned by ``thread`` (the job's worker)."""
-        with self._cond:
-            ticket.owner = thread
-
-    def leave(self, ticket: Ticket) -> None:
-        """Give the ticket back (waiting or running); safe to call twice."""
-        with self._cond:
-            for queue in (self._waiting, self._running):
-                if ticket in queue:
-                    queue.remove(ticket)
-            ticket.running = False
-            self._cond.notify_all()
-
-    def state(self) -> dict:
-        """Labels of the running jobs and the number waiting (expired tickets dropped)."""
-        with self._cond:
-            self._expire()
-            return {"running": [t.label for t in self._running], "waiting": len(self._waiting)}
 
 
 @st.cache_resource(show_spinner=False)
@@ -243,6 +136,7 @@ class _Job:
         if self.cancelled.is_set():
             raise JobCancelled()
         self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
+        self.ticket.fraction = self.fraction  # the queue's measure of its progress
 
     def _work(self) -> None:
         try:
@@ -251,7 +145,7 @@ class _Job:
         except BaseException as exc:  # handed to the script thread
             self.error = exc
         finally:
-            self.queue.leave(self.ticket)
+            self.queue.leave(self.ticket, finished=self.error is None)
             self.done.set()
 
     def start(self) -> None:
@@ -266,20 +160,29 @@ def limit_words() -> str:
         else ""
 
 
+def waiting_words(queue: JobQueue, ticket: Ticket, ahead: int, label: str) -> str:
+    """What a waiting visitor reads: the place, the jobs ahead by kind and size with their
+    progress, the wait estimated from this server's measured rates (or that there is none yet),
+    and the per-visitor limit."""
+    behind = outlook_words(queue.outlook(ticket))
+    return (f"{label}: waiting for {ahead} job(s) ahead of yours. "
+            + (f"{behind} " if behind else "")
+            + "This updates by itself; your place is kept while the page is open."
+            + limit_words())
+
+
 def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
-    """Wait for a running slot, showing the place in the queue. The message is sent again when
-    the place changes and at least every ``HEARTBEAT_S``: Streamlit stops a run whose visitor
-    left or restarted it when an element is sent, and :func:`run_job` then gives the ticket
-    back."""
+    """Wait for a running slot, showing the place in the queue and what is ahead. The message is
+    sent again when it changes and at least every ``HEARTBEAT_S``: Streamlit stops a run whose
+    visitor left or restarted it when an element is sent, and :func:`run_job` then gives the
+    ticket back."""
     note = st.empty()
     ahead, shown, sent = queue.wait_turn(ticket), None, 0.0
     while ahead is not None:
-        if ahead != shown or time.monotonic() - sent >= HEARTBEAT_S:
-            note.info(plain(f"{label}: waiting for {ahead} job(s) ahead of yours. This updates "
-                            "by itself; your place is kept while the page is open."
-                            + limit_words()),
-                      icon=":material/hourglass_top:")
-            shown, sent = ahead, time.monotonic()
+        words = waiting_words(queue, ticket, ahead, label)
+        if words != shown or time.monotonic() - sent >= HEARTBEAT_S:
+            note.info(plain(words), icon=":material/hourglass_top:")
+            shown, sent = words, time.monotonic()
         ahead = queue.wait_turn(ticket, POLL_S)
     note.empty()
 
@@ -295,13 +198,18 @@ def _on_cluster(cluster, address: str, queue: JobQueue, fn: Callable | None = No
 
 
 def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, key: str,
-            queue: JobQueue | None = None, cluster=None):
+            queue: JobQueue | None = None, cluster=None, lane: str = CORPUS, kind: str = "",
+            size: int = 0, unit: str = "", exclusive: str = ""):
     """Run ``fn(progress)`` through the server-wide queue and return its result (its exception
     is raised here). ``label`` names the job for the visitor, ``key`` identifies it (thread
     name, logs). Call it only for work that is not cached yet. A visitor over the per-visitor
     limit gets a warning saying so and the page stops there. ``cluster``: a
     :class:`ui.common.cluster.ClusterJob` computing the same result, run on the Ray cluster
-    instead of ``fn`` when ``DASHBOARD_RAY_ADDRESS`` is set (ignored otherwise)."""
+    instead of ``fn`` when ``DASHBOARD_RAY_ADDRESS`` is set (ignored otherwise). ``lane``:
+    :data:`CORPUS` (work over many inputs) or :data:`SHORT` (work on one input, bounded by the
+    caps); ``kind``, ``size``, ``unit``: the work's public description and the key of its
+    measured rate; ``exclusive``: :data:`TRAINING` for a training process, which does not
+    start beside the example's build (:mod:`ui.common.jobqueue`)."""
     queue, conf = queue or job_queue(), settings()
     address = conf.ray_address if cluster is not None else None
     if cluster is not None and conf.ray_error:  # a bad address: said, and run here
@@ -309,7 +217,8 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
     work = fn if address is None else _on_cluster(cluster, address, queue, fn)
     try:
         ticket = queue.join(label, key, visitor_keys(), conf.max_jobs_per_visitor,
-                            cluster=address is not None)
+                            cluster=address is not None, lane=lane, kind=kind, size=size,
+                            unit=unit, exclusive=exclusive)
     except JobLimit as exc:  # said in words, and the page stops here (nothing is queued)
         st.warning(plain(str(exc)), icon=":material/block:")
         st.stop()
@@ -348,20 +257,32 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
     return job.result
 
 
+def measured_words(kind: str, unit: str = "", size: int = 0,
+                   queue: JobQueue | None = None) -> str:
+    """How fast ``kind`` runs on this server, measured (never a constant): with ``size``, how
+    long ``size`` units take; else the time per ``unit``; or that it was not measured yet."""
+    per_unit = (queue or job_queue()).measured(kind)
+    return expected_words(per_unit, size) if size else rate_words(per_unit, unit)
+
+
 # ---------------------------------------------------------------------------------------------
-# Background jobs: work no visitor waits for (the example checkpoint's build) takes its ticket in
-# the same queue and runs in its own low-priority thread, which owns the ticket while it waits.
+# Background jobs: work no visitor waits for (the example checkpoint's build, Head importance's
+# first visit) takes its ticket in the background lane (its own slot: it never holds a
+# visitor's) and runs in its own lowest-priority thread, which owns the ticket while it waits.
 
 
 class BackgroundJob:
     """``fn(progress)`` queued and run in a daemon thread; read ``fraction``, ``text``,
-    ``error``, ``result`` and ``done`` from any thread."""
+    ``error``, ``result`` and ``done`` from any thread, and :meth:`left_s`."""
 
     def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
-                 on_progress: Callable[[float, str], None] | None = None):
+                 on_progress: Callable[[float, str], None] | None = None, kind: str = "",
+                 size: int = 0, unit: str = "", exclusive: str = ""):
         self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
         self.on_progress = on_progress
+        self.about = dict(kind=kind, size=size, unit=unit, exclusive=exclusive)
         self.fraction, self.text = 0.0, ""
+        self.ticket: Ticket | None = None
         self.result: Any = None
         self.error: BaseException | None = None
         self.done = threading.Event()
@@ -369,11 +290,19 @@ class BackgroundJob:
 
     def progress(self, fraction: float, text: str = "") -> None:
         self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
+        if self.ticket is not None:
+            self.ticket.fraction = self.fraction
         if self.on_progress is not None:
             self.on_progress(self.fraction, self.text)
 
+    def left_s(self) -> float | None:
+        """Seconds left, from its progress or its kind's measured rate (None: not yet)."""
+        ticket = self.ticket
+        return None if ticket is None else self.queue.left_s(ticket)
+
     def _work(self) -> None:
-        ticket = self.queue.join(self.label, self.key)  # owned by this thread
+        ticket = self.queue.join(self.label, self.key, lane=BACKGROUND, **self.about)
+        self.ticket = ticket  # owned by this thread
         try:
             lower_priority(self.nice)
             while self.queue.wait_turn(ticket, POLL_S) is not None:
@@ -382,19 +311,24 @@ class BackgroundJob:
         except BaseException as exc:  # kept for whoever reads the job
             self.error = exc
         finally:
-            self.queue.leave(ticket)
+            self.queue.leave(ticket, finished=self.error is None)
             self.done.set()
 
 
 def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *,
                          key: str, queue: JobQueue | None = None,
                          on_progress: Callable[[float, str], None] | None = None,
-                         cluster=None) -> BackgroundJob:
-    """Queue ``fn(progress)`` in the server-wide queue without a waiting visitor: it runs in its
-    own low-priority thread once a slot is free (``on_progress(fraction, text)`` is told each
-    step; ``cluster``: as for :func:`run_job`). Call from the script thread; returns the job."""
+                         cluster=None, kind: str = "", size: int = 0, unit: str = "",
+                         exclusive: str = "") -> BackgroundJob:
+    """Queue ``fn(progress)`` in the background lane without a waiting visitor: it runs in its
+    own lowest-priority thread (:data:`BACKGROUND_NICE`) once the lane's slot is free, beside
+    the visitors' jobs and never in one of their slots (``on_progress(fraction, text)`` is told
+    each step; ``cluster``: as for :func:`run_job`, a cluster ticket then; ``kind``, ``size``,
+    ``unit``, ``exclusive``: as for :func:`run_job`). Call from the script thread; returns the
+    job."""
     conf = settings()
     queue, fn = background(cluster, conf.ray_address, fn, queue or job_queue(), _on_cluster)
-    job = BackgroundJob(label, fn, key, queue, conf.job_nice, on_progress)
+    job = BackgroundJob(label, fn, key, queue, max(conf.job_nice, BACKGROUND_NICE),
+                        on_progress, kind, size, unit, exclusive)
     job.thread.start()
     return job

@@ -19,7 +19,7 @@ Read once per process from the environment (``settings()`` is cached; tests call
     Every key is optional; an unknown key or a value of the wrong type is refused with one
     line naming it::
 
-        queue_slots = 1                # heavy jobs running at once, server-wide (>= 1)
+        queue_slots = 1                # corpus jobs running at once, server-wide (>= 1)
         job_nice = 10                  # OS niceness of a running job's thread (0..19)
         max_epochs = 3                 # caps (demo mode only, unless caps_locally):
         max_examples = 300             #   corpus examples per job

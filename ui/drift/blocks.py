@@ -84,7 +84,8 @@ def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_
     return run_job("Fine-tuning drift", job, key=drift_state.JOB.format(corpus_key),
                    cluster=ClusterJob(DriftJob(_before.spec, _after.spec, BATCH_SIZE,
                                                has_labels(_dataset)), _dataset,
-                                      max_length=max_length))
+                                      max_length=max_length),
+                   kind="Fine-tuning drift", size=n, unit="examples")
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:

@@ -17,7 +17,9 @@ from analysis.importance.links import aspect_heads, sep_heads
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.cluster import ClusterStudy, or_here
 from ui.common.errors import plain
-from ui.common.jobs import BackgroundJob, run_job, start_background_job
+from ui.common.estimates import duration_words
+from ui.common.jobs import (BackgroundJob, measured_words, run_job,
+                            start_background_job)
 from ui.common.resources import check_listed, token_capped
 from ui.common.settings import settings
 from ui.importance import state as S
@@ -107,13 +109,15 @@ def _cluster(loaded, ev, method: str, metric: str | None, say: bool = True):
 @st.cache_data(max_entries=8, show_spinner=False)
 def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
     return run_job("Head importance", _work(_loaded, _ev, method, metric), key=S.job_key(key),
-                   cluster=_cluster(_loaded, _ev, method, metric))
+                   cluster=_cluster(_loaded, _ev, method, metric), kind=S.KIND,
+                   size=_ev.n_examples, unit="examples")
 
 
 # The first visit's view (the example on its held-out sentences, default settings) is computed
 # once per server in the background and shared by every visitor: no page waits with its script
-# running for it (a minute on 2 cores), the page shows the job's progress and fills in by
-# itself. Any other view goes through run_job (the visitor's own job, counted per visitor).
+# running for it (minutes on 2 cores), the page shows the job's progress and fills in by
+# itself. It runs in the queue's background lane: no visitor's job waits behind it. Any other
+# view goes through run_job (the visitor's own job, counted per visitor).
 # With DASHBOARD_RAY_ADDRESS both go to the Ray cluster (the background job takes a cluster
 # ticket), or stay here when its workers cannot load the classifier.
 _BACKGROUND: dict[tuple, BackgroundJob] = {}
@@ -131,7 +135,8 @@ def first_visit_study(view: S.View, spec: str, loaded, ev):
             job = start_background_job(
                 "Head importance", _work(loaded, ev, view.method, view.metric),
                 key=S.job_key(key), cluster=_cluster(loaded, ev, view.method, view.metric,
-                                                     say=False))
+                                                     say=False),
+                kind=S.KIND, size=ev.n_examples, unit="examples")
             _BACKGROUND[key] = job
     if not job.done.is_set():
         return None, job
@@ -147,7 +152,17 @@ def watch(job: BackgroundJob) -> None:
     """The background job's progress, every 2 s; the whole page reruns once it is done."""
     if job.done.is_set():
         st.rerun(scope="app")
-    st.progress(job.fraction, text=plain(job.text or "Waiting for a free slot in the queue..."))
+    left = job.left_s()
+    text = job.text or "Waiting for a free slot in the queue..."
+    if left is not None:
+        text += f" ({duration_words(left)} left, measured on this server)"
+    st.progress(job.fraction, text=plain(text))
+
+
+def expected(ev) -> str:
+    """How long the study of ``ev`` takes on this server, measured on its last runs (or that it
+    was not measured yet): never a constant."""
+    return measured_words(S.KIND, size=ev.n_examples)
 
 
 def result_key(view: S.View, spec: str) -> tuple:

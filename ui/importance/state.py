@@ -21,6 +21,7 @@ LAYER = "importance_layer"  # 1-indexed, the head opened in the Attention page
 HEAD = "importance_head"
 COPY = "importance_copy"  # the Copy link button
 JOB = "importance-job"  # the queue's job key prefix
+KIND = "Head importance"  # the queue's public kind of the study (its measured speed)
 REPORT = "importance"  # prefix of the Add to report buttons' keys
 DOWNLOADS = "importance-dl"  # prefix of the charts' download buttons' keys
 TABLE = "importance-table"  # the heads-beyond-the-interval table

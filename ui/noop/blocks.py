@@ -84,7 +84,8 @@ def _stats(key: StatsKey, _loaded, _dataset):
 
     return run_job("Corpus statistics", job, key=key.job_key, cluster=ClusterJob(
         NoopJob(_loaded.spec, key.batch_size, norms=key.norms), _dataset,
-        max_length=key.token_limit))
+        max_length=key.token_limit), kind="No-op statistics", size=n_examples,
+        unit="examples")
 
 
 def stats_key(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
@@ -119,7 +120,8 @@ def _gradients(spec: str, fingerprint: str, n_examples: int, max_length: int, _l
         progress(1.0, f"Gradients: {grads.n_examples} examples")
         return grads
 
-    return run_job("Gradient importance", job, key=noop_state.JOB_GRADIENTS.format(fingerprint))
+    return run_job("Gradient importance", job, key=noop_state.JOB_GRADIENTS.format(fingerprint),
+                   kind="No-op gradient importance", size=n_examples, unit="examples")
 
 
 def compute_gradients(spec: str, fingerprint: str, n_examples: int, loaded, dataset):

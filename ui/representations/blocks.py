@@ -18,7 +18,7 @@ from analysis.representations.projection import METHOD_NAMES, METHODS
 from analysis.syntax.treebank import sample_treebank
 from ui.common.corpus import cap_widget
 from ui.common.errors import plain
-from ui.common.jobs import run_job
+from ui.common.jobs import SHORT, run_job
 from ui.common.models import second_model
 from ui.common.settings import settings
 from ui.common.url_select import url_selectbox
@@ -89,8 +89,9 @@ def _input(key: tuple, text: str, pair: str | None, method: str, src: S.InputSou
         return input_representations(_loaded, text, pair, _compare, method=method,
                                      labelled=labelled_input(_loaded, src))
 
-    if method in ("tsne", "umap"):  # seconds per layer: through the queue
-        return run_job(f"{METHOD_NAMES[method]} of every layer", job, key=S.JOB_INPUT)
+    if method in ("tsne", "umap"):  # one input, a fit per layer: the queue's short lane
+        return run_job(f"{METHOD_NAMES[method]} of every layer", job, key=S.JOB_INPUT,
+                       lane=SHORT, kind=f"Representations of one input ({METHOD_NAMES[method]})")
     return job(lambda *a: None)
 
 
@@ -147,7 +148,9 @@ def _corpus(key: tuple, n: int, method: str, _loaded, _compare, _dataset):
                                                                      f"{d}% done"))
 
     names = _loaded.name + (f" and {_compare.name}" if _compare is not None else "")
-    return run_job(f"Representations of {n} sentences: {names}", job, key=S.JOB_CORPUS)
+    return run_job(f"Representations of {n} sentences: {names}", job, key=S.JOB_CORPUS,
+                   kind=f"Representations of a corpus ({METHOD_NAMES[method]})", size=n,
+                   unit="sentences")
 
 
 def corpus_result(loaded, compare, view: S.View, upload=None):

@@ -57,7 +57,8 @@ def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
     return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences", job,
                    key=syntax_state.JOB_HEADS.format(fp),
                    cluster=ClusterJob(HeadsJob(_loaded.spec), _dataset, unit="sentences",
-                                      max_length=_loaded.max_length))
+                                      max_length=_loaded.max_length),
+                   kind="Syntax heads", size=len(_dataset), unit="sentences")
 
 
 def heads_result(loaded, dataset):
@@ -74,7 +75,8 @@ def _probes(spec: str, stamp: str, fp: str, rank: int, _loaded, _dataset):
                             progress=lambda d, t: progress(d / max(t, 1), f"Probes: {d} / {t}"))
 
     return run_job(f"Structural probes: {_loaded.name}, rank {rank}", job,
-                   key=syntax_state.JOB_PROBES.format(fp))
+                   key=syntax_state.JOB_PROBES.format(fp), kind="Syntax structural probes",
+                   size=len(_dataset), unit="sentences")
 
 
 def probe_result(loaded, dataset, rank: int):
