@@ -67,3 +67,19 @@ def test_one_label_hint_when_every_pair_gets_the_same_label():
     same = np.zeros((5, len(LABELS)))
     same[:, LABELS.index("positive")] = 1.0
     assert "'positive'" in one_label_hint(metrics_from_scores(gold, same))
+
+
+def test_the_explanation_follows_the_checkpoints_task():
+    """'What am I looking at?' names the shown checkpoint's task and quotes its own auxiliary
+    sentence: an NLI-M checkpoint's text has no QA-M question in it, and the reverse."""
+    from analysis.aspects.reading import task_explanation
+
+    nli = task_explanation("nli_m")
+    assert "this checkpoint's task, NLI-M: for example \"service\"" in nli
+    assert "what do you think" not in nli and "QA-M" not in nli
+    qa = task_explanation("qa_m", "food")
+    assert "QA-M: for example \"what do you think of the food of it ?\"" in qa
+    assert "NLI" not in qa
+    assert "\"the polarity of the aspect service is positive .\"" in task_explanation("qa_b")
+    assert "\"positive - service\"" in task_explanation("nli_b")
+    assert "a baseline that scores 1.000, the most any head can, is left out" in nli
