@@ -23,7 +23,7 @@ def planted() -> ImportanceResult:
         {"accuracy": np.array([[-2.5, 0.5], [-14.0, -10.0]]),
          "loss": np.array([[-0.01, 0.01], [0.15, 0.25]])},
         np.ones((2, 3)), np.ones((2, 3)) / np.sqrt(3), {"accuracy": 0.82, "loss": 0.1},
-        {"fractions": [0.0, 0.5], "prunable": {"by_importance": 0.5, "by_gradient": 0.0,
+        {"fractions": [0.0, 0.5, 1.0], "prunable": {"by_importance": 0.5, "by_gradient": 0.0,
                                                 "random_mean": 0.0}, "tolerance": 1.0})
 
 
@@ -45,6 +45,12 @@ def test_reading_names_the_numbers():
                               "point of accuracy")
     assert "random orders 0%" in text[4]
     assert "That is fewer than the 5 heads that can go one at a time" in text[4]
+    r2 = planted()
+    r2.pruning["prunable"]["by_importance"] = 1.0  # the curve's last step: nothing lost
+    last = reading(r2)[4]
+    assert "100% of the heads (6 of 6) can go" in last
+    assert last.endswith("The curve never lost more than 1 point up to its last step (100%).")
+    assert "fewer than" not in last
     assert "strongly agrees" in text[5] and "0.82" in text[5]
     assert "its output zeroed: that sets what the head writes to zero" in text[6]
     assert "They disagree" not in text[6]  # the other method is not at hand

@@ -169,8 +169,7 @@ def _random_words(result: dict, key: str) -> str:
     band, n = _band(result, key), len(result.get("delta_random_draws") or [])
     if band is None:
         return f"{result['delta_random_k'][key]:+.1f}"
-    return (f"{band[0]:+.1f} to {band[1]:+.1f} points in {n} draw{'s' if n != 1 else ''}"
-            if band[0] != band[1] else f"{band[0]:+.1f} points")
+    return f"{band[0]:+.1f} to {band[1]:+.1f} points in {n} draw{'s' if n != 1 else ''}"
 
 
 def what_it_measures(k: int, kind_words: str) -> str:

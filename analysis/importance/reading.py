@@ -200,7 +200,10 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
                 f"(gradient order {p['by_gradient']:.0%}, random orders "
                 f"{p['random_mean']:.0%} on average); the curve is measured in steps of "
                 f"{pr['fractions'][1]:.0%} of the heads.")
-        if n < free:
+        if f >= pr["fractions"][-1]:
+            line += (f" The curve never lost more than {tol} up to its last step "
+                     f"({f:.0%}).")
+        elif n < free:
             line += (f" That is fewer than the {free} heads that can go one at a time: each "
                      "alone costs little or nothing, but their losses add up, and heads that "
                      "stand in for each other can go alone but not together.")
