@@ -198,8 +198,9 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
         line = (f"Removed together, in the order of the measured changes, {f:.0%} of the heads "
                 f"({n} of {L * H}) can go before the model loses more than {tol} of {label} "
                 f"(gradient order {p['by_gradient']:.0%}, random orders "
-                f"{p['random_mean']:.0%} on average); the curve is measured in steps of "
-                f"{pr['fractions'][1]:.0%} of the heads.")
+                f"{p['random_mean']:.0%} on average)" + (
+                    f"; the curve is measured in steps of {pr['fractions'][1]:.0%} of the "
+                    "heads." if len(pr["fractions"]) > 1 else "."))
         if f >= pr["fractions"][-1]:
             line += (f" The curve never lost more than {tol} up to its last step "
                      f"({f:.0%}).")
