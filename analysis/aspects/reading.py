@@ -53,15 +53,27 @@ def margin_sentence(kind: str, v: dict | None) -> str | None:
 
 
 def change_sentence(kind: str, after: Sequence[dict], before: Sequence[dict]) -> str | None:
-    """Whether fine-tuning raised the best score of ``kind`` (each model's own best head)."""
+    """Whether fine-tuning raised the best score of ``kind`` (each model's own best head):
+    raised or lowered only when the two best heads' 95% intervals do not overlap, else within
+    noise; each score with its interval."""
     if not after or not before:
         return None
     a, b = after[0], before[0]
-    d = a["score"] - b["score"]
-    trend = "raised" if d > 0.005 else "lowered" if d < -0.005 else "barely changed"
-    return (f"Fine-tuning {trend} the best score for {KIND_WORDS[kind]}: {b['score']:.3f} "
-            f"(head {b['layer'] + 1}-{b['head'] + 1}) before, {a['score']:.3f} (head "
-            f"{a['layer'] + 1}-{a['head'] + 1}) after.")
+    if "ci_low" in a and "ci_low" in b:
+        trend = ("raised" if a["ci_low"] > b["ci_high"] else
+                 "lowered" if a["ci_high"] < b["ci_low"] else
+                 "changed, within noise,")
+    else:
+        d = a["score"] - b["score"]
+        trend = "raised" if d > 0.005 else "lowered" if d < -0.005 else "barely changed"
+
+    def score(r):
+        ci = (f", 95% interval {r['ci_low']:.3f}–{r['ci_high']:.3f}" if "ci_low" in r else "")
+        return f"{r['score']:.3f} (head {r['layer'] + 1}-{r['head'] + 1}{ci})"
+
+    overlap = " (the two 95% intervals overlap)" if trend.startswith("changed") else ""
+    return (f"Fine-tuning {trend} the best score for {KIND_WORDS[kind]}: {score(b)} before, "
+            f"{score(a)} after{overlap}.")
 
 
 def reading(ranked: dict, base: dict, ranked_before: dict | None = None) -> list[str]:
