@@ -180,9 +180,8 @@ blocks.example(disc, ekind, choice, top[pick], shown, model_state.folder)
 st.header("4. Causal check")
 explain("Does the model need these heads? We switch off the top heads of a kind and measure "
         "the task again, next to switching off as many heads picked at random. A bigger drop "
-        "for the top heads than for random ones means they matter for the task, when the "
-        "drop's 95% interval stays clear of zero and of the random heads' range (else it is "
-        "within noise). This asks whether the answers need the heads, not where they look.")
+        "for the top heads than for random ones means they matter, when its 95% interval "
+        "stays clear of zero and of the random heads' range (else: within noise).")
 eval_ex, eval_on = blocks.causal_pairs(model_state, card, task, order)
 st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mask` did) and "
            f"re-evaluate the task on {eval_on}, next to masking k random heads "

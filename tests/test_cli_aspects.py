@@ -152,7 +152,7 @@ def test_aspects_subcommands_write_what_the_old_names_write(tmp_path, capsys):
             outs.append(data)
         assert outs[0] == outs[1]
     # the causal check's noise in the JSON: the change's interval and the random draws' band
-    for kind, res in outs[0]["causal"].items():
+    for res in outs[0]["causal"].values():
         for key in ("aspect_f1", "acc_4way"):
             draws = [d[key] for d in res["delta_random_draws"]]
             assert res["random_band"][key] == [min(draws), max(draws)]

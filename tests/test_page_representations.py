@@ -92,8 +92,7 @@ def test_first_visit_shows_the_input_and_the_sample(default_model):
     low, high = upos.ci(upos.best_layer())
     table = next(d.value for d in at.dataframe if "best layer" in d.value.columns)
     assert table["best layer"].tolist() == [upos.best_layer()]
-    assert table["best layer 95% interval (%)"].tolist() == [f"{100 * low:.1f} to "
-                                                              f"{100 * high:.1f}"]
+    assert table["best layer 95% interval (%)"].tolist() == [f"{100 * low:.1f} to {100 * high:.1f}"]
     geo = frames(at, "measure")[0]
     aniso = geo[geo["measure"] == "anisotropy"].sort_values("layer")["value"]
     np.testing.assert_allclose(aniso, ref.model.anisotropy, atol=1e-12)

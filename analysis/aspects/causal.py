@@ -35,7 +35,7 @@ def sentence_counts(gold, scores) -> np.ndarray:
         for c, classes in enumerate(ACC_CLASSES.values()):
             for j in rows:
                 acc = sentiment_accuracy([gold[j]], [int(pred[j])], scores[j:j + 1], classes)
-                if acc == acc:
+                if np.isfinite(acc):
                     out[s, 3 + 2 * c] += acc / 100.0
                     out[s, 4 + 2 * c] += 1
     return out

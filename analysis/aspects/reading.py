@@ -1,7 +1,10 @@
 """The Aspect heads page's plain reading (docs/METHODS.md section 8): which heads find the
-aspect or its opinion words better than every baseline, by how much, or that none does; and,
-when the model before fine-tuning was scored too, whether fine-tuning made the best head better.
-Builds on :func:`analysis.aspects.heads.verdict` (its headline and one sentence per kind)."""
+aspect or its opinion words better than every baseline they can beat, by how much, or that none
+does; and, when the model before fine-tuning was scored too, whether fine-tuning made the best
+head better beyond noise. Builds on :func:`analysis.aspects.heads.verdict` (its headline and one
+sentence per kind). Also the causal check in words (its change's interval against the random
+heads' band, "within noise", and what it measures against the ranking and Head importance) and
+the page's explanation for the shown checkpoint's task."""
 
 from __future__ import annotations
 

@@ -143,15 +143,15 @@ def methods_sentence(result, other=None, metric: str | None = None) -> str:
 
 MARK_WORDS = {
     "aspect": ("aspect heads (Aspect heads page)",
-               "That page picks heads by where they look (attention from the aspect word to the "
+               ("That page picks heads by where they look (attention from the aspect word to the "
                "aspect's words, against simple baselines), and its causal check switches its "
                "top heads off together; here each head is switched off alone and the whole task "
                "is scored, so a head can look at the aspect and cost nothing alone when other "
-               "heads carry the same information."),
+               "heads carry the same information.")),
     "sep": ("[SEP] heads (No-op statistics)",
-            "That page picks heads by how much attention they put on [SEP], a pattern rather "
+            ("That page picks heads by how much attention they put on [SEP], a pattern rather "
             "than a use; here each head is switched off alone and the whole task is scored, "
-            "so a head that parks its attention on [SEP] may or may not be needed."),
+            "so a head that parks its attention on [SEP] may or may not be needed.")),
 }
 
 
