@@ -155,10 +155,10 @@ for tab, kind in zip(st.tabs([blocks.KIND_SHORT[k] for k in KINDS], key=state.TA
 
 # ---------------------------------------------------------------------------------------------
 st.header("3. Examples")
-explain("One review and its question, word by word: the orange shading is how much attention "
-        "the chosen head sends from the underlined aspect word to each word; the words the "
-        "annotators marked (the gold words) have a green outline. Below, the same in the head "
-        "view, where lines join the words a head connects.")
+explain("One review and its auxiliary sentence, word by word: the orange shading is how much "
+        "attention the chosen head sends from the underlined aspect word to each word; the "
+        "words the annotators marked (the gold words) have a green outline. Below, the same in "
+        "the head view, where lines join the words a head connects.")
 kinds_with = [k for k in KINDS if n_pairs[k]]
 c1, c2, c3 = st.columns(3)
 ekind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k],

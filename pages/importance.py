@@ -120,7 +120,8 @@ for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
 
 st.subheader("Reading")
 C.remember(view, spec, result)
-lines = reading(result, marks.aspect, marks.sep, other=C.other_method(view, spec))
+other = C.other_method(view, spec)  # the other way of switching heads off, when at hand
+lines = reading(result, marks.aspect, marks.sep, other=other)
 st.markdown("\n".join(f"- {plain(line)}" for line in lines))
 add_button("Head importance: the reading", f"{S.REPORT}-reading", reading=lines,
            numbers=numbers, **source)
@@ -143,7 +144,10 @@ with tabs[0]:
     lo, hi = result.heads_ci[m][layer - 1, head - 1]
     p3.markdown(plain(f"Head {layer}-{head}: {result.heads[m][layer - 1, head - 1]:+.3f} "
                       f"(95% {lo:+.3f} to {hi:+.3f}), gradient importance "
-                      f"{result.gradient[layer - 1, head - 1]:.3f}"))
+                      f"{result.gradient[layer - 1, head - 1]:.3f}" + (
+                          f"; with {S.METHODS[other.method]}: "
+                          f"{other.heads[m][layer - 1, head - 1]:+.3f}"
+                          if other is not None and m in other.heads else "")))
     st.link_button(f"Open head {layer}-{head} in the Attention page",
                    attention_link(spec, text, pair, layer, head), icon=":material/visibility:")
 with tabs[1]:

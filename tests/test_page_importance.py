@@ -4,6 +4,7 @@ the CLI's)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +103,11 @@ def test_the_example_opens_ready_with_the_librarys_numbers(cache):
     ref3 = importance_study(loaded, ev, method="uniform", metric="loss", prune=True)
     md = " ".join(m.value for m in at.markdown)
     assert plain(methods_sentence(ref3, ref2)) in md
+    # the chosen head's line gives both methods' changes
+    line = next(m.value for m in at.markdown if m.value.startswith("Head "))
+    layer, head = (int(x) for x in re.match(r"Head (\d+)\\?-(\d+)", line).groups())
+    assert line.endswith(plain(f"; with output zeroed (Michel): "
+                               f"{ref2.heads['loss'][layer - 1, head - 1]:+.3f}"))
 
 
 def test_a_link_restores_the_controls_and_the_head(cache, monkeypatch):
