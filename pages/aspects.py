@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.aspects.gold import KINDS
+from analysis.aspects.reading import task_explanation
 from analysis.example import RECIPE
 from analysis.aspects.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
 from ui.aspects import blocks, models, state
@@ -136,12 +137,7 @@ if not disc:
 d_after = disc["after"]
 n_pairs = {k: len(d_after.hs.scores[k]) for k in KINDS}
 st.caption("Pairs per kind: " + ", ".join(f"{blocks.KIND_SHORT[k]} {n_pairs[k]}" for k in KINDS))
-explain("Each review is paired with a short question about one aspect (for example \"what "
-        "do you think of the service of it?\", the QA-M task). For every attention head we "
-        "measure how much attention goes from the aspect word of that question to the "
-        "aspect's words in the review (or its opinion words, the other aspect's words, or "
-        "[SEP] when the aspect is absent). A head counts only when it beats every baseline: "
-        "a random head, always the same position, the most frequent word, even attention.")
+explain(task_explanation(task))
 blocks.verdict_block(disc)
 report = dict(loaded=after, page="Aspect heads", url_path="aspects",
               data=f"{dsource.lower()} ({min(max_sent, len(ds))} sentences)",
@@ -159,10 +155,10 @@ for tab, kind in zip(st.tabs([blocks.KIND_SHORT[k] for k in KINDS], key=state.TA
 
 # ---------------------------------------------------------------------------------------------
 st.header("3. Examples")
-explain("One review and its question, word by word: the orange shading is how much attention "
-        "the chosen head sends from the underlined aspect word to each word; the words the "
-        "annotators marked (the gold words) have a green outline. Below, the same in the head "
-        "view, where lines join the words a head connects.")
+explain("One review and its auxiliary sentence, word by word: the orange shading is how much "
+        "attention the chosen head sends from the underlined aspect word to each word; the "
+        "words the annotators marked (the gold words) have a green outline. Below, the same in "
+        "the head view, where lines join the words a head connects.")
 kinds_with = [k for k in KINDS if n_pairs[k]]
 c1, c2, c3 = st.columns(3)
 ekind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k],
@@ -184,11 +180,14 @@ blocks.example(disc, ekind, choice, top[pick], shown, model_state.folder)
 st.header("4. Causal check")
 explain("Does the model need these heads? We switch off the top heads of a kind and measure "
         "the task again, next to switching off as many heads picked at random. A bigger drop "
-        "for the top heads than for random ones means they matter for the task.")
+        "for the top heads than for random ones means they matter, when its 95% interval "
+        "stays clear of zero and of the random heads' range (else: within noise).")
 eval_ex, eval_on = blocks.causal_pairs(model_state, card, task, order)
 st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mask` did) and "
            f"re-evaluate the task on {eval_on}, next to masking k random heads "
-           "(mean of 3 draws). Metrics in percent.")
+           "(mean of 3 draws). Metrics in percent; the top heads' change has a paired "
+           "bootstrap 95% interval (sentences resampled) and is within noise when that "
+           "interval covers 0 or overlaps the range of the random draws' changes.")
 c1, c2 = st.columns(2)
 ckind = c1.selectbox("Kind", kinds_with, format_func=lambda k: blocks.KIND_SHORT[k],
                      key=state.CAUSAL_KIND,

@@ -19,7 +19,7 @@ from ui.attribution import state
 from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, explain_input,
                                    faith_cap, faith_help, has_task_head, map_block,
                                    page_model, prediction_text, sources)
-from ui.attribution.views import (agreement_chart, agreement_frame, coloured_rows,
+from ui.attribution.views import (FALLS, agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
 from ui.common.download import download_button
@@ -182,7 +182,8 @@ with tab_corpus:
     for line in faith.notes:
         st.caption(plain(line))
     table = faithfulness_frame(faith)
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(format="%.1f") for c in FALLS.values()})
     add_button("Attribution: faithfulness table", state.W_FAITH_TABLE, df=table, **fsource)
     curves = curves_chart(faith)
     st.altair_chart(curves, width="content")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.errors import DataError, InputError
-from analysis.importance.reading import name, reading
+from analysis.importance.reading import free_heads, name, reading, removable_together
 from analysis.importance.scoring import LOSS
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.common.settings import settings
@@ -52,7 +52,11 @@ explain("Each head (a small unit of a layer that decides where to look) is switc
         "score is the task's own (aspect F1 and 4-way accuracy for reviews, else accuracy) "
         "or the mean loss. "
         "Gradient importance is a cheap estimate of the same from one backward pass; the "
-        "pruning curve removes more and more heads at once.")
+        "pruning curve removes more and more heads at once. **Heads free to go one at a time** "
+        "counts the heads whose removal alone costs nothing beyond that interval; "
+        "**Removable together** is how many can go at once, least harmful first, before the "
+        "score falls by more than 1 point (the loss: 0.05): losses too small to see one at a "
+        "time add up, so it is usually far fewer.")
 
 spec = EXAMPLE_SPEC if model_choice == S.EXAMPLE else ctx.spec
 if spec == EXAMPLE_SPEC and not wait_for_example(
@@ -100,20 +104,24 @@ for note in result.notes:
     st.caption(plain(note))
 
 drops = result.drops(m)
+together = removable_together(result)
+tol = "1 point" if m != LOSS else f"{result.pruning['tolerance']:g} in loss"
 worst = divmod(int(drops.argmax()), H)
 unit = "" if m == LOSS else " points"
 numbers = {"Intact " + S.METRIC_NAMES[m]: f"{result.intact[m]:.3f}" if m == LOSS
            else f"{result.intact[m]:.1f}",
-           "Heads free to go": f"{int((drops <= 0).sum())} of {L * H}",
+           "Heads free to go one at a time": f"{free_heads(result, m)} of {L * H}",
            "Costliest head": f"{name(*worst)} ({result.heads[m][worst]:+.2f}{unit})",
-           "Prunable within 1 point": f"{result.pruning['prunable']['by_importance']:.0%}",
+           f"Removable together within {tol}": f"{together[0]:.0%} ({together[1]} heads)",
            "Spearman (gradient)": "n/a" if result.spearman[m] != result.spearman[m]
            else f"{result.spearman[m]:.2f}"}
 for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
     col.metric(label, value)
 
 st.subheader("Reading")
-lines = reading(result, marks.aspect, marks.sep)
+C.remember(view, spec, result)
+other = C.other_method(view, spec)  # the other way of switching heads off, when at hand
+lines = reading(result, marks.aspect, marks.sep, other=other)
 st.markdown("\n".join(f"- {plain(line)}" for line in lines))
 add_button("Head importance: the reading", f"{S.REPORT}-reading", reading=lines,
            numbers=numbers, **source)
@@ -136,7 +144,10 @@ with tabs[0]:
     lo, hi = result.heads_ci[m][layer - 1, head - 1]
     p3.markdown(plain(f"Head {layer}-{head}: {result.heads[m][layer - 1, head - 1]:+.3f} "
                       f"(95% {lo:+.3f} to {hi:+.3f}), gradient importance "
-                      f"{result.gradient[layer - 1, head - 1]:.3f}"))
+                      f"{result.gradient[layer - 1, head - 1]:.3f}" + (
+                          f"; with {S.METHODS[other.method]}: "
+                          f"{other.heads[m][layer - 1, head - 1]:+.3f}"
+                          if other is not None and m in other.heads else "")))
     st.link_button(f"Open head {layer}-{head} in the Attention page",
                    attention_link(spec, text, pair, layer, head), icon=":material/visibility:")
 with tabs[1]:

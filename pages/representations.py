@@ -109,7 +109,9 @@ with tab_corpus:
             "layer's vectors to guess each word's part of speech (UPOS), whether it names "
             "the aspect asked about, or (a labelled corpus) its sentence's label; its "
             "cross-validated accuracy per layer shows where that "
-            "information is easiest to read, against the majority baseline. Anisotropy: how "
+            "information is easiest to read, against the majority baseline; the band and the "
+            "table's intervals are 95% bootstrap intervals over the sentences, and the reading "
+            "calls a difference within noise when its interval covers 0. Anisotropy: how "
             "much all vectors point the same way; self-similarity: how much one word keeps its "
             "vector from sentence to sentence (lower = more shaped by its sentence).")
     cview, upload = B.corpus_controls()
@@ -146,6 +148,10 @@ with tab_corpus:
     if cres.model.probes:
         pchart, pdf = C.probe_chart(cres)
         st.altair_chart(pchart)
+        ptable = C.probe_table(cres)
+        st.dataframe(ptable, hide_index=True, key=S.PROBE_TABLE, column_config={
+            c: st.column_config.NumberColumn(format="%.1f") for c in ptable.columns
+            if c.endswith("(%)") and "interval" not in c})
         chart_downloads(pchart, "representations_probes", key=S.DL_PROBES, df=pdf)
         add_button("Linear probes per layer", S.ADD_PROBES, chart=pchart, data=data,
                    settings=csettings, **report)

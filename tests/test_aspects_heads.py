@@ -179,16 +179,37 @@ def test_verdict_headlines_when_all_or_none_beat():
 
 def test_verdict_of_the_synthetic_model(fake_loaded):
     """The fake model's best heads only equal the best fixed position (its head 1 always looks
-    at the last [SEP], as offset -1 does): a tie is not a head above every baseline."""
+    at the last [SEP], as offset -1 does): a tie is not a head above every baseline. For [SEP]
+    when the aspect is absent the fixed position scores 1.000 by construction (the [SEP]s are
+    the last candidates): it is left out, said so, and the head is read against the next
+    strongest baseline (random head, 1/3 of the 3 heads)."""
     disc = Hd.discover(fake_loaded, two_sentences(), "qa_m", n_boot=100)
+    assert disc.baselines["noop"]["positional"] == {"offset": -1, "score": 1.0, "accuracy": 1.0}
+    assert Hd.unbeatable(disc.baselines["noop"]) == ["positional"]
+    assert Hd.unbeatable(disc.baselines["aspect"]) == []
     assert Hd.verdict(disc.ranked, disc.baselines) == [
-        "No head beats every baseline, for any kind (aspect terms, aspect terms or their opinion "
-        "words, the other aspect's terms and [SEP] when the aspect is absent).",
+        "A head beats every baseline for [SEP] when the aspect is absent; no head does for "
+        "aspect terms, aspect terms or their opinion words and the other aspect's terms.",
         "No head beats the fixed-position baseline for aspect terms (best 0.667 vs 0.667).",
         "No head beats the fixed-position baseline for aspect terms or their opinion words (best "
         "0.667 vs 0.667).",
         "No head beats the fixed-position baseline for the other aspect's terms (best 0.500 vs "
         "0.500).",
-        "No head beats the fixed-position baseline for [SEP] when the aspect is absent (best "
-        "1.000 vs 1.000).",
+        "Head 1-2 beats every baseline for [SEP] when the aspect is absent: score 1.000 (95% "
+        "interval 1.000–1.000) against the random-head baseline's 0.333; 1 head in all (the "
+        "fixed-position baseline is left out: it scores 1.000, the most any head can score, so "
+        "no head could beat it).",
     ]
+
+
+def test_a_baseline_at_the_ceiling_is_left_out_and_named():
+    """Planted baselines: a positional baseline of 1.000 no longer hides a head at 0.95 (its
+    interval's low end 0.90 above the uniform 0.5); at 0.999 it still counts; with every
+    baseline at the ceiling there is nothing to beat (no verdict)."""
+    ranked = [_row(2, 3, 0.95, 0.90, 0.99)]
+    v = Hd.kind_verdict(ranked, _base(1.0, uni=0.5))
+    assert v["beats"] and v["left_out"] == ["positional"]
+    assert v["baseline"] == "uniform" and v["baseline_score"] == 0.5
+    v = Hd.kind_verdict(ranked, _base(0.999, uni=0.5))
+    assert not v["beats"] and v["left_out"] == [] and v["baseline_score"] == 0.999
+    assert Hd.kind_verdict(ranked, _base(1.0, rand=1.0, freq=1.0, uni=1.0)) is None

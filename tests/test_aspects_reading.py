@@ -34,15 +34,28 @@ def test_none_does_and_fine_tuning_change():
     ranked = {"aspect": [_h(0, 0, 0.18, 0.12, 0.22)],
               "aspect_sentiment": [_h(0, 1, 0.1, 0.05, 0.2)],
               "opposite": [], "noop": []}
-    before = {"aspect": [_h(5, 5, 0.10, 0.05, 0.15)], "aspect_sentiment": []}
+    before = {"aspect": [_h(5, 5, 0.10, 0.05, 0.11)], "aspect_sentiment": []}
     lines = reading(ranked, {k: BASE for k in ranked}, before)
     assert lines[0].startswith("No head beats every baseline")
     assert margin({"best": ranked["aspect"][0], "baseline_score": 0.2}) < 0
     assert lines[1] == ("For aspect terms, no head does better than the simple rule of always "
                         "looking a fixed number of words away: the best, head 1-1, scores 0.020 "
                         "less than the rule (0.080 less at the low end of its 95% interval).")
-    assert lines[-1] == ("Fine-tuning raised the best score for aspect terms: 0.100 (head 6-6) "
-                         "before, 0.180 (head 1-1) after.")
+    assert lines[-1] == ("Fine-tuning raised the best score for aspect terms: 0.100 (head 6-6, "
+                         "95% interval 0.050–0.110) before, 0.180 (head 1-1, 95% interval "
+                         "0.120–0.220) after.")
+
+
+def test_a_change_from_fine_tuning_within_the_intervals_is_within_noise():
+    from analysis.aspects.reading import change_sentence
+
+    after = [_h(0, 0, 0.18, 0.12, 0.22)]
+    assert change_sentence("aspect", after, [_h(5, 5, 0.15, 0.10, 0.20)]) == (
+        "Fine-tuning changed, within noise, the best score for aspect terms: 0.150 (head 6-6, "
+        "95% interval 0.100–0.200) before, 0.180 (head 1-1, 95% interval 0.120–0.220) after "
+        "(the two 95% intervals overlap).")
+    assert change_sentence("aspect", after, [_h(5, 5, 0.30, 0.25, 0.35)]).startswith(
+        "Fine-tuning lowered the best score for aspect terms")
 
 
 def test_one_label_hint_when_every_pair_gets_the_same_label():
@@ -67,3 +80,19 @@ def test_one_label_hint_when_every_pair_gets_the_same_label():
     same = np.zeros((5, len(LABELS)))
     same[:, LABELS.index("positive")] = 1.0
     assert "'positive'" in one_label_hint(metrics_from_scores(gold, same))
+
+
+def test_the_explanation_follows_the_checkpoints_task():
+    """'What am I looking at?' names the shown checkpoint's task and quotes its own auxiliary
+    sentence: an NLI-M checkpoint's text has no QA-M question in it, and the reverse."""
+    from analysis.aspects.reading import task_explanation
+
+    nli = task_explanation("nli_m")
+    assert "this checkpoint's task, NLI-M: for example \"service\"" in nli
+    assert "what do you think" not in nli and "QA-M" not in nli
+    qa = task_explanation("qa_m", "food")
+    assert "QA-M: for example \"what do you think of the food of it ?\"" in qa
+    assert "NLI" not in qa
+    assert "\"the polarity of the aspect service is positive .\"" in task_explanation("qa_b")
+    assert "\"positive - service\"" in task_explanation("nli_b")
+    assert "a baseline that scores 1.000, the most any head can, is left out" in nli

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from analysis.attribution.faithfulness import Faithfulness
 from analysis.attribution.reading import PLAIN, faithfulness_reading, input_reading, top_words
@@ -31,12 +32,18 @@ def _faith(attention_comp):
 
 
 def test_faithfulness_reading_from_the_numbers():
+    """Every fall in points with its 95% interval in points (the page's table unit); 'within
+    noise' when raw attention's interval overlaps the random choice's."""
     text = faithfulness_reading(_faith((0.2, 0.15, 0.25)))
-    assert PLAIN["alti"] in text and "30.0 points" in text and "8.0" in text
-    assert "Raw attention weights beat a random choice (20.0 points" in text
-    assert "rank correlation 0.55" in text
+    assert PLAIN["alti"] in text
+    assert ("falls by 30.0 points on average (95% interval 25.0 to 35.0 points; a random "
+            "choice of words: falls by 8.0 points, 95% interval 6.0 to 10.0 points).") in text
+    assert ("Raw attention weights beat a random choice (20.0 points, 95% interval 15.0 to "
+            "25.0 points; the intervals do not overlap).") in text
+    assert "rank correlation 0.55, 95% interval 0.40 to 0.70" in text
     text = faithfulness_reading(_faith((0.09, 0.05, 0.12)))
-    assert "not clearly better than a random choice (9.0 points" in text
+    assert ("not clearly better than a random choice: within noise (9.0 points, 95% interval "
+            "5.0 to 12.0 points; the intervals overlap)") in text
     text = faithfulness_reading(_faith((0.02, 0.01, 0.03)))
     assert "do worse than a random choice" in text
     for name in INTERNAL:
@@ -51,6 +58,7 @@ def test_faithfulness_reading_says_rises_and_too_few_examples():
     f.random["comprehensiveness"] = _summary(-0.027, -0.04, -0.01)
     text = faithfulness_reading(replace(f, n_examples=1))
     assert "rises by 0.3 points" in text and "rises by 2.7 points" in text
+    assert "95% interval of the fall -1.0 to +0.4 points" in text
     assert "falls by -" not in text
     assert "With only 1 example these averages are not reliable: use at least 10." in text
     assert "intervals" not in text  # one example: no verdict on raw attention
@@ -83,3 +91,40 @@ def test_a_repeated_word_is_named_once():
     r = Attribution(tokens, special, list(range(5)), tokens, None,
                     {"alti": MethodResult(None, None, np.array([0, 0.5, 0.4, 0.1, 0]))})
     assert top_words(r, "alti") == ["soup", "cold"]
+
+
+def test_the_best_method_within_noise_of_random_says_so():
+    from dataclasses import replace
+
+    f = _faith((0.2, 0.15, 0.25))
+    f.methods["alti"]["comprehensiveness"] = _summary(0.12, 0.09, 0.15)
+    f.methods["attention"]["comprehensiveness"] = _summary(0.1, 0.05, 0.15)
+    text = faithfulness_reading(replace(f, n_examples=10))
+    assert "falls by 12.0 points on average (95% interval 9.0 to 15.0 points" in text
+    assert "That is within noise of a random choice: the two intervals overlap." in text
+
+
+def test_the_table_is_in_the_readings_points():
+    """The page's faithfulness table: comprehensiveness and sufficiency in points (the
+    reading's 28.4, not 0.284), intervals in points, leave-one-out as a rank correlation."""
+    from ui.attribution.views import curves_frame, faithfulness_frame
+
+    f = _faith((0.2842, 0.15, 0.25))
+    table = faithfulness_frame(f).set_index("method")
+    row = table.loc["Raw attention"] if "Raw attention" in table.index else table.iloc[0]
+    assert row["comprehensiveness (points)"] == pytest.approx(28.42)
+    assert row["comprehensiveness 95% interval (points)"] == "15.0 to 25.0"
+    assert row["sufficiency (points)"] == 10.0
+    assert row["leave-one-out (rank correlation)"] == 0.1
+    assert table.loc["Random ranking", "comprehensiveness (points)"] == 8.0
+    assert "28.4 points" in faithfulness_reading(f) and "0.284" not in faithfulness_reading(f)
+    f.methods["attention"]["comprehensiveness"]["curve"] = [0.1, 0.2, 0.3, 0.4, 0.5]
+    for name in ("alti",):
+        for key in ("comprehensiveness", "sufficiency"):
+            f.methods[name][key]["curve"] = [0.0] * 5
+    f.methods["attention"]["sufficiency"]["curve"] = [0.0] * 5
+    for key in ("comprehensiveness", "sufficiency"):
+        f.random[key]["curve"] = [0.0] * 5
+    curves = curves_frame(f)
+    got = curves[(curves.measure == "comprehensiveness") & (curves.k == 50)]
+    assert 50.0 in set(got["value"])

@@ -151,6 +151,13 @@ def test_aspects_subcommands_write_what_the_old_names_write(tmp_path, capsys):
             data.pop("seconds", None)
             outs.append(data)
         assert outs[0] == outs[1]
+    # the causal check's noise in the JSON: the change's interval and the random draws' band
+    for res in outs[0]["causal"].values():
+        for key in ("aspect_f1", "acc_4way"):
+            draws = [d[key] for d in res["delta_random_draws"]]
+            assert res["random_band"][key] == [min(draws), max(draws)]
+            low, high = res["ci_top_k"][key]
+            assert low <= res["delta_top_k"][key] + 1e-9 <= high + 2e-9
     assert main(["aspects", "heads", "--model", str(ck), "--data", "sample", "--out",
                  str(tmp_path / "x.txt")]) == 2
     assert "--out must name a .json file" in capsys.readouterr().err

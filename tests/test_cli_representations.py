@@ -60,6 +60,10 @@ def test_data_json_equals_the_library(tmp_path, tiny, capsys):
     want = corpus_representations(m, read_conllu(data), scatter=False).to_json()
     assert json.loads(out.read_text()) == json.loads(json.dumps(want))
     assert want["compare"] is None and want["probes"]["upos"]["majority"] == 0.5
+    # each layer's accuracy with its bootstrap 95% interval over sentences
+    upos = json.loads(out.read_text())["probes"]["upos"]
+    assert len(upos["layers_ci"]) == len(upos["layers"])
+    assert all(lo <= acc <= hi for (lo, hi), acc in zip(upos["layers_ci"], upos["layers"]))
 
 
 def labelled_csv(tmp_path):

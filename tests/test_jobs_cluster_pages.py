@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from analysis.errors import DataError
+from analysis.importance.reading import free_heads, removable_together
 from analysis.models import ModelLoadError
 from analysis.raydata import WorkerLost
 from ui.common import cluster
@@ -179,6 +180,6 @@ def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_pa
     ref = importance_study(loaded, ev, prune=True)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Intact aspect F1"] == f"{ref.intact['aspect_f1']:.1f}"
-    assert metrics["Heads free to go"] == f"{int((ref.drops() <= 0).sum())} of 8"
-    assert metrics["Prunable within 1 point"] == \
-        f"{ref.pruning['prunable']['by_importance']:.0%}"
+    assert metrics["Heads free to go one at a time"] == f"{free_heads(ref)} of 8"
+    assert metrics["Removable together within 1 point"] == \
+        f"{ref.pruning['prunable']['by_importance']:.0%} ({removable_together(ref)[1]} heads)"

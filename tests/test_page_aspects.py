@@ -113,6 +113,14 @@ def test_page_starts_with_instructions():
     assert any("For local users" in e.label for e in at.expander)
     # while there is no example, what the page will show, in words a visitor knows
     assert any(m.value.startswith("**What this page will show.**") for m in at.markdown)
+    # ... for the example's own task (its recipe's: NLI-M), not another task's question
+    from analysis.example import RECIPE
+    from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence
+
+    told = next(m.value for m in at.markdown if m.value.startswith("**What this page"))
+    assert f"the {TASK_NAMES[RECIPE.task]} task" in told
+    assert f"\"{auxiliary_sentence(RECIPE.task, 'food', 'positive')}\"" in told
+    assert RECIPE.task != "nli_m" or "what do you think" not in told
     assert at.radio(key="ah_source").value == "Example checkpoint"
     fine_tune_source(at)
     at.run()

@@ -93,10 +93,15 @@ def test_tiny_classifier_hostile_text_and_faithfulness(monkeypatch, tiny_dir):
     table = at.dataframe[0].value
     texts, pairs, _ = heldout_examples(3)
     f = faithfulness(loaded, texts, pairs)
-    got = dict(zip(table["method"], table["comprehensiveness"]))
-    assert got["ALTI"] == pytest.approx(f.methods["alti"]["comprehensiveness"]["mean"])
-    assert got["Random ranking"] == pytest.approx(f.random["comprehensiveness"]["mean"])
-    assert np.isfinite(table["sufficiency"]).all()
+    got = dict(zip(table["method"], table["comprehensiveness (points)"]))
+    assert got["ALTI"] == pytest.approx(100 * f.methods["alti"]["comprehensiveness"]["mean"])
+    assert got["Random ranking"] == pytest.approx(100 * f.random["comprehensiveness"]["mean"])
+    assert np.isfinite(table["sufficiency (points)"]).all()
+    # the reading says its falls in the table's unit
+    r = f.random["comprehensiveness"]
+    md = " ".join(m.value for m in at.markdown)
+    assert plain(f"a random choice of words: {'falls' if r['mean'] >= 0 else 'rises'} by "
+                 f"{abs(got['Random ranking']):.1f} points") in md
 
 
 def test_one_input_is_explained_while_a_corpus_job_holds_the_queue(monkeypatch, tiny_dir):

@@ -4,6 +4,7 @@ the CLI's)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,11 @@ from streamlit.testing.v1 import AppTest
 
 from analysis.importance import importance_study
 from analysis.importance.evalset import load_classifier, load_eval_set
+from analysis.importance.pruning import n_removed
+from analysis.importance.reading import beyond_interval, methods_sentence
 from apptest_util import chart_frames
 from importance_util import stand_in_example
+from ui.common.errors import plain
 from url_util import bound, open_page
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -88,7 +92,11 @@ def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Intact aspect F1"] == f"{ref.intact['aspect_f1']:.1f}"
     drops = ref.drops()
-    assert metrics["Heads free to go"] == f"{int((drops <= 0).sum())} of 8"
+    assert metrics["Heads free to go one at a time"] == f"{8 - len(beyond_interval(ref)[0])} of 8"
+    f, n = ref.pruning["prunable"]["by_importance"], n_removed(
+        ref.pruning["prunable"]["by_importance"], 8)
+    assert metrics["Removable together within 1 point"] == f"{f:.0%} ({n} heads)"
+    assert drops.shape == (2, 4)
     frames = chart_frames(at)
     heat = next(f for f in frames if "change" in f.columns and "mark" in f.columns)
     got = heat.sort_values(["layer", "head"])["change"].to_numpy()
@@ -107,6 +115,19 @@ def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
                        ref2.heads["loss"].reshape(-1), atol=1e-9)
     got = bound(at)
     assert (got["importance_method"], got["importance_metric"]) == ("mask", "loss")
+    assert "Removable together within 0.05 in loss" in {m.label for m in at.metric}
+    # back to uniform attention with the loss: the reading now has the masked result at hand
+    at.radio(key="importance_method").set_value("uniform")
+    at.run()
+    assert not at.exception and not at.error
+    ref3 = importance_study(loaded, ev, method="uniform", metric="loss", prune=True)
+    md = " ".join(m.value for m in at.markdown)
+    assert plain(methods_sentence(ref3, ref2)) in md
+    # the chosen head's line gives both methods' changes
+    line = next(m.value for m in at.markdown if m.value.startswith("Head "))
+    layer, head = (int(x) for x in re.match(r"Head (\d+)\\?-(\d+)", line).groups())
+    assert line.endswith(plain(f"; with output zeroed (Michel): "
+                               f"{ref2.heads['loss'][layer - 1, head - 1]:+.3f}"))
 
 
 def test_a_link_restores_the_controls_and_the_head(cache, monkeypatch):

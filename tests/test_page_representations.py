@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 import ui.common.settings
 from analysis.representations import corpus_representations, input_representations
 from analysis.syntax.treebank import sample_treebank
+from ui.common.errors import plain
 from ui.common.sidebar import EXAMPLE_A, EXAMPLE_B
 from ui.representations import state as S
 
@@ -86,12 +87,20 @@ def test_first_visit_shows_the_input_and_the_sample(default_model):
     assert metrics["Sentences"] == "40"
     probes = frames(at, "accuracy")[0]
     np.testing.assert_allclose(probes.sort_values("layer")["accuracy"],
-                               ref.model.probes["upos"].layers, atol=1e-12)
+                               100 * np.asarray(ref.model.probes["upos"].layers), atol=1e-10)
+    upos = ref.model.probes["upos"]
+    low, high = upos.ci(upos.best_layer())
+    table = next(d.value for d in at.dataframe if "best layer" in d.value.columns)
+    assert table["best layer"].tolist() == [upos.best_layer()]
+    assert table["best layer 95% interval (%)"].tolist() == [f"{100 * low:.1f} to {100 * high:.1f}"]
     geo = frames(at, "measure")[0]
     aniso = geo[geo["measure"] == "anisotropy"].sort_values("layer")["value"]
     np.testing.assert_allclose(aniso, ref.model.anisotropy, atol=1e-12)
     reading = " ".join(m.value for m in at.markdown)
     assert "separates nouns from verbs best" in reading
+    best = f"{100 * upos.layers[upos.best_layer()]:.1f}"
+    assert plain(f"at layer {upos.best_layer()}: {best}% of {upos.n_words} words right (95% "
+                 f"interval {100 * low:.1f}% to {100 * high:.1f}%)") in reading
 
 
 def test_second_model_side_by_side_and_a_bad_one_in_one_line(tiny_model_dir):

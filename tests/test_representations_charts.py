@@ -15,9 +15,9 @@ def _result(compare: bool):
 
 def test_probe_frame_has_a_row_per_model_and_layer():
     one, two = probe_frame(_result(False)), probe_frame(_result(True))
-    assert list(one["model"]) == ["A: base"] * 2 and list(one["accuracy"]) == [0.5, 0.75]
+    assert list(one["model"]) == ["A: base"] * 2 and list(one["accuracy"]) == [50.0, 75.0]
     assert list(two["model"]) == ["A: base"] * 2 + ["B: tuned"] * 2
-    assert set(two["majority"]) == {0.25} and list(two["layer"]) == [0, 1, 0, 1]
+    assert set(two["majority"]) == {25.0} and list(two["layer"]) == [0, 1, 0, 1]
 
 
 def test_geometry_frame_leaves_out_missing_values():

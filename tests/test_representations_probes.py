@@ -29,7 +29,16 @@ def test_separable_vectors_reach_100_and_noise_the_majority_rate():
     assert curve.recall[0] == {"ADJ": 1.0, "NOUN": 1.0, "VERB": 1.0}
     assert curve.counts == {"ADJ": 30, "NOUN": 180, "VERB": 90}
     assert curve.best_layer() == 0 and curve.folds == 5 and curve.n_sentences == 50
-    assert curve.to_json() == {"layers": curve.layers, "majority": curve.majority}
+    assert curve.to_json() == {"layers": curve.layers, "majority": curve.majority,
+                               "layers_ci": [list(curve.ci(k)) for k in range(2)]}
+    # the per-sentence counts add up to the accuracies the curve reports
+    assert curve.sentence_words == [6] * 50 and len(curve.sentence_right) == 2
+    for k in range(2):
+        assert sum(curve.sentence_right[k]) / n == pytest.approx(curve.layers[k])
+    assert sum(curve.majority_right) / n == pytest.approx(curve.majority)
+    assert curve.ci(0) == (1.0, 1.0)  # every word right in every resample
+    low, high = curve.ci(1)
+    assert low <= curve.layers[1] <= high and high - low > 0.02
 
 
 def test_majority_baseline_by_hand():
@@ -53,3 +62,28 @@ def test_bad_inputs_one_line():
         probe_layers(x, ["a"] * 4, [0, 0, 1, 1])
     with pytest.raises(DataError, match="at least two sentences"):
         probe_layers(x, ["a", "b", "a", "b"], [0, 0, 0, 0])
+
+
+def test_paired_intervals_of_planted_counts():
+    """20 sentences of 10 words: the same right words give [0, 0]; one more right word in
+    every sentence is +10 points in every resample; the change's interval holds the observed
+    change and a one-sided lead over the baseline lies above 0."""
+    from analysis.representations.probes import ProbeCurve, change_ci, lead_ci, paired_ci
+
+    words = [10] * 20
+    right = [7, 8, 9, 6, 7] * 4
+    assert paired_ci(words, right, right) == (0.0, 0.0)
+    low, high = paired_ci(words, right, [r + 1 for r in right])
+    assert low == pytest.approx(0.1) and high == pytest.approx(0.1)
+    churn = [r + d for r, d in zip(right, [1, -1, 2, -2, 0] * 4)]  # 0 net change
+    low, high = paired_ci(words, right, churn)
+    assert low < 0 < high
+    a = ProbeCurve("aspect", [0.5, 0.74], 0.5, ["a", "b"], {}, n_words=200,
+                   sentence_words=words, sentence_right=[[5] * 20, right],
+                   majority_right=[5] * 20)
+    b = ProbeCurve("aspect", [0.5, 0.74], 0.5, ["a", "b"], {}, n_words=200,
+                   sentence_words=words, sentence_right=[[5] * 20, churn],
+                   majority_right=[5] * 20)
+    assert change_ci(a, b, 1) == paired_ci(words, right, churn)
+    assert 0.15 < lead_ci(a, 1)[0] < 0.24 <= lead_ci(a, 1)[1]
+    assert ProbeCurve("x", [0.5], 0.5, ["a", "b"], {}).ci(0) is None

@@ -9,10 +9,68 @@ from typing import Callable, Sequence
 import numpy as np
 
 from analysis.aspects.finetune import predict_probs
-from analysis.aspects.tasks import metrics_from_scores, pair_scores
+from analysis.aspects.tasks import NONE, metrics_from_scores, pair_scores, sentiment_accuracy
 from analysis.errors import DataError
 
 METRIC_KEYS = ("aspect_f1", "acc_4way", "acc_3way", "acc_binary")
+ROWS = 5  # rows (categories) per sentence, in CATEGORIES order
+ACC_CLASSES = {"acc_4way": 4, "acc_3way": 3, "acc_binary": 2}
+
+
+def sentence_counts(gold, scores) -> np.ndarray:
+    """[n_sentences, 9] counts the metrics are sums of, per sentence: predicted, gold and
+    shared aspects (0 for a sentence with no gold aspect, which aspect F1 skips), then right
+    and counted pairs of the 4-way, 3-way and binary accuracies (per pair by
+    :func:`sentiment_accuracy` itself)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    gold = [int(g) for g in gold]
+    pred = scores.argmax(1)
+    out = np.zeros((len(gold) // ROWS, 9))
+    for s in range(len(out)):
+        rows = range(s * ROWS, (s + 1) * ROWS)
+        g = {j for j in rows if gold[j] != NONE}
+        if g:
+            p = {j for j in rows if pred[j] != NONE}
+            out[s, :3] = len(p), len(g), len(p & g)
+        for c, classes in enumerate(ACC_CLASSES.values()):
+            for j in rows:
+                acc = sentiment_accuracy([gold[j]], [int(pred[j])], scores[j:j + 1], classes)
+                if np.isfinite(acc):
+                    out[s, 3 + 2 * c] += acc / 100.0
+                    out[s, 4 + 2 * c] += 1
+    return out
+
+
+def _metrics_of(sums: np.ndarray) -> dict[str, np.ndarray]:
+    """The metrics (percent) from summed counts [..., 9] (NaN where nothing is counted)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denom = sums[..., 0] + sums[..., 1]
+        out = {"aspect_f1": np.where(denom > 0, 200.0 * sums[..., 2] / np.maximum(denom, 1),
+                                     0.0)}
+        for c, key in enumerate(ACC_CLASSES):
+            n = sums[..., 4 + 2 * c]
+            out[key] = np.where(n > 0, 100.0 * sums[..., 3 + 2 * c] / np.maximum(n, 1), np.nan)
+    return out
+
+
+def paired_interval(gold, full_scores, masked_scores, n_boot: int = 1000, seed: int = 0,
+                    alpha: float = 0.05) -> dict[str, list[float]]:
+    """Percentile bootstrap 95% interval of each metric's change ``masked - full``, sentences
+    resampled with replacement (the same resample for both, so the interval is of the paired
+    change). -> {metric: [low, high]} in points; [nan, nan] where the metric counts nothing."""
+    a, b = sentence_counts(gold, full_scores), sentence_counts(gold, masked_scores)
+    if not len(a):
+        return {key: [float("nan")] * 2 for key in METRIC_KEYS}
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(len(a), np.full(len(a), 1.0 / len(a)), size=n_boot).astype(float)
+    full, masked = _metrics_of(counts @ a), _metrics_of(counts @ b)
+    out = {}
+    for key in METRIC_KEYS:
+        d = masked[key] - full[key]
+        d = d[np.isfinite(d)]
+        out[key] = ([float(np.quantile(d, alpha / 2)), float(np.quantile(d, 1 - alpha / 2))]
+                    if len(d) else [float("nan")] * 2)
+    return out
 
 
 def head_mask_for(heads: Sequence[tuple[int, int]], n_layers: int, n_heads: int) -> np.ndarray:
@@ -24,10 +82,11 @@ def head_mask_for(heads: Sequence[tuple[int, int]], n_layers: int, n_heads: int)
 
 
 def _run(model, tokenizer, examples, task: str, mask=None):
-    """(metrics, 5-way scores) of ``model`` on the pairs, heads masked by ``mask``."""
+    """(metrics, 5-way scores, gold labels) of ``model`` on the pairs, heads masked by
+    ``mask``."""
     probs = predict_probs(model, tokenizer, examples, head_mask=mask)
     gold, scores = pair_scores(examples, probs, task)
-    return metrics_from_scores(gold, scores), np.asarray(scores, dtype=np.float64)
+    return metrics_from_scores(gold, scores), np.asarray(scores, dtype=np.float64), gold
 
 
 def _moved(scores: np.ndarray, ref: np.ndarray) -> tuple[float, int]:
@@ -45,16 +104,18 @@ def causal_check(model, tokenizer, examples, task: str, ranked: Sequence[dict], 
     mask moved the predictions themselves (``moved_*``: mean total-variation distance of the
     predicted distributions; ``flipped_*``: pairs whose label changed), which shows the mask
     reached the prediction even when no metric moves. ``delta_random_draws``: each random
-    draw's changes (the noise a top-k change is read against)."""
+    draw's changes (the noise a top-k change is read against); ``random_band``: their
+    [smallest, largest] per metric; ``ci_top_k``: the paired bootstrap 95% interval of the
+    top-k change (:func:`paired_interval`, sentences resampled)."""
     top = [(r["layer"], r["head"]) for r in ranked[:k]]
     if not top:
         raise DataError("No ranked heads to mask.")
     if progress:
         progress("full model")
-    full, ref = _run(model, tokenizer, examples, task)
+    full, ref, gold = _run(model, tokenizer, examples, task)
     if progress:
         progress(f"top-{k} masked")
-    masked, top_scores = _run(model, tokenizer, examples, task,
+    masked, top_scores, _ = _run(model, tokenizer, examples, task,
                               head_mask_for(top, n_layers, n_heads))
     rng = np.random.default_rng(seed)
     rand, moved = [], []
@@ -63,19 +124,23 @@ def causal_check(model, tokenizer, examples, task: str, ranked: Sequence[dict], 
         if progress:
             progress(f"random {k} masked ({r + 1}/{n_random})")
         pick = rng.choice(len(all_heads), size=len(top), replace=False)
-        m, sc = _run(model, tokenizer, examples, task,
+        m, sc, _ = _run(model, tokenizer, examples, task,
                      head_mask_for([all_heads[i] for i in pick], n_layers, n_heads))
         rand.append(m)
         moved.append(_moved(sc, ref))
     random_mean = {key: float(np.mean([m[key] for m in rand])) for key in METRIC_KEYS}
     top_moved, top_flipped = _moved(top_scores, ref)
+    draws = [{key: m[key] - full[key] for key in METRIC_KEYS} for m in rand]
     return {
         "k": len(top), "masked_heads": top, "n_pairs": len(ref),
         "full": {key: full[key] for key in METRIC_KEYS},
         "top_k": {key: masked[key] for key in METRIC_KEYS}, "random_k": random_mean,
         "delta_top_k": {key: masked[key] - full[key] for key in METRIC_KEYS},
         "delta_random_k": {key: random_mean[key] - full[key] for key in METRIC_KEYS},
-        "delta_random_draws": [{key: m[key] - full[key] for key in METRIC_KEYS} for m in rand],
+        "delta_random_draws": draws,
+        "random_band": {key: [float(min(d[key] for d in draws)), float(max(d[key] for d in draws))]
+                        for key in METRIC_KEYS} if draws else {},
+        "ci_top_k": paired_interval(gold, ref, top_scores, seed=seed),
         "moved_top_k": top_moved, "flipped_top_k": top_flipped,
         "moved_random_k": float(np.mean([m for m, _ in moved])) if moved else 0.0,
         "flipped_random_k": float(np.mean([f for _, f in moved])) if moved else 0.0,

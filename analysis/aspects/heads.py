@@ -213,19 +213,46 @@ BASELINE_WORDS = {"random_head": "random-head", "positional": "fixed-position",
                   "frequent_word": "most-frequent-word", "uniform": "uniform"}
 
 
+# a score is a share of attention (or of pairs): nothing can score above 1, so a baseline at 1
+# cannot be beaten (the fixed position for [SEP] when the aspect is absent: the [SEP] words are
+# always the last candidates, and offset -1 hits in every pair by construction)
+CEILING = 1.0
+
+
+def unbeatable(base: dict) -> list[str]:
+    """The baselines of one kind that score the ceiling (1), so that no head can beat them:
+    they are left out of "beats every baseline" (docs/METHODS.md section 8)."""
+    return [k for k, v in base.items() if k in BASELINE_WORDS and isinstance(v, dict)
+            and "score" in v and float(v["score"]) >= CEILING - 1e-9]
+
+
 def kind_verdict(ranked: Sequence[dict], base: dict) -> dict | None:
     """Whether a head of one kind beats every baseline: its score's 95% interval lies above
-    the highest baseline score. -> {"beats", "heads" (those that do, ranked), "best" (the
-    top-ranked head), "baseline" (the strongest one's name), "baseline_score"}; None when the
-    kind has no pairs."""
+    the highest baseline score, baselines at the ceiling (:func:`unbeatable`) left out.
+    -> {"beats", "heads" (those that do, ranked), "best" (the top-ranked head), "baseline"
+    (the strongest one's name), "baseline_score", "left_out" (the unbeatable baselines' names)};
+    None when the kind has no pairs or no baseline can be beaten."""
+    out = unbeatable(base)
     scores = {k: float(v["score"]) for k, v in base.items()
-              if k in BASELINE_WORDS and isinstance(v, dict) and "score" in v}
+              if k in BASELINE_WORDS and isinstance(v, dict) and "score" in v and k not in out}
     if not ranked or not scores:
         return None
     name = max(scores, key=lambda k: (scores[k], k))
     above = [r for r in ranked if all(r["ci_low"] > s for s in scores.values())]
     return {"beats": bool(above), "heads": above, "best": ranked[0], "baseline": name,
-            "baseline_score": scores[name]}
+            "baseline_score": scores[name], "left_out": out}
+
+
+def left_out_words(v: dict) -> str:
+    """" (the fixed-position baseline is left out: ...)" when a baseline of the kind scores the
+    ceiling, else ""."""
+    if not v.get("left_out"):
+        return ""
+    names = _join([f"the {BASELINE_WORDS[k]}" for k in v["left_out"]])
+    many = len(v["left_out"]) > 1
+    return (f" ({names} baseline{'s are' if many else ' is'} left out: "
+            f"{'they score' if many else 'it scores'} {CEILING:.3f}, the most any head can "
+            "score, so no head could beat it)")
 
 
 def verdict(ranked: dict[str, list[dict]], base: dict) -> list[str]:
@@ -249,21 +276,21 @@ def verdict(ranked: dict[str, list[dict]], base: dict) -> list[str]:
             words = KIND_WORDS[kind]
             out.append(f"{words[0].upper()}{words[1:]}: no pairs of this kind in the data.")
             continue
-        b, best = BASELINE_WORDS[v["baseline"]], v["best"]
+        b, best, note = BASELINE_WORDS[v["baseline"]], v["best"], left_out_words(v)
         if v["beats"]:
             top = v["heads"][0]
             n = len(v["heads"])
             out.append(f"Head {top['layer'] + 1}-{top['head'] + 1} beats every baseline for "
                        f"{KIND_WORDS[kind]}: score {top['score']:.3f} (95% interval "
                        f"{top['ci_low']:.3f}–{top['ci_high']:.3f}) against the {b} baseline's "
-                       f"{v['baseline_score']:.3f}; {n} head{'s' if n != 1 else ''} in all.")
+                       f"{v['baseline_score']:.3f}; {n} head{'s' if n != 1 else ''} in all{note}.")
         elif best["score"] > v["baseline_score"]:
             out.append(f"No head beats the {b} baseline for {KIND_WORDS[kind]} with confidence "
                        f"(best {best['score']:.3f}, 95% interval {best['ci_low']:.3f}–"
-                       f"{best['ci_high']:.3f}, vs {v['baseline_score']:.3f}).")
+                       f"{best['ci_high']:.3f}, vs {v['baseline_score']:.3f}){note}.")
         else:
             out.append(f"No head beats the {b} baseline for {KIND_WORDS[kind]} (best "
-                       f"{best['score']:.3f} vs {v['baseline_score']:.3f}).")
+                       f"{best['score']:.3f} vs {v['baseline_score']:.3f}){note}.")
     return out
 
 

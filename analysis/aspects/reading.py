@@ -1,13 +1,19 @@
 """The Aspect heads page's plain reading (docs/METHODS.md section 8): which heads find the
-aspect or its opinion words better than every baseline, by how much, or that none does; and,
-when the model before fine-tuning was scored too, whether fine-tuning made the best head better.
-Builds on :func:`analysis.aspects.heads.verdict` (its headline and one sentence per kind)."""
+aspect or its opinion words better than every baseline they can beat, by how much, or that none
+does; and, when the model before fine-tuning was scored too, whether fine-tuning made the best
+head better beyond noise. Builds on :func:`analysis.aspects.heads.verdict` (its headline and one
+sentence per kind). Also the causal check in words (its change's interval against the random
+heads' band, "within noise", and what it measures against the ranking and Head importance) and
+the page's explanation for the shown checkpoint's task."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from analysis.aspects.heads import BASELINE_WORDS, KIND_WORDS, kind_verdict, verdict
+from analysis.aspects.tasks import LABELS, TASK_NAMES, auxiliary_sentence, is_binary
 
 FOCUS = ("aspect", "aspect_sentiment")  # the kinds the reading leads with
 
@@ -50,15 +56,27 @@ def margin_sentence(kind: str, v: dict | None) -> str | None:
 
 
 def change_sentence(kind: str, after: Sequence[dict], before: Sequence[dict]) -> str | None:
-    """Whether fine-tuning raised the best score of ``kind`` (each model's own best head)."""
+    """Whether fine-tuning raised the best score of ``kind`` (each model's own best head):
+    raised or lowered only when the two best heads' 95% intervals do not overlap, else within
+    noise; each score with its interval."""
     if not after or not before:
         return None
     a, b = after[0], before[0]
-    d = a["score"] - b["score"]
-    trend = "raised" if d > 0.005 else "lowered" if d < -0.005 else "barely changed"
-    return (f"Fine-tuning {trend} the best score for {KIND_WORDS[kind]}: {b['score']:.3f} "
-            f"(head {b['layer'] + 1}-{b['head'] + 1}) before, {a['score']:.3f} (head "
-            f"{a['layer'] + 1}-{a['head'] + 1}) after.")
+    if "ci_low" in a and "ci_low" in b:
+        trend = ("raised" if a["ci_low"] > b["ci_high"] else
+                 "lowered" if a["ci_high"] < b["ci_low"] else
+                 "changed, within noise,")
+    else:
+        d = a["score"] - b["score"]
+        trend = "raised" if d > 0.005 else "lowered" if d < -0.005 else "barely changed"
+
+    def score(r):
+        ci = (f", 95% interval {r['ci_low']:.3f}–{r['ci_high']:.3f}" if "ci_low" in r else "")
+        return f"{r['score']:.3f} (head {r['layer'] + 1}-{r['head'] + 1}{ci})"
+
+    overlap = " (the two 95% intervals overlap)" if trend.startswith("changed") else ""
+    return (f"Fine-tuning {trend} the best score for {KIND_WORDS[kind]}: {score(b)} before, "
+            f"{score(a)} after{overlap}.")
 
 
 def reading(ranked: dict, base: dict, ranked_before: dict | None = None) -> list[str]:
@@ -78,6 +96,27 @@ def reading(ranked: dict, base: dict, ranked_before: dict | None = None) -> list
             if s:
                 out.append(s)
     return out
+
+
+TASK_FORMS = {"qa_m": "a question about one aspect", "nli_m": "the aspect's name alone",
+              "qa_b": "a statement of one aspect's sentiment",
+              "nli_b": "a short label-aspect phrase"}
+
+
+def task_explanation(task: str, category: str = "service") -> str:
+    """What the Aspect heads page's heads section shows, for the shown checkpoint's task (read
+    from its card): the auxiliary sentence the review is paired with, as that task writes it."""
+    aux = auxiliary_sentence(task, category, LABELS[0] if is_binary(task) else None)
+    rows = (" (one pair per candidate label; the heads are scored on the pair of the label "
+            f"'{LABELS[0]}', whose aspect word is the same)" if is_binary(task) else "")
+    return (f"Each review is paired with {TASK_FORMS[task]} (this checkpoint's task, "
+            f"{TASK_NAMES[task]}: for example \"{aux}\"){rows}. For every attention head we "
+            "measure how much attention goes from the aspect word of that auxiliary sentence to "
+            "the aspect's words in the review (or its opinion words, the other aspect's words, "
+            "or [SEP] when the aspect is absent). A head counts only when it beats every "
+            "baseline it can beat: a random head, always the same position, the most frequent "
+            "word, even attention (a baseline that scores 1.000, the most any head can, is "
+            "left out).")
 
 
 def one_label_hint(metrics: dict, recipe_hint: str = "") -> str | None:
@@ -109,11 +148,64 @@ def _noise(result: dict, key: str) -> float:
     return max(vals) if vals else 0.0
 
 
+def _band(result: dict, key: str) -> tuple[float, float] | None:
+    """[smallest, largest] change of ``key`` over the random draws (``random_band``, else from
+    ``delta_random_draws``); None without draws."""
+    band = (result.get("random_band") or {}).get(key)
+    if band is None:
+        vals = [d[key] for d in result.get("delta_random_draws") or [] if key in d]
+        band = [min(vals), max(vals)] if vals else None
+    return (float(band[0]), float(band[1])) if band is not None else None
+
+
+def within_noise(result: dict, key: str) -> bool:
+    """Whether the top-k change of ``key`` is within noise: its 95% interval (``ci_top_k``)
+    covers 0 or overlaps the band of changes k random heads caused; without an interval (a
+    result from before it was computed), whether the change is no larger than the largest
+    random one."""
+    top = result["delta_top_k"][key]
+    ci = (result.get("ci_top_k") or {}).get(key)
+    if ci is None or not all(np.isfinite(ci)):
+        return abs(top) <= _noise(result, key) or abs(top) < 1e-9
+    low, high = ci
+    band = _band(result, key)
+    overlaps = band is not None and low <= band[1] and high >= band[0]
+    return bool(low <= 0 <= high or overlaps or abs(top) < 1e-9)
+
+
+def _interval_words(result: dict, key: str) -> str:
+    ci = (result.get("ci_top_k") or {}).get(key)
+    if ci is None or not all(np.isfinite(ci)):
+        return ""
+    return f" (95% interval {ci[0]:+.1f} to {ci[1]:+.1f})"
+
+
+def _random_words(result: dict, key: str) -> str:
+    band, n = _band(result, key), len(result.get("delta_random_draws") or [])
+    if band is None:
+        return f"{result['delta_random_k'][key]:+.1f}"
+    return f"{band[0]:+.1f} to {band[1]:+.1f} points in {n} draw{'s' if n != 1 else ''}"
+
+
+def what_it_measures(k: int, kind_words: str) -> str:
+    """How this check differs from the verdict above it and from the Head importance page,
+    and why they can disagree."""
+    return (f"This check asks whether the model's answers need these {k} heads together, "
+            "which is not what the ranking above measures: a head beats the baselines by "
+            f"where it looks (its attention on {kind_words}, against simple rules), and a head "
+            "can look at the right words while other heads carry the same information, or be "
+            "needed without looking there. The Head importance page switches off one head at "
+            "a time and scores the whole task, so a head that matters here only together with "
+            "the others can show no loss of its own there, and the reverse.")
+
+
 def causal_reading(result: dict, kind_words: str) -> list[str]:
     """The causal check in words: did masking the top-k heads of a kind hurt the model more
-    than masking k random heads, with the numbers after the words; a change no larger than
-    what random heads caused is said to be within noise; and whether the mask reached the
-    predictions at all (how far the predicted probabilities moved)."""
+    than masking k random heads, with the numbers after the words (the change's paired
+    bootstrap 95% interval and the random draws' band): within noise when the interval covers
+    0 or overlaps the random heads' band (:func:`within_noise`); whether the mask reached the
+    predictions at all (how far the predicted probabilities moved); and what the check
+    measures against the ranking and the Head importance page."""
     k, n = result["k"], result.get("n_pairs")
     pairs = f" of {n}" if n else ""
     lines = []
@@ -131,18 +223,22 @@ def causal_reading(result: dict, kind_words: str) -> list[str]:
                          f"changed {result.get('flipped_random_k', 0):.1f}).")
     for key, words in CAUSAL_METRIC_WORDS.items():
         top = result["delta_top_k"].get(key)
-        rand = result["delta_random_k"].get(key)
         if top is None or top != top:
             continue
-        noise = _noise(result, key)
-        if abs(top) <= noise or abs(top) < 1e-9:
-            lines.append(f"For {words}, the change is within noise: {top:+.1f} points with "
-                         f"these heads off, against up to {noise:.1f} points with random "
-                         "ones.")
+        ci, rand = _interval_words(result, key), _random_words(result, key)
+        if within_noise(result, key):
+            if ci:
+                lines.append(f"For {words}, the change is within noise: {top:+.1f} points with "
+                             f"these heads off{ci}, against {rand} with {k} random heads.")
+            else:
+                lines.append(f"For {words}, the change is within noise: {top:+.1f} points "
+                             f"with these heads off, against up to {_noise(result, key):.1f} "
+                             "points with random ones.")
         elif top < 0:
             lines.append(f"For {words}, these heads matter: switching them off costs "
-                         f"{-top:.1f} points, more than random heads do ({rand:+.1f}).")
+                         f"{-top:.1f} points{ci}, more than {k} random heads do ({rand}).")
         else:
-            lines.append(f"For {words}, switching these heads off helps: {top:+.1f} points, "
-                         f"more than random heads ({rand:+.1f}).")
+            lines.append(f"For {words}, switching these heads off helps: {top:+.1f} points"
+                         f"{ci}, more than {k} random heads ({rand}).")
+    lines.append(what_it_measures(k, kind_words))
     return lines

@@ -79,39 +79,71 @@ def _change(drop: float) -> str:
             else f"rises by {-100 * drop:.1f} points")
 
 
+def points(x: float) -> float:
+    """A share of the predicted class's probability in points (the unit of the reading and the
+    page's table): 0.284 -> 28.4."""
+    return 100.0 * x
+
+
+def _interval(s: dict) -> str:
+    """``95% interval 25.0 to 35.0 points`` of a summary's mean (a fall in points; "of the
+    fall", signed, when the mean is a rise)."""
+    if s["mean"] >= 0:
+        return f"95% interval {points(s['low']):.1f} to {points(s['high']):.1f} points"
+    return f"95% interval of the fall {points(s['low']):+.1f} to {points(s['high']):+.1f} points"
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return not (a["low"] > b["high"] or a["high"] < b["low"])
+
+
 def faithfulness_reading(f) -> str:
     """Which method this model's predictions follow most (the largest comprehensiveness: the
-    most confidence lost when its top words are removed) and whether raw attention beats a
-    random choice of words."""
+    most confidence lost when its top words are removed), with its 95% interval against the
+    random choice's and "within noise" when the two overlap; whether raw attention beats a
+    random choice; every fall in points (as in the page's table)."""
     if not f.methods:
         return ""
     comp = {m: v["comprehensiveness"]["mean"] for m, v in f.methods.items()}
     best = max(comp, key=lambda m: comp[m] if math.isfinite(comp[m]) else -math.inf)
     r = f.random["comprehensiveness"]
+    b = f.methods[best]["comprehensiveness"]
     how = "dropped" if f.removal == "drop" else "masked"
     n = f"{f.n_examples} example{'s' if f.n_examples != 1 else ''}"
     text = (f"Over {n}, this model's predictions follow {PLAIN[best]} most: "
             f"with the words it ranks highest {how}, the model's confidence in its answer "
-            f"{_change(comp[best])} on average (a random choice of words: "
-            f"{_change(r['mean'])}).")
+            f"{_change(comp[best])} on average ({_interval(b)}; a random choice of words: "
+            f"{_change(r['mean'])}, {_interval(r)}).")
     if f.n_examples < FEW_EXAMPLES:
         text += (f" With only {f.n_examples} example{'s' if f.n_examples != 1 else ''} these "
                  f"averages are not reliable: use at least {FEW_EXAMPLES}.")
-    elif "attention" in f.methods:
+        return text + _loo(f)
+    if _overlap(b, r):
+        text += (" That is within noise of a random choice: the two intervals overlap.")
+    if "attention" in f.methods:
         a = f.methods["attention"]["comprehensiveness"]
         if a["low"] > r["high"]:
-            text += (f" Raw attention weights beat a random choice ({100 * a['mean']:.1f} "
-                     "points, the intervals do not overlap).")
+            text += (f" Raw attention weights beat a random choice ({points(a['mean']):.1f} "
+                     f"points, {_interval(a)}; the intervals do not overlap).")
         elif a["high"] < r["low"]:
             text += (f" Raw attention weights do worse than a random choice "
-                     f"({100 * a['mean']:.1f} points).")
+                     f"({points(a['mean']):.1f} points, {_interval(a)}).")
         else:
-            text += (f" Raw attention weights are not clearly better than a random choice "
-                     f"({100 * a['mean']:.1f} points; the intervals overlap).")
-    loo = {m: v["loo_spearman"]["mean"] for m, v in f.methods.items()}
-    finite = {m: v for m, v in loo.items() if math.isfinite(v)}
-    if finite:
-        m = max(finite, key=finite.get)
-        text += (f" Removing one word at a time agrees best with {PLAIN[m]} (rank correlation "
-                 f"{finite[m]:.2f}).")
-    return text
+            text += (f" Raw attention weights are not clearly better than a random choice: "
+                     f"within noise ({points(a['mean']):.1f} points, {_interval(a)}; the "
+                     "intervals overlap).")
+    return text + _loo(f)
+
+
+def _loo(f) -> str:
+    loo = {m: v["loo_spearman"] for m, v in f.methods.items()}
+    finite = {m: v for m, v in loo.items() if math.isfinite(v["mean"])}
+    if not finite:
+        return ""
+    m = max(finite, key=lambda k: finite[k]["mean"])
+    s = finite[m]
+    ci = (f", 95% interval {s['low']:.2f} to {s['high']:.2f}"
+          if math.isfinite(s.get("low", math.nan)) and math.isfinite(s.get("high", math.nan))
+          else "")
+    return (f" Removing one word at a time agrees best with {PLAIN[m]} (rank correlation "
+            f"{s['mean']:.2f}{ci}).")

@@ -1,6 +1,8 @@
 """The plain reading of a head importance result (docs/METHODS.md section 12): how many heads
-can go without loss, which ones hurt most, what the layers do, how far pruning goes within one
-point, whether the gradient estimate agrees, and whether the aspect and [SEP] heads matter."""
+can go one at a time with no loss beyond noise, which ones hurt most, what the layers do, how
+many can go together within one point, whether the gradient estimate agrees, what each way of
+switching a head off removes (and where the two disagree), and whether the aspect and [SEP]
+heads matter; every change with its 95% interval, "within noise" when it covers 0."""
 
 from __future__ import annotations
 
@@ -49,10 +51,115 @@ def _strength(rho: float) -> str:
             else "hardly")
 
 
+def free_heads(result, metric: str | None = None) -> int:
+    """Heads that can go one at a time with no loss beyond noise: those whose removal does not
+    hurt beyond the change's 95% interval (every head but :func:`beyond_interval`'s hurt ones).
+    The page's "Heads free to go one at a time"."""
+    L, H = result.shape
+    return L * H - len(beyond_interval(result, metric)[0])
+
+
+def removable_together(result) -> tuple[float, int] | None:
+    """(fraction, heads) of the pruning curve in the order of the measured changes before the
+    model loses more than the tolerance (1 point): the page's "Removable together within 1
+    point"; None without pruning curves."""
+    from analysis.importance.pruning import n_removed
+
+    if result.pruning is None:
+        return None
+    L, H = result.shape
+    f = float(result.pruning["prunable"]["by_importance"])
+    return f, n_removed(f, L * H)
+
+
+def _in_noise(low: float, high: float) -> bool:
+    return bool(low <= 0 <= high)
+
+
+def _with_ci(metric: str, x: float, low: float, high: float) -> str:
+    """``-8.0 points, 95% -9.0 to -7.0`` (``: within noise`` when the interval covers 0)."""
+    if metric == LOSS:
+        body = f"{x:+.3f}, 95% {low:+.3f} to {high:+.3f}"
+    else:
+        body = f"{x:+.1f} points, 95% {low:+.1f} to {high:+.1f}"
+    return body + (": within noise" if _in_noise(low, high) else "")
+
+
+def _head(result, m: str, l: int, h: int) -> str:
+    low, high = result.heads_ci[m][l, h]
+    return f"{name(l, h)} ({_with_ci(m, float(result.heads[m][l, h]), low, high)})"
+
+
+# what each way of switching a head off removes, and the question it answers
+REMOVES = {"uniform": "keeps what the head passes on but spreads its attention evenly, so it "
+                      "still writes a blend of every word, a signal the later layers never saw "
+                      "in training",
+           "mask": "sets what the head writes to zero, as if it were pruned away"}
+ANSWERS = {"uniform": "whether the model needs where the head looks",
+           "mask": "whether the model needs the head at all (whether it can be pruned)"}
+OTHER = {"uniform": "mask", "mask": "uniform"}
+SHORT = {"uniform": "its attention spread evenly", "mask": "its output zeroed"}
+
+
+def disagreements(result, other, metric: str | None = None, most: int = 3) -> list[tuple]:
+    """Heads the two methods read differently: beyond the 95% interval (hurts) by one and not by
+    the other, as (layer, head, change here, change there), the largest gap first."""
+    m = metric or result.metric
+    if other is None or other.method == result.method or m not in other.heads \
+            or other.shape != result.shape:
+        return []
+    here = {(l, h) for l, h, *_ in beyond_interval(result, m)[0]}
+    there = {(l, h) for l, h, *_ in beyond_interval(other, m)[0]}
+    rows = [(l, h, float(result.heads[m][l, h]), float(other.heads[m][l, h]))
+            for l, h in here ^ there]
+    rows.sort(key=lambda r: (-abs(r[2] - r[3]), r[0], r[1]))
+    return rows[:most]
+
+
+def methods_sentence(result, other=None, metric: str | None = None) -> str:
+    """What this page's way of switching a head off removes against the other way, which
+    question each answers, and, when the other method's result is at hand, the heads the two
+    read differently and why."""
+    m = metric or result.metric
+    this, that = result.method, OTHER[result.method]
+    text = (f"Here a head is switched off with {SHORT[this]}: that {REMOVES[this]}; with "
+            f"{SHORT[that]} instead, the other method {REMOVES[that]}. The two answer different "
+            f"questions: zeroing the output asks {ANSWERS['mask']}, spreading the attention "
+            f"asks {ANSWERS['uniform']}; so one head can cost a lot by one and nothing by the "
+            "other.")
+    rows = disagreements(result, other, m)
+    if rows:
+        parts = []
+        for l, h, a, b in rows:
+            u, z = (a, b) if this == "uniform" else (b, a)
+            why = ("the model copes without the head, not with a head that looks everywhere"
+                   if abs(u) > abs(z) else
+                   "what the head writes matters, not where it looks")
+            parts.append(f"head {name(l, h)}: {_fmt(m, u)} with {SHORT['uniform']}, "
+                         f"{_fmt(m, z)} with {SHORT['mask']} ({why})")
+        text += " They disagree on " + "; ".join(parts) + "."
+    return text
+
+
+MARK_WORDS = {
+    "aspect": ("aspect heads (Aspect heads page)",
+               ("That page picks heads by where they look (attention from the aspect word to the "
+               "aspect's words, against simple baselines), and its causal check switches its "
+               "top heads off together; here each head is switched off alone and the whole task "
+               "is scored, so a head can look at the aspect and cost nothing alone when other "
+               "heads carry the same information.")),
+    "sep": ("[SEP] heads (No-op statistics)",
+            ("That page picks heads by how much attention they put on [SEP], a pattern rather "
+            "than a use; here each head is switched off alone and the whole task is scored, "
+            "so a head that parks its attention on [SEP] may or may not be needed.")),
+}
+
+
 def reading(result, aspect: Sequence[tuple[int, int]] = (),
-            sep: Sequence[tuple[int, int]] = ()) -> list[str]:
+            sep: Sequence[tuple[int, int]] = (), other=None) -> list[str]:
     """Plain sentences computed from ``result`` (an :class:`ImportanceResult`); ``aspect`` and
-    ``sep`` are the heads the other studies name (0-indexed)."""
+    ``sep`` are the heads the other studies name (0-indexed); ``other``: the same study with the
+    other way of switching heads off, when at hand (the heads the two read differently)."""
     m = result.metric
     label = METRIC_LABELS.get(m, m)
     L, H = result.shape
@@ -63,30 +170,45 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
            f"{result.intact[m]:.3f}." if m == LOSS else
            f"Each of the {L * H} heads was switched off in turn, {METHOD_WORDS[result.method]},"
            f" on {result.description}; the intact model's {label} is {result.intact[m]:.1f}."]
-    free = int(np.sum(drops <= 0))
+    free = free_heads(result, m)
     hurt, helped = beyond_interval(result, m)
-    out.append(f"{free} of the {L * H} heads can go one at a time without any loss of {label}; "
-               f"{len(hurt)} hurt beyond the 95% interval when removed and {len(helped)} "
-               "help (the model does better without them).")
+    out.append(f"One at a time, {free} of the {L * H} heads can go with no loss beyond noise "
+               f"(the change's 95% interval reaches zero; {int(np.sum(drops <= 0))} show no "
+               f"loss at all): {len(hurt)} hurt beyond the 95% interval when removed and "
+               f"{len(helped)} help (the model does better without them).")
     worst = np.argsort(-drops, axis=None)[:3]
     worst = [np.unravel_index(i, drops.shape) for i in worst if drops.flat[i] > 0]
     if worst:
         out.append("Removing these hurts most: " + ", ".join(
-            f"head {name(l, h)} ({_fmt(m, result.heads[m][l, h])})" for l, h in worst) + ".")
+            f"head {_head(result, m, l, h)}" for l, h in worst) + ".")
     lay = result.layers[m] * sign
     k = int(np.argmin(lay))
+    lci = result.layers_ci[m]
+    free_layers = int(sum(1 for i in range(L) if lay[i] >= 0 or _in_noise(*lci[i])))
     out.append(f"Switching off a whole layer: layer {k + 1} costs most "
-               f"({_fmt(m, result.layers[m][k])}); " + (
-                   f"{int(np.sum(lay >= 0))} of {L} layers can go without loss." if
-                   np.any(lay >= 0) else "every layer is needed."))
-    pr = result.pruning
-    if pr is not None:
+               f"({_with_ci(m, float(result.layers[m][k]), *lci[k])}); " + (
+                   f"{free_layers} of {L} layers can go with no loss beyond noise." if
+                   free_layers else "every layer is needed."))
+    together = removable_together(result)
+    if together is not None:
+        pr = result.pruning
         p = pr["prunable"]
+        f, n = together
         tol = "1 point" if m != LOSS else f"{pr['tolerance']} in loss"
-        out.append(f"Pruning in the order of the measured drops, {p['by_importance']:.0%} of the "
-                   f"heads can go before the model loses more than {tol} of {label} "
-                   f"(gradient order {p['by_gradient']:.0%}, random orders "
-                   f"{p['random_mean']:.0%} on average).")
+        line = (f"Removed together, in the order of the measured changes, {f:.0%} of the heads "
+                f"({n} of {L * H}) can go before the model loses more than {tol} of {label} "
+                f"(gradient order {p['by_gradient']:.0%}, random orders "
+                f"{p['random_mean']:.0%} on average)" + (
+                    f"; the curve is measured in steps of {pr['fractions'][1]:.0%} of the "
+                    "heads." if len(pr["fractions"]) > 1 else "."))
+        if f >= pr["fractions"][-1]:
+            line += (f" The curve never lost more than {tol} up to its last step "
+                     f"({f:.0%}).")
+        elif n < free:
+            line += (f" That is fewer than the {free} heads that can go one at a time: each "
+                     "alone costs little or nothing, but their losses add up, and heads that "
+                     "stand in for each other can go alone but not together.")
+        out.append(line)
     rho = result.spearman.get(m, float("nan"))
     if np.isfinite(rho):
         trust = "a usable shortcut" if rho >= 0.4 else "not a reliable shortcut"
@@ -95,16 +217,17 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
     else:
         out.append("The measured drops are all equal, so they cannot be compared with "
                    "gradient importance; try the mean loss as the metric.")
-    top = {(int(l), int(h)) for l, h in (np.unravel_index(i, drops.shape)
-                                         for i in np.argsort(-drops, axis=None)[:10])
-           if drops[l, h] > 0}
-    for heads, what in ((aspect, "aspect heads (Aspect heads page)"),
-                        (sep, "[SEP] heads (No-op statistics)")):
+    out.append(methods_sentence(result, other, m))
+    hurt_set = {(int(l), int(h)) for l, h, *_ in hurt}
+    for heads, key in ((aspect, "aspect"), (sep, "sep")):
         if not heads:
             continue
-        among = [x for x in heads if x in top]
-        shown = ", ".join(f"{name(l, h)} ({_fmt(m, result.heads[m][l, h])})" for l, h in heads[:5])
+        what, why = MARK_WORDS[key]
+        among = [x for x in heads if x in hurt_set]
+        shown = ", ".join(_head(result, m, l, h) for l, h in heads[:5])
         out.append(f"The {what} {shown}: " + (
-            f"{len(among)} of them are among the 10 heads whose removal hurts most."
-            if among else "none of them is among the 10 heads whose removal hurts most."))
+            f"{len(among)} of them {'hurts' if len(among) == 1 else 'hurt'} beyond the 95% "
+            "interval when switched off alone."
+            if among else "none of them hurts beyond the 95% interval when switched off "
+            "alone.") + f" {why}")
     return out

@@ -4,6 +4,10 @@ A probe is scikit-learn's logistic regression on a layer's standardised word vec
 cross-validated with folds grouped by sentence (no sentence has words on both sides of a
 split): the accuracy is over every word's out-of-fold prediction. The majority baseline is the
 same cross-validation of "always the most frequent class of the training folds".
+
+Noise: each layer's right words are kept per sentence (and the baseline's), so an accuracy,
+its lead over the baseline and the change between two models' curves on the same words get a
+percentile bootstrap 95% interval over sentences (:func:`accuracy_ci`, :func:`paired_ci`).
 """
 
 from __future__ import annotations
@@ -34,12 +38,80 @@ class ProbeCurve:
     n_words: int = 0
     n_sentences: int = 0
     folds: int = FOLDS
+    # per sentence (in the order of their ids): words, and right words at each layer and of
+    # the majority baseline; empty for a curve built without them (no intervals then)
+    sentence_words: list[int] = field(default_factory=list)
+    sentence_right: list[list[int]] = field(default_factory=list)
+    majority_right: list[int] = field(default_factory=list)
 
     def best_layer(self) -> int:
         return int(np.argmax(self.layers))
 
+    def ci(self, layer: int) -> tuple[float, float] | None:
+        """The bootstrap 95% interval of ``layers[layer]`` (None without per-sentence counts)."""
+        if not self.sentence_words:
+            return None
+        return accuracy_ci(self.sentence_words, self.sentence_right[layer])
+
     def to_json(self) -> dict:
-        return {"layers": [float(a) for a in self.layers], "majority": float(self.majority)}
+        out = {"layers": [float(a) for a in self.layers], "majority": float(self.majority)}
+        if self.sentence_words:
+            out["layers_ci"] = [list(self.ci(k)) for k in range(len(self.layers))]
+        return out
+
+
+N_BOOT = 1000
+
+
+def _resamples(n: int, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
+    """[n_boot, n] multinomial counts: each row one resample of the n sentences."""
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
+
+
+def _quantiles(v: np.ndarray) -> tuple[float, float]:
+    return float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))
+
+
+def accuracy_ci(words: Sequence[int], right: Sequence[int], n_boot: int = N_BOOT,
+                seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of ``sum(right) / sum(words)``, sentences resampled."""
+    c = _resamples(len(words), n_boot, seed)
+    return _quantiles(c @ np.asarray(right, float) / (c @ np.asarray(words, float)))
+
+
+def paired_ci(words: Sequence[int], right_a: Sequence[int], right_b: Sequence[int],
+              n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
+    """The same interval of the accuracy difference b - a over the same words (the same
+    resample of the sentences for both)."""
+    c = _resamples(len(words), n_boot, seed)
+    n = c @ np.asarray(words, float)
+    return _quantiles((c @ np.asarray(right_b, float) - c @ np.asarray(right_a, float)) / n)
+
+
+def same_words(a: ProbeCurve, b: ProbeCurve) -> bool:
+    """Whether two curves were measured on the same sentences' words (a paired comparison)."""
+    return bool(a.sentence_words) and a.sentence_words == b.sentence_words \
+        and a.n_words == b.n_words
+
+
+def change_ci(a: ProbeCurve, b: ProbeCurve, layer: int) -> tuple[float, float] | None:
+    """95% interval of b's accuracy minus a's at ``layer``: paired over sentences when both
+    saw the same words, else the difference of the two intervals' far ends (wider); None
+    without per-sentence counts."""
+    if same_words(a, b):
+        return paired_ci(a.sentence_words, a.sentence_right[layer], b.sentence_right[layer])
+    ca, cb = a.ci(layer), b.ci(layer)
+    if ca is None or cb is None:
+        return None
+    return cb[0] - ca[1], cb[1] - ca[0]
+
+
+def lead_ci(curve: ProbeCurve, layer: int) -> tuple[float, float] | None:
+    """95% interval of the layer's accuracy minus the majority baseline's (paired)."""
+    if not curve.sentence_words:
+        return None
+    return paired_ci(curve.sentence_words, curve.majority_right, curve.sentence_right[layer])
 
 
 def _folds(groups: np.ndarray, folds: int):
@@ -52,13 +124,18 @@ def _folds(groups: np.ndarray, folds: int):
     return list(GroupKFold(n_splits=k).split(np.zeros(len(groups)), groups=groups)), k
 
 
-def majority_accuracy(labels: np.ndarray, splits) -> float:
-    """Out-of-fold accuracy of predicting each training fold's most frequent class."""
-    right = 0
+def majority_hits(labels: np.ndarray, splits) -> np.ndarray:
+    """Per word: whether predicting its training folds' most frequent class is right."""
+    hit = np.zeros(len(labels), dtype=bool)
     for train, test in splits:
         values, counts = np.unique(labels[train], return_counts=True)
-        right += int((labels[test] == values[np.argmax(counts)]).sum())
-    return right / len(labels)
+        hit[test] = labels[test] == values[np.argmax(counts)]
+    return hit
+
+
+def majority_accuracy(labels: np.ndarray, splits) -> float:
+    """Out-of-fold accuracy of predicting each training fold's most frequent class."""
+    return int(majority_hits(labels, splits).sum()) / len(labels)
 
 
 def probe_accuracy(x: np.ndarray, labels: np.ndarray, splits, seed: int = 0
@@ -98,17 +175,28 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
         raise DataError(f"Every word has the same label ({classes[0]}); a probe needs two "
                         "classes at least.")
     splits, k = _folds(groups, folds)
-    accs, recalls = [], []
+    ids, sentence = np.unique(groups, return_inverse=True)
+
+    def per(hit: np.ndarray) -> list[int]:
+        """Right (or all) words per sentence."""
+        return [int(v) for v in np.bincount(sentence, weights=hit.astype(float),
+                                            minlength=len(ids)).round()]
+
+    accs, recalls, rights = [], [], []
     for l, x in enumerate(layers):
         with warnings.catch_warnings(), one_thread():
             warnings.simplefilter("ignore", ConvergenceWarning)
             acc, pred = probe_accuracy(np.asarray(x, np.float32), labels, splits, seed)
         accs.append(acc)
+        rights.append(per(pred == labels))
         recalls.append({str(c): float((pred[labels == c] == c).mean()) for c in classes})
         if progress is not None:
             progress(l + 1, len(layers))
-    return ProbeCurve(name=name, layers=accs, majority=majority_accuracy(labels, splits),
+    majority = majority_hits(labels, splits)
+    return ProbeCurve(name=name, layers=accs, majority=float(majority.mean()),
                       classes=[str(c) for c in classes],
                       counts={str(c): int(n) for c, n in zip(classes, counts)},
                       recall=recalls, n_words=len(labels),
-                      n_sentences=len(np.unique(groups)), folds=k)
+                      n_sentences=len(ids), folds=k,
+                      sentence_words=per(np.ones(len(labels), dtype=bool)),
+                      sentence_right=rights, majority_right=per(majority))

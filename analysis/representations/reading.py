@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.representations.corpus import PROBE_NAMES, CorpusResult
-from analysis.representations.probes import ProbeCurve
+from analysis.representations.probes import ProbeCurve, change_ci, lead_ci
 
 METHOD_NOTES = {
     "pca": "Each layer has its own axes (its own PCA), so compare how tokens group within a "
@@ -110,12 +110,36 @@ def colour_reading(result, colour: str) -> list[str]:
     return out
 
 
+def _points(ci: tuple[float, float]) -> str:
+    """``95% interval -0.5 to +2.3 points`` of a difference of shares."""
+    return f"95% interval {100 * ci[0]:+.1f} to {100 * ci[1]:+.1f} points"
+
+
+def _beyond(ci: tuple[float, float] | None) -> bool:
+    """Whether an interval of a difference lies wholly on one side of 0."""
+    return ci is not None and (ci[0] > 0 or ci[1] < 0)
+
+
+def _lead_words(curve: ProbeCurve, layer: int) -> str:
+    """How far the layer's accuracy lies above the majority baseline, with its interval."""
+    lead = curve.layers[layer] - curve.majority
+    ci = lead_ci(curve, layer)
+    if ci is None:
+        return f"a lead of {100 * lead:.1f} points (no interval: no per-sentence counts)"
+    if ci[0] > 0:
+        return f"a lead of {100 * lead:.1f} points beyond noise ({_points(ci)})"
+    return f"a lead of {100 * lead:+.1f} points, within noise ({_points(ci)})"
+
+
 def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) -> list[str]:
     best = curve.best_layer()
     what = PROBE_NAMES.get(curve.name, curve.name)
+    ci = curve.ci(best)
+    within = f" (95% interval {_pct(ci[0])} to {_pct(ci[1])})" if ci is not None else ""
     out = [f"A linear probe reads the {what} best at {_layer(best)}: "
-           f"{_pct(curve.layers[best])} of {curve.n_words} words right, against "
-           f"{_pct(curve.majority)} by always guessing the most frequent class."]
+           f"{_pct(curve.layers[best])} of {curve.n_words} words right{within}, against "
+           f"{_pct(curve.majority)} by always guessing the most frequent class: "
+           f"{_lead_words(curve, best)}."]
     if curve.name == "upos" and {"NOUN", "VERB"} <= set(curve.classes):
         nv = [(r["NOUN"] + r["VERB"]) / 2 for r in curve.recall]
         k = int(np.argmax(nv))
@@ -123,23 +147,43 @@ def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) 
                    f"({_pct(curve.recall[k]['NOUN'])} of nouns and "
                    f"{_pct(curve.recall[k]['VERB'])} of verbs tagged right).")
     if other is not None:
-        top = len(curve.layers) - 1
-        delta = other.layers[top] - curve.layers[top]
-        if abs(delta) > 0.005:
-            change = (f"{'rises' if delta > 0 else 'falls'} from {_pct(curve.layers[top])} to "
-                      f"{_pct(other.layers[top])}")
-        else:
-            change = (f"stays about the same ({_pct(curve.layers[top])}, then "
-                      f"{_pct(other.layers[top])})")
-        line = (f"After fine-tuning ({other_name}) the top layer's {curve.name} probe {change}; "
-                f"its best layer is {_layer(other.best_layer())}.")
-        if curve.name == "aspect" and delta > 0.005:
-            line += (" The top layers now group the review's words by whether they name the "
-                     "asked aspect.")
-        elif curve.name == "upos" and delta < -0.005:
-            line += " The top layers kept less of the part of speech than before."
-        out.append(line)
+        out.append(change_sentence(curve, other, other_name))
     return out
+
+
+def change_sentence(curve: ProbeCurve, other: ProbeCurve, other_name: str) -> str:
+    """The top layer's probe before and after fine-tuning, the change with its 95% interval
+    (paired over sentences when both saw the same words), "within noise" when the interval
+    covers 0; a claim about what the top layers now do only when the change is beyond noise
+    and the after model's top layer leads the majority baseline beyond noise."""
+    top = len(curve.layers) - 1
+    a, b = curve.layers[top], other.layers[top]
+    delta = b - a
+    ci = change_ci(curve, other, top)
+    if ci is None:
+        change = (f"goes from {_pct(a)} to {_pct(b)} ({100 * delta:+.1f} points; no interval, "
+                  "so it cannot be told from noise)")
+    elif _beyond(ci):
+        change = (f"{'rises' if delta > 0 else 'falls'} from {_pct(a)} to {_pct(b)} "
+                  f"({100 * delta:+.1f} points, {_points(ci)})")
+    else:
+        change = (f"goes from {_pct(a)} to {_pct(b)}, within noise ({100 * delta:+.1f} points, "
+                  f"{_points(ci)})")
+    line = (f"After fine-tuning ({other_name}) the top layer's {curve.name} probe {change}; "
+            f"its best layer is {_layer(other.best_layer())}.")
+    lead = lead_ci(other, top)
+    clear = _beyond(ci) and lead is not None and lead[0] > 0
+    if curve.name == "aspect" and clear and delta > 0:
+        line += (" The top layers now group the review's words by whether they name the "
+                 f"asked aspect better than before, and {_pct(b)} lies beyond noise above "
+                 f"the majority baseline's {_pct(other.majority)} ({_points(lead)}).")
+    elif curve.name == "aspect" and _beyond(ci) and delta > 0:
+        line += (f" But {_pct(b)} is not clearly above the majority baseline's "
+                 f"{_pct(other.majority)} ({_points(lead)}), so this is no sign that the top "
+                 "layers group the words by aspect.")
+    elif curve.name == "upos" and _beyond(ci) and delta < 0:
+        line += " The top layers kept less of the part of speech than before."
+    return line
 
 
 def corpus_reading(result: CorpusResult) -> list[str]:

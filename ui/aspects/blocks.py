@@ -13,8 +13,8 @@ from analysis.aspects.causal import causal_check, evaluation_data
 from analysis.aspects.data import attach_opinions
 from analysis.aspects.heads import discover_models, pair_word_view, query_row, same_layout, \
     score_matrix
-from analysis.aspects.heads import KIND_WORDS
-from analysis.aspects.reading import causal_reading, reading
+from analysis.aspects.heads import KIND_WORDS, unbeatable
+from analysis.aspects.reading import causal_reading, reading, within_noise
 from analysis.aspects.readers import SAMPLE_PATH, load_absa, load_sample, read_aste
 from analysis.aspects.tasks import build_examples
 from analysis.attention.views import head_view_payload
@@ -154,7 +154,8 @@ def verdict_block(disc: dict) -> None:
     st.markdown("\n".join(f"- {plain(line)}" for line in lines[1:]))
     st.caption("A head counts when the lower end of its score's bootstrap 95% interval lies "
                "above the score of every baseline below (random head, best fixed position, "
-               "most frequent word, uniform).")
+               "most frequent word, uniform); a baseline that scores 1.000, the most any head "
+               "can score, is left out (marked in its kind's table).")
 
 
 def ranked_table(disc: dict, kind: str, folder: str | None) -> pd.DataFrame:
@@ -191,7 +192,13 @@ def baseline_frame(base: dict) -> pd.DataFrame:
               "accuracy": pos["accuracy"]},
              {"baseline": "most frequent word", **base["frequent_word"]},
              {"baseline": "uniform over candidate words", **base["uniform"]}]
-    return pd.DataFrame(rows)
+    out = unbeatable(base)
+    names = ["random_head"] * ("random_head" in base) + ["positional", "frequent_word",
+                                                          "uniform"]
+    df = pd.DataFrame(rows)
+    df["counted"] = ["no: scores 1.000, no head can beat it" if n in out else "yes"
+                     for n in names]
+    return df
 
 
 def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = None) -> None:
@@ -330,6 +337,19 @@ def run_causal(state: ModelState, pairs, task: str, ranked: list[dict], k: int, 
         show_error(exc)
 
 
+def _noise_columns(res: dict, key: str) -> dict:
+    """The change's paired bootstrap 95% interval, the random draws' band and whether the
+    change is within noise (:func:`analysis.aspects.reading.within_noise`), as the reading
+    says them (points, one decimal)."""
+    ci = (res.get("ci_top_k") or {}).get(key)
+    band = (res.get("random_band") or {}).get(key)
+    if ci is None or band is None or res["delta_top_k"][key] != res["delta_top_k"][key]:
+        return {}
+    return {"change (top) 95% interval": f"{ci[0]:+.1f} to {ci[1]:+.1f}",
+            "change (random) range": f"{band[0]:+.1f} to {band[1]:+.1f}",
+            "within noise": "yes" if within_noise(res, key) else "no"}
+
+
 def causal_table(causal, report: dict | None = None) -> None:
     """The metrics with the top-k heads of a kind masked, next to k random heads."""
     if not causal:
@@ -339,14 +359,14 @@ def causal_table(causal, report: dict | None = None) -> None:
              f"top-{res['k']} masked": res["top_k"][key],
              f"random {res['k']} masked": res["random_k"][key],
              "change (top)": res["delta_top_k"][key],
-             "change (random)": res["delta_random_k"][key]}
+             "change (random)": res["delta_random_k"][key], **_noise_columns(res, key)}
             for key, label in METRIC_LABELS.items()]
     st.markdown(f"**{KIND_SHORT[kind]}** heads masked: " + ", ".join(
         f"{layer + 1}-{head + 1}" for layer, head in res["masked_heads"]))
     df = pd.DataFrame(rows)
     st.dataframe(df, hide_index=True, key=aspects_state.CAUSAL_TABLE,
                  column_config={c: st.column_config.NumberColumn(format="%.1f")
-                                for c in df.columns if c != "metric"})
+                                for c in df.columns if df[c].dtype.kind == "f"})
     lines = causal_reading(res, KIND_WORDS.get(kind, kind))
     st.info(plain(" ".join(lines)), icon=":material/lightbulb:")
     if report is not None:

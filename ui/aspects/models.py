@@ -19,7 +19,8 @@ from analysis.aspects.finetune import top_layers_trainable
 from analysis.aspects.example import load_example, split_sample
 from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune_apart
 from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import TASK_NAMES, build_examples
+from analysis.aspects.reading import TASK_FORMS
+from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence, build_examples
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from ui.common.chart_cache import draw, owned_chart
@@ -37,12 +38,12 @@ FOLDER, UPLOAD = "Load a checkpoint folder", "Upload a checkpoint .zip"
 START = "Fine-tune a model on the bundled sample or load a checkpoint to start."
 WHILE_WAITING = (
     "**What this page will show.** The example model reads a restaurant review together with "
-    "a short question about one aspect (\"what do you think of the food?\") and says whether the "
-    "review mentions it and how it feels about it. Once it is ready you will see how well it "
-    "does on reviews it never saw, which attention heads look from the aspect word of the "
-    "question to the review's words about it, and whether switching those heads off changes "
-    "its answers. Meanwhile the Attention, No-op statistics and Syntax pages need no "
-    "fine-tuned model.")
+    f"{TASK_FORMS[RECIPE.task]} (the {TASK_NAMES[RECIPE.task]} task: "
+    f"\"{auxiliary_sentence(RECIPE.task, 'food', 'positive')}\") and says whether the review "
+    "mentions that aspect and how it feels about it. Once it is ready you will see how well it "
+    "does on reviews it never saw, which attention heads look from the aspect word to the "
+    "review's words about it, and whether switching those heads off changes its answers. "
+    "Meanwhile the Attention, No-op statistics and Syntax pages need no fine-tuned model.")
 MAX_ZIP_MB = SERVER_UPLOAD_MB  # = the server's maxUploadSize (.streamlit/config.toml)
 METRIC_LABELS = {"aspect_f1": "aspect F1", "acc_4way": "4-way acc.", "acc_3way": "3-way acc.",
                  "acc_binary": "binary acc."}

@@ -8,6 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from analysis.attribution.reading import points
 from analysis.attribution.run import NAMES
 from ui.common.html import esc
 
@@ -76,30 +77,40 @@ def agreement_chart(names, rho) -> alt.Chart:
                                      width=320, height=320)
 
 
+# the table's columns: the falls in points (as the reading says them), the leave-one-out
+# agreement as the rank correlation it is
+FALLS = {"comprehensiveness": "comprehensiveness (points)", "sufficiency": "sufficiency (points)"}
+LOO = "leave-one-out (rank correlation)"
+
+
 def faithfulness_frame(f) -> pd.DataFrame:
-    """One row per method and the random baseline: the three measures with their intervals."""
+    """One row per method and the random baseline: the three measures with their intervals,
+    comprehensiveness and sufficiency in points (100 x the fall in the predicted class's
+    probability, as the reading writes them)."""
     rows = []
     for name, v in list(f.methods.items()) + [("random", f.random)]:
         row = {"method": "Random ranking" if name == "random" else NAMES.get(name, name)}
-        for key, label in (("comprehensiveness", "comprehensiveness"),
-                           ("sufficiency", "sufficiency"), ("loo_spearman", "leave-one-out")):
+        for key, label in FALLS.items():
             s = v[key]
-            row[label] = s["mean"]
-            row[f"{label} 95% interval"] = f"{s['low']:.3f} to {s['high']:.3f}"
-        if name == "random":
-            row["comprehensiveness"] = v["comprehensiveness"]["mean"]
+            row[label] = points(s["mean"])
+            row[f"{key} 95% interval (points)"] = \
+                f"{points(s['low']):.1f} to {points(s['high']):.1f}"
+        s = v["loo_spearman"]
+        row[LOO] = s["mean"]
+        row["leave-one-out 95% interval"] = f"{s['low']:.2f} to {s['high']:.2f}"
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def curves_frame(f) -> pd.DataFrame:
+    """The AOPC curves, in points as the table."""
     rows = []
     for name, v in list(f.methods.items()) + [("random", f.random)]:
         label = "Random ranking" if name == "random" else NAMES.get(name, name)
         for measure in ("comprehensiveness", "sufficiency"):
             for k, value in zip(f.ks, v[measure]["curve"]):
                 rows.append({"method": label, "measure": measure, "k": int(k),
-                             "value": float(value)})
+                             "value": points(float(value))})
     return pd.DataFrame(rows)
 
 
@@ -108,10 +119,10 @@ def curves_chart(f) -> alt.Chart:
     df = curves_frame(f)
     return alt.Chart(df).mark_line(point=True).encode(
         x=alt.X("k:Q", title="Share of words removed or kept (%)"),
-        y=alt.Y("value:Q", title="Fall in the predicted class's probability"),
+        y=alt.Y("value:Q", title="Fall in the predicted class's probability (points)"),
         color=alt.Color("method:N", title="Method"),
         strokeDash=alt.condition(alt.datum.method == "Random ranking", alt.value([4, 3]),
                                  alt.value([1, 0])),
-        tooltip=["method:N", "measure:N", "k:Q", alt.Tooltip("value:Q", format=".3f")],
+        tooltip=["method:N", "measure:N", "k:Q", alt.Tooltip("value:Q", format=".1f")],
     ).properties(width=260, height=220).facet(
         column=alt.Column("measure:N", title=None))

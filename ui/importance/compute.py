@@ -5,6 +5,7 @@ the example is computed once for every visitor."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from dataclasses import dataclass
@@ -168,6 +169,31 @@ def expected(ev) -> str:
 def result_key(view: S.View, spec: str) -> tuple:
     """What a result (and the charts drawn from it) is cached on."""
     return view.cache_key(spec, checkpoint_stamp(spec), data_key(view))
+
+
+# Results computed on this server, by their key (the newest few): the reading compares a view's
+# result with the other way of switching heads off when that one is at hand (never computed
+# just for the comparison).
+_DONE: dict[tuple, object] = {}
+_DONE_MAX = 8
+
+
+def remember(view: S.View, spec: str, result) -> None:
+    """Keep ``result`` as the view's (the oldest dropped beyond :data:`_DONE_MAX`)."""
+    with _BACKGROUND_LOCK:
+        key = result_key(view, spec)
+        _DONE.pop(key, None)
+        _DONE[key] = result
+        while len(_DONE) > _DONE_MAX:
+            _DONE.pop(next(iter(_DONE)))
+
+
+def other_method(view: S.View, spec: str):
+    """The same view's result with the other way of switching heads off, if computed on this
+    server; else None."""
+    other = dataclasses.replace(view, method=next(m for m in S.METHODS if m != view.method))
+    with _BACKGROUND_LOCK:
+        return _DONE.get(result_key(other, spec))
 
 
 def study(view: S.View, spec: str, loaded, ev):

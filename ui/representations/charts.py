@@ -174,32 +174,64 @@ def _sides(result) -> list[tuple[str, object]]:
 
 
 def probe_frame(result) -> pd.DataFrame:
+    """Every probe's accuracy per layer and model in percent (as the reading writes them),
+    with its bootstrap 95% interval when the curve has per-sentence counts."""
     rows = []
     for model, side in _sides(result):
         for name, curve in side.probes.items():
+            ci = getattr(curve, "ci", lambda layer: None)
             for layer, acc in enumerate(curve.layers):
+                low, high = ci(layer) or (None, None)
                 rows.append({"probe": PROBE_NAMES.get(name, name), "model": model,
-                             "layer": layer, "accuracy": acc, "majority": curve.majority})
+                             "layer": layer, "accuracy": 100 * acc,
+                             "low": None if low is None else 100 * low,
+                             "high": None if high is None else 100 * high,
+                             "majority": 100 * curve.majority})
+    return pd.DataFrame(rows)
+
+
+def _interval(curve, layer: int) -> str:
+    ci = curve.ci(layer)
+    return f"{100 * ci[0]:.1f} to {100 * ci[1]:.1f}" if ci is not None else ""
+
+
+def probe_table(result) -> pd.DataFrame:
+    """One row per model and probe, the numbers the reading names (percent, as there): its
+    best layer with the accuracy and 95% interval, the top layer's, the majority baseline's."""
+    rows = []
+    for model, side in _sides(result):
+        for name, curve in side.probes.items():
+            best, top = curve.best_layer(), len(curve.layers) - 1
+            rows.append({"model": model, "probe": PROBE_NAMES.get(name, name),
+                         "best layer": best, "best layer accuracy (%)": 100 * curve.layers[best],
+                         "best layer 95% interval (%)": _interval(curve, best),
+                         "top layer accuracy (%)": 100 * curve.layers[top],
+                         "top layer 95% interval (%)": _interval(curve, top),
+                         "majority baseline (%)": 100 * curve.majority})
     return pd.DataFrame(rows)
 
 
 def probe_chart(result) -> tuple[alt.Chart, pd.DataFrame]:
-    """Probe accuracy per layer for both models, the majority baseline dashed."""
+    """Probe accuracy per layer for both models (percent) with its 95% interval as a band, the
+    majority baseline dashed."""
     df = probe_frame(result)
     colour = alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom",
                                                                    labelLimit=320))
     base = alt.Chart(df)
+    band = base.mark_area(opacity=0.18).encode(
+        x=alt.X("layer:O"), y=alt.Y("low:Q"), y2="high:Q", color=colour)
     lines = base.mark_line(point=True, strokeWidth=2.5).encode(
         x=alt.X("layer:O", title="layer (0 = embeddings)"),
-        y=alt.Y("accuracy:Q", title="cross-validated accuracy", scale=alt.Scale(zero=False)),
+        y=alt.Y("accuracy:Q", title="cross-validated accuracy (%)", scale=alt.Scale(zero=False)),
         color=colour, tooltip=["model", "probe", "layer", alt.Tooltip("accuracy:Q",
-                                                                      format=".3f")])
+                                                                      format=".1f")])
     rule = base.mark_rule(strokeDash=[6, 4], color="#888").encode(
         y="mean(majority):Q", tooltip=[alt.Tooltip("mean(majority):Q", title="majority",
-                                                   format=".3f")])
-    chart = alt.layer(lines, rule).properties(width=PANEL_W, height=260).facet(
+                                                   format=".1f")])
+    chart = alt.layer(band, lines, rule).properties(width=PANEL_W, height=260).facet(
         column=alt.Column("probe:N", title=None)).properties(
-        title="Linear probes per layer (dashed: always the most frequent class)")
+        title="Linear probes per layer (band: 95% interval; dashed: always the most frequent "
+              "class)")
     return chart, df
 
 

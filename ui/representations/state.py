@@ -36,6 +36,7 @@ JSON_INPUT = "rep_json_input"
 JSON_CORPUS = "rep_json_corpus"
 CHART_INPUT = "rep_chart_input"
 CHART_SCATTER = "rep_chart_scatter"
+PROBE_TABLE = "rep_probe_table"
 
 # "Add to report" keys (ui.common.findings.add_button prefixes them)
 ADD_INPUT = "rep-input"
