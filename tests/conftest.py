@@ -22,6 +22,30 @@ os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 
+# Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup): each module runs
+# whole in one process, so its module-scoped servers and models are made once; the modules that
+# start or join a local Ray cluster (``--ray auto`` joins whichever cluster runs on this
+# machine) share one process, so that two clusters never run at once.
+RAY_MODULES = {"test_child_ray", "test_cli_representations", "test_jobs_cluster",
+               "test_jobs_cluster_pages", "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages",
+               "test_scale_cli", "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"}
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    # one compute thread per process (and per server it starts): two processes share 2 cores
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 2)
+                                                     // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        if module in RAY_MODULES:
+            item.add_marker(pytest.mark.ray)
+            item.add_marker(pytest.mark.xdist_group("ray"))
+        else:
+            item.add_marker(pytest.mark.xdist_group(module))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
