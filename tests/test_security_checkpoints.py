@@ -134,6 +134,20 @@ def test_safetensors_headers_that_lie_are_refused():
     deep = b"[" * 50_000 + b"]" * 50_000
     with pytest.raises(InputError, match="nested 50,000 levels"):
         check(struct.pack("<Q", len(deep)) + deep)
+    # issue 34 item 1: a 4 MB header of '\"' (16 MB froze the server 186 s) is refused unread,
+    # and the largest header read (1 MB of it) is scanned in well under a second
+    import time
+
+    from analysis.aspects.sizes import MAX_HEADER_BYTES
+
+    hostile = b"[" + b'\\"' * (2 << 20)
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match="its header claims 4,194,305 bytes"):
+        check(struct.pack("<Q", len(hostile)) + hostile)
+    hostile = hostile[:MAX_HEADER_BYTES]
+    with pytest.raises(InputError, match="header is not valid JSON"):
+        check(struct.pack("<Q", len(hostile)) + hostile)
+    assert time.perf_counter() - t0 < 1.0
     config = json.dumps(dict(BIG, hidden_size=32, num_hidden_layers=2, intermediate_size=37))
     with pytest.raises(InputError, match="its weights hold 1,000.0M values"):
         check_checkpoint_size(config.encode(), io.BytesIO(safetensors_bytes(
