@@ -21,7 +21,7 @@ import pytest
 
 from analysis.aspects import checkpoints as ck
 from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip
-from analysis.aspects.sizes import (check_checkpoint_size, config_params, safetensors_params)
+from analysis.sizes import (check_checkpoint_size, config_params, safetensors_params)
 from analysis.errors import InputError
 from builders import one_line
 
@@ -35,7 +35,7 @@ BIG = {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
 def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], data: bytes | None = None) -> bytes:
     """A safetensors file whose header declares ``tensors`` (name -> dtype, shape), followed by
     ``data`` (default: exactly the bytes the header promises, zeros)."""
-    from analysis.aspects.sizes import DTYPE_BYTES
+    from analysis.sizes import DTYPE_BYTES
 
     header, offset = {}, 0
     for name, (dtype, shape) in tensors.items():
@@ -138,7 +138,7 @@ def test_safetensors_headers_that_lie_are_refused():
     # and the largest header read (1 MB of it) is scanned in well under a second
     import time
 
-    from analysis.aspects.sizes import MAX_HEADER_BYTES
+    from analysis.sizes import MAX_HEADER_BYTES
 
     hostile = b"[" + b'\\"' * (2 << 20)
     t0 = time.perf_counter()

@@ -97,7 +97,7 @@ def test_visitor_models_count_until_their_model_is_gone():
 
 
 def test_upload_cap_is_twice_the_largest_listed_model(demo):
-    from analysis.aspects.sizes import config_params
+    from analysis.sizes import config_params
     from analysis.models import default_model_path
     from ui.common.resources import _default_upload_params, upload_param_cap
 

@@ -260,26 +260,20 @@ def read_card(path) -> dict:
 
 def load_checkpoint(path, task: str | None = None, max_params: int | None = None):
     """Load a checkpoint folder -> (LoadedModel with the classifier, card). Refuses folders of
-    another task or without a matching classification head; with ``max_params``, checkpoints
-    whose config or safetensors header declare more parameters (checked before loading:
-    :func:`analysis.aspects.sizes.check_folder_size`)."""
+    another task or without a matching classification head; checkpoints whose config or
+    safetensors header declare more than ``max_params`` parameters (default: the machine's
+    memory), checked before loading, and weights that do not match the config
+    (:func:`analysis.models.load_model`)."""
     from transformers import AutoModelForSequenceClassification
 
     from analysis.models import load_model
 
     card = read_card(path)
-    if max_params is not None:
-        from analysis.aspects.sizes import check_folder_size
-
-        try:
-            check_folder_size(path, max_params, name=str(path))
-        except OSError as exc:
-            raise InputError(f"{path}: config.json or model.safetensors cannot be read.") \
-                from exc
     if task is not None and card["task"] != check_task(task):
         raise InputError(f"{path} was fine-tuned for {TASK_NAMES[card['task']]}, not "
                          f"{TASK_NAMES[task]}.")
-    loaded = load_model(str(path), model_class=AutoModelForSequenceClassification)
+    loaded = load_model(str(path), model_class=AutoModelForSequenceClassification,
+                        max_params=max_params)
     if getattr(loaded.model.config, "num_labels", None) != num_labels(card["task"]):
         raise InputError(f"{path}: the classifier has {loaded.model.config.num_labels} labels; "
                          f"{TASK_NAMES[card['task']]} needs {num_labels(card['task'])}.")

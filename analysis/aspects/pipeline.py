@@ -219,7 +219,7 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
     """A .zip made by :func:`checkpoint_zip` (or of a checkpoint folder) -> (LoadedModel with
     the classifier, card). Read from memory; before anything is unpacked or allocated, the
     parameters its config.json and safetensors header declare are checked against
-    ``max_params`` (default :data:`analysis.aspects.sizes.MAX_PARAMS`); the allowed members are
+    ``max_params`` (default :data:`analysis.sizes.MAX_PARAMS`); the allowed members are
     then unpacked, size-capped, into a private temporary folder (``absa-upload-*``, mode 0700)
     removed on every way out (a leftover of a killed process: ``clean_temps``), loaded in
     float32, and the folder is deleted. The model's spec is ``name`` (never a server path).
@@ -234,7 +234,7 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
     import torch
 
     from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
-    from analysis.aspects.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
+    from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
     from analysis.errors import InputError
     from analysis.models import ModelLoadError
 

@@ -13,7 +13,7 @@ checks the numbers again before converting them. Every problem is a :class:`JSON
 
 The scan and the parse are linear but still hold the interpreter while they run (about
 10-20 ms a megabyte): callers bound the bytes first (every reader has a size cap; a
-safetensors header is read only up to :data:`analysis.aspects.sizes.MAX_HEADER_BYTES`)."""
+safetensors header is read only up to :data:`analysis.sizes.MAX_HEADER_BYTES`)."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ def session_upload_cap() -> bool:
 def _listed_params(spec: str) -> int | None:
     """The parameters of a listed model from its config.json alone (None when it cannot be
     found without loading or downloading it)."""
-    from analysis.aspects.sizes import MAX_CONFIG_BYTES, config_params
+    from analysis.sizes import MAX_CONFIG_BYTES, config_params
     from analysis.corpus.jsonsafe import loads
     from analysis.models import resolve_spec
 
@@ -163,7 +163,7 @@ def _listed_params(spec: str) -> int | None:
 
 @st.cache_resource(show_spinner=False)
 def _default_upload_params(specs: tuple) -> int:
-    from analysis.aspects.sizes import MAX_PARAMS
+    from analysis.sizes import MAX_PARAMS
 
     sizes = [n for n in map(_listed_params, specs) if n]
     return 2 * max(sizes) if sizes else MAX_PARAMS
