@@ -210,3 +210,32 @@ def test_run_job_says_the_limit_and_stops_the_page(demo):
     assert not any("result" in m.value for m in at.markdown)
     from ui.common.jobs import job_queue
     job_queue().leave(at.session_state["joined"])
+
+
+def test_forwarded_mode_counts_the_address_the_proxy_appended(monkeypatch):
+    """Issue 34 item 6: the first X-Forwarded-For entry is whatever the client sent (a new one
+    per request escapes the per-address caps); the trusted proxy appends the real one last."""
+    import types
+
+    import streamlit as st
+
+    from ui.common import jobs
+    from ui.common.settings import settings
+
+    assert jobs.forwarded_address(["1.2.3.4, 10.0.0.1", "203.0.113.7"]) == "203.0.113.7"
+    assert jobs.forwarded_address(["spoofed, 198.51.100.2"]) == "198.51.100.2"
+    assert jobs.forwarded_address([]) == ""
+
+    class Headers(dict):
+        def get_all(self, key):
+            return self.get(key, [])
+
+    import dataclasses
+
+    conf = dataclasses.replace(settings(), visitor_address="forwarded")
+    monkeypatch.setattr(jobs, "settings", lambda: conf)
+    for sent in ("1.1.1.1", "2.2.2.2"):  # the same visitor, a new made-up first entry each time
+        fake = types.SimpleNamespace(headers=Headers({"X-Forwarded-For": [
+            f"{sent}, 198.51.100.2"]}), ip_address="10.0.0.9")
+        monkeypatch.setattr(st, "context", fake)
+        assert jobs.visitor_keys()[-1] == "address:198.51.100.2"

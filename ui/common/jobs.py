@@ -58,10 +58,20 @@ class JobLimit(InputError, DataError):
     """A visitor already holds as many queued or running jobs as the server allows."""
 
 
+def forwarded_address(values) -> str:
+    """The client address the trusted proxy in front of the server wrote in X-Forwarded-For
+    (``values``: every such header line): the last entry. The entries before it came from
+    the client itself, who can write anything there (a new "address" per request would
+    escape every per-address cap)."""
+    entries = [e.strip() for v in values for e in str(v).split(",")]
+    return entries[-1] if entries else ""
+
+
 def visitor_keys() -> tuple[str, ...]:
     """The keys a visitor is counted under: their session, and their client address when the
-    host allows telling it (``visitor_address``: the connection's peer, or the first address of
-    X-Forwarded-For behind a proxy); no address on a local connection."""
+    host allows telling it (``visitor_address``: the connection's peer, or behind a proxy the
+    address the proxy appended to X-Forwarded-For, :func:`forwarded_address`); no address on
+    a local connection."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
@@ -69,7 +79,7 @@ def visitor_keys() -> tuple[str, ...]:
     mode = settings().visitor_address
     try:
         if mode == "forwarded":
-            address = (st.context.headers.get("X-Forwarded-For") or "").split(",")[0].strip()
+            address = forwarded_address(st.context.headers.get_all("X-Forwarded-For"))
         elif mode == "connection":
             address = st.context.ip_address or ""
         else:
