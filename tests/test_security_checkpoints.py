@@ -221,5 +221,21 @@ def test_upload_temps_are_removed_on_every_way_out_and_at_the_next_start(tmp_pat
         (tmp_path / name / "model.safetensors").write_bytes(b"x")
         if name != "absa-upload-fresh":
             os.utime(tmp_path / name, (old, old))
-    assert sorted(ck.clean_temps()) == ["absa-upload-k1ll3d", "absa-zip-abc"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["absa-upload-fresh", "notes"]
+    # issue 34 item 6: a fine-tune's folder (its real name: the server's pid) goes once that
+    # server is gone, however young; a running server's stays, however old
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    for pid in (gone.pid, os.getpid()):
+        folder = Path(tempfile.mkdtemp(prefix=f"{ck.FINETUNE_PREFIX}{pid}-"))
+        (folder / "checkpoint").mkdir()
+        if pid == os.getpid():
+            os.utime(folder, (old - 10**5, old - 10**5))
+            running = folder.name
+        else:
+            killed = folder.name
+    assert sorted(ck.clean_temps()) == sorted(["absa-upload-k1ll3d", "absa-zip-abc", killed])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["absa-upload-fresh", "notes",
+                                                                 running])

@@ -45,6 +45,11 @@ TEMP = re.compile(r"^\..+\.(tmp|old)-[^/]+$")
 # loaded: seconds each); one this old was left by a killed process
 UPLOAD_TEMP = re.compile(r"^absa-(upload|zip)-[A-Za-z0-9_]+$")
 UPLOAD_STALE_SECONDS = 600
+# a fine-tune's checkpoint folder (analysis.aspects.pipeline.run_fine_tune_apart), named after
+# the process that made it: left over once that process is gone, whatever its age (a fine-tune
+# runs for many minutes: its age says nothing)
+FINETUNE_PREFIX = "dashboard-finetune-"
+FINETUNE_TEMP = re.compile(rf"^{FINETUNE_PREFIX}(\d+)-[A-Za-z0-9_]+$")
 MAX_CARD_BYTES = 4 << 20
 # written first into every temporary save folder (and removed just before the swap): a folder
 # holding it is this project's whatever else a killed save left in it
@@ -187,11 +192,27 @@ def clean_stale(parent, now: float | None = None) -> list[str]:
     return done
 
 
+def _alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
 def clean_temps(now: float | None = None, root=None) -> list[str]:
     """Remove the project's leftovers in the system temp folder (``root``, default
     ``tempfile.gettempdir()``): upload and .zip folders (``absa-upload-*``, ``absa-zip-*``)
     older than :data:`UPLOAD_STALE_SECONDS`, left by a process killed while loading or
-    packing a checkpoint. Called when the app starts; returns the names removed."""
+    packing a checkpoint, and fine-tune folders (``dashboard-finetune-<pid>-*``) whose
+    process is gone. Called when the app starts; returns the names removed."""
     root, now = Path(root or tempfile.gettempdir()), time.time() if now is None else now
     done = []
     try:
@@ -200,9 +221,11 @@ def clean_temps(now: float | None = None, root=None) -> list[str]:
         return done
     for p in entries:
         try:
-            if UPLOAD_TEMP.match(p.name) and not p.is_symlink() and p.is_dir() \
+            tune = FINETUNE_TEMP.match(p.name)
+            if (UPLOAD_TEMP.match(p.name) or tune) and not p.is_symlink() and p.is_dir() \
                     and p.stat().st_uid == os.getuid() \
-                    and now - p.stat().st_mtime >= UPLOAD_STALE_SECONDS:
+                    and (not _alive(int(tune.group(1))) if tune
+                         else now - p.stat().st_mtime >= UPLOAD_STALE_SECONDS):
                 shutil.rmtree(p)
                 done.append(p.name)
         except OSError:

@@ -107,6 +107,7 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
     ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()`` is called every
     0.2 s (what it raises stops the work). ``options`` as for :func:`run_fine_tune` (``out``
     excepted). Same seed, same numbers as in this process."""
+    import os
     import shutil
     import tempfile
 
@@ -127,7 +128,9 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
     else:
         from analysis.child import run_in_child
 
-        tmp = Path(tempfile.mkdtemp(prefix="dashboard-finetune-"))
+        from analysis.aspects.checkpoints import FINETUNE_PREFIX
+
+        tmp = Path(tempfile.mkdtemp(prefix=f"{FINETUNE_PREFIX}{os.getpid()}-"))
         try:
             info = run_in_child(_fine_tune_apart, spec, train, test, task,
                                 str(tmp / "checkpoint"), on_message=relay, on_poll=on_poll,
