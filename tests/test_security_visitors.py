@@ -189,6 +189,35 @@ def test_one_session_holds_a_bounded_amount_of_uploaded_bytes():
     assert list(mgr.file_storage["s1"]) == ["f10", "f11"]  # replacing a file evicts nothing
 
 
+def test_all_sessions_together_hold_a_bounded_amount_of_uploaded_bytes():
+    """Issue 34 item 6: the cap was per session only; many sessions (tabs, visitors) added up
+    without bound. Now a file beyond the server-wide cap is refused with HTTP 413, and nobody's
+    files are dropped for it."""
+    from starlette.exceptions import HTTPException
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from ui.common.resources import UPLOAD_BUSY, cap_uploads
+
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert cap_uploads(mgr, 10 * 2**20, 20 * 2**20)
+    four = b"x" * (4 << 20)
+    for s in ("s1", "s2", "s3", "s4"):  # 16 MB in four sessions
+        mgr.add_file(s, UploadedFileRec("a", "a.json", "application/json", four))
+    with pytest.raises(HTTPException) as e:  # 20 MB + 4: over the server's 20 MB
+        for s in ("s5", "s6"):
+            mgr.add_file(s, UploadedFileRec("a", "a.json", "application/json", four))
+    assert e.value.status_code == 413 and e.value.detail == UPLOAD_BUSY
+    assert sorted(mgr.file_storage) == ["s1", "s2", "s3", "s4", "s5"]
+    assert sum(len(f.data) for fs in mgr.file_storage.values() for f in fs.values()) == 20 << 20
+    with pytest.raises(HTTPException):  # a held session's second file: refused, its first kept
+        mgr.add_file("s1", UploadedFileRec("b", "b.json", "application/json", b"y"))
+    assert list(mgr.file_storage["s1"]) == ["a"]
+    mgr.remove_session_files("s2")  # a session ends: room again
+    mgr.add_file("s6", UploadedFileRec("a", "a.json", "application/json", four))
+    assert sorted(mgr.file_storage) == ["s1", "s3", "s4", "s5", "s6"]
+
+
 def test_run_job_says_the_limit_and_stops_the_page(demo):
     """A visitor over the limit gets the limit in words and the page stops (nothing queued,
     no exception), on any page whatever errors it catches."""
