@@ -44,6 +44,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from analysis.batching import release_memory
 from analysis.errors import DataError, InputError
 from ui.common.cluster import background  # imports nothing from Ray
 from ui.common.errors import plain
@@ -263,6 +264,7 @@ class _Job:
         finally:
             self.queue.leave(self.ticket)
             self.done.set()
+            release_memory()  # the job's batches, back to the system
 
     def start(self) -> None:
         self.queue.hand_over(self.ticket, self.thread)
@@ -394,6 +396,7 @@ class BackgroundJob:
         finally:
             self.queue.leave(ticket)
             self.done.set()
+            release_memory()
 
 
 def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *,
