@@ -134,7 +134,7 @@ def _value(w, label: str):
             try:
                 if str(fmt(v)) == label:
                     return v
-            except Exception:  # noqa: BLE001 -- a candidate the function does not take
+            except Exception:  # noqa: BLE001, S112 -- a candidate the function does not take
                 continue
     return label
 
