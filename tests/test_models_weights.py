@@ -137,3 +137,23 @@ def test_an_uploaded_zip_missing_its_classifier_is_refused(tmp_path_factory, tmp
                                          r"match its config \(2 tensors") as e:
         load_checkpoint_zip(buf.getvalue(), name="uploaded c.zip", max_params=10**7)
     one_line(e)
+
+
+def test_the_sidebars_folder_is_refused_on_the_page(tiny_model_dir, tmp_path, monkeypatch):
+    """The pages load the sidebar's folder or id through the same loader: one error line, and
+    no page runs on the random model."""
+    from streamlit.testing.v1 import AppTest
+
+    import ui.common.sidebar
+
+    bad = copy_of(tiny_model_dir("bert"), tmp_path / "bad")
+    rewrite_weights(bad, lambda t: {"unrelated": torch.zeros(3)})
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
+                        raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"),
+                           default_timeout=240)
+    at.query_params.update({"src": "Local folder", "model": str(bad)})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(e.value for e in at.error) + " ".join(w.value for w in at.warning)
+    assert "its weights do not match its config" in shown, shown
