@@ -17,8 +17,10 @@ working folder, then imports only ``fn``'s module; the two talk over a pair of p
 (:class:`multiprocessing.connection.Connection`).
 
 Stopping: whatever ``on_message`` or ``on_poll`` raises (a job whose visitor left) ends the child
-(SIGTERM, then SIGKILL) before it propagates, and so does an interrupted caller. A child that dies
-without an answer (killed, out of memory) raises :class:`ChildDied` with one plain line.
+(SIGTERM, then SIGKILL) before it propagates, and so does an interrupted caller; a caller that is
+killed outright is noticed by the child within :data:`WATCH_S` seconds (its parent's pid
+changes), which then ends. A child that dies without an answer (killed, out of memory) raises
+:class:`ChildDied` with one plain line.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from analysis.errors import DataError
 POLL_S = 0.2
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder of analysis/
 STOP_S = 5.0  # seconds between SIGTERM and SIGKILL when the caller stops the child
+WATCH_S = 0.5  # how often the child checks that its caller is still there
 
 
 class ChildDied(DataError):
@@ -54,11 +57,29 @@ def _lower_priority(nice: int | None) -> None:
 
 BOOT = ("import sys; from multiprocessing.connection import Connection as C; "
         "r, w = C(int(sys.argv[1]), writable=False), C(int(sys.argv[2]), readable=False); "
-        "sys.path[:] = r.recv(); from analysis.child import _child_main; _child_main(r, w)")
+        "sys.path[:] = r.recv(); from analysis.child import _child_main; "
+        "_child_main(r, w, int(sys.argv[3]))")
 
 
-def _child_main(conn_in, conn) -> None:
-    """The child's side: the work from ``conn_in``, its messages and answer to ``conn``."""
+def _watch_parent(parent: int, every: float) -> None:
+    """End this process as soon as ``parent`` is gone (this process is handed to another
+    parent then): a killed server's child stops within ``every`` seconds, not at its next
+    message (a long training step: minutes)."""
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
+
+
+def _child_main(conn_in, conn, parent: int | None = None) -> None:
+    """The child's side: the work from ``conn_in``, its messages and answer to ``conn``;
+    stopped when ``parent`` (the caller's pid) goes away."""
+    if parent is not None:
+        import threading
+
+        threading.Thread(target=_watch_parent, args=(parent, WATCH_S), daemon=True,
+                         name="watch-parent").start()
     fn, args, kwargs, nice, send_as = conn_in.recv()
     conn_in.close()
     _lower_priority(nice)
@@ -110,7 +131,8 @@ def run_in_child(fn: Callable, *args, on_message: Callable[..., None] | None = N
     ``progress(fraction, text)``)."""
     from_parent, to_child = os.pipe()  # (read end, write end)
     from_child, to_parent = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-c", BOOT, str(from_parent), str(to_parent)],
+    proc = subprocess.Popen([sys.executable, "-c", BOOT, str(from_parent), str(to_parent),
+                             str(os.getpid())],
                             pass_fds=(from_parent, to_parent), cwd=os.getcwd(),
                             stdin=subprocess.DEVNULL)
     os.close(from_parent)  # the child holds its ends: EOF here once it is gone

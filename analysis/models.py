@@ -243,13 +243,99 @@ def special_tokens_of(tokenizer) -> dict:
     return out
 
 
+def machine_param_cap() -> int:
+    """The most parameters a model loaded on this machine may have: a sixteenth of its memory
+    in bytes (float32 weights, the copy made while loading and the work of a study fit in half
+    of it). The command line's cap; the server passes the host's own (``max_params``)."""
+    from analysis.sizes import MAX_PARAMS
+
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX machine: the library default
+        return MAX_PARAMS
+    return max(MAX_PARAMS // 4, memory // 16)
+
+
+def _local_folder(source: str) -> Path | None:
+    """The folder a source's config.json is in: the folder itself, or a hub id's cached copy
+    (None when it is neither)."""
+    if Path(source).is_dir():
+        return Path(source)
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(source, "config.json")
+    except Exception:  # an id the cache cannot name: nothing to check before the download
+        return None
+    return Path(cached).parent if isinstance(cached, str) else None
+
+
+def check_size(source: str, max_params: int | None, spec: str) -> None:
+    """Refuse, before anything is allocated, a model whose config.json (or safetensors header)
+    declares more than ``max_params`` parameters (default :func:`machine_param_cap`); the
+    config and the header only are read (:mod:`analysis.sizes`)."""
+    from analysis.errors import InputError
+    from analysis.sizes import MAX_CONFIG_BYTES, check_checkpoint_size
+
+    folder = _local_folder(source)
+    if folder is None or not (folder / "config.json").is_file():
+        return
+    cap = machine_param_cap() if max_params is None else max_params
+    weights = folder / "model.safetensors"
+    try:
+        with open(folder / "config.json", "rb") as fh:
+            config = fh.read(MAX_CONFIG_BYTES + 1)
+        if not weights.is_file():  # other weight formats: the config's count alone
+            check_checkpoint_size(config, None, 0, cap, spec)
+            return
+        with open(weights, "rb") as fh:
+            check_checkpoint_size(config, fh.read, weights.stat().st_size, cap, spec)
+    except InputError as exc:
+        raise ModelLoadError(str(exc)) from None
+    except OSError as exc:
+        raise ModelLoadError(f"{spec}: config.json or its weights cannot be read.") from exc
+
+
+def is_head_key(key: str, prefix: str) -> bool:
+    """Whether a parameter of a model with a task head belongs to the head (or the pooler,
+    which only the head reads) rather than to the encoder whose attention is studied."""
+    return not key.startswith(prefix + ".") or key.startswith(f"{prefix}.pooler.")
+
+
+def check_weights(model, info: dict, spec: str, new_head: bool = False) -> None:
+    """ModelLoadError with one line when the checkpoint lacks tensors the model needs, or
+    holds them in another shape: ``from_pretrained`` would fill them with random values and
+    the model would run without a word. A base encoder's pooler (never read by a study) may be
+    missing; with ``new_head`` so may a task head the caller trains on purpose."""
+    prefix = getattr(model, "base_model_prefix", "")
+    base = getattr(model, "base_model", model) is model
+    missing = sorted(
+        k for k in info.get("missing_keys") or ()
+        if not ((base and k.startswith("pooler.")) or (new_head and is_head_key(k, prefix))))
+    mismatched = sorted(str(m[0]) if isinstance(m, (tuple, list)) else str(m)
+                        for m in info.get("mismatched_keys") or ())
+    bad = missing + mismatched
+    if bad:
+        what = ("missing" if not mismatched else "of another shape" if not missing
+                else "missing or of another shape")
+        named = ", ".join(bad[:3]) + (f" and {len(bad) - 3:,} more" if len(bad) > 3 else "")
+        raise ModelLoadError(f"{spec}: its weights do not match its config ({len(bad):,} "
+                             f"tensors the model needs are {what}: {named}), so it would run "
+                             "with random values; it is not loaded.")
+
+
 def load_model(spec: str | None = DEFAULT_SPEC, model_class=None,
-               device: str | None = None) -> LoadedModel:
+               device: str | None = None, max_params: int | None = None,
+               new_head: bool = False) -> LoadedModel:
     """Load tokenizer + encoder for a spec (eager attention), ready for ``output_attentions``,
     on ``device`` (default :func:`pick_device`: CUDA when present, else CPU).
 
     ``model_class`` defaults to ``transformers.AutoModel``; pass e.g.
-    ``AutoModelForSequenceClassification`` to keep a task head.
+    ``AutoModelForSequenceClassification`` to keep a task head. Before anything is allocated,
+    the size the config (and a safetensors header) declare is checked against ``max_params``
+    (default :func:`machine_param_cap`); after loading, a checkpoint missing tensors the model
+    needs or holding them in another shape is refused (:func:`check_weights`; ``new_head``:
+    a task head initialised on purpose is allowed).
     """
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -258,13 +344,16 @@ def load_model(spec: str | None = DEFAULT_SPEC, model_class=None,
     source, name = resolve_spec(spec_n)
     config = _from_pretrained(AutoConfig, source, spec_n)
     _check_encoder(config, spec_n)
+    check_size(source, max_params, spec_n)
     tokenizer = _from_pretrained(AutoTokenizer, source, spec_n)
     cls = model_class or AutoModel
     try:
         device = pick_device(device)
     except ValueError as exc:  # a host's bad DASHBOARD_DEVICE: one plain line
         raise ModelLoadError(str(exc)) from None
-    model = _from_pretrained(cls, source, spec_n, attn_implementation="eager")
+    model, info = _from_pretrained(cls, source, spec_n, attn_implementation="eager",
+                                   output_loading_info=True, ignore_mismatched_sizes=True)
+    check_weights(model, info, spec_n, new_head)
     model.to(device)
     model.eval()
     cfg = model.config

@@ -151,11 +151,11 @@ with tab_corpus:
             texts, pairs, notes = heldout_examples(cap)
             data_name, fp = f"{HELDOUT_NAME}, {len(texts)} pairs", f"heldout-{len(texts)}"
         else:
-            dataset = corpus_picker(state.CORPUS_PREFIX, default_cap=cap, max_cap=maximum)
+            dataset = corpus_picker(state.CORPUS, default_cap=cap, max_cap=maximum)
             if dataset is None:
                 st.stop()
             texts, pairs, notes = dataset_examples(dataset, cap)
-            data_name, fp = corpus_name(state.CORPUS_PREFIX, dataset), fingerprint(dataset)
+            data_name, fp = corpus_name(state.CORPUS, dataset), fingerprint(dataset)
     except (DataError, InputError) as exc:
         show_error(exc)
         st.stop()

@@ -8,15 +8,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def process_gone(pid: int, within: float, every: float = 0.1) -> bool:
-    """Whether the process ``pid`` has ended within ``within`` seconds (polled)."""
+    """Whether the process ``pid`` has ended within ``within`` seconds (polled; a zombie, ended
+    but not yet reaped by whoever adopted it, has ended)."""
     import time
 
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except (ProcessLookupError, FileNotFoundError):
             return True
+        except OSError:
+            pass
         time.sleep(every)
     return False
 

@@ -43,6 +43,13 @@ def forever(path: str, *, send):
         time.sleep(0.05)
 
 
+def silent(path: str, *, send):
+    """A long step that sends nothing (a training step of minutes)."""
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(600)
+
+
 def fractions(*, progress):
     progress(0.5, "half")
     return "ok"

@@ -87,6 +87,42 @@ def test_on_poll_can_stop_a_silent_child(tmp_path):
     assert polls == [1]
 
 
+PARENT = """
+import sys
+sys.path[:0] = [{root!r}, {tests!r}]
+from analysis.child import run_in_child
+import childwork
+run_in_child(childwork.silent, {pid!r})
+"""
+
+
+def test_a_killed_caller_ends_a_silent_child_within_a_second(tmp_path):
+    """Issue 34 item 6: a server killed during a fine-tune left its child running until the
+    child's next message (up to 90 s); the child now watches its parent."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    pid_file = tmp_path / "pid"
+    parent = subprocess.Popen([sys.executable, "-c", PARENT.format(
+        root=str(tests.parent), tests=str(tests), pid=str(pid_file))])
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.is_file() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        assert not builders.process_gone(child, within=0.3)  # it waits on its long step
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        assert builders.process_gone(child, within=2.0), "the child outlived its killed caller"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
 def test_fine_tune_apart_equals_the_fine_tune_here(tiny_model_dir):
     from analysis.aspects.data import split_dataset
     from analysis.aspects.pipeline import run_fine_tune, run_fine_tune_apart

@@ -119,6 +119,9 @@ def bad_cases(tmp, good):
          "does not exist"),
         (["probe", "--train", str(good), "--eval", str(good), "--rank", "0", "--out", o],
          "--rank must be a whole number of at least 1"),
+        # issue 34 item 6: was a 22-line traceback after trying to allocate 1.5 TB
+        (["probe", "--train", str(good), "--eval", str(good), "--rank", "1000000000",
+          "--out", o], "--rank must be a whole number from 1 to 4096, not '1000000000'"),
         (["probe", "--train", str(good), "--eval", str(good), "--seed", "-1", "--out", o],
          "--seed must be a whole number from 0"),
         (["probe", "--train", str(good), "--eval", str(tmp / "x.conllu"), "--out", o],

@@ -184,3 +184,44 @@ def test_semeval_sentences_identical_models_say_so(base):
     assert res.n_examples == 8
     assert res.to_json()["identical"] is True
     assert res.to_json()["summary"].startswith("The two models have identical weights")
+
+
+def test_long_inputs_get_batches_within_the_noop_budget(base, monkeypatch):
+    """Issue 34 item 3: 300 lines of 2,000 characters took the server from 1.18 to 4.92 GB:
+    32 inputs of 512 tokens went through both models at once. Now every batch's maps and
+    temporaries stay within the No-op study's budget (assert on the batches' shapes), and the
+    numbers are those of one example at a time."""
+    import analysis.drift.run as run
+    from analysis.drift.job import DriftJob
+    from analysis.noop.corpus import NoopJob
+
+    assert DriftJob("a", "b").max_batch_mb == NoopJob("a").max_batch_mb == 256.0
+    shapes = []
+    real = run.forward_batches
+
+    def spy(model, tokenizer, encodings, batch_size, **kw):
+        for idx, fw in real(model, tokenizer, encodings, batch_size, **kw):
+            shapes.append(tuple(fw.attentions[0].shape))
+            yield idx, fw
+
+    monkeypatch.setattr(run, "forward_batches", spy)
+    words = "the soup was cold but the staff were friendly and quick to help us ".split()
+    texts = [" ".join(words[(k + j) % len(words)] for j in range(n))
+             for n, m in ((600, 4), (230, 8)) for k in range(m)] + ["short and sweet .", "fine ."]
+    corpus = encode_corpus(base.tokenizer, texts, max_length=base.max_length)
+    assert corpus.truncated == 4
+    per_pair = run.bytes_per_token_pair(base.n_layers, base.n_heads)
+    assert per_pair == 4 * (2 * 6 * 12 + 3 * 12 + 4)  # 193 MB for one 512-token input
+    res = compare_models(base, base, corpus, batch_size=32)
+    budget = 256 * 2**20
+    assert sum(s[0] for s in shapes) == 2 * len(texts)  # both models, every example once
+    assert all(b == 1 or b * t * t * per_pair <= budget for b, _, _, t in shapes), shapes
+    longest = [b for b, _, _, t in shapes if t == base.max_length]
+    assert longest == [1] * 8  # was one batch of all (32 of a long corpus: 4.8 GB)
+    middle = [(b, t) for b, _, _, t in shapes if 200 < t < base.max_length]
+    assert max(b for b, _ in middle) == budget // (middle[0][1] ** 2 * per_pair) == 6  # not 8
+    assert shapes[-1][0] == 4  # the last two middle ones and the two short ones together
+    shapes.clear()
+    one = compare_models(base, base, corpus, batch_size=1)
+    np.testing.assert_allclose(res.cosine_examples, one.cosine_examples, atol=1e-5)
+    np.testing.assert_allclose(res.features_before, one.features_before, atol=1e-5)

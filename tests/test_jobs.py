@@ -162,6 +162,37 @@ def test_a_job_that_raises_frees_its_slot():
     assert run_job("next", lambda progress: 42, key="next", queue=q) == 42
 
 
+def test_memory_goes_back_after_every_job(monkeypatch):
+    """Issue 34 item 3: after a job (a failed one too) its freed batches are handed back to
+    the system (analysis.batching.release_memory: gc, then glibc's malloc_trim)."""
+    import ctypes
+
+    from analysis.batching import release_memory
+
+    calls = []
+    monkeypatch.setattr(jobs, "release_memory", lambda: calls.append(1))
+    q = JobQueue(slots=1)
+    assert run_job("ok", lambda progress: bytearray(64 << 20) and 7, key="ok", queue=q) == 7
+    with pytest.raises(ValueError):
+        run_job("bad", lambda progress: (_ for _ in ()).throw(ValueError("x")), key="bad",
+                queue=q)
+    assert _until(lambda: len(calls) == 2)
+    trimmed = []
+    real = ctypes.CDLL
+
+    class Libc:
+        def __init__(self, name):
+            self.lib = real(name)
+
+        def malloc_trim(self, pad):
+            trimmed.append(pad)
+            return self.lib.malloc_trim(pad)
+
+    monkeypatch.setattr(ctypes, "CDLL", Libc)
+    release_memory()
+    assert trimmed == [0]
+
+
 class _StopAfter:
     """A stand-in for ``streamlit`` in ui.common.jobs whose elements raise (as Streamlit does when the
     visitor left) once ``n`` messages were sent; records every message."""

@@ -74,7 +74,7 @@ def test_websocket_upgrade_and_forwarded_headers(replicas):
     timeout = re.search(r"proxy_read_timeout (\d+)d;", location)
     assert timeout and int(timeout.group(1)) >= 1  # an idle tab keeps its websocket
     assert "proxy_set_header Host $http_host;" in location  # Streamlit's origin check: host:port
-    # overwritten, not appended: the app's "forwarded" mode reads the first address
+    # overwritten, not appended: one address, the last one the app's "forwarded" mode reads
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in location
     assert "dashboard_r3" not in conf
 

@@ -21,7 +21,7 @@ import pytest
 
 from analysis.aspects import checkpoints as ck
 from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip
-from analysis.aspects.sizes import (check_checkpoint_size, config_params, safetensors_params)
+from analysis.sizes import (check_checkpoint_size, config_params, safetensors_params)
 from analysis.errors import InputError
 from builders import one_line
 
@@ -35,7 +35,7 @@ BIG = {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
 def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], data: bytes | None = None) -> bytes:
     """A safetensors file whose header declares ``tensors`` (name -> dtype, shape), followed by
     ``data`` (default: exactly the bytes the header promises, zeros)."""
-    from analysis.aspects.sizes import DTYPE_BYTES
+    from analysis.sizes import DTYPE_BYTES
 
     header, offset = {}, 0
     for name, (dtype, shape) in tensors.items():
@@ -134,6 +134,20 @@ def test_safetensors_headers_that_lie_are_refused():
     deep = b"[" * 50_000 + b"]" * 50_000
     with pytest.raises(InputError, match="nested 50,000 levels"):
         check(struct.pack("<Q", len(deep)) + deep)
+    # issue 34 item 1: a 4 MB header of '\"' (16 MB froze the server 186 s) is refused unread,
+    # and the largest header read (1 MB of it) is scanned in well under a second
+    import time
+
+    from analysis.sizes import MAX_HEADER_BYTES
+
+    hostile = b"[" + b'\\"' * (2 << 20)
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match="its header claims 4,194,305 bytes"):
+        check(struct.pack("<Q", len(hostile)) + hostile)
+    hostile = hostile[:MAX_HEADER_BYTES]
+    with pytest.raises(InputError, match="header is not valid JSON"):
+        check(struct.pack("<Q", len(hostile)) + hostile)
+    assert time.perf_counter() - t0 < 1.0
     config = json.dumps(dict(BIG, hidden_size=32, num_hidden_layers=2, intermediate_size=37))
     with pytest.raises(InputError, match="its weights hold 1,000.0M values"):
         check_checkpoint_size(config.encode(), io.BytesIO(safetensors_bytes(
@@ -207,5 +221,21 @@ def test_upload_temps_are_removed_on_every_way_out_and_at_the_next_start(tmp_pat
         (tmp_path / name / "model.safetensors").write_bytes(b"x")
         if name != "absa-upload-fresh":
             os.utime(tmp_path / name, (old, old))
-    assert sorted(ck.clean_temps()) == ["absa-upload-k1ll3d", "absa-zip-abc"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["absa-upload-fresh", "notes"]
+    # issue 34 item 6: a fine-tune's folder (its real name: the server's pid) goes once that
+    # server is gone, however young; a running server's stays, however old
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    for pid in (gone.pid, os.getpid()):
+        folder = Path(tempfile.mkdtemp(prefix=f"{ck.FINETUNE_PREFIX}{pid}-"))
+        (folder / "checkpoint").mkdir()
+        if pid == os.getpid():
+            os.utime(folder, (old - 10**5, old - 10**5))
+            running = folder.name
+        else:
+            killed = folder.name
+    assert sorted(ck.clean_temps()) == sorted(["absa-upload-k1ll3d", "absa-zip-abc", killed])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["absa-upload-fresh", "notes",
+                                                                 running])

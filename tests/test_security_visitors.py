@@ -97,7 +97,7 @@ def test_visitor_models_count_until_their_model_is_gone():
 
 
 def test_upload_cap_is_twice_the_largest_listed_model(demo):
-    from analysis.aspects.sizes import config_params
+    from analysis.sizes import config_params
     from analysis.models import default_model_path
     from ui.common.resources import _default_upload_params, upload_param_cap
 
@@ -189,6 +189,35 @@ def test_one_session_holds_a_bounded_amount_of_uploaded_bytes():
     assert list(mgr.file_storage["s1"]) == ["f10", "f11"]  # replacing a file evicts nothing
 
 
+def test_all_sessions_together_hold_a_bounded_amount_of_uploaded_bytes():
+    """Issue 34 item 6: the cap was per session only; many sessions (tabs, visitors) added up
+    without bound. Now a file beyond the server-wide cap is refused with HTTP 413, and nobody's
+    files are dropped for it."""
+    from starlette.exceptions import HTTPException
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from ui.common.resources import UPLOAD_BUSY, cap_uploads
+
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert cap_uploads(mgr, 10 * 2**20, 20 * 2**20)
+    four = b"x" * (4 << 20)
+    for s in ("s1", "s2", "s3", "s4"):  # 16 MB in four sessions
+        mgr.add_file(s, UploadedFileRec("a", "a.json", "application/json", four))
+    with pytest.raises(HTTPException) as e:  # 20 MB + 4: over the server's 20 MB
+        for s in ("s5", "s6"):
+            mgr.add_file(s, UploadedFileRec("a", "a.json", "application/json", four))
+    assert e.value.status_code == 413 and e.value.detail == UPLOAD_BUSY
+    assert sorted(mgr.file_storage) == ["s1", "s2", "s3", "s4", "s5"]
+    assert sum(len(f.data) for fs in mgr.file_storage.values() for f in fs.values()) == 20 << 20
+    with pytest.raises(HTTPException):  # a held session's second file: refused, its first kept
+        mgr.add_file("s1", UploadedFileRec("b", "b.json", "application/json", b"y"))
+    assert list(mgr.file_storage["s1"]) == ["a"]
+    mgr.remove_session_files("s2")  # a session ends: room again
+    mgr.add_file("s6", UploadedFileRec("a", "a.json", "application/json", four))
+    assert sorted(mgr.file_storage) == ["s1", "s3", "s4", "s5", "s6"]
+
+
 def test_run_job_says_the_limit_and_stops_the_page(demo):
     """A visitor over the limit gets the limit in words and the page stops (nothing queued,
     no exception), on any page whatever errors it catches."""
@@ -210,3 +239,32 @@ def test_run_job_says_the_limit_and_stops_the_page(demo):
     assert not any("result" in m.value for m in at.markdown)
     from ui.common.jobs import job_queue
     job_queue().leave(at.session_state["joined"])
+
+
+def test_forwarded_mode_counts_the_address_the_proxy_appended(monkeypatch):
+    """Issue 34 item 6: the first X-Forwarded-For entry is whatever the client sent (a new one
+    per request escapes the per-address caps); the trusted proxy appends the real one last."""
+    import types
+
+    import streamlit as st
+
+    from ui.common import jobs
+    from ui.common.settings import settings
+
+    assert jobs.forwarded_address(["1.2.3.4, 10.0.0.1", "203.0.113.7"]) == "203.0.113.7"
+    assert jobs.forwarded_address(["spoofed, 198.51.100.2"]) == "198.51.100.2"
+    assert jobs.forwarded_address([]) == ""
+
+    class Headers(dict):
+        def get_all(self, key):
+            return self.get(key, [])
+
+    import dataclasses
+
+    conf = dataclasses.replace(settings(), visitor_address="forwarded")
+    monkeypatch.setattr(jobs, "settings", lambda: conf)
+    for sent in ("1.1.1.1", "2.2.2.2"):  # the same visitor, a new made-up first entry each time
+        fake = types.SimpleNamespace(headers=Headers({"X-Forwarded-For": [
+            f"{sent}, 198.51.100.2"]}), ip_address="10.0.0.9")
+        monkeypatch.setattr(st, "context", fake)
+        assert jobs.visitor_keys()[-1] == "address:198.51.100.2"

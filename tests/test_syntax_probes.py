@@ -222,6 +222,9 @@ def test_word_states_and_probe_layers_on_a_tiny_model(tiny_model_dir):
         split_treebank(ds.select(range(1)))
     with pytest.raises(InputError, match="rank"):
         probe_layers(tiny, ds, rank=0)
+    with pytest.raises(InputError, match="^The probe rank must be from 1 to 4,096, not "
+                                         "1,000,000,000.$"):  # the page's path too
+        probe_layers(tiny, ds, rank=10**9)
 
 
 def test_ewt_probe_beats_the_linear_chain(shared_data, default_model):

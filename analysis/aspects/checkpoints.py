@@ -45,6 +45,11 @@ TEMP = re.compile(r"^\..+\.(tmp|old)-[^/]+$")
 # loaded: seconds each); one this old was left by a killed process
 UPLOAD_TEMP = re.compile(r"^absa-(upload|zip)-[A-Za-z0-9_]+$")
 UPLOAD_STALE_SECONDS = 600
+# a fine-tune's checkpoint folder (analysis.aspects.pipeline.run_fine_tune_apart), named after
+# the process that made it: left over once that process is gone, whatever its age (a fine-tune
+# runs for many minutes: its age says nothing)
+FINETUNE_PREFIX = "dashboard-finetune-"
+FINETUNE_TEMP = re.compile(rf"^{FINETUNE_PREFIX}(\d+)-[A-Za-z0-9_]+$")
 MAX_CARD_BYTES = 4 << 20
 # written first into every temporary save folder (and removed just before the swap): a folder
 # holding it is this project's whatever else a killed save left in it
@@ -187,11 +192,27 @@ def clean_stale(parent, now: float | None = None) -> list[str]:
     return done
 
 
+def _alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
 def clean_temps(now: float | None = None, root=None) -> list[str]:
     """Remove the project's leftovers in the system temp folder (``root``, default
     ``tempfile.gettempdir()``): upload and .zip folders (``absa-upload-*``, ``absa-zip-*``)
     older than :data:`UPLOAD_STALE_SECONDS`, left by a process killed while loading or
-    packing a checkpoint. Called when the app starts; returns the names removed."""
+    packing a checkpoint, and fine-tune folders (``dashboard-finetune-<pid>-*``) whose
+    process is gone. Called when the app starts; returns the names removed."""
     root, now = Path(root or tempfile.gettempdir()), time.time() if now is None else now
     done = []
     try:
@@ -200,9 +221,11 @@ def clean_temps(now: float | None = None, root=None) -> list[str]:
         return done
     for p in entries:
         try:
-            if UPLOAD_TEMP.match(p.name) and not p.is_symlink() and p.is_dir() \
+            tune = FINETUNE_TEMP.match(p.name)
+            if (UPLOAD_TEMP.match(p.name) or tune) and not p.is_symlink() and p.is_dir() \
                     and p.stat().st_uid == os.getuid() \
-                    and now - p.stat().st_mtime >= UPLOAD_STALE_SECONDS:
+                    and (not _alive(int(tune.group(1))) if tune
+                         else now - p.stat().st_mtime >= UPLOAD_STALE_SECONDS):
                 shutil.rmtree(p)
                 done.append(p.name)
         except OSError:
@@ -260,26 +283,20 @@ def read_card(path) -> dict:
 
 def load_checkpoint(path, task: str | None = None, max_params: int | None = None):
     """Load a checkpoint folder -> (LoadedModel with the classifier, card). Refuses folders of
-    another task or without a matching classification head; with ``max_params``, checkpoints
-    whose config or safetensors header declare more parameters (checked before loading:
-    :func:`analysis.aspects.sizes.check_folder_size`)."""
+    another task or without a matching classification head; checkpoints whose config or
+    safetensors header declare more than ``max_params`` parameters (default: the machine's
+    memory), checked before loading, and weights that do not match the config
+    (:func:`analysis.models.load_model`)."""
     from transformers import AutoModelForSequenceClassification
 
     from analysis.models import load_model
 
     card = read_card(path)
-    if max_params is not None:
-        from analysis.aspects.sizes import check_folder_size
-
-        try:
-            check_folder_size(path, max_params, name=str(path))
-        except OSError as exc:
-            raise InputError(f"{path}: config.json or model.safetensors cannot be read.") \
-                from exc
     if task is not None and card["task"] != check_task(task):
         raise InputError(f"{path} was fine-tuned for {TASK_NAMES[card['task']]}, not "
                          f"{TASK_NAMES[task]}.")
-    loaded = load_model(str(path), model_class=AutoModelForSequenceClassification)
+    loaded = load_model(str(path), model_class=AutoModelForSequenceClassification,
+                        max_params=max_params)
     if getattr(loaded.model.config, "num_labels", None) != num_labels(card["task"]):
         raise InputError(f"{path}: the classifier has {loaded.model.config.num_labels} labels; "
                          f"{TASK_NAMES[card['task']]} needs {num_labels(card['task'])}.")

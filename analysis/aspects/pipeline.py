@@ -107,6 +107,7 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
     ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()`` is called every
     0.2 s (what it raises stops the work). ``options`` as for :func:`run_fine_tune` (``out``
     excepted). Same seed, same numbers as in this process."""
+    import os
     import shutil
     import tempfile
 
@@ -127,7 +128,9 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
     else:
         from analysis.child import run_in_child
 
-        tmp = Path(tempfile.mkdtemp(prefix="dashboard-finetune-"))
+        from analysis.aspects.checkpoints import FINETUNE_PREFIX
+
+        tmp = Path(tempfile.mkdtemp(prefix=f"{FINETUNE_PREFIX}{os.getpid()}-"))
         try:
             info = run_in_child(_fine_tune_apart, spec, train, test, task,
                                 str(tmp / "checkpoint"), on_message=relay, on_poll=on_poll,
@@ -219,7 +222,7 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
     """A .zip made by :func:`checkpoint_zip` (or of a checkpoint folder) -> (LoadedModel with
     the classifier, card). Read from memory; before anything is unpacked or allocated, the
     parameters its config.json and safetensors header declare are checked against
-    ``max_params`` (default :data:`analysis.aspects.sizes.MAX_PARAMS`); the allowed members are
+    ``max_params`` (default :data:`analysis.sizes.MAX_PARAMS`); the allowed members are
     then unpacked, size-capped, into a private temporary folder (``absa-upload-*``, mode 0700)
     removed on every way out (a leftover of a killed process: ``clean_temps``), loaded in
     float32, and the folder is deleted. The model's spec is ``name`` (never a server path).
@@ -234,7 +237,7 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
     import torch
 
     from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
-    from analysis.aspects.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
+    from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
     from analysis.errors import InputError
     from analysis.models import ModelLoadError
 

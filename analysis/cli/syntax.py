@@ -15,6 +15,17 @@ from analysis.models import DEFAULT_SPEC, load_model
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder"
 
 
+def probe_rank(text: str) -> int:
+    """A probe's rank: a whole number from 1 to :data:`analysis.syntax.probes.MAX_RANK`
+    (checked while parsing, before the model loads)."""
+    from analysis.syntax.probes import MAX_RANK
+
+    value = positive_int(text)
+    if value > MAX_RANK:
+        raise OptionError(f"must be a whole number from 1 to {MAX_RANK}, not {text!r}")
+    return value
+
+
 def in_file(text: str) -> str:
     """An input file that exists (checked while parsing, before any work)."""
     path = Path(text).expanduser()
@@ -47,7 +58,8 @@ def register(sub) -> None:
     )
     q.add_argument("--train", required=True, type=in_file, help="training treebank (.conllu)")
     q.add_argument("--eval", required=True, type=in_file, help="evaluation treebank (.conllu)")
-    q.add_argument("--rank", type=positive_int, default=64, help="rank k of the probe (64)")
+    q.add_argument("--rank", type=probe_rank, default=64,
+                   help="rank k of the probe (64; at most 4096)")
     q.add_argument("--seed", type=seed, default=0, help="seed of the probes' initialisation "
                    "and batch order (0)")
     _shared_options(q, "use at most N sentences of each file")

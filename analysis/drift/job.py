@@ -22,6 +22,7 @@ class DriftJob:
     after: str
     batch_size: int = 32
     has_labels: bool = False
+    max_batch_mb: float = 256.0  # the No-op study's budget (analysis.noop.corpus.NoopJob)
 
     def load(self):
         from analysis.drift.pair import load_pair
@@ -40,7 +41,7 @@ class DriftJob:
             col = shard["label"]
             corpus.labels = [col[r] for r in corpus.rows]
         return map_corpus(before, after, corpus, self.batch_size, progress, meta,
-                          rows=[rows[r] for r in corpus.rows])
+                          rows=[rows[r] for r in corpus.rows], max_batch_mb=self.max_batch_mb)
 
     def merge(self, partials) -> DriftResult:
         return merge_partials(partials)

@@ -243,11 +243,22 @@ def model_meta(before: LoadedModel, after: LoadedModel) -> dict:
             "max_length": before.max_length, "notices": notices}
 
 
+def bytes_per_token_pair(n_layers: int, n_heads: int) -> int:
+    """What one (query, key) token pair of a batch costs the drift study at its peak: both
+    models' attention maps of every layer (float32), and while one layer is measured its
+    cropped maps, the pattern features' difference and the masks (:mod:`analysis.drift.
+    batched`). :func:`analysis.batching.batches` keeps a batch's pairs within
+    ``max_batch_mb`` with it (the No-op study's budget)."""
+    return 4 * (2 * n_layers * n_heads + 3 * n_heads + 4)
+
+
 def map_corpus(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
                progress: Callable[[int, int], None] | None = None, meta: dict | None = None,
-               rows: list[int] | None = None) -> DriftPartial:
+               rows: list[int] | None = None, max_batch_mb: float = 256.0) -> DriftPartial:
     """Both models on the same length-sorted batches of ``corpus`` (the before-model's
-    tokenizer); every measure accumulated. ``rows`` are the corpus rows in the whole corpus."""
+    tokenizer); every measure accumulated. ``rows`` are the corpus rows in the whole corpus.
+    A batch holds at most ``batch_size`` examples and ``max_batch_mb`` of maps and their
+    temporaries (:func:`bytes_per_token_pair`): long inputs get smaller batches."""
     import torch
 
     meta = meta if meta is not None else model_meta(before, after)
@@ -255,7 +266,9 @@ def map_corpus(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_si
     measures = _Measures(len(encs), before.n_layers, before.n_heads)
     names = meta["names"]
     preds: list | None = [None] * len(encs) if meta["head"] else None
+    per_pair = bytes_per_token_pair(before.n_layers, before.n_heads)
     runs = [forward_batches(m.model, before.tokenizer, encs, max(1, int(batch_size)),
+                            bytes_per_token_pair=per_pair, max_batch_mb=max_batch_mb,
                             hidden_states=True) for m in (before, after)]
     done = 0
     with torch.inference_mode():
@@ -320,14 +333,16 @@ def merge_partials(partials) -> DriftResult:
 
 
 def compare_models(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_size: int = 32,
-                   progress: Callable[[int, int], None] | None = None) -> DriftResult:
+                   progress: Callable[[int, int], None] | None = None,
+                   max_batch_mb: float = 256.0) -> DriftResult:
     """Run both models on the same length-sorted batches (the before-model's tokenizer) and
     accumulate every measure; ``progress(done, total)`` after each batch. The whole corpus
     is one shard: :func:`map_corpus` then :func:`merge_partials`."""
     meta = model_meta(before, after)
     if not corpus.encodings:
         raise DataError(EMPTY_CORPUS)
-    return merge_partials([map_corpus(before, after, corpus, batch_size, progress, meta)])
+    return merge_partials([map_corpus(before, after, corpus, batch_size, progress, meta,
+                                      max_batch_mb=max_batch_mb)])
 
 
 def example_maps(before: LoadedModel, after: LoadedModel, text: str, pair: str | None = None):

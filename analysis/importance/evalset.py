@@ -187,6 +187,11 @@ def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) 
                    [(e.text, e.pair) for e in encs], notes)
 
 
+SAMPLE_NEEDS_CARD = ("The bundled sample is restaurant reviews labelled by aspect: it measures "
+                     "a classifier fine-tuned on them here (with its card); for this model "
+                     "upload a labelled file.")
+
+
 def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                   max_examples: int | None = None, text_column: str = "text",
                   pair_column: str | None = None, label_column: str = "label",
@@ -203,6 +208,8 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
     from analysis.corpus import read_corpus, read_labels
 
     check_classifier(loaded)
+    if isinstance(source, str) and source in ("sample", "bundled"):
+        raise DataError(SAMPLE_NEEDS_CARD)
     dataset = read_corpus(source, text_column=text_column, pair_column=pair_column,
                           max_examples=max_examples, name=name, max_bytes=max_bytes)
     labels, why = read_labels(source, dataset, text_column=text_column,

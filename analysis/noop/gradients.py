@@ -72,8 +72,8 @@ def loss_head(spec: str) -> LossHead:
     (the note says why). Loads a separate model instance (the shared one is never touched)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from analysis.models import (ModelLoadError, _quiet_transformers, load_config,
-                                 normalise_spec, resolve_spec)
+    from analysis.models import (ModelLoadError, _quiet_transformers, check_weights,
+                                 load_config, normalise_spec, resolve_spec)
 
     _quiet_transformers()
     spec = normalise_spec(spec)
@@ -87,8 +87,10 @@ def loss_head(spec: str) -> LossHead:
     if head is not None:
         return head
     if any(a.endswith("ForSequenceClassification") for a in archs):
-        model = AutoModelForSequenceClassification.from_pretrained(
-            source, local_files_only=True, attn_implementation="eager")
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            source, local_files_only=True, attn_implementation="eager",
+            output_loading_info=True, ignore_mismatched_sizes=True)
+        check_weights(model, info, spec)
         _to_device(model)
         labels = getattr(model.config, "id2label", {}) or {}
         return LossHead("task", model, tokenizer,

@@ -52,6 +52,10 @@ TRAIN_THREADS = 1
 _THREADS = {"lock": threading.Lock(), "users": 0, "saved": None}
 
 
+MAX_RANK = 4096  # a probe's rows: above every encoder's vector size (k > D adds nothing), and
+                 # its map, gradients and optimiser state stay a few hundred MB at most
+
+
 @contextlib.contextmanager
 def torch_threads(n: int | None = TRAIN_THREADS):
     """Run the block with ``n`` torch intra-op threads (None: unchanged) and restore the
@@ -289,8 +293,8 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
     ``eval_ds`` (when None, the last ``eval_share`` of ``train_ds``). ``max_sentences`` caps
     each of the two sets; ``progress(done, total)`` counts extracted sentences and trained
     probes."""
-    if int(rank) < 1:
-        raise InputError("The probe rank must be at least 1.")
+    if not 1 <= int(rank) <= MAX_RANK:
+        raise InputError(f"The probe rank must be from 1 to {MAX_RANK:,}, not {int(rank):,}.")
     if eval_ds is None and eval_states is None:
         train_ds, eval_ds = split_treebank(train_ds, eval_share)
     n_tr = len(train_states.offsets) - 1 if train_states is not None else (

@@ -17,7 +17,8 @@ from analysis.aspects.data import split_dataset
 from analysis.example import RECIPE, train_options
 from analysis.aspects.finetune import top_layers_trainable
 from analysis.aspects.example import load_example, split_sample
-from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip, run_fine_tune_apart
+from analysis.aspects.pipeline import load_checkpoint_zip, run_fine_tune_apart
+from analysis.aspects.zips import shared_zips
 from analysis.aspects.readers import load_sample
 from analysis.aspects.reading import TASK_FORMS
 from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence, build_examples
@@ -243,7 +244,7 @@ def model_export(state: ModelState) -> None:
     saves a session model to a folder."""
     lm = state.loaded
     download_button("Download the model (.zip)",
-                    lambda: checkpoint_zip(lm.model, lm.tokenizer, state.card),
+                    lambda: shared_zips.get(lm.model, lm.tokenizer, state.card),
                     f"absa-{state.card['task']}-checkpoint.zip", "application/zip",
                     aspects_state.ZIP_DOWNLOAD,
                     help="Safetensors, tokenizer and card; upload it here again later.")

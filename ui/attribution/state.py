@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ui.common.state import CorpusKeys
+
 # URL parameters (bound widgets)
 MODEL = "attr_model"  # "Example checkpoint" | "The sidebar's model"
 ASPECT = "attr_aspect"  # the aspect word given to the example checkpoint as the second text
@@ -21,7 +23,7 @@ TAB = "attr_tab"
 FAITH_DATA = "attr_fdata"  # "Held-out ABSA pairs" | "Another corpus"
 FAITH_MAX = "attr_fmax"
 REMOVAL = "attr_removal"  # "Drop the words" | "Mask the words"
-CORPUS_PREFIX = "attr"  # ui.common.corpus.corpus_picker's keys: attr_source, attr_max, ...
+CORPUS = CorpusKeys("attr")  # the corpus picker: attr_source, attr_max, ...
 URL_KEYS = (MODEL, ASPECT, MAP_METHOD, AGGREGATE, LAYER, TAB, FAITH_DATA, FAITH_MAX, REMOVAL)
 
 # session-only keys

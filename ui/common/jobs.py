@@ -58,6 +58,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
+from analysis.batching import release_memory
 from ui.common.cluster import background  # imports nothing from Ray
 from ui.common.errors import plain
 from ui.common.estimates import expected_words, outlook_words, rate_words
@@ -74,10 +75,20 @@ HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
 BACKGROUND_NICE = 19  # a background job's niceness: below every visitor's job
 
 
+def forwarded_address(values) -> str:
+    """The client address the trusted proxy in front of the server wrote in X-Forwarded-For
+    (``values``: every such header line): the last entry. The entries before it came from
+    the client itself, who can write anything there (a new "address" per request would
+    escape every per-address cap)."""
+    entries = [e.strip() for v in values for e in str(v).split(",")]
+    return entries[-1] if entries else ""
+
+
 def visitor_keys() -> tuple[str, ...]:
     """The keys a visitor is counted under: their session, and their client address when the
-    host allows telling it (``visitor_address``: the connection's peer, or the first address of
-    X-Forwarded-For behind a proxy); no address on a local connection."""
+    host allows telling it (``visitor_address``: the connection's peer, or behind a proxy the
+    address the proxy appended to X-Forwarded-For, :func:`forwarded_address`); no address on
+    a local connection."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
@@ -85,7 +96,7 @@ def visitor_keys() -> tuple[str, ...]:
     mode = settings().visitor_address
     try:
         if mode == "forwarded":
-            address = (st.context.headers.get("X-Forwarded-For") or "").split(",")[0].strip()
+            address = forwarded_address(st.context.headers.get_all("X-Forwarded-For"))
         elif mode == "connection":
             address = st.context.ip_address or ""
         else:
@@ -147,6 +158,7 @@ class _Job:
         finally:
             self.queue.leave(self.ticket, finished=self.error is None)
             self.done.set()
+            release_memory()  # the job's batches, back to the system
 
     def start(self) -> None:
         self.queue.hand_over(self.ticket, self.thread)
@@ -313,6 +325,7 @@ class BackgroundJob:
         finally:
             self.queue.leave(ticket, finished=self.error is None)
             self.done.set()
+            release_memory()
 
 
 def start_background_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *,

@@ -101,48 +101,79 @@ def clean_leftovers() -> list[str]:
     return clean_temps() + clean_stale(example_folder().parent)
 
 
-def cap_uploads(mgr, cap: int) -> bool:
+def _refusal(text: str) -> Exception:
+    """An upload the server cannot hold now: HTTP 413 (the upload route is Starlette's: its
+    exception becomes the answer's status; the browser's upload box says it failed)."""
+    try:
+        from starlette.exceptions import HTTPException
+
+        return HTTPException(status_code=413, detail=text)
+    except ImportError:  # pragma: no cover - another server
+        return RuntimeError(text)
+
+
+UPLOAD_BUSY = "The server holds as many uploaded files as it can; try again in a few minutes."
+
+
+def cap_uploads(mgr, cap: int, total_cap: int | None = None) -> bool:
     """Wrap the upload manager's ``add_file`` so that one session holds at most ``cap`` bytes
     of uploaded files: a new file first evicts that session's oldest others. Streamlit keeps
     every file PUT to ``/_stcore/upload_file/<session>/<id>`` in memory until the session
-    ends, whether or not a widget asked for it (issue 24: twelve 40 MB PUTs, +480 MB). False
-    where the manager is not Streamlit's in-memory one (nothing is changed)."""
+    ends, whether or not a widget asked for it (issue 24: twelve 40 MB PUTs, +480 MB). With
+    ``total_cap``, all sessions together hold at most that many bytes: a file beyond it is
+    refused (HTTP 413; nobody else's files are dropped), so many sessions (one visitor's many
+    tabs, many visitors) cannot add up past it (issue 34). False where the manager is not
+    Streamlit's in-memory one (nothing is changed)."""
     if not hasattr(mgr, "file_storage") or getattr(mgr, "_session_cap", None) is not None:
         return False
     add = mgr.add_file
+    lock = threading.Lock()
 
     def add_file(session_id, file):
-        held = [(fid, len(f.data)) for fid, f in list(mgr.file_storage.get(session_id, {})
-                                                       .items()) if fid != file.file_id]
-        total = sum(n for _, n in held) + len(file.data)
-        for fid, n in held:  # oldest first (insertion order)
-            if total <= cap:
-                break
-            mgr.remove_file(session_id, fid)
-            total -= n
-        add(session_id, file)
+        with lock:
+            held = [(fid, len(f.data)) for fid, f in list(mgr.file_storage.get(session_id, {})
+                                                           .items()) if fid != file.file_id]
+            total, evict = sum(n for _, n in held) + len(file.data), []
+            for fid, n in held:  # oldest first (insertion order)
+                if total <= cap:
+                    break
+                evict.append(fid)
+                total -= n
+            if total_cap is not None:
+                others = sum(len(f.data) for sid, files in list(mgr.file_storage.items())
+                             if sid != session_id for f in list(files.values()))
+                if others + total > total_cap:
+                    raise _refusal(UPLOAD_BUSY)  # (this session's own files kept too)
+            for fid in evict:
+                mgr.remove_file(session_id, fid)
+            add(session_id, file)
 
-    mgr.add_file, mgr._session_cap = add_file, cap
+    mgr.add_file, mgr._session_cap, mgr._total_cap = add_file, cap, total_cap
     return True
+
+
+UPLOAD_SESSIONS = 4  # the server-wide cap: this many sessions' worth of uploads at once
 
 
 @st.cache_resource(show_spinner=False)
 def session_upload_cap() -> bool:
     """Once per server: each session may hold one checkpoint .zip (the server's
-    ``maxUploadSize``) and four other uploads' worth of bytes (:func:`cap_uploads`)."""
+    ``maxUploadSize``) and four other uploads' worth of bytes, all sessions together
+    :data:`UPLOAD_SESSIONS` times that (:func:`cap_uploads`)."""
     from streamlit import config
     from streamlit.runtime import Runtime
 
     conf = settings()
     cap = config.get_option("server.maxUploadSize") * 2**20 \
         + 4 * (conf.max_upload_bytes or 2**20 * SERVER_UPLOAD_MB)
-    return Runtime.exists() and cap_uploads(Runtime.instance().uploaded_file_mgr, cap)
+    return Runtime.exists() and cap_uploads(Runtime.instance().uploaded_file_mgr, cap,
+                                            UPLOAD_SESSIONS * cap)
 
 
 def _listed_params(spec: str) -> int | None:
     """The parameters of a listed model from its config.json alone (None when it cannot be
     found without loading or downloading it)."""
-    from analysis.aspects.sizes import MAX_CONFIG_BYTES, config_params
+    from analysis.sizes import MAX_CONFIG_BYTES, config_params
     from analysis.corpus.jsonsafe import loads
     from analysis.models import resolve_spec
 
@@ -163,7 +194,7 @@ def _listed_params(spec: str) -> int | None:
 
 @st.cache_resource(show_spinner=False)
 def _default_upload_params(specs: tuple) -> int:
-    from analysis.aspects.sizes import MAX_PARAMS
+    from analysis.sizes import MAX_PARAMS
 
     sizes = [n for n in map(_listed_params, specs) if n]
     return 2 * max(sizes) if sizes else MAX_PARAMS

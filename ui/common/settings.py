@@ -37,7 +37,7 @@ Read once per process from the environment (``settings()`` is cached; tests call
                                        #   and per client address)
         caps_locally = false           # true: the caps above apply outside demo mode too
         visitor_address = "connection" # how a visitor's address is told: "connection" (the
-                                       # socket's peer), "forwarded" (the first address of
+                                       # socket's peer), "forwarded" (the last address of
                                        # X-Forwarded-For: behind a proxy such as Spaces),
                                        # "off" (sessions only)
 

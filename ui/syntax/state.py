@@ -76,7 +76,10 @@ def hf_name() -> str:
 
 
 def keep_in(key: str, options: list, default) -> None:
-    """``key``'s value becomes ``default`` when it is not one of ``options``."""
+    """``key``'s value becomes ``default`` when it is not one of ``options``; on the session's
+    first showing a link's value that is one of them wins (the widget reads it there)."""
+    if key not in st.session_state and st.query_params.get(key) in [str(o) for o in options]:
+        return
     if st.session_state.get(key) not in options:
         st.session_state[key] = default
 
