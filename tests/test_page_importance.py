@@ -66,8 +66,12 @@ def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
     from ui.common.jobqueue import BACKGROUND, JobQueue
     from ui.importance.state import KIND
 
+    import ui.importance.compute
+
     q = JobQueue(slots=1)  # this server's queue, fresh: nothing measured yet
     monkeypatch.setattr(jobs, "job_queue", lambda: q)
+    # only this test's first-visit jobs (another module in this process may have left some)
+    monkeypatch.setattr(ui.importance.compute, "_BACKGROUND", {})
     stand_in_example(cache)
     first = _open()
     info = " ".join(i.value for i in first.info)
