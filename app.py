@@ -35,8 +35,8 @@ except SettingsError as exc:
     st.stop()
 
 # Each url_path equals its file's stem: a server's first request is looked up by file name
-# (Streamlit's legacy pages-folder mode, left at once by ui.common.sidebar), so a shared deep link to
-# any page works even as the very first visit.
+# (Streamlit's legacy pages-folder mode, left at once by ui.common.sidebar), so a shared deep link
+# to any page works even as the very first visit.
 PAGES = [
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
             url_path="attention", default=True),

@@ -18,12 +18,13 @@ tensors whatever the device (with ``grad`` they stay on the device for ``backwar
 of :func:`analysis.batching.batches`. :func:`forward_ablations` runs one batch under several
 head ablations at once (the batch replicated from the first ablated layer on, a different set
 of heads disabled per copy) and :func:`gate_gradients` gives each example's ``dL/dxi`` for a
-gate on every head's output (docs/METHODS.md section 12). For the attribution study, :func:`rerun_layer` runs ONE
-encoder layer on given inputs (value vectors zeroed per batch element) and
-:func:`rerun_after_attention` the part of a layer after its attention, :func:`embed_words`
-gives the word embeddings of token ids and :func:`class_probabilities` the classifier's
-probabilities from word embeddings (the function Captum differentiates). Maps are cropped to each example's own length, so a
-batch gives the same numbers as one example at a time (docs/METHODS.md section 1).
+gate on every head's output (docs/METHODS.md section 12). For the attribution study,
+:func:`rerun_layer` runs ONE encoder layer on given inputs (value vectors zeroed per batch
+element) and :func:`rerun_after_attention` the part of a layer after its attention,
+:func:`embed_words` gives the word embeddings of token ids and :func:`class_probabilities` the
+classifier's probabilities from word embeddings (the function Captum differentiates). Maps are
+cropped to each example's own length, so a batch gives the same numbers as one example at a
+time (docs/METHODS.md section 1).
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ def selectors(encoding, punct: Sequence[str] = PUNCT) -> dict[str, np.ndarray]:
 # One example, plain numpy (the definition)
 
 
-def example_stats(attn: np.ndarray, encoding, punct: Sequence[str] = PUNCT) -> dict[str, np.ndarray]:
+def example_stats(attn: np.ndarray, encoding,
+                  punct: Sequence[str] = PUNCT) -> dict[str, np.ndarray]:
     """Statistics of one example's map ``attn`` [L, H, n, n] -> {name: [L, H] float64}."""
     a = np.asarray(attn, dtype=np.float64)
     if a.ndim != 4 or a.shape[-1] != a.shape[-2]:

@@ -13,7 +13,8 @@ A *model spec* is one string:
   ``AutoModelForSequenceClassification`` as ``model_class`` to keep its classifier).
 
 Every model is loaded with ``attn_implementation="eager"`` so that ``output_attentions=True``
-returns post-softmax maps (docs/METHODS.md section 1). Failures raise :class:`ModelLoadError` with a one-line, plain message.
+returns post-softmax maps (docs/METHODS.md section 1). Failures raise :class:`ModelLoadError`
+with a one-line, plain message.
 """
 
 from __future__ import annotations

@@ -142,7 +142,8 @@ def main(argv=None) -> int:
     result, metrics, curve, out = run.result, run.card["metrics"], run.card["curve"], run.folder
     steps = len(result.losses)
     if args.max_steps is None and steps < math.ceil(len(tr_ex) / args.batch_size * args.epochs):
-        print(f"note: trained {steps} of the {math.ceil(len(tr_ex) / args.batch_size * args.epochs)}"
+        print(f"note: trained {steps} of the "
+              f"{math.ceil(len(tr_ex) / args.batch_size * args.epochs)}"
               f" planned steps (time budget --train-until {args.train_until}, --stop-at "
               f"{args.stop_at})")
     print(f"\ntrained {steps} steps in {result.seconds:.0f}s "

@@ -11,7 +11,10 @@ its CUDA checkpoint is the classifier of the studies that need one (noop gradien
 Prepared here by bench/cuda_prep.py (model as fp16, data, wheels in ``.gpu/``); on the GPU
 machine (the coordinator's device call, ``carry: [".gpu"]``, timeout_s 420):
 
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/whl/*.whl && export PYTHONPATH=/tmp/site:$PWD && PYTHONUNBUFFERED=1 python3 bench/bench_cuda.py --data .gpu --out $OUT/cuda.json 2>&1 | tee $OUT/log.txt
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site \\
+        .gpu/whl/*.whl && export PYTHONPATH=/tmp/site:$PWD &&
+        PYTHONUNBUFFERED=1 python3 bench/bench_cuda.py --data .gpu --out $OUT/cuda.json 2>&1 |
+        tee $OUT/log.txt
 
 Without CUDA (or with ``--cpu-only``) the second side runs on the CPU too, so the bench
 compares CPU with CPU and says so (how it is tested on a CPU machine):

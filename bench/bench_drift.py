@@ -51,7 +51,8 @@ def perturbed_copy(base, folder: Path) -> str:
     dh = model.config.hidden_size // base.n_heads
     with torch.no_grad():
         for layer, head, scale in ((3, 1, 1.5), (4, 7, 2.0), (5, 2, 3.0)):
-            model.encoder.layer[layer].attention.self.query.weight[head * dh:(head + 1) * dh] *= scale
+            model.encoder.layer[layer].attention.self.query.weight[
+                head * dh:(head + 1) * dh] *= scale
     model.save_pretrained(folder)
     base.tokenizer.save_pretrained(folder)
     return str(folder)

@@ -186,7 +186,8 @@ def main(argv=None) -> int:
         print(f"{name}: 4-way margin over the majority share {m['acc_4way'] - share:+.1f} points")
     rec = rows["recipe"]
     if "old defaults" in rows and rows["old defaults"]["aspect_f1"]:
-        print(f"aspect F1 recipe / old defaults: {rec['aspect_f1'] / rows['old defaults']['aspect_f1']:.2f}")
+        print("aspect F1 recipe / old defaults: "
+              f"{rec['aspect_f1'] / rows['old defaults']['aspect_f1']:.2f}")
     wall, cpu = wall + load_wall, cpu + load_cpu  # the whole first start: load included
     ok = rec["aspect_f1"] >= TARGET_F1 and rec["acc_4way"] - share >= TARGET_MARGIN \
         and wall <= TARGET_S

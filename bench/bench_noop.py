@@ -77,7 +77,8 @@ def child(method: str, n: int, batch_size: int, norms: bool, out: str) -> None:
     _, py_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     np.savez(out, **metrics)
-    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_rss_mb": rss_mb(), "base_rss_mb": base_rss,
+    print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_rss_mb": rss_mb(),
+                      "base_rss_mb": base_rss,
                       "py_peak_mb": py_peak / 2 ** 20, "threads": torch.get_num_threads()}))
 
 
@@ -126,7 +127,8 @@ def main() -> int:
         return 0
     print(f"SemEval-2014 train sentences, default model, batch size {args.batch_size}, "
           f"{os.cpu_count()} CPU(s)")
-    header = (f"{'n':>6} {'method':<16} {'seconds':>8} {'CPU s':>8} {'ex/s':>7} {'peak RSS MB':>12} "
+    header = (f"{'n':>6} {'method':<16} {'seconds':>8} {'CPU s':>8} {'ex/s':>7} "
+              f"{'peak RSS MB':>12} "
               f"{'above model MB':>15} {'py peak MB':>11}")
     print(header, flush=True)
     summary = []
@@ -139,7 +141,8 @@ def main() -> int:
                            ("forwards only", fwd)):
             print(f"{n:>6} {name:<16} {info['seconds']:>8.2f} {info['cpu_seconds']:>8.2f} "
                   f"{n / info['seconds']:>7.1f} "
-                  f"{info['peak_rss_mb']:>12.0f} {info['peak_rss_mb'] - info['base_rss_mb']:>15.0f} "
+                  f"{info['peak_rss_mb']:>12.0f} "
+                  f"{info['peak_rss_mb'] - info['base_rss_mb']:>15.0f} "
                   f"{info['py_peak_mb']:>11.1f}")
         diff = max(float(np.abs(pm[k] - lm[k]).max()) for k in lm)
         diff_n = max(float(np.abs(pnm[k] - lm[k]).max()) for k in lm)

@@ -58,7 +58,8 @@ def pair_of_length(tokenizer, sentences: list[str], n: int):
     for start in range(len(sentences) - 1):
         a_words: list[str] = []
         k = start
-        while k < len(sentences) and encode(tokenizer, " ".join(a_words or ["x"])).n_tokens < n // 2:
+        while (k < len(sentences)
+               and encode(tokenizer, " ".join(a_words or ["x"])).n_tokens < n // 2):
             a_words += sentences[k].split()
             k += 1
         b_words = " ".join(sentences[k:]).split()

@@ -115,7 +115,8 @@ def widget_switches(page, reps):
         option.click()
         page.wait_for_function(
             "([l]) => { const v = document.querySelector('[data-testid=stApp]');"
-            " return v && v.getAttribute('data-test-script-state') === 'notRunning'; }", arg=[layer])
+            " return v && v.getAttribute('data-test-script-state') === 'notRunning'; }",
+            arg=[layer])
         page.wait_for_selector(f".av-head[data-layer='{layer}']", timeout=60_000)
         page.wait_for_selector(IDLE)
         out.append((time.perf_counter() - t) * 1000)
@@ -168,7 +169,8 @@ def bench_first_view(browser, url):
         out[name] = time.perf_counter() - t
         idle(page)
         mount = timings(page, "mount-head")
-        out[name + ": component mount (data in -> drawn)"] = mount[-1] / 1000 if mount else float("nan")
+        out[name + ": component mount (data in -> drawn)"] = (mount[-1] / 1000 if mount
+                                                              else float("nan"))
         page.close()
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
     t = time.perf_counter()
@@ -223,7 +225,8 @@ def bench_reruns(browser, url, reps):
           new MutationObserver(() => {
             const s = app.getAttribute("data-test-script-state");
             if (s === "running") t0 = performance.now();
-            else if (s === "notRunning" && t0 !== null) { window.__runs.push(performance.now() - t0); t0 = null; }
+            else if (s === "notRunning" && t0 !== null) { \
+window.__runs.push(performance.now() - t0); t0 = null; }
           }).observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
         }""")
         for _ in range(reps):

@@ -138,7 +138,8 @@ def run_step(cmd: list[str], what: str, log: Path, env: dict | None = None) -> N
         raise Failed(f"{what} exited with status {rc}: {last[:300]}")
 
 
-def install(python: str, log: Path, browser: bool = False, requirements: Path | None = None) -> None:
+def install(python: str, log: Path, browser: bool = False,
+            requirements: Path | None = None) -> None:
     """pip install the requirements file (and playwright), at the pinned versions of the
     constraints.txt beside it (``bash .ci/lock`` writes it) when there is one."""
     requirements = requirements or ROOT / "requirements.txt"

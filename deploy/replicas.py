@@ -1,10 +1,11 @@
 """Demo replicas behind nginx with sticky sessions, and the check that opens every page through it.
 
-``config`` prints the nginx.conf (deploy/README.md shows it); ``check`` starts two demo servers as ``deploy/check.py start`` does and ``nginx -p PREFIX``
-(a temporary prefix, this user, a free 127.0.0.1 port); in Chromium one visitor opens every
-page through the proxy (deploy/check.py's page checks), switches pages, downloads the report
-(over its websocket) and uploads it back, all on one replica (nginx's access log); more visitors are spread over both; the
-first visitor's replica is killed. Exit 1 on failure, 2 when nginx, Chromium or playwright is
+``config`` prints the nginx.conf (deploy/README.md shows it); ``check`` starts two demo servers
+as ``deploy/check.py start`` does and ``nginx -p PREFIX`` (a temporary prefix, this user, a
+free 127.0.0.1 port); in Chromium one visitor opens every page through the proxy
+(deploy/check.py's page checks), switches pages, downloads the report (over its websocket) and
+uploads it back, all on one replica (nginx's access log); more visitors are spread over both;
+the first visitor's replica is killed. Exit 1 on failure, 2 when nginx, Chromium or playwright is
 missing.
 """
 
@@ -103,7 +104,8 @@ http {{
             proxy_set_header Host $http_host;              # Streamlit's websocket origin check
             proxy_set_header X-Forwarded-For $remote_addr; # visitor_address = "forwarded"
             proxy_set_header X-Forwarded-Proto $scheme;
-            add_header Set-Cookie "{COOKIE}=$dashboard_served; Path=/; HttpOnly; SameSite=Lax" always;
+            add_header Set-Cookie "{COOKIE}=$dashboard_served; Path=/; \
+HttpOnly; SameSite=Lax" always;
             add_header X-Replica $upstream_addr always;
         }}
     }}

@@ -20,7 +20,8 @@ def tiny_classifier_dir(tmp_path_factory, arch: str = "bert") -> Path:
         torch.manual_seed(0)
         common = dict(vocab_size=30522, max_position_embeddings=130, hidden_size=32,
                       num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
-                      num_labels=3, initializer_range=0.1, id2label={0: "negative", 1: "neutral", 2: "positive"},
+                      num_labels=3, initializer_range=0.1,
+                      id2label={0: "negative", 1: "neutral", 2: "positive"},
                       label2id={"negative": 0, "neutral": 1, "positive": 2})
         cfg = T.BertConfig(**common) if arch == "bert" else T.RobertaConfig(
             type_vocab_size=2, **common)

@@ -31,8 +31,8 @@ RAY_MODULES = {"test_child_ray", "test_cli_representations", "test_jobs_cluster"
                "test_scale_cli", "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"}
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # one compute thread per process (and per server it starts): two processes share 2 cores
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 2)
-                                                     // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(
+        1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
 @pytest.hookimpl(tryfirst=True)

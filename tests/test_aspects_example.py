@@ -76,12 +76,16 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
     train, test = example_build.split_sample()
     assert (len(train), len(test)) == (189, 33)  # 15% of the 222 sentences held out
     assert card["example_recipe"] == example.recipe_dict() == {
-        "task": example.RECIPE.task, "pair_order": example.RECIPE.pair_order, "epochs": example.RECIPE.epochs,
+        "task": example.RECIPE.task, "pair_order": example.RECIPE.pair_order,
+        "epochs": example.RECIPE.epochs,
         "lr": example.RECIPE.lr, "batch_size": example.RECIPE.batch_size,
-        "max_length": example.RECIPE.max_length, "heldout": example.RECIPE.heldout, "seed": example.RECIPE.seed,
-        "trained_layers": example.RECIPE.trained_layers, "base": "default", "data": "bundled sample"}
+        "max_length": example.RECIPE.max_length, "heldout": example.RECIPE.heldout,
+        "seed": example.RECIPE.seed,
+        "trained_layers": example.RECIPE.trained_layers, "base": "default",
+        "data": "bundled sample"}
     assert (card["task"], card["pair_order"], card["lr"], card["max_length"], card["seed"]) == (
-        example.RECIPE.task, example.RECIPE.pair_order, example.RECIPE.lr, example.RECIPE.max_length, example.RECIPE.seed)
+        example.RECIPE.task, example.RECIPE.pair_order, example.RECIPE.lr,
+        example.RECIPE.max_length, example.RECIPE.seed)
     assert card["heldout_ids"] == list(test["id"]) and card["base_model"] == tiny.spec
     assert card["n_train_pairs"] == 5 * 189 and card["data"] == "bundled sample"
     assert set(card["metrics"]) >= {"aspect_f1", "acc_4way", "acc_3way", "acc_binary"}
@@ -229,7 +233,8 @@ def test_background_build_reports_progress_then_ready(cache, built, monkeypatch,
     while background._BUILD["fraction"] != 0.4 and time.monotonic() < deadline:
         time.sleep(0.05)
     first = background._BUILD["thread"]
-    assert background.start_build() and background._BUILD["thread"] is first  # one build per process
+    # one build per process
+    assert background.start_build() and background._BUILD["thread"] is first
     status = background.example_status()
     assert (status.ready, status.building, status.fraction) == (False, True, 0.4)
     assert status.text == "Building the example checkpoint: epoch 2/8, step 38/96"

@@ -48,7 +48,8 @@ SE16 = """<?xml version="1.0" encoding="UTF-8"?>
       <Opinion target="wine" category="DRINKS#PRICES" polarity="negative" from="4" to="8"/>
       <Opinion target="place" category="AMBIENCE#GENERAL" polarity="negative" from="45" to="50"/>
       <Opinion target="NULL" category="RESTAURANT#GENERAL" polarity="positive" from="0" to="0"/>
-      <Opinion target="NULL" category="RESTAURANT#MISCELLANEOUS" polarity="negative" from="0" to="0"/>
+      <Opinion target="NULL" category="RESTAURANT#MISCELLANEOUS" polarity="negative" \
+from="0" to="0"/>
     </Opinions>
   </sentence>
 </sentences></Review></Reviews>

@@ -51,8 +51,10 @@ def _modules(tmp_path, files: dict) -> Path:
 def test_bundle_orders_dependencies_and_keeps_names_private(tmp_path):
     folder = _modules(tmp_path, {
         "d.js": "const x = 1;\nexport const D = x * 10;\n",
-        "b.js": 'import { D } from "./d.js";\nconst x = 2;\nexport function b() { return D + x; }\n',
-        "c.js": 'import { D as dee } from "./d.js";\nconst x = 3;\nexport const c = () => dee + x;\n',
+        "b.js": 'import { D } from "./d.js";\nconst x = 2;\n'
+                'export function b() { return D + x; }\n',
+        "c.js": 'import { D as dee } from "./d.js";\nconst x = 3;\n'
+                'export const c = () => dee + x;\n',
         "a.js": 'import { c } from "./c.js";\nimport { b } from "./b.js";\n'
                 "export function main() { return [b(), c()]; }\n",
     })

@@ -119,8 +119,10 @@ def test_quantisation_of_known_weights():
 def test_top_k_keeps_exactly_the_k_largest_per_row():
     # two heads, 4 tokens, distinct weights: the kept keys are known by hand
     maps = np.array([
-        [[0.1, 0.4, 0.2, 0.3], [0.7, 0.1, 0.15, 0.05], [0.25, 0.25, 0.1, 0.4], [0.0, 0.0, 0.9, 0.1]],
-        [[0.5, 0.3, 0.15, 0.05], [0.05, 0.05, 0.6, 0.3], [0.2, 0.3, 0.45, 0.05], [0.3, 0.3, 0.3, 0.1]],
+        [[0.1, 0.4, 0.2, 0.3], [0.7, 0.1, 0.15, 0.05], [0.25, 0.25, 0.1, 0.4],
+         [0.0, 0.0, 0.9, 0.1]],
+        [[0.5, 0.3, 0.15, 0.05], [0.05, 0.05, 0.6, 0.3], [0.2, 0.3, 0.45, 0.05],
+         [0.3, 0.3, 0.3, 0.1]],
     ], dtype=np.float32)
     keep = kept_keys(maps, top_k=2)
     expected = {
@@ -380,7 +382,8 @@ def test_views_payload_sparse_keeps_each_rows_strongest_keys_within_budget():
                 strongest = np.argsort(255 - q[l, h, i], kind="stable")[:k]
                 strongest = strongest[q[l, h, i, strongest] > 0]
                 assert set(kept) == set(strongest), (l, h, i)
-                assert np.abs(decoded[l, h, i, kept] - maps[l, h, i, kept]).max() <= 0.5 / 255 + 1e-6
+                assert (np.abs(decoded[l, h, i, kept] - maps[l, h, i, kept]).max()
+                        <= 0.5 / 255 + 1e-6)
 
 
 def test_views_payload_of_a_512_token_pair_is_under_two_megabytes(default_model):

@@ -57,7 +57,8 @@ def test_unusual_characters(tmp_path, capsys):
     assert np.load(out)["tokens"].tolist() == ["[CLS]", "good", "food", "[SEP]"]
     assert main(["attention", "--text", "\u05e9\u05dc\u05d5\u05dd", "--out", str(out)]) == 0
     capsys.readouterr()
-    assert main(["attention", "--text", "\u200b\u200d\u2060", "--out", str(tmp_path / "y.npz")]) == 2
+    assert main(["attention", "--text", "\u200b\u200d\u2060",
+                 "--out", str(tmp_path / "y.npz")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "empty" in err[0]
 

@@ -23,7 +23,8 @@ def test_cli_stats_schema_and_values(tmp_path, default_model, capsys):
     assert main(["stats", "--data", str(data), "--out", str(out), "--batch-size", "2"]) == 0
     got = json.loads(out.read_text(encoding="utf-8"))
     assert set(got) >= {"model", "n_examples", "n_layers", "n_heads", "metrics"}
-    assert (got["model"], got["n_examples"], got["n_layers"], got["n_heads"]) == ("default", 3, 6, 12)
+    assert ((got["model"], got["n_examples"], got["n_layers"], got["n_heads"])
+            == ("default", 3, 6, 12))
     assert list(got["metrics"]) == ["cls", "sep", "punct", "self", "prev", "next", "entropy"]
     ref = corpus_stats_loop(default_model, read_corpus(data))
     for k, v in got["metrics"].items():

@@ -99,7 +99,8 @@ def test_one_perturbed_head_is_the_only_one_that_drops(base, corpus):
     layer, head = base.n_layers - 1, 2
     dh = after.model.config.hidden_size // base.n_heads
     with torch.no_grad():
-        after.model.encoder.layer[layer].attention.self.query.weight[head * dh:(head + 1) * dh] *= 4.0
+        after.model.encoder.layer[layer].attention.self.query.weight[
+            head * dh:(head + 1) * dh] *= 4.0
     res = compare_models(base, after, corpus, batch_size=4)
     cos = res.cosine
     others = np.ones_like(cos, dtype=bool)

@@ -168,7 +168,8 @@ def test_far_too_long_text_is_cut_before_tokenising_with_the_same_tokens(default
     assert len(enc.text) < len(text) // 10  # only a prefix was tokenised
     exact = len(tok(text.strip())["input_ids"])
     assert enc.truncated and abs(enc.n_tokens_full - exact) <= 0.02 * exact
-    assert enc.notices[-1] == (f"The input has about {enc.n_tokens_full} tokens ({len(text.strip())} "
+    assert enc.notices[-1] == (f"The input has about {enc.n_tokens_full} tokens "
+                               f"({len(text.strip())} "
                                "characters); it was truncated to the model's maximum of 512.")
     # a pair: one long part, or both (the longer one keeps the odd token, as without the cut)
     short = "what about the soup ?"

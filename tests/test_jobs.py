@@ -194,8 +194,8 @@ def test_memory_goes_back_after_every_job(monkeypatch):
 
 
 class _StopAfter:
-    """A stand-in for ``streamlit`` in ui.common.jobs whose elements raise (as Streamlit does when the
-    visitor left) once ``n`` messages were sent; records every message."""
+    """A stand-in for ``streamlit`` in ui.common.jobs whose elements raise (as Streamlit does when
+    the visitor left) once ``n`` messages were sent; records every message."""
 
     def __init__(self, n: int):
         self.n, self.sent = n, []

@@ -100,7 +100,8 @@ def test_budget_batches_sorted_capped_and_memory_bounded():
     # longest first; 400^2 alone exceeds the budget but still runs; 2 x 50^2 fits, 3 x 50^2
     # does not; the short ones stop at batch_size
     assert b == [[5], [1, 3], [6, 2, 4], [0]]
-    assert batches(lengths, 3, bytes_per_token_pair=1, max_batch_mb=1.0) == [[5, 1, 3], [6, 2, 4], [0]]
+    assert (batches(lengths, 3, bytes_per_token_pair=1, max_batch_mb=1.0)
+            == [[5, 1, 3], [6, 2, 4], [0]])
 
 
 @pytest.mark.parametrize("arch,has_norms", [("roberta", True), ("distilbert", True),

@@ -30,7 +30,8 @@ def venv(tmp_path_factory):
     d = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(d)], check=True)
     py = d / "bin" / "python"
-    inner = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+    inner = subprocess.run([str(py), "-c",
+                            "import sysconfig; print(sysconfig.get_path('purelib'))"],
                            capture_output=True, text=True, check=True).stdout.strip()
     ours = dict.fromkeys([*site.getsitepackages(), sysconfig.get_path("purelib")])
     Path(inner, "outer-packages.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")

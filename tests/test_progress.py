@@ -25,4 +25,5 @@ def test_rate_step_digits_and_an_empty_total(monkeypatch):
     step = rate_step(lambda f, t: seen.append((f, t)), digits=2)
     step(2, 6)
     step(0, 0)  # nothing to do: no division by zero
-    assert seen == [(2 / 6, "2 / 6 examples, 0.67 examples/s"), (0.0, "0 / 0 examples, 0.00 examples/s")]
+    assert seen == [(2 / 6, "2 / 6 examples, 0.67 examples/s"),
+                    (0.0, "0 / 0 examples, 0.00 examples/s")]

@@ -32,7 +32,8 @@ BIG = {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
        "type_vocab_size": 2, "num_labels": 2}  # the issue's 637M-parameter BERT
 
 
-def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]], data: bytes | None = None) -> bytes:
+def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]],
+                      data: bytes | None = None) -> bytes:
     """A safetensors file whose header declares ``tensors`` (name -> dtype, shape), followed by
     ``data`` (default: exactly the bytes the header promises, zeros)."""
     from analysis.sizes import DTYPE_BYTES

@@ -16,7 +16,8 @@ INTERNAL = ("UUAS", "uuas", "DSpr", "dspr", "root_acc", "linear_chain", "linear 
 
 def planted(uuas, roots, chain=0.40, n_eval=25) -> ProbeResult:
     return ProbeResult(layers=[{"layer": i, "uuas": u, "dspr": 0.5, "root_acc": r,
-                                "depth_spearman": 0.5} for i, (u, r) in enumerate(zip(uuas, roots))],
+                                "depth_spearman": 0.5}
+                               for i, (u, r) in enumerate(zip(uuas, roots))],
                        baselines={"linear_chain_uuas": chain}, n_eval=n_eval)
 
 

@@ -54,7 +54,8 @@ def test_row_spearman_matches_scipy_and_constant_rows_are_nan():
     g = np.array([[1.0, 2.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]])
     got = trees.row_spearman(p, g)
     assert got[0] == pytest.approx(spearmanr(p[0], g[0]).statistic, abs=1e-12)
-    assert got[0] == pytest.approx(3 / math.sqrt(10), abs=1e-12)  # by hand: ranks 1,3,2,4 vs 1,2.5,2.5,4
+    # by hand: ranks 1,3,2,4 vs 1,2.5,2.5,4
+    assert got[0] == pytest.approx(3 / math.sqrt(10), abs=1e-12)
     assert math.isnan(got[1])
 
 

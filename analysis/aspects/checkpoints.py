@@ -306,7 +306,8 @@ def load_checkpoint(path, task: str | None = None, max_params: int | None = None
 def make_card(base_spec: str, task: str, pair_order: str, data: str, seed: int, epochs: float,
               max_length: int, result, metrics: dict | None = None,
               lr: float = 2e-5, **extra) -> dict:
-    """The card of a fine-tuning ``result`` (a :class:`analysis.aspects.finetune.FineTuneResult`)."""
+    """The card of a fine-tuning ``result`` (a
+    :class:`analysis.aspects.finetune.FineTuneResult`)."""
     return {
         "kind": "absa-sentence-pair", "base_model": base_spec, "task": task,
         "task_name": TASK_NAMES[task], "pair_order": pair_order, "labels": list(LABELS),

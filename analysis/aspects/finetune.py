@@ -128,7 +128,8 @@ def freeze_lower_layers(model, k: int) -> int:
 def lower_layer_outputs(model, tokenizer, features: dict, k: int, batch_size: int = 64) -> list:
     """Each example's input of encoder layer ``k`` (= output of the ``k`` frozen layers below
     it, in eval mode: no dropout) [n_i, D], cropped to its own tokens: computed once, so that
-    each training step runs only the layers from ``k`` on (:func:`analysis.hooks.start_at_layer`)."""
+    each training step runs only the layers from ``k`` on
+    (:func:`analysis.hooks.start_at_layer`)."""
     n = len(features["input_ids"])
     lengths = [len(x) for x in features["input_ids"]]
     out: list = [None] * n

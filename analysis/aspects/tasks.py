@@ -109,7 +109,8 @@ def build_examples(ds, task: str, pair_order: str | None = None) -> list[PairExa
     for i, row in enumerate(ds):
         gold = gold_polarities(row)
         for cat in CATEGORIES:
-            rows = [(None, -1)] if not is_binary(task) else [(lab, k) for k, lab in enumerate(LABELS)]
+            rows = ([(None, -1)] if not is_binary(task)
+                    else [(lab, k) for k, lab in enumerate(LABELS)])
             for lab, k in rows:
                 aux = auxiliary_sentence(task, cat, lab)
                 label = LABELS.index(gold[cat]) if k < 0 else int(lab == gold[cat])

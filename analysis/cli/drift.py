@@ -27,7 +27,8 @@ def register(sub) -> None:
                    help="model before fine-tuning: 'default', a Hugging Face id or a folder")
     p.add_argument("--after", required=True, help="model after fine-tuning: a hub id or a folder")
     p.add_argument("--data", required=True, help="corpus file: .txt, .jsonl, .csv or SemEval .xml")
-    p.add_argument("--format", dest="fmt", default=None, help="force the format (txt/jsonl/csv/xml)")
+    p.add_argument("--format", dest="fmt", default=None,
+                   help="force the format (txt/jsonl/csv/xml)")
     p.add_argument("--text-column", default="text", help="text column (.jsonl/.csv)")
     p.add_argument("--pair-column", default=None, help="second-text column (.jsonl/.csv)")
     p.add_argument("--label-column", default="label",

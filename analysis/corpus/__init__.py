@@ -86,13 +86,15 @@ def _iter_jsonl(data, label, text_column, pair_column):
             continue
         obj = loads(line, f"Line {k} of {label}")
         if not isinstance(obj, dict):
-            raise DataError(f"Line {k} of {label} is not a JSON object with a {text_column!r} field.")
+            raise DataError(f"Line {k} of {label} is not a JSON object with a "
+                            f"{text_column!r} field.")
         if text_column not in obj:
             raise DataError(f"Line {k} of {label} has no {text_column!r} field.")
         t, p = obj[text_column], obj.get(pair_column)
         del obj, line
         if not isinstance(t, str) or (p is not None and not isinstance(p, str)):
-            raise DataError(f"Line {k} of {label}: {text_column!r} and {pair_column!r} must be strings.")
+            raise DataError(f"Line {k} of {label}: {text_column!r} and {pair_column!r} "
+                            "must be strings.")
         yield t.strip(), (p.strip() if p and p.strip() else None)
 
 

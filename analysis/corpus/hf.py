@@ -78,7 +78,8 @@ def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None 
     cols = ds.column_names
     for col in (column, pair_column):
         if col is not None and col not in cols:
-            raise DataError(f"The dataset {name!r} has no column {col!r} (columns: {', '.join(cols)}).")
+            raise DataError(f"The dataset {name!r} has no column {col!r} "
+                            f"(columns: {', '.join(cols)}).")
     n_total = len(ds)
     for row in ds:
         t = row[column]

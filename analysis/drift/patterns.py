@@ -41,7 +41,8 @@ class PatternThresholds:
         ]
 
 
-def classify_patterns(features: np.ndarray, thresholds: PatternThresholds | None = None) -> np.ndarray:
+def classify_patterns(features: np.ndarray,
+                      thresholds: PatternThresholds | None = None) -> np.ndarray:
     """Type index into PATTERN_TYPES for features [..., 3] (see PatternThresholds)."""
     t = thresholds or PatternThresholds()
     f = np.asarray(features)
@@ -79,7 +80,8 @@ def gallery(result, which: str, pattern: str, thresholds: PatternThresholds | No
     map (``which`` = before/after) has ``pattern``; drawn at random (fixed seed) so the
     gallery is not just the first heads."""
     if pattern not in PATTERN_TYPES:
-        raise InputError(f"Unknown pattern type {pattern!r}; use one of {', '.join(PATTERN_TYPES)}.")
+        raise InputError(f"Unknown pattern type {pattern!r}; "
+                         f"use one of {', '.join(PATTERN_TYPES)}.")
     feats = result.features_before if which == "before" else result.features_after
     types = classify_patterns(feats, thresholds)
     hits = np.argwhere(types == PATTERN_TYPES.index(pattern))

@@ -89,7 +89,8 @@ class Finding:
         """A table finding from a pandas DataFrame (first :data:`MAX_ROWS` rows)."""
         head = df.head(MAX_ROWS)
         return cls(title=title, kind=kw.pop("kind", "table"),
-                   columns=[str(c) for c in head.columns], rows=head.astype(object).where(head.notna(), None).values.tolist(), **kw)
+                   columns=[str(c) for c in head.columns],
+                   rows=head.astype(object).where(head.notna(), None).values.tolist(), **kw)
 
 
 @dataclass

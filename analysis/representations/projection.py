@@ -128,8 +128,8 @@ def _fit(method: str, x: np.ndarray, seed: int) -> np.ndarray:
 def _check_finite(x: np.ndarray, layer: int, whose: str) -> None:
     bad = int((~np.isfinite(x)).any(axis=-1).sum()) if x.size else 0
     if bad:
-        raise InputError(f"Layer {layer} can't be drawn: {bad} of {whose}{x.shape[0]} token vectors "
-                         "hold numbers that are not finite (NaN or infinity), so the model "
+        raise InputError(f"Layer {layer} can't be drawn: {bad} of {whose}{x.shape[0]} token "
+                         "vectors hold numbers that are not finite (NaN or infinity), so the model "
                          "overflowed on this input.")
 
 

@@ -203,7 +203,8 @@ def corpus_reading(result: CorpusResult) -> list[str]:
                    f"the top layer ({_words(result.model.n_self_words)} seen in several "
                    "sentences): the lower it is, the more a word's vector depends on its "
                    "sentence.")
-        if result.compare is not None and all(s is not None for s in result.compare.self_similarity):
+        if result.compare is not None and all(s is not None
+                                              for s in result.compare.self_similarity):
             cs = result.compare.self_similarity
             out.append(f"In {result.compare.name} the top layer's self-similarity is "
                        f"{cs[-1]:.2f} (against {ss[-1]:.2f}).")
