@@ -75,6 +75,11 @@ def test_noop_shards_merge_to_the_whole_corpus(tiny, corpus, noop_whole, cut):
     assert sorted(merged.metrics) == sorted(whole.metrics)
     for name in whole.metrics:
         close(merged.metrics[name], whole.metrics[name])
+    # the squares behind the intervals (issue 35) add too: per layer and over all heads
+    assert sorted(merged.squares) == sorted(whole.squares) and "layer:special" in whole.squares
+    for name in whole.squares:
+        close(merged.squares[name], whole.squares[name])
+    close(merged.layer_ci("special"), whole.layer_ci("special"))
 
 
 def test_noop_every_shard_empty_or_blank_is_the_empty_corpus_error(tiny):

@@ -18,6 +18,7 @@ TAB = "noop_tab"
 JSON = "noop_json"
 TABLE_NOOP = "noop_table_noop"
 TABLE_POSITIONAL = "noop_table_pos"
+TABLE_LAYERS = "noop_table_layers"
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ CHART_NORMS = "noop-norm"
 CHART_GRADIENTS = "noop-grad"
 ADD_TABLE_NOOP = "noop-table-noop"
 ADD_TABLE_POSITIONAL = "noop-table-pos"
+ADD_TABLE_LAYERS = "noop-table-layers"
 
 
 # -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
