@@ -195,6 +195,10 @@ def test_syntax_shards_merge_exactly(tiny, cut):
         whole = syntax_heads(model, ds, batch_size=2)
         merged = run_sharded(HeadsJob(model.spec, batch_size=2), model, ds, cut)
         assert merged.to_json() == whole.to_json()  # counts, so accuracies are exact
+        # the per-sentence hits behind the lead's interval come back in order: same interval
+        assert "gap_ci" in whole.to_json()["relations"]["all"]
+        assert [r.gap_ci for r in merged.relations.values()] == [
+            r.gap_ci for r in whole.relations.values()]
         assert (merged.rows, merged.ids, merged.words, merged.heads, merged.deprels,
                 merged.notes) == (whole.rows, whole.ids, whole.words, whole.heads,
                                   whole.deprels, whole.notes)
