@@ -120,3 +120,14 @@ def test_without_squares_the_reading_has_no_interval():
     st = _synthetic_stats(cls, cls + 0.2)
     assert st.layer_ci("special") is None and "95%" not in " ".join(reading(st))
     assert "layers_ci" not in st.to_json_dict(["cls"])
+
+
+def test_layer_rows_are_the_reading_numbers_in_percent_and_nats():
+    from analysis.noop.reading import layer_rows
+
+    st = _planted(_examples([0.3, 0.7, 0.4], punct=[0.05, 0.1, 0.3]))
+    row = layer_rows(st)[1]
+    lo, hi = st.layer_ci("special")
+    assert row["layer"] == 2 and row["[CLS]+[SEP] %"] == 70.0
+    assert row["[CLS]+[SEP] 95%"] == f"{100 * lo[1]:.1f} to {100 * hi[1]:.1f}"
+    assert row["[CLS] entropy (nats)"] == 1.5 and row["[CLS] entropy 95%"].count(" to ") == 1

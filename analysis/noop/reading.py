@@ -27,14 +27,15 @@ def layer_rows(stats) -> list[dict]:
     vals = {k: stats.per_layer(k) for k in cis}
     for i in range(stats.n_layers):
         row = {"layer": i + 1}
-        for k, name, scale in ((SPECIAL, "[CLS]+[SEP] %", 100), ("punct", "punctuation %", 100),
-                               ("entropy_cls", "[CLS] entropy (nats)", 1)):
-            row[name] = round(scale * float(vals[k][i]), 1 if scale == 100 else 2)
+        for k, name, band, scale in (
+                (SPECIAL, "[CLS]+[SEP] %", "[CLS]+[SEP] 95%", 100),
+                ("punct", "punctuation %", "punctuation 95%", 100),
+                ("entropy_cls", "[CLS] entropy (nats)", "[CLS] entropy 95%", 1)):
+            places = 1 if scale == 100 else 2
+            row[name] = round(scale * float(vals[k][i]), places)
             ci = cis[k]
             if ci is not None:
-                lo, hi = scale * ci[0][i], scale * ci[1][i]
-                row[name.replace(" %", "") + " 95%"] = (f"{lo:.1f} to {hi:.1f}" if scale == 100
-                                                        else f"{lo:.2f} to {hi:.2f}")
+                row[band] = f"{scale * ci[0][i]:.{places}f} to {scale * ci[1][i]:.{places}f}"
         rows.append(row)
     return rows
 
