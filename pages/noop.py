@@ -91,7 +91,7 @@ source = dict(loaded=loaded, data=corpus_name(state.CORPUS, dataset), page="No-o
 numbers = {"Examples": str(stats.n_examples), "Tokens": f"{stats.n_tokens:,}"}
 add_button("No-op statistics: the reading", state.ADD_READING, reading=lines, numbers=numbers,
            **source)
-layer_table(stats, report=source)
+layer_table(stats)
 
 tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
     ["Special tokens (fig. 2)", "Heatmaps", "Entropy", "Gradients", "Weight vs norm",

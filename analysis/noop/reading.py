@@ -111,8 +111,7 @@ def _sink(stats, name: str) -> str:
     return (f"In {name} the main attention sink is {sink}, not {other}: averaged over all "
             f"{stats.n_layers * stats.n_heads} heads, {100 * hi:.0f}% "
             f"of attention goes to {sink}{_pct_ci(ci_hi)} and {100 * lo:.0f}% to {other}"
-            f"{_pct_ci(ci_lo)} ({stats.n_examples} examples"
-            + ("; intervals over examples" if ci_hi is not None else "") + ").")
+            f"{_pct_ci(ci_lo)} ({stats.n_examples} examples).")
 
 
 def _special_layers(stats) -> str:

@@ -263,7 +263,7 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
                "changing attention to [SEP] barely changes the loss: a no-op.")
 
 
-def layer_table(stats, report: dict | None = None) -> None:
+def layer_table(stats) -> None:
     """Per layer, the numbers the reading states in its units (percent, nats) with their 95%
     intervals over examples."""
     from analysis.noop.reading import layer_rows
@@ -275,9 +275,6 @@ def layer_table(stats, report: dict | None = None) -> None:
                  column_config={c: st.column_config.NumberColumn(
                      format="%.2f" if "nats" in c else "%.1f")
                      for c in frame.columns if pd.api.types.is_float_dtype(frame[c])})
-    if report is not None:
-        add_button("No-op statistics per layer (percent, 95% intervals)",
-                   noop_state.ADD_TABLE_LAYERS, df=frame, **report)
 
 
 def _percent(df: pd.DataFrame) -> dict:

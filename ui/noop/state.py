@@ -56,7 +56,6 @@ CHART_NORMS = "noop-norm"
 CHART_GRADIENTS = "noop-grad"
 ADD_TABLE_NOOP = "noop-table-noop"
 ADD_TABLE_POSITIONAL = "noop-table-pos"
-ADD_TABLE_LAYERS = "noop-table-layers"
 
 
 # -- keys with a part: TEMPLATE.format(part) -----------------------------------------------
