@@ -131,3 +131,15 @@ def test_layer_rows_are_the_reading_numbers_in_percent_and_nats():
     assert row["layer"] == 2 and row["[CLS]+[SEP] %"] == 70.0
     assert row["[CLS]+[SEP] 95%"] == f"{100 * lo[1]:.1f} to {100 * hi[1]:.1f}"
     assert row["[CLS] entropy (nats)"] == 1.5 and row["[CLS] entropy 95%"].count(" to ") == 1
+
+
+def test_sinks_within_noise_of_each_other():
+    ex = _examples([0.4, 0.4, 0.4], spread=0.1)
+    ex["cls"], ex["sep"] = ex["sep"] - 0.01, ex["sep"]  # [CLS] a point below [SEP], same spread
+    st = _planted(ex)
+    line = reading(st, "ToyBERT")[0]
+    assert line.startswith("In ToyBERT [SEP] and [CLS] are the main attention sinks, within "
+                           "noise of each other: averaged over all 6 heads, 32% of attention "
+                           "goes to [SEP] (95% ")
+    clear = reading(_planted(_examples([0.4, 0.4, 0.4])), "ToyBERT")[0]
+    assert clear.startswith("In ToyBERT the main attention sink is [SEP], not [CLS]: ")

@@ -101,14 +101,19 @@ def positional_heads(stats, threshold: float = 0.5) -> list[dict]:
 
 
 def _sink(stats, name: str) -> str:
-    """Sentence 1: [CLS] or [SEP] as the main sink, with both means over all heads."""
+    """Sentence 1: [CLS] or [SEP] as the main sink, with both means over all heads and their
+    95% intervals; within noise of each other when the intervals overlap."""
     total_cls, total_sep = stats.overall("cls"), stats.overall("sep")
     sink = "[CLS]" if total_cls > total_sep else "[SEP]"
     other = "[SEP]" if sink == "[CLS]" else "[CLS]"
     key = {"[CLS]": "cls", "[SEP]": "sep"}
     hi, lo = max(total_cls, total_sep), min(total_cls, total_sep)
     ci_hi, ci_lo = stats.overall_ci(key[sink]), stats.overall_ci(key[other])
-    return (f"In {name} the main attention sink is {sink}, not {other}: averaged over all "
+    close = (ci_hi is not None and ci_lo is not None and np.isfinite(ci_hi[0])
+             and ci_hi[0] <= ci_lo[1])
+    head = (f"In {name} {sink} and {other} are the main attention sinks, within noise of each "
+            f"other" if close else f"In {name} the main attention sink is {sink}, not {other}")
+    return (f"{head}: averaged over all "
             f"{stats.n_layers * stats.n_heads} heads, {100 * hi:.0f}% "
             f"of attention goes to {sink}{_pct_ci(ci_hi)} and {100 * lo:.0f}% to {other}"
             f"{_pct_ci(ci_lo)} ({stats.n_examples} examples).")
