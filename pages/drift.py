@@ -125,6 +125,8 @@ with reading_box:
     st.markdown("\n".join(f"- {plain(line)}" for line in lines))
     add_button("Fine-tuning drift: the reading", state.ADD_READING, reading=lines,
                numbers=numbers, **source)
+    if not (result.identical or result.all_ones):
+        blocks.layer_table(result)
 
 with tab_heads:
     st.subheader("Per-head cosine similarity, before vs after")

@@ -19,7 +19,7 @@ from ui.common.errors import plain, show_error
 from ui.common.links import copy_link
 from ui.noop import state
 from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2,
-                            get_loss_head, gradients_block, heads_tables, heatmap_grid,
+                            get_loss_head, gradients_block, heads_tables, heatmap_grid, layer_table,
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.findings import add_button, explain
 from ui.common.settings import settings
@@ -91,6 +91,7 @@ source = dict(loaded=loaded, data=corpus_name(state.CORPUS, dataset), page="No-o
 numbers = {"Examples": str(stats.n_examples), "Tokens": f"{stats.n_tokens:,}"}
 add_button("No-op statistics: the reading", state.ADD_READING, reading=lines, numbers=numbers,
            **source)
+layer_table(stats)
 
 tab_fig, tab_maps, tab_ent, tab_grad, tab_norm, tab_heads = st.tabs(
     ["Special tokens (fig. 2)", "Heatmaps", "Entropy", "Gradients", "Weight vs norm",

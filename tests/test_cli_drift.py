@@ -42,6 +42,11 @@ def test_cli_writes_the_measures_and_fails_plainly(tmp_path, finetuned, capsys, 
     before, after = load_pair("default", finetuned)
     res = compare_models(before, after, encode_corpus(default_model.tokenizer, SENTENCES[:5]))
     np.testing.assert_allclose(doc["cosine"], res.cosine, atol=1e-5)
+    # the reading's per-layer interval over examples (issue 35): mean +- 1.96 s / sqrt(5)
+    per = res.cosine_examples.mean(2)
+    half = 1.959964 * per.std(0, ddof=1) / np.sqrt(5)
+    np.testing.assert_allclose(doc["layers_ci"], np.stack([per.mean(0) - half,
+                                                           per.mean(0) + half], 1), atol=1e-5)
     capsys.readouterr()
     assert main(["compare", "--after", str(tmp_path / "missing"), "--data", str(data),
                  "--out", str(out)]) == 2

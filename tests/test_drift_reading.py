@@ -55,3 +55,55 @@ def test_vertical_share_counts_vertical_and_mixed():
     v, vd, dg = (PATTERN_TYPES.index(k) for k in ("vertical", "vertical+diagonal", "diagonal"))
     types = np.array([[[v, dg]], [[vd, dg]], [[dg, v]], [[dg, dg]]])  # [N=4, L=1, H=2]
     np.testing.assert_allclose(vertical_share(types), [[0.5, 0.25]])
+
+
+# -- intervals over examples (issue 35) ---------------------------------------------------------
+
+def _examples(layer_means, n=30, sd=0.01, seed=0, H=2):
+    """[N, L, H] cosines whose layer means are exactly ``layer_means`` (centred noise)."""
+    rng = np.random.default_rng(seed)
+    e = rng.normal(0, sd, (n, len(layer_means), H))
+    return np.asarray(layer_means, float)[None, :, None] + e - e.mean(0)
+
+
+def _read(ex):
+    L, H = ex.shape[1:]
+    z = np.zeros((L, H))
+    return drift_reading(ex.mean(0), np.ones(L + 1), z, z, cosine_examples=ex)
+
+
+def test_layer_interval_is_the_normal_interval_over_examples():
+    from analysis.drift.reading import layer_cosine_ci, late_minus_early_ci
+
+    ex = _examples([0.9, 0.8, 0.7, 0.6], n=12, seed=3)
+    per = ex.mean(2)[:, 2]  # layer 3's mean over heads, per example
+    half = 1.959964 * per.std(ddof=1) / np.sqrt(len(per))
+    m, lo, hi = layer_cosine_ci(ex)
+    np.testing.assert_allclose([m[2], lo[2], hi[2]], [0.7, 0.7 - half, 0.7 + half], atol=1e-12)
+    d = ex.mean(2)[:, 2:].mean(1) - ex.mean(2)[:, :2].mean(1)
+    half = 1.959964 * d.std(ddof=1) / np.sqrt(len(d))
+    np.testing.assert_allclose(late_minus_early_ci(ex), [-0.2, -0.2 - half, -0.2 + half],
+                               atol=1e-12)
+
+
+def test_clear_most_changed_layer_and_later_layers():
+    ex = _examples([0.95, 0.9, 0.8, 0.6])
+    from analysis.drift.reading import layer_cosine_ci
+
+    _, lo, hi = layer_cosine_ci(ex)
+    line = _read(ex)[0]
+    assert line.startswith(f"Layer 4 changed most (mean head cosine 0.600, 95% {lo[3]:.3f} to "
+                           f"{hi[3]:.3f}), and layer 1 least (0.950, 95% {lo[0]:.3f} to "
+                           f"{hi[0]:.3f}); later layers changed more than earlier ones: the "
+                           "later half's mean cosine minus the earlier half's is -0.225, 95% ")
+    assert "within noise" not in line
+
+
+def test_within_noise_layers_and_halves():
+    # layers 3 and 4 0.002 apart with a spread of 0.05: their intervals overlap; halves equal
+    ex = _examples([0.802, 0.9, 0.8, 0.9], sd=0.05)
+    line = _read(ex)[0]
+    assert line.startswith("Layer 3 changed most (mean head cosine 0.800, 95% ")
+    assert ", within noise of layer 1 (0.802, 95% " in line
+    assert ("later and earlier layers changed alike, within noise: the later half's mean "
+            "cosine minus the earlier half's is -0.001, 95% ") in line

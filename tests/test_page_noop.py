@@ -83,7 +83,12 @@ def test_page_on_sample_corpus(app, default_model):
         (ref.metrics["norm_cls"] + ref.metrics["norm_sep"]).mean(), abs=1e-6)
 
     # tables: top no-op heads (with links to the Attention page) and positional heads
-    noop, pos = at.dataframe[0].value, at.dataframe[1].value
+    layers, noop, pos = (d.value for d in at.dataframe[:3])
+    # the per-layer table under the reading: its numbers in percent, with intervals (issue 35)
+    assert list(layers["layer"]) == list(range(1, ref.n_layers + 1))
+    assert layers["[CLS]+[SEP] %"].tolist() == pytest.approx(
+        [round(100 * x, 1) for x in ref.per_layer("special")], abs=0.051)
+    assert layers["[CLS]+[SEP] 95%"].str.contains(" to ").all()
     assert noop.shape[0] == 10
     w = ref.metrics["cls"] + ref.metrics["sep"]
     l, h = np.unravel_index(np.argmax(w), w.shape)

@@ -75,6 +75,11 @@ def test_noop_shards_merge_to_the_whole_corpus(tiny, corpus, noop_whole, cut):
     assert sorted(merged.metrics) == sorted(whole.metrics)
     for name in whole.metrics:
         close(merged.metrics[name], whole.metrics[name])
+    # the squares behind the intervals (issue 35) add too: per layer and over all heads
+    assert sorted(merged.squares) == sorted(whole.squares) and "layer:special" in whole.squares
+    for name in whole.squares:
+        close(merged.squares[name], whole.squares[name])
+    close(merged.layer_ci("special"), whole.layer_ci("special"))
 
 
 def test_noop_every_shard_empty_or_blank_is_the_empty_corpus_error(tiny):
@@ -190,6 +195,10 @@ def test_syntax_shards_merge_exactly(tiny, cut):
         whole = syntax_heads(model, ds, batch_size=2)
         merged = run_sharded(HeadsJob(model.spec, batch_size=2), model, ds, cut)
         assert merged.to_json() == whole.to_json()  # counts, so accuracies are exact
+        # the per-sentence hits behind the lead's interval come back in order: same interval
+        assert "gap_ci" in whole.to_json()["relations"]["all"]
+        assert [r.gap_ci for r in merged.relations.values()] == [
+            r.gap_ci for r in whole.relations.values()]
         assert (merged.rows, merged.ids, merged.words, merged.heads, merged.deprels,
                 merged.notes) == (whole.rows, whole.ids, whole.words, whole.heads,
                                   whole.deprels, whole.notes)

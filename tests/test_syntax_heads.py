@@ -161,7 +161,8 @@ def test_syntax_heads_batched_equals_one_by_one_and_json(tiny):
     js = a.to_json()
     assert set(js) == {"n_sentences", "skipped", "relations"}
     det = js["relations"]["det"]
-    assert set(det) == {"n", "dep_to_head", "head_to_dep", "best", "baseline"}
+    assert set(det) == {"n", "dep_to_head", "head_to_dep", "best", "baseline", "gap_ci"}
+    assert a.relations["det"].gap_ci == b.relations["det"].gap_ci  # batched or not, same
     assert np.array(det["dep_to_head"]).shape == (2, 4)
     assert set(det["best"]) == {"layer", "head", "direction", "accuracy"}
     assert det["baseline"] == {"offset": 1, "accuracy": 0.5}   # The -> soup +1, the -> bread +3
@@ -224,3 +225,75 @@ def test_reading_says_what_a_relation_is_in_everyday_words():
                         "before is right in 40% (29 points less).")
     assert relation_words("obl:npmod") == relation_words("obl")
     assert relation_words("weird") == "'weird' word"
+
+
+# -- the lead over the baseline with its interval (issue 35) -----------------------------------
+
+def _planted_sentences(words, head_hits, base_hits, offset=1, L=1, H=2):
+    """Per-sentence records as HeadsAccumulator keeps them, for relation 'x' whose best head
+    is layer 0 head 1 (dep_to_head)."""
+    out = []
+    for n, a, b in zip(words, head_hits, base_hits):
+        d2h = np.zeros((L, H), np.uint16)
+        d2h[0, 1] = a
+        out.append({"x": (d2h, np.zeros((L, H), np.uint16), n, {offset: b})})
+    return out
+
+
+def test_gap_interval_is_the_seeded_sentence_bootstrap():
+    from analysis.syntax.heads import gap_ci
+
+    words, hit, base = [3, 5, 2, 4, 6, 1, 3], [3, 4, 1, 4, 5, 1, 2], [1, 2, 1, 1, 3, 0, 1]
+    sents = _planted_sentences(words, hit, base)
+    best = {"layer": 0, "head": 1, "direction": "dep_to_head", "accuracy": 20 / 24}
+    lo, hi = gap_ci(sents, "x", best, 1)
+    # by hand: 1000 multinomial resamples of the 7 sentences (seed 0), the 2.5% and 97.5%
+    # quantiles of (sum hits - sum baseline hits) / sum words
+    c = np.random.default_rng(0).multinomial(7, np.full(7, 1 / 7), size=1000).astype(float)
+    gaps = (c @ np.array(hit, float) - c @ np.array(base, float)) / (c @ np.array(words, float))
+    assert (lo, hi) == pytest.approx((np.quantile(gaps, 0.025), np.quantile(gaps, 0.975)))
+    assert 0 < lo < 11 / 24 < hi
+    assert gap_ci(sents[:1], "x", best, 1) is None  # one sentence: no interval
+
+
+def test_accumulator_keeps_each_sentence_hits_and_offsets():
+    word_ids = [0, 1, 2, 2, 3, 4]
+    acc = HeadsAccumulator(EncodedTreebank([], [], [], [], [], [], []), 2, 3)
+    for _ in range(2):
+        acc.add(one_hot_maps(word_ids, HEADS), word_ids, HEADS, RELS)
+    assert len(acc.sentences) == 2 and sorted(acc.sentences[0]) == ["all", "det", "nsubj"]
+    d2h, h2d, n, offs = acc.sentences[0]["det"]
+    assert n == 1 and d2h[1, 2] == 1 and h2d[1, 2] == 0 and offs == {1: 1}
+    rel = acc.relations()
+    # two identical sentences, every resample the same: the interval is the gap itself
+    assert rel["det"].gap_ci == pytest.approx((0.0, 0.0))  # best 1.0, baseline +1 1.0
+    assert rel["det"].to_json()["gap_ci"] == [0.0, 0.0]
+
+
+def _rel(acc, base, ci, n=300):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(n=n, best={"layer": 2, "head": 0, "direction": "dep_to_head",
+                                      "accuracy": acc},
+                           baseline={"offset": 1, "accuracy": base}, gap_ci=ci)
+
+
+def test_reading_gives_the_lead_interval_and_says_within_noise():
+    from types import SimpleNamespace
+
+    res = SimpleNamespace(n_sentences=80, relations={
+        "det": _rel(0.9, 0.5, (0.351, 0.448)), "amod": _rel(0.62, 0.5, (-0.013, 0.254))})
+    lines = reading(res, min_count=100)
+    assert lines[0].endswith("(80 sentences); for 1 of them the lead is within noise (its 95% "
+                             "interval over sentences covers 0).")
+    assert lines[1].endswith("is right in 50% (40 points less; 95% 35.1 to 44.8 points).")
+    assert lines[2].endswith("is right in 50% (12 points less, within noise; 95% -1.3 to "
+                             "25.4 points).")
+    rows = relation_rows(res, min_count=100)
+    assert rows[1]["above baseline 95%"] == (-0.013, 0.254)
+    from ui.syntax.blocks import heads_table
+
+    table = heads_table(res, 100)
+    assert table["gain 95% (points)"].tolist() == ["35.1 to 44.8",
+                                                   "-1.3 to 25.4 (within noise)"]
+    assert table["gain (points)"].tolist() == [40.0, 12.0]

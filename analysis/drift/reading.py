@@ -1,6 +1,8 @@
 """The Drift page's plain reading, computed from a :class:`analysis.drift.DriftResult`: which
 layers and heads changed most, how far the representations moved, and whether heads moved to
-the vertical pattern (docs/METHODS.md section 9)."""
+the vertical pattern (docs/METHODS.md section 9). With the per-example cosines, the layer
+means carry a 95% interval over examples, and the most-changed layer and the early-vs-late
+comparison say "within noise" when their intervals overlap or cover 0."""
 
 from __future__ import annotations
 
@@ -18,27 +20,91 @@ def vertical_share(types: np.ndarray) -> np.ndarray:
     return np.isin(np.asarray(types), VERTICAL).mean(0)
 
 
+Z95 = 1.959964
+
+
+def mean_ci(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, low, high) over axis 0 (the examples): 95% normal interval, the sample standard
+    deviation (n - 1); NaN bounds for fewer than two examples."""
+    x = np.asarray(x, dtype=float)
+    m = x.mean(0)
+    if len(x) < 2:
+        return m, np.full(m.shape, np.nan), np.full(m.shape, np.nan)
+    half = Z95 * x.std(0, ddof=1) / np.sqrt(len(x))
+    return m, m - half, m + half
+
+
+def layer_cosine_ci(cosine_examples: np.ndarray):
+    """(mean, low, high) [L] of each layer's mean head cosine, the interval over examples
+    (each example's mean over the layer's heads is the unit)."""
+    return mean_ci(np.asarray(cosine_examples, dtype=float).mean(2))
+
+
+def late_minus_early_ci(cosine_examples: np.ndarray):
+    """(difference, low, high): mean cosine of the later half of the layers minus the earlier
+    half's, paired per example (negative: later layers changed more)."""
+    per_layer = np.asarray(cosine_examples, dtype=float).mean(2)
+    half = per_layer.shape[1] // 2
+    d = per_layer[:, half:].mean(1) - per_layer[:, :half].mean(1)
+    m, lo, hi = mean_ci(d)
+    return float(m), float(lo), float(hi)
+
+
+def layer_rows(cosine_examples: np.ndarray) -> list[dict]:
+    """Per layer (1-indexed): the mean head cosine and its 95% interval over examples (three
+    decimals, as the reading states them)."""
+    m, lo, hi = layer_cosine_ci(cosine_examples)
+    return [{"layer": i + 1, "mean head cosine": round(float(m[i]), 3),
+             "95% interval": f"{lo[i]:.3f} to {hi[i]:.3f}"} for i in range(len(m))]
+
+
+def _band(lo: float, hi: float) -> str:
+    return f", 95% {lo:.3f} to {hi:.3f}" if np.isfinite(lo) and np.isfinite(hi) else ""
+
+
+def _layers_sentence(layers: np.ndarray, cosine_examples) -> str:
+    """Sentence 1: the most and least changed layers, and whether later layers changed more."""
+    order = np.argsort(layers, kind="stable")
+    worst, best = int(order[0]), int(order[-1])
+    half = len(layers) // 2
+    later = layers[half:].mean() < layers[:half].mean()
+    if cosine_examples is None or len(layers) < 2:
+        return (f"Layer {worst + 1} changed most (mean head cosine {layers[worst]:.3f}) and layer "
+                f"{best + 1} least ({layers[best]:.3f}); "
+                + ("later layers changed more than earlier ones." if later
+                   else "earlier layers changed at least as much as later ones."))
+    _, lo, hi = layer_cosine_ci(cosine_examples)
+    second = int(order[1])
+    text = (f"Layer {worst + 1} changed most (mean head cosine {layers[worst]:.3f}"
+            f"{_band(lo[worst], hi[worst])})")
+    if np.isfinite(hi[worst]) and hi[worst] >= lo[second]:
+        text += (f", within noise of layer {second + 1} ({layers[second]:.3f}"
+                 f"{_band(lo[second], hi[second])})")
+    text += f", and layer {best + 1} least ({layers[best]:.3f}{_band(lo[best], hi[best])}); "
+    d, dlo, dhi = late_minus_early_ci(cosine_examples)
+    gap = f"the later half's mean cosine minus the earlier half's is {d:+.3f}{_band(dlo, dhi)}"
+    if not np.isfinite(dlo) or dlo <= 0 <= dhi:
+        return text + f"later and earlier layers changed alike, within noise: {gap}."
+    return text + ("later layers changed more than earlier ones" if d < 0 else
+                   "earlier layers changed more than later ones") + f": {gap}."
+
+
 def _head(l: int, h: int) -> str:
     return f"{l + 1}-{h + 1}"
 
 
 def drift_reading(cosine: np.ndarray, cka: np.ndarray, vertical_before: np.ndarray,
-                  vertical_after: np.ndarray, identical: bool = False, top: int = 3) -> list[str]:
+                  vertical_after: np.ndarray, identical: bool = False, top: int = 3,
+                  cosine_examples: np.ndarray | None = None) -> list[str]:
     """Sentences from the numbers: ``cosine`` [L, H] mean head cosine, ``cka`` [L+1] (layer 0
-    = embeddings), vertical shares [L, H] before and after (heads 1-indexed as layer-head)."""
+    = embeddings), vertical shares [L, H] before and after (heads 1-indexed as layer-head);
+    ``cosine_examples`` [N, L, H] (whose mean is ``cosine``) adds the intervals."""
     cosine = np.asarray(cosine, dtype=float)
     if identical or np.all(cosine > 1 - 1e-6):
         return ["Nothing changed: every head's attention is the same before and after "
                 "fine-tuning on this corpus (cosine 1)."]
     out = []
-    layers = cosine.mean(1)
-    order = np.argsort(layers)
-    worst, best = int(order[0]), int(order[-1])
-    out.append(f"Layer {worst + 1} changed most (mean head cosine {layers[worst]:.3f}) and layer "
-               f"{best + 1} least ({layers[best]:.3f}); "
-               + ("later layers changed more than earlier ones."
-                  if layers[len(layers) // 2:].mean() < layers[: len(layers) // 2].mean()
-                  else "earlier layers changed at least as much as later ones."))
+    out.append(_layers_sentence(cosine.mean(1), cosine_examples))
     flat = np.argsort(cosine, axis=None)[:top]
     heads = [np.unravel_index(int(i), cosine.shape) for i in flat]
     out.append("The most changed heads are " + ", ".join(
@@ -81,4 +147,5 @@ def reading(result, thresholds=None) -> list[str]:
     """:func:`drift_reading` of a DriftResult under the pattern ``thresholds``."""
     tb, ta = result.pattern_types(thresholds)
     return drift_reading(result.cosine, result.cka, vertical_share(tb), vertical_share(ta),
-                         identical=bool(result.identical))
+                         identical=bool(result.identical),
+                         cosine_examples=result.cosine_examples)

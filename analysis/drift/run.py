@@ -95,6 +95,15 @@ class DriftResult:
         return (f"Most changed head: layer {l + 1}, head {h + 1} (mean cosine {cos[l, h]:.3f}); "
                 f"most changed layer: {top + 1} (mean {layer_means[top]:.3f}).")
 
+    def layers_ci(self) -> list:
+        """Per layer [low, high]: the 95% interval over examples of the mean head cosine (the
+        reading's; None where fewer than two examples)."""
+        from analysis.drift.reading import layer_cosine_ci
+
+        _, lo, hi = layer_cosine_ci(self.cosine_examples)
+        return [[round(float(a), 6), round(float(b), 6)] if np.isfinite(a) else None
+                for a, b in zip(lo, hi)]
+
     def pattern_types(self, thresholds: PatternThresholds | None = None):
         return (classify_patterns(self.features_before, thresholds),
                 classify_patterns(self.features_after, thresholds))
@@ -130,6 +139,7 @@ class DriftResult:
                          "thresholds": asdict(thresholds or PatternThresholds())},
             "identical": bool(self.identical or self.all_ones),
             "summary": self.summary(),
+            "layers_ci": self.layers_ci(),
         }
         groups = self.groups()
         if groups:

@@ -6,6 +6,11 @@ attention maps per batch), computes every example's statistics on the padded bat
 (:func:`analysis.measures.batch_stats`) and adds them to running sums: no map is kept, so
 memory does not grow with the corpus. Corpus values are the mean over examples; it gives the
 same numbers as :func:`analysis.measures.example_stats` example by example (tested).
+
+Beside the sums, every metric's per-example layer means (the mean over the layer's heads) and
+all-head mean are summed squared (:func:`square_sums`), so the layer and corpus means the
+reading states have a 95% interval over examples (:meth:`CorpusStats.layer_ci`,
+:meth:`CorpusStats.overall_ci`; docs/METHODS.md section 3, "Intervals").
 """
 
 from __future__ import annotations
@@ -21,6 +26,36 @@ from analysis.errors import DataError
 from analysis.forward import capture_unavailable, forward_batches
 from analysis.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
 from analysis.shards import add_arrays, run_local
+
+Z95 = 1.959964  # the normal 97.5% quantile
+SPECIAL = "special"  # [CLS] + [SEP], summed per example before squaring
+
+
+def square_sums(stats: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Sums over a batch's examples of squared summaries of ``stats`` ({name: [B, L, H]}):
+    ``layer:<name>`` [L] (each example's mean over the layer's heads, squared) and
+    ``all:<name>`` (scalar; its mean over every head, squared); ``special`` is cls + sep."""
+    vals = dict(stats)
+    if "cls" in vals and "sep" in vals:
+        vals[SPECIAL] = vals["cls"] + vals["sep"]
+    out = {}
+    for k, v in vals.items():
+        v = np.asarray(v, dtype=np.float64)
+        out[f"layer:{k}"] = (v.mean(axis=2) ** 2).sum(axis=0)
+        out[f"all:{k}"] = np.asarray((v.mean(axis=(1, 2)) ** 2).sum())
+    return out
+
+
+def normal_ci(mean, mean_sq, n: int):
+    """95% interval of a mean over ``n`` examples from the mean and the mean of squares
+    (normal approximation, the sample variance with n - 1): (low, high), NaN for n < 2."""
+    mean, mean_sq = np.asarray(mean, float), np.asarray(mean_sq, float)
+    if n < 2:
+        nan = np.full(mean.shape, np.nan)
+        return nan, nan.copy()
+    var = np.maximum(mean_sq - mean ** 2, 0.0) * n / (n - 1)
+    half = Z95 * np.sqrt(var / n)
+    return mean - half, mean + half
 
 
 @dataclass
@@ -39,13 +74,38 @@ class CorpusStats:
     norms_note: str | None = None
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # mean over examples of the squared summaries of square_sums (empty: no intervals)
+    squares: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def examples_per_second(self) -> float:
         return self.n_examples / self.seconds if self.seconds > 0 else float("nan")
 
     def per_layer(self, name: str) -> np.ndarray:
+        if name == SPECIAL:
+            return self.per_layer("cls") + self.per_layer("sep")
         return self.metrics[name].mean(axis=1)
+
+    def overall(self, name: str) -> float:
+        if name == SPECIAL:
+            return self.overall("cls") + self.overall("sep")
+        return float(self.metrics[name].mean())
+
+    def layer_ci(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """95% interval over examples of every layer's mean of ``name`` (``"special"`` =
+        cls + sep): (low [L], high [L]); None without the squares."""
+        sq = self.squares.get(f"layer:{name}")
+        if sq is None:
+            return None
+        return normal_ci(self.per_layer(name), sq, self.n_examples)
+
+    def overall_ci(self, name: str) -> tuple[float, float] | None:
+        """95% interval over examples of the mean of ``name`` over every head."""
+        sq = self.squares.get(f"all:{name}")
+        if sq is None:
+            return None
+        lo, hi = normal_ci(self.overall(name), sq, self.n_examples)
+        return float(lo), float(hi)
 
     def to_json_dict(self, metrics: Sequence[str] | None = None) -> dict:
         names = list(metrics) if metrics is not None else [
@@ -59,7 +119,18 @@ class CorpusStats:
             "n_truncated": int(self.n_truncated),
             "uniform_entropy": float(self.uniform_entropy),
             "metrics": {m: np.asarray(self.metrics[m], dtype=float).tolist() for m in names},
+            **self._ci_json(names),
         }
+
+    def _ci_json(self, names) -> dict:
+        """``layers_ci``: {metric: [[low, high] per layer]} (and ``special``), where the
+        squares exist."""
+        out = {}
+        for m in [*names, SPECIAL]:
+            ci = self.layer_ci(m) if (m in self.metrics or m == SPECIAL) else None
+            if ci is not None:
+                out[m] = np.stack(ci, axis=1).tolist()
+        return {"layers_ci": out} if out else {}
 
 
 def _norms_capture(loaded, norms: bool) -> tuple[tuple[str, ...], str | None]:
@@ -90,6 +161,7 @@ class NoopPartial:
     n_layers: int
     n_heads: int
     sums: dict[str, np.ndarray]  # metric -> [L, H] sum over the shard's examples
+    squares: dict[str, np.ndarray] = field(default_factory=dict)  # square_sums, summed
     n_examples: int = 0
     n_tokens: int = 0
     sum_log_n: float = 0.0  # sum of log(n) (the uniform entropy's numerator)
@@ -137,6 +209,7 @@ class NoopJob:
             fn = [f.cpu() for f in fw.captured["value_norms"]] if capture else None
             stats = batch_stats(atts, [encs[i] for i in idx], self.punct, fn)
             add_arrays(part.sums, {k: v.sum(axis=0) for k, v in stats.items()})
+            add_arrays(part.squares, square_sums(stats))
             done += len(idx)
             del fw, atts, fn
             if progress is not None:
@@ -153,8 +226,10 @@ class NoopJob:
         if not total:
             raise DataError(EMPTY_CORPUS)
         sums: dict[str, np.ndarray] = {}
+        squares: dict[str, np.ndarray] = {}
         for p in parts:
             add_arrays(sums, p.sums)
+            add_arrays(squares, p.squares)
         first = parts[0]
         n_trunc = sum(p.truncated for p in parts)
         return CorpusStats(
@@ -164,6 +239,7 @@ class NoopJob:
             uniform_entropy=float(sum(p.sum_log_n for p in parts) / total),
             n_pairs=sum(p.n_pairs for p in parts), norms_note=first.norms_note,
             notes=_corpus_notes(sum(p.skipped for p in parts), n_trunc, first.max_length),
+            squares={k: v / total for k, v in squares.items()},
         )
 
 

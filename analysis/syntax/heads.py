@@ -9,7 +9,9 @@ predicts ``argmax_j W[i, j]`` (``dep_to_head``) or ``argmax_j W[j, i]`` (``head_
 (:func:`predictions`); its accuracy for a relation is the share of that relation's dependents
 whose prediction is ``g`` (:func:`relation_hits`, :func:`relation_accuracy`). The baseline is the
 best fixed offset (:func:`offset_baseline`). :func:`syntax_heads` streams a treebank through
-the model once and keeps only counts.
+the model once and keeps only counts: the totals, and per sentence the hits of every head and
+offset for the relations it holds, from which the best head's lead over the baseline gets a
+bootstrap 95% interval over sentences (:func:`gap_ci`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from analysis.syntax.reading import (compare_rows, example_sentences, reading,
                                      relation_rows)
 
 __all__ = ["ALL", "DIRECTIONS", "OFFSETS", "HeadsAccumulator", "RelationResult", "SyntaxResult",
-           "best_head", "best_offset", "compare_rows", "example_sentences", "offset_baseline",
+           "best_head", "best_offset", "compare_rows", "example_sentences", "gap_ci",
+           "offset_baseline",
            "offset_counts", "predictions", "reading", "relation_accuracy", "relation_hits",
            "relation_rows", "result_of", "sentence_attention", "syntax_heads", "word_map"]
 
@@ -143,22 +146,45 @@ def best_head(dep_to_head: np.ndarray, head_to_dep: np.ndarray) -> dict:
     return best
 
 
+def gap_ci(sentences: list[dict], rel: str, best: dict, offset: int
+           ) -> tuple[float, float] | None:
+    """Percentile bootstrap 95% interval (1000 resamples, seed 0) of the best head's accuracy
+    minus the offset baseline's for ``rel``, the sentences holding it resampled (paired: one
+    resample for both); ``sentences`` as kept by :class:`HeadsAccumulator` (per sentence
+    ``{rel: (dep_to_head hits [L, H], head_to_dep hits [L, H], n, {offset: hits})}``). None
+    with fewer than two such sentences."""
+    from analysis.representations.probes import paired_ci
+
+    rows = [s[rel] for s in sentences if rel in s]
+    if len(rows) < 2:
+        return None
+    d = DIRECTIONS.index(best["direction"])
+    words = [int(r[2]) for r in rows]
+    right_head = [int(r[d][best["layer"], best["head"]]) for r in rows]
+    right_base = [int(r[3].get(offset, 0)) for r in rows]
+    return paired_ci(words, right_base, right_head)
+
+
 @dataclass
 class RelationResult:
     """One relation: n dependents, accuracy of every head in both directions ([L, H]), the
-    best head and the offset baseline."""
+    best head and the offset baseline; ``gap_ci`` the 95% interval of best - baseline."""
 
     n: int
     dep_to_head: np.ndarray
     head_to_dep: np.ndarray
     best: dict
     baseline: dict
+    gap_ci: tuple[float, float] | None = None
 
     def to_json(self) -> dict:
-        return {"n": int(self.n),
-                "dep_to_head": np.asarray(self.dep_to_head, dtype=float).tolist(),
-                "head_to_dep": np.asarray(self.head_to_dep, dtype=float).tolist(),
-                "best": dict(self.best), "baseline": dict(self.baseline)}
+        out = {"n": int(self.n),
+               "dep_to_head": np.asarray(self.dep_to_head, dtype=float).tolist(),
+               "head_to_dep": np.asarray(self.head_to_dep, dtype=float).tolist(),
+               "best": dict(self.best), "baseline": dict(self.baseline)}
+        if self.gap_ci is not None:
+            out["gap_ci"] = [float(x) for x in self.gap_ci]
+        return out
 
 
 @dataclass
@@ -195,23 +221,38 @@ class HeadsAccumulator:
         self.hits = {d: {} for d in DIRECTIONS}
         self.n: Counter = Counter()
         self.offsets: dict[str, Counter] = {}
+        # per sentence index: {rel: (d2h hits [L, H], h2d hits [L, H], n, {offset: hits})}
+        self.sentence_at: dict[int, dict] = {}
 
-    def add(self, maps: np.ndarray, word_ids, heads, deprels) -> None:
-        """One sentence: ``maps`` [L, H, T, T] token maps."""
+    @property
+    def sentences(self) -> list[dict]:
+        """The per-sentence records in the treebank's order (batches may run in another)."""
+        return [self.sentence_at[k] for k in sorted(self.sentence_at)]
+
+    def add(self, maps: np.ndarray, word_ids, heads, deprels, index: int | None = None) -> None:
+        """One sentence: ``maps`` [L, H, T, T] token maps; ``index`` its place in the
+        treebank (default: after the sentences added so far)."""
         W = word_map(maps, word_ids)
+        per: dict[str, list] = {}
         for d in DIRECTIONS:
             for rel, (hits, n) in relation_hits(predictions(W, d), heads, deprels).items():
                 store = self.hits[d]
                 store[rel] = store.get(rel, 0) + hits
+                per.setdefault(rel, []).append(np.asarray(hits, dtype=np.uint16))
                 if d == DIRECTIONS[0]:
                     self.n[rel] += n
-        for rel, c in offset_counts(heads, deprels).items():
+                    per[rel].append(n)
+        offs = offset_counts(heads, deprels)
+        for rel, c in offs.items():
             self.offsets.setdefault(rel, Counter()).update(c)
+        self.sentence_at[len(self.sentence_at) if index is None else int(index)] = {
+            rel: (v[0], v[2], v[1], dict(offs.get(rel, {}))) for rel, v in per.items()}
 
     def __call__(self, idx, fw) -> None:
         enc = self.encoded
         for b, s in enumerate(idx):
-            self.add(fw.maps(b), enc.encodings[s].word_ids, enc.heads[s], enc.deprels[s])
+            self.add(fw.maps(b), enc.encodings[s].word_ids, enc.heads[s], enc.deprels[s],
+                     index=s)
 
     def relations(self) -> dict[str, RelationResult]:
         """Every relation with a dependent, and ``"all"`` always (first): with no dependent at
@@ -228,8 +269,9 @@ class HeadsAccumulator:
             n = self.n[rel]
             d2h = np.asarray(self.hits["dep_to_head"][rel], dtype=float) / n
             h2d = np.asarray(self.hits["head_to_dep"][rel], dtype=float) / n
-            out[rel] = RelationResult(n, d2h, h2d, best_head(d2h, h2d),
-                                      best_offset(self.offsets.get(rel, Counter()), n))
+            best, base = best_head(d2h, h2d), best_offset(self.offsets.get(rel, Counter()), n)
+            out[rel] = RelationResult(n, d2h, h2d, best, base,
+                                      gap_ci(self.sentences, rel, best, base["offset"]))
         return out
 
 

@@ -31,6 +31,7 @@ class HeadsPartial:
     words: list = field(default_factory=list)
     heads: list = field(default_factory=list)
     deprels: list = field(default_factory=list)
+    sentences: list = field(default_factory=list)  # HeadsAccumulator.sentences
     skipped: int = 0
 
 
@@ -61,6 +62,7 @@ class HeadsJob:
                       batch_size=self.batch_size, max_batch_mb=self.max_batch_mb,
                       progress=progress)
         part.hits, part.n, part.offsets = acc.hits, acc.n, acc.offsets
+        part.sentences = acc.sentences
         part.rows = [rows[r] for r in encoded.rows]
         part.ids, part.words = list(encoded.ids), list(encoded.words)
         part.heads, part.deprels = list(encoded.heads), list(encoded.deprels)
@@ -81,6 +83,8 @@ class HeadsJob:
                     store = acc.hits[d]
                     store[rel] = store[rel] + hits if rel in store else hits
             acc.n.update(p.n)
+            for rec in p.sentences:  # shards in row order, each in its own order
+                acc.sentence_at[len(acc.sentence_at)] = rec
             for rel, c in p.offsets.items():
                 acc.offsets.setdefault(rel, Counter()).update(c)
 

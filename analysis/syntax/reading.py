@@ -17,14 +17,15 @@ def _shown(result, min_count: int):
 def relation_rows(result, min_count: int = 1) -> list[dict]:
     """One row per relation with at least ``min_count`` dependents (in the result's order):
     relation, n, best layer and head (1-indexed), direction, accuracy, baseline offset and
-    accuracy, and the difference accuracy - baseline."""
+    accuracy, the difference accuracy - baseline and its 95% interval (None without one)."""
     rows = []
     for rel, r in _shown(result, min_count):
         rows.append({"relation": rel, "n": int(r.n), "layer": r.best["layer"] + 1,
                      "head": r.best["head"] + 1, "direction": r.best["direction"],
                      "accuracy": r.best["accuracy"], "baseline offset": r.baseline["offset"],
                      "baseline accuracy": r.baseline["accuracy"],
-                     "above baseline": r.best["accuracy"] - r.baseline["accuracy"]})
+                     "above baseline": r.best["accuracy"] - r.baseline["accuracy"],
+                     "above baseline 95%": getattr(r, "gap_ci", None)})
     return rows
 
 
@@ -145,10 +146,27 @@ def _offset(k: int) -> str:
     return f"{'+' if k > 0 else '-'}{abs(k)}"
 
 
+def _gap_band(r) -> str:
+    """``; 95% 20.1 to 26.7 points`` of a relation's gap interval, with ``, within noise``
+    first when it covers 0 ("" without an interval)."""
+    ci = getattr(r, "gap_ci", None)
+    if ci is None:
+        return ""
+    noise = ", within noise" if ci[0] <= 0 <= ci[1] else ""
+    return f"{noise}; 95% {100 * ci[0]:.1f} to {100 * ci[1]:.1f} points"
+
+
+def within_noise(r) -> bool:
+    """Whether a relation's gap interval (best head - baseline) covers 0."""
+    ci = getattr(r, "gap_ci", None)
+    return ci is not None and ci[0] <= 0 <= ci[1]
+
+
 def reading(result, min_count: int = 100, margin: float = 0.1, top: int = 5) -> list[str]:
     """Plain sentences: how many relations with at least ``min_count`` dependents have a head
     at least ``margin`` above the offset baseline, and the ``top`` such relations by that gap
-    (layer and head 1-indexed)."""
+    (layer and head 1-indexed), each gap with its bootstrap 95% interval over sentences
+    ("within noise" when it covers 0)."""
     shown = [(rel, r) for rel, r in _shown(result, min_count) if rel != ALL]
     if not shown:
         return [f"No relation has {min_count} or more dependents in these "
@@ -156,10 +174,13 @@ def reading(result, min_count: int = 100, margin: float = 0.1, top: int = 5) -> 
     gaps = sorted(((r.best["accuracy"] - r.baseline["accuracy"], rel, r) for rel, r in shown),
                   key=lambda t: (-t[0], t[1]))
     above = [g for g in gaps if g[0] >= margin]
+    noisy = sum(within_noise(g[2]) for g in above)
     lines = [f"{len(above)} of {len(shown)} kinds of word link (relations with at least "
              f"{min_count} examples) have an attention head that points from a word to the word "
              f"it belongs to at least {round(100 * margin)} points more often than always taking "
-             f"the word a fixed number of places away ({result.n_sentences} sentences)."]
+             f"the word a fixed number of places away ({result.n_sentences} sentences)"
+             + (f"; for {noisy} of them the lead is within noise (its 95% interval over "
+                "sentences covers 0)." if noisy else ".")]
     for gap, rel, r in above[:top]:
         b = r.best
         what = relation_words(rel)
@@ -172,12 +193,14 @@ def reading(result, min_count: int = 100, margin: float = 0.1, top: int = 5) -> 
             finds = (f"{rel} ({what}): from the word each such word belongs to, {where} "
                      f"looks most at that word in {_pct(b['accuracy'])} of {r.n} cases")
         lines.append(f"{finds}; always taking the word {_place(r.baseline['offset'])} is right "
-                     f"in {_pct(r.baseline['accuracy'])} ({round(100 * gap)} points less).")
+                     f"in {_pct(r.baseline['accuracy'])} ({round(100 * gap)} points less"
+                     f"{_gap_band(r)}).")
     if not above:
         gap, rel, r = gaps[0]
         lines.append(f"The largest gap is for {rel} ({relation_words(rel)}): the best attention "
                      f"head is right in {_pct(r.best['accuracy'])}, always taking the word "
-                     f"{_place(r.baseline['offset'])} in {_pct(r.baseline['accuracy'])}.")
+                     f"{_place(r.baseline['offset'])} in {_pct(r.baseline['accuracy'])} "
+                     f"({round(100 * gap)} points{_gap_band(r)}).")
     al = result.relations.get(ALL)
     if al is not None and not math.isnan(al.best["accuracy"]):
         lines.append(f"Over all {al.n} word links, the best single attention head (head "

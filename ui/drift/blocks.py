@@ -387,3 +387,15 @@ def groups(result: DriftResult, rkey: tuple = ()) -> None:
 
         _show(_chart(rkey, f"groups {name}", build), f"drift_by_{name}",
               drift_state.DOWNLOAD_GROUP.format(name))
+
+
+def layer_table(result) -> None:
+    """Per layer, the mean head cosine the reading states and its 95% interval over
+    examples."""
+    from analysis.drift.reading import layer_rows
+
+    frame = pd.DataFrame(layer_rows(result.cosine_examples))
+    st.caption("Per layer: mean head cosine over examples (1 = unchanged); the 95% interval is "
+               "over examples (normal approximation).")
+    st.dataframe(frame, hide_index=True, key=drift_state.LAYER_TABLE, column_config={
+        "mean head cosine": st.column_config.NumberColumn(format="%.3f")})

@@ -30,6 +30,7 @@ COSINE_CHART = "drift_cos_chart"  # the cosine grid's selection event
 LOW_TABLE = "drift_low_table"
 REPRESENTATION_TABLE = "drift_rep_table"
 MOVES_TABLE = "drift_moves_table"
+LAYER_TABLE = "drift_layer_table"
 
 AFTER_HELP = ("A checkpoint of the same architecture and tokenizer as the before model: a name "
               "from the model list, a hub id or a folder. Empty: the example checkpoint (the "

@@ -20,7 +20,7 @@ from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.cluster import ClusterJob
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
-from ui.common.heads import decimals, heads_frame, heads_heatmap
+from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.progress import rate_step
 from ui.common.links import attention_link
@@ -263,6 +263,26 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
                "changing attention to [SEP] barely changes the loss: a no-op.")
 
 
+def layer_table(stats) -> None:
+    """Per layer, the numbers the reading states in its units (percent, nats) with their 95%
+    intervals over examples."""
+    from analysis.noop.reading import layer_rows
+
+    frame = pd.DataFrame(layer_rows(stats))
+    st.caption("Per layer, mean over the layer's heads and over examples; the 95% intervals "
+               "are over examples (normal approximation).")
+    st.dataframe(frame, hide_index=True, key=noop_state.TABLE_LAYERS,
+                 column_config={c: st.column_config.NumberColumn(
+                     format="%.2f" if "nats" in c else "%.1f")
+                     for c in frame.columns if pd.api.types.is_float_dtype(frame[c])})
+
+
+def _percent(df: pd.DataFrame) -> dict:
+    """Shares shown in percent, as the reading states them."""
+    return {c: st.column_config.NumberColumn(format="percent")
+            for c in df.columns if pd.api.types.is_float_dtype(df[c])}
+
+
 def heads_tables(stats, spec: str, text: str, pair: str | None,
                  report: dict | None = None) -> None:
     """The top no-op heads and the positional heads, each linked to the Attention page on the
@@ -280,7 +300,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None,
 
     st.markdown("**No-op heads**: most weight on [SEP]/[CLS]")
     top = with_links(noop_heads(stats, top=10))
-    st.dataframe(top, hide_index=True, column_config={"open": link_col, **decimals(top)},
+    st.dataframe(top, hide_index=True, column_config={"open": link_col, **_percent(top)},
                  key=noop_state.TABLE_NOOP)
     if report is not None:
         add_button("No-op heads: most weight on [SEP]/[CLS]", noop_state.ADD_TABLE_NOOP, df=top,
@@ -289,7 +309,7 @@ def heads_tables(stats, spec: str, text: str, pair: str | None,
     pos = positional_heads(stats, threshold=0.5)
     if pos:
         frame = with_links(pos)
-        st.dataframe(frame, hide_index=True, column_config={"open": link_col, **decimals(frame)},
+        st.dataframe(frame, hide_index=True, column_config={"open": link_col, **_percent(frame)},
                      key=noop_state.TABLE_POSITIONAL)
         if report is not None:
             add_button("Positional heads: over 50% on the previous or next token",

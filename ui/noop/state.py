@@ -18,6 +18,7 @@ TAB = "noop_tab"
 JSON = "noop_json"
 TABLE_NOOP = "noop_table_noop"
 TABLE_POSITIONAL = "noop_table_pos"
+TABLE_LAYERS = "noop_table_layers"
 
 
 @dataclass(frozen=True)

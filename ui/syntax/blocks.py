@@ -124,9 +124,19 @@ def heads_table(result, min_count: int) -> pd.DataFrame:
             "baseline offset": f"{int(r['baseline offset']):+d}",
             "baseline %": _pct(r["baseline accuracy"]),
             "gain (points)": _pct(r["above baseline"]),
+            "gain 95% (points)": _ci_points(r["above baseline 95%"]),
         })
     return pd.DataFrame(rows, columns=["relation", "n", "best head", "direction", "accuracy %",
-                                       "baseline offset", "baseline %", "gain (points)"])
+                                       "baseline offset", "baseline %", "gain (points)",
+                                       "gain 95% (points)"])
+
+
+def _ci_points(ci) -> str:
+    """``20.1 to 26.7`` (points), ``within noise`` added when it covers 0; "" without one."""
+    if ci is None:
+        return ""
+    lo, hi = 100 * ci[0], 100 * ci[1]
+    return f"{lo:.1f} to {hi:.1f}" + (" (within noise)" if lo <= 0 <= hi else "")
 
 
 def show_table(df: pd.DataFrame, key: str) -> None:
