@@ -28,6 +28,13 @@ EXAMPLE_BUILD_JOB = "example-build"  # the example checkpoint's background build
 REPORT = "_report"                # the pinned findings (analysis.report.Report)
 
 
+def kept_choice_key(key: str) -> str:
+    """The session slot that keeps URL select box ``key``'s choice across a page change
+    (``ui.common.url_select``): Streamlit drops a widget's own state on a page that does not
+    draw it, and the browser drops the URL's parameters when the page changes."""
+    return f"_kept_choice_{key}"
+
+
 def download_answer_key(key: str) -> str:
     """The session slot holding the file a click on download button ``key`` asked for, until
     the button's next run hands it to the browser (``ui.common.download``)."""
