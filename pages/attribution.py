@@ -25,7 +25,7 @@ from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
 from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads, json_download
+from ui.common.export import chart_downloads, json_download, json_label
 from ui.common.findings import add_button, explain
 from ui.common.links import copy_link, folder_note
 from ui.common.sidebar import context
@@ -126,8 +126,8 @@ with tab_input:
     chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                     df=lambda: agreement_frame(names, rho))
     add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
-    download_button("Download every method's numbers (JSON, same schema as python -m "
-                    "analysis attribution)", lambda: json.dumps(attribution_json(result)),
+    download_button(json_label("every method's numbers", "python -m analysis attribution"),
+                    lambda: json.dumps(attribution_json(result)),
                     "attribution.json", "application/json", state.W_JSON)
 
 with tab_corpus:

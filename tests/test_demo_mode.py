@@ -320,6 +320,49 @@ def test_demo_drift_opens_on_the_example_without_a_click(demo):
     assert {m.label: m.value for m in at.metric}["Examples"] == "200"
 
 
+def _said(at) -> str:
+    """Every word a visitor can read on the page: messages, captions, Markdown, titles, widget
+    labels, help and placeholders, and the download buttons' labels (a component's data)."""
+    out = list(_texts(at))
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", {}).values())
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        if getattr(node, "type", "") == "bidi_component":
+            out.append(str(proto))
+            continue
+        for name in ("label", "help", "placeholder", "body"):
+            value = getattr(proto, name, None)
+            if isinstance(value, str):
+                out.append(value)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("page, params, downloads", [
+    ("pages/aspects.py", {}, False),
+    ("pages/syntax.py", {"syntax_max": "6"}, True),
+    ("pages/noop.py", {"noop_max": "5", "noop_norms": "false"}, True),
+    ("pages/attribution.py", {}, True),
+])
+def test_demo_pages_name_no_command_line_or_repository_path(demo, page, params, downloads):
+    """Issue 35: a demo's visitors have no shell and no repository: no label or caption says
+    "python -m", "the CLI" or a repository folder such as data/treebank."""
+    text = _said(_open(page, **params))
+    assert "1-indexed." in text or page != "pages/aspects.py"
+    assert ("(JSON)" in text) == downloads  # the download labels are read
+    for word in ("python -m", "CLI", "data/treebank", "data/sample_corpus"):
+        assert word not in text, (page, word)
+
+
+def test_local_pages_still_name_the_command_line(local):
+    text = _said(_open("pages/noop.py", noop_max="5", noop_norms="false"))
+    assert "same schema as python -m analysis noop" in text
+    assert "(data/sample_corpus)" in text
+
+
 # ---------------------------------------------------------------------------------------------
 # The corpus picker and the No-op page
 

@@ -144,6 +144,11 @@ class Settings:
         """An upload box's cap in MB (``max_upload_bytes`` rounded up; None: the server's)."""
         return -(-self.max_upload_bytes // 2**20) if self.max_upload_bytes else None
 
+    def for_local(self, text: str) -> str:
+        """``text`` (a command line, a repository path) outside demo mode, "" in demo mode:
+        a demo's visitors have neither the repository nor a shell."""
+        return "" if self.demo else text
+
     def cap(self, name: str, value):
         """``value`` limited by the cap ``name`` (unchanged when there is no cap)."""
         limit = getattr(self, name)
