@@ -154,6 +154,10 @@ def test_settings_file(tmp_path):
     f.write_text("max_examples = 50\ncaps_locally = true\n")
     local = load_settings({"DASHBOARD_SETTINGS": str(f)})
     assert local.max_examples == 50 and local.max_tokens is None
+    assert local.public_url is None
+    f.write_text('public_url = "https://demo.example.org/app/"\n')
+    assert load_settings({"DASHBOARD_SETTINGS": str(f)}).public_url == \
+        "https://demo.example.org/app"
 
 
 @pytest.mark.parametrize("env, content, message", [
@@ -166,6 +170,11 @@ def test_settings_file(tmp_path):
     ({}, "[models]\n", "[models] must be a table"),
     ({}, "[datasets.x]\nsplit = 'test'\n", "datasets.x needs at least an id"),
     ({}, "max_examples = \n", "is not valid TOML"),
+    ({}, 'public_url = "javascript:alert(1)"\n', "public_url must be an http:// or https://"),
+    ({}, 'public_url = "https://a.example/?x=1"\n', "public_url must be an http:// or https://"),
+    ({}, 'public_url = "https://user:pw@a.example/"\n', "public_url must be an http"),
+    ({}, 'public_url = "http://"\n', "public_url must be an http:// or https://"),
+    ({}, "public_url = 5\n", "public_url must be"),
 ])
 def test_settings_errors_are_one_line(tmp_path, env, content, message):
     if content is not None:
