@@ -26,6 +26,12 @@ KEPT_INPUT = "_sidebar_input"     # (mode, text A, text B) of the last run that 
 EXAMPLE_BUILD_JOB = "example-build"  # the example checkpoint's background build
 # -- the report ---------------------------------------------------------------------------------
 REPORT = "_report"                # the pinned findings (analysis.report.Report)
+# the report kept in the visitor's browser (ui.common.keep)
+KEPT_NONCE = "_kept_nonce"        # this session's ask (the browser answers it once)
+KEPT_ASKED = "_kept_asked"        # the browser answered: saving may begin
+KEPT_SENT = "_kept_sent"          # the signature of the report the browser was last sent
+KEPT_NOTE = "_kept_note"          # why the browser does not keep it (one line), or absent
+KEEP_RUN, KEEP_ADD, KEEP_PAGE = "keep_report_run", "keep_report_add", "keep_report_page"
 
 
 def kept_choice_key(key: str) -> str:
