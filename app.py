@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
 from ui.common.keep import keep_report
 from ui.common.state import KEEP_RUN
@@ -27,6 +28,7 @@ st.html(
     # a text box's "Press Ctrl+Enter / 123/20000" line goes below the box, not over its text
     "[data-testid='stTextArea'] [data-testid='InputInstructions']{position:static;"
     "text-align:right;padding-top:2px}"
+    + FIT_CSS +  # side-by-side charts stack on a phone (ui.common.charts.side_by_side)
     "</style>"
 )
 

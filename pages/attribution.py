@@ -21,6 +21,7 @@ from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, exp
                                    prediction_text, sources)
 from ui.attribution.views import (agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
+from ui.common.charts import side_by_side
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
 from ui.common.download import download_button
 from ui.common.errors import plain, show_error
@@ -122,7 +123,7 @@ with tab_input:
     explain(EXPLAIN["agreement"])
     names, rho = agreement(result)
     chart = agreement_chart(names, rho)
-    st.altair_chart(chart, width="content")
+    side_by_side(chart, state.W_AGREE_CHART, narrow=agreement_chart(names, rho, phone=True))
     chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                     df=lambda: agreement_frame(names, rho))
     add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)

@@ -69,6 +69,15 @@ def test_the_example_opens_ready_with_the_librarys_numbers(cache):
     assert metrics["Intact aspect F1"] == f"{ref.intact['aspect_f1']:.1f}"
     drops = ref.drops()
     assert metrics["Heads free to go"] == f"{int((drops <= 0).sum())} of 8"
+    # issue 35: the costliest head's metric is one short line (the head), its change under it
+    # and the whole sentence in its help: "4-5 (-33.2..." was cut in a fifth of the page
+    from analysis.importance.reading import name
+
+    worst = divmod(int(drops.argmax()), ref.heads["aspect_f1"].shape[1])
+    cost = next(m for m in at.metric if m.label == "Costliest head")
+    assert cost.value == name(*worst) and len(cost.value) <= 5
+    assert cost.delta == f"{ref.heads['aspect_f1'][worst]:+.2f} points"
+    assert cost.proto.help.startswith(f"Disabling head {name(*worst)} changes the aspect F1 by")
     frames = chart_frames(at)
     heat = next(f for f in frames if "change" in f.columns and "mark" in f.columns)
     got = heat.sort_values(["layer", "head"])["change"].to_numpy()

@@ -35,6 +35,7 @@ FAITH_RUN = "_attr_faith_run"  # the settings of the faithfulness run the visito
 W_READING = "attr-reading"
 W_AGREE_DL = "attr-agree-dl"
 W_AGREE = "attr-agree"
+W_AGREE_CHART = "attr-agree-chart"
 W_JSON = "attr-json"
 W_FAITH_RUN = "attr-faith-run"
 W_FAITH_READING = "attr-faith-reading"

@@ -41,6 +41,12 @@ def kept_choice_key(key: str) -> str:
     return f"_kept_choice_{key}"
 
 
+def fit_keys(key: str) -> tuple[str, str]:
+    """The two containers of side-by-side chart ``key`` (``ui.common.charts.side_by_side``):
+    its wide version's and its stacked (phone) version's; the page's CSS shows one of them."""
+    return f"fitwide-{key}", f"fitnarrow-{key}"
+
+
 def download_answer_key(key: str) -> str:
     """The session slot holding the file a click on download button ``key`` asked for, until
     the button's next run hands it to the browser (``ui.common.download``)."""
