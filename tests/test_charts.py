@@ -115,7 +115,8 @@ def test_a_single_chart_asks_for_its_own_width_at_most():
     single = heads_heatmap(heads_frame(np.ones((6, 12)))).to_dict()
     assert pixel_width(single) == 40 * 12 + 130
     assert pixel_width({"facet": {}, "spec": {}, "width": 300}, "content") == "content"
-    assert pixel_width({"width": 300, "autosize": {"type": "fit-x"}}) is None
+    assert pixel_width({"width": 300, "autosize": {"type": "pad"}}) is None
+    assert pixel_width({"width": 300, "autosize": {"type": "fit-x"}}) == 300  # fit_width's
     assert pixel_width({"width": "container"}) is None
 
 

@@ -152,3 +152,26 @@ def test_drift_maps_fit_their_columns(server, width):
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_attention_heatmap_and_neuron_view_fit(server, width):
+    """Issue 34 item 7: the Attention page's heatmap (704 px before) and the neuron view's
+    charts (the query vector, dot product | softmax: 691 px) inside a phone's column."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            for view in ("Heatmap", "Neuron+view"):
+                page = _open(browser, f"{server}/?view={view}", width)
+                assert page.locator(".vega-embed .marks").count() >= 1, view
+                assert page.evaluate(DRAWN_OUTSIDE, width) == [], view
+                assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+            shown, wide = _shown(page, "neuron-scores")
+            assert wide == (width >= 640)
+            box = _drawn(shown)
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width
+            page.close()
+        finally:
+            browser.close()

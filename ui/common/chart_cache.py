@@ -129,9 +129,12 @@ def pixel_width(spec: dict, default=None):
     Streamlit draws at ``min(width, column)`` (the whole chart fitted into it), so that no chart
     passes its column on a phone; ``default`` for a facet or concatenation (they keep their
     panels' sizes: ``ui.common.charts.side_by_side`` stacks those on a phone) or a chart that
-    sizes itself (its own autosize)."""
-    width = spec.get("width")
-    if isinstance(width, bool) or not isinstance(width, (int, float)) or "autosize" in spec:
+    sizes itself (its own autosize, but for ``charts.fit_width``'s "fit-x": a width that is
+    the whole chart's, as Streamlit's own)."""
+    width, autosize = spec.get("width"), spec.get("autosize")
+    fit_x = isinstance(autosize, dict) and autosize.get("type") == "fit-x"  # charts.fit_width
+    if isinstance(width, bool) or not isinstance(width, (int, float)) or (
+            autosize is not None and not fit_x):
         return default
     if any(k in spec for k in ("facet", "hconcat", "vconcat", "concat", "repeat")):
         return default

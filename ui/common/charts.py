@@ -270,7 +270,7 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
     if rows > 4:
         # Streamlit fits the whole chart (title, axes, legend) into the column and this height
         return chart.properties(width=min(12 * dims, 560), height=body + 110)
-    # a few rows (the query vector): "pad" keeps the body's own height (title, axes and the
-    # horizontal legend come on top of it), so its cells and legend never get squashed
-    return chart.properties(width=min(12 * dims, 560), height=max(24, body),
-                            autosize=alt.AutoSizeParams(type="pad"))
+    # a few rows (the query vector): "fit-x" keeps the body's own height (title, axes and the
+    # horizontal legend come on top of it), so its cells and legend never get squashed, and
+    # its width (labels included) is at most the column's, a phone's too
+    return fit_width(chart.properties(width=min(12 * dims, 560) + 120, height=max(24, body)))
