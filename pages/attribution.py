@@ -187,7 +187,7 @@ with tab_corpus:
     st.dataframe(table, hide_index=True, width="stretch")
     add_button("Attribution: faithfulness table", state.W_FAITH_TABLE, df=table, **fsource)
     curves = curves_chart(faith)
-    st.altair_chart(curves, width="content")
+    side_by_side(curves, state.W_CURVES_CHART)  # the two measures; one under the other on a phone
     chart_downloads(curves, "attribution_faithfulness", state.W_CURVES_DL,
                     df=lambda: curves_frame(faith))
     add_button("Attribution: comprehensiveness and sufficiency curves", state.W_CURVES,
