@@ -148,6 +148,11 @@ def test_drift_maps_fit_their_columns(server, width):
             # the cosine map (12 heads and the legend: 610 px before, cut at 358 on a phone)
             cosine = _drawn(charts.first)
             assert 300 <= cosine["width"] <= min(width, 700)
+            # one example's map before / after / difference: each row of tokens has room for
+            # its label (the whole map was 268 px tall, its plot about 110 px for 11 rows)
+            shown = page.locator(".vega-embed:visible")  # the open tab's
+            for k in range(shown.count() - 3, shown.count()):
+                assert _drawn(shown.nth(k))["height"] >= 330
             assert page.evaluate(DRAWN_OUTSIDE, width) == []
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:
