@@ -4,7 +4,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
+from ui.common.keep import keep_report
+from ui.common.state import KEEP_RUN
 from ui.common.resources import freeze_long_lived
 from ui.common.settings import SettingsError, settings
 from ui.common.sidebar import leave_legacy_navigation, render
@@ -25,6 +28,7 @@ st.html(
     # a text box's "Press Ctrl+Enter / 123/20000" line goes below the box, not over its text
     "[data-testid='stTextArea'] [data-testid='InputInstructions']{position:static;"
     "text-align:right;padding-top:2px}"
+    + FIT_CSS +  # side-by-side charts stack on a phone (ui.common.charts.side_by_side)
     "</style>"
 )
 
@@ -75,6 +79,8 @@ MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
 nav = st.navigation(PAGES + MOVED)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
+    with st.sidebar:  # the findings kept in this browser: back after a reload (ui.common.keep)
+        keep_report(KEEP_RUN)
     nav.run()
 finally:  # the long-lived heap out of the full collection Streamlit runs after every rerun
     freeze_long_lived()

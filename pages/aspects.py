@@ -31,7 +31,7 @@ st.caption(
     "look from the aspect word of that sentence at the aspect terms, their opinion words, the "
     "other aspect, or [SEP] when the aspect is absent? Measured per head with bootstrap 95% "
     "intervals and baselines, before and after fine-tuning. Layers and heads are shown "
-    "1-indexed (the CLI's JSON is 0-indexed)."
+    "1-indexed" + settings().for_local(" (the CLI's JSON is 0-indexed)") + "."
 )
 ctx = context()
 

@@ -21,11 +21,12 @@ from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, exp
                                    page_model, prediction_text, sources)
 from ui.attribution.views import (FALLS, agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
+from ui.common.charts import side_by_side
 from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
 from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads, json_download
+from ui.common.export import chart_downloads, json_download, json_label
 from ui.common.findings import add_button, explain
 from ui.common.links import copy_link, folder_note
 from ui.common.sidebar import context
@@ -122,12 +123,12 @@ with tab_input:
     explain(EXPLAIN["agreement"])
     names, rho = agreement(result)
     chart = agreement_chart(names, rho)
-    st.altair_chart(chart, width="content")
+    side_by_side(chart, state.W_AGREE_CHART, narrow=agreement_chart(names, rho, phone=True))
     chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                     df=lambda: agreement_frame(names, rho))
     add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
-    download_button("Download every method's numbers (JSON, same schema as python -m "
-                    "analysis attribution)", lambda: json.dumps(attribution_json(result)),
+    download_button(json_label("every method's numbers", "python -m analysis attribution"),
+                    lambda: json.dumps(attribution_json(result)),
                     "attribution.json", "application/json", state.W_JSON)
 
 with tab_corpus:
@@ -186,7 +187,7 @@ with tab_corpus:
         c: st.column_config.NumberColumn(format="%.1f") for c in FALLS.values()})
     add_button("Attribution: faithfulness table", state.W_FAITH_TABLE, df=table, **fsource)
     curves = curves_chart(faith)
-    st.altair_chart(curves, width="content")
+    side_by_side(curves, state.W_CURVES_CHART)  # the two measures; one under the other on a phone
     chart_downloads(curves, "attribution_faithfulness", state.W_CURVES_DL,
                     df=lambda: curves_frame(faith))
     add_button("Attribution: comprehensiveness and sufficiency curves", state.W_CURVES,

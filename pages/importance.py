@@ -115,8 +115,16 @@ numbers = {"Intact " + S.METRIC_NAMES[m]: f"{result.intact[m]:.3f}" if m == LOSS
            f"Removable together within {tol}": f"{together[0]:.0%} ({together[1]} heads)",
            "Spearman (gradient)": "n/a" if result.spearman[m] != result.spearman[m]
            else f"{result.spearman[m]:.2f}"}
+# a metric's value is one short line (five share the page's width): the costliest head's
+# change goes under it, in full in its help
+change = f"{result.heads[m][worst]:+.2f}{unit}"
+short = {"Costliest head": dict(value=name(*worst), delta=change, delta_color="off",
+                                delta_arrow="off",
+                                help=f"Disabling head {name(*worst)} changes the "
+                                     f"{S.METRIC_NAMES[m]} by {change}, more than any other "
+                                     "head.")}
 for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
-    col.metric(label, value)
+    col.metric(label, **short.get(label, dict(value=value)))
 
 st.subheader("Reading")
 C.remember(view, spec, result)

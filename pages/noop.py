@@ -16,6 +16,7 @@ from ui.common.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)
 from ui.common.download import download_button
 from ui.common.errors import plain, show_error
+from ui.common.export import json_label
 from ui.common.links import copy_link
 from ui.noop import state
 from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2,
@@ -152,6 +153,6 @@ with tab_heads:
     explain(EXPLAIN["heads"])
     heads_tables(stats, ctx.spec, first["text"], first["text_pair"], report=source)
 
-download_button("Download all statistics (JSON, same schema as python -m analysis noop)",
+download_button(json_label("all statistics", "python -m analysis noop"),
                 lambda: json.dumps(stats.to_json_dict(CLI_METRICS), indent=1),
                 "noop_stats.json", "application/json", state.JSON)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.common.findings import example_finding, glossary_block
+from ui.common.errors import plain
+from ui.common.keep import keep_report, kept_note
 from ui.common.links import copy_link
 from ui.common.sidebar import context
 from ui.report import blocks as B
@@ -18,7 +20,10 @@ st.title("Report")
 st.caption("Collect findings from every page with their **Add to report** buttons, give them "
            "titles and captions here, and hand them over as one file that opens offline.")
 copy_link(K.COPY, note="A link opens the page's current view; the findings themselves "
-          "stay in this browser session: download the report (HTML, .zip or JSON) to share them.")
+          "stay in this browser (a reload keeps them): download the report (HTML, .zip or "
+          "JSON) to share them.")
+if kept_note():
+    st.caption(plain(kept_note()))
 
 if not rep.findings:
     st.info("No findings yet. Under each chart, table and view of the other pages, **Add to "
@@ -38,6 +43,7 @@ else:
 
 st.subheader("Reopen a saved report")
 B.reopen()
+keep_report(K.KEEP)  # this run's edits, kept in the browser before a reload can lose them
 
 st.subheader("Glossary")
 with st.expander("Every term the pages use, in everyday words", icon=":material/menu_book:"):

@@ -12,6 +12,7 @@ from analysis.representations import corpus_reading, input_reading
 from analysis.representations.reading import colour_reading
 from analysis.representations.projection import METHOD_NAMES
 from analysis.representations.states import check_same_shape
+from ui.common.charts import side_by_side
 from ui.common.corpus import fit_narrow_screens
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
@@ -90,7 +91,7 @@ with tab_one:
         lines = input_reading(res) + colour_reading(res, view.colour)
         st.markdown(B.reading_lines(lines))
         chart, picture, rows = C.input_chart(res, view.colour, view.token)
-        st.altair_chart(chart, key=S.CHART_INPUT)
+        side_by_side(chart, S.CHART_INPUT)  # A | B, one under the other on a phone
         st.caption(f"{len(res.tokens)} tokens, {res.n_layers} layers. Hover a point for its "
                    "token in its sentence («marked»); the slider changes the layer without a "
                    "rerun.")
@@ -139,7 +140,7 @@ with tab_corpus:
                reading=clines, data=data, settings=csettings, **report)
     if cres.scatter is not None:
         schart, spicture, srows = C.corpus_scatter(cres)
-        st.altair_chart(schart, key=S.CHART_SCATTER)
+        side_by_side(schart, S.CHART_SCATTER)
         st.caption("Both panels share their axes: a model whose cloud looks small has word "
                    "vectors that differ less from each other at that layer.")
         chart_downloads(schart, "representations_corpus", key=S.DL_SCATTER, df=srows)
@@ -147,7 +148,7 @@ with tab_corpus:
                    settings=csettings, **report)
     if cres.model.probes:
         pchart, pdf = C.probe_chart(cres)
-        st.altair_chart(pchart)
+        side_by_side(pchart, S.CHART_PROBES)
         ptable = C.probe_table(cres)
         st.dataframe(ptable, hide_index=True, key=S.PROBE_TABLE, column_config={
             c: st.column_config.NumberColumn(format="%.1f") for c in ptable.columns
@@ -156,7 +157,7 @@ with tab_corpus:
         add_button("Linear probes per layer", S.ADD_PROBES, chart=pchart, data=data,
                    settings=csettings, **report)
     gchart, gdf = C.geometry_chart(cres)
-    st.altair_chart(gchart)
+    st.altair_chart(gchart, width="stretch")
     chart_downloads(gchart, "representations_geometry", key=S.DL_GEOMETRY, df=gdf)
     add_button("Anisotropy and self-similarity", S.ADD_GEOMETRY, chart=gchart, data=data,
                settings=csettings, **report)

@@ -154,6 +154,10 @@ def test_settings_file(tmp_path):
     f.write_text("max_examples = 50\ncaps_locally = true\n")
     local = load_settings({"DASHBOARD_SETTINGS": str(f)})
     assert local.max_examples == 50 and local.max_tokens is None
+    assert local.public_url is None
+    f.write_text('public_url = "https://demo.example.org/app/"\n')
+    assert load_settings({"DASHBOARD_SETTINGS": str(f)}).public_url == \
+        "https://demo.example.org/app"
 
 
 @pytest.mark.parametrize("env, content, message", [
@@ -166,6 +170,11 @@ def test_settings_file(tmp_path):
     ({}, "[models]\n", "[models] must be a table"),
     ({}, "[datasets.x]\nsplit = 'test'\n", "datasets.x needs at least an id"),
     ({}, "max_examples = \n", "is not valid TOML"),
+    ({}, 'public_url = "javascript:alert(1)"\n', "public_url must be an http:// or https://"),
+    ({}, 'public_url = "https://a.example/?x=1"\n', "public_url must be an http:// or https://"),
+    ({}, 'public_url = "https://user:pw@a.example/"\n', "public_url must be an http"),
+    ({}, 'public_url = "http://"\n', "public_url must be an http:// or https://"),
+    ({}, "public_url = 5\n", "public_url must be"),
 ])
 def test_settings_errors_are_one_line(tmp_path, env, content, message):
     if content is not None:
@@ -318,6 +327,49 @@ def test_demo_drift_opens_on_the_example_without_a_click(demo):
     assert not at.error, [e.value for e in at.error]
     assert at.success and at.success[0].value.startswith("Most changed head")
     assert {m.label: m.value for m in at.metric}["Examples"] == "200"
+
+
+def _said(at) -> str:
+    """Every word a visitor can read on the page: messages, captions, Markdown, titles, widget
+    labels, help and placeholders, and the download buttons' labels (a component's data)."""
+    out = list(_texts(at))
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", {}).values())
+        proto = getattr(node, "proto", None)
+        if proto is None:
+            continue
+        if getattr(node, "type", "") == "bidi_component":
+            out.append(str(proto))
+            continue
+        for name in ("label", "help", "placeholder", "body"):
+            value = getattr(proto, name, None)
+            if isinstance(value, str):
+                out.append(value)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("page, params, downloads", [
+    ("pages/aspects.py", {}, False),
+    ("pages/syntax.py", {"syntax_max": "6"}, True),
+    ("pages/noop.py", {"noop_max": "5", "noop_norms": "false"}, True),
+    ("pages/attribution.py", {}, True),
+])
+def test_demo_pages_name_no_command_line_or_repository_path(demo, page, params, downloads):
+    """Issue 35: a demo's visitors have no shell and no repository: no label or caption says
+    "python -m", "the CLI" or a repository folder such as data/treebank."""
+    text = _said(_open(page, **params))
+    assert "1-indexed." in text or page != "pages/aspects.py"
+    assert ("(JSON)" in text) == downloads  # the download labels are read
+    for word in ("python -m", "CLI", "data/treebank", "data/sample_corpus"):
+        assert word not in text, (page, word)
+
+
+def test_local_pages_still_name_the_command_line(local):
+    text = _said(_open("pages/noop.py", noop_max="5", noop_norms="false"))
+    assert "same schema as python -m analysis noop" in text
+    assert "(data/sample_corpus)" in text
 
 
 # ---------------------------------------------------------------------------------------------

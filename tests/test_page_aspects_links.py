@@ -69,3 +69,32 @@ def test_session_only_sources_say_the_link_cannot_carry_them(monkeypatch):
     # no internal names on the page
     text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
     assert "(T)" not in text and "base default" not in text
+
+
+def test_before_and_after_stack_on_a_phone(stand_in_example, monkeypatch):  # noqa: F811
+    """Issue 35: the before | after heatmap of each kind is drawn twice: side by side for a
+    wide screen and one panel per row for a phone (the page's CSS shows one of them below
+    640 px), each panel narrow enough for a 390 px screen; both hold both models."""
+    import json
+
+    from ui.common.charts import PHONE_PANEL_PX
+    from ui.common.state import fit_keys
+
+    copy_example(stand_in_example)
+    at = open_page("aspects", monkeypatch, **LINK)
+    assert not at.error, [e.value for e in at.error]
+    blocks = {}
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", {}).values())
+        key = str(getattr(node, "key", None) or "")
+        if key.startswith(("fitwide-ah_chart_", "fitnarrow-ah_chart_")):
+            charts = [c for c in getattr(node, "children", {}).values()
+                      if getattr(c, "type", None) == "vega_lite_chart"]
+            blocks[key] = json.loads(charts[0].proto.spec)
+    wide, narrow = fit_keys(aspects_state.CHART.format("aspect_sentiment"))
+    assert wide in blocks and narrow in blocks
+    assert blocks[wide]["columns"] == 2 and blocks[narrow]["columns"] == 1
+    assert blocks[narrow]["spec"]["width"] <= PHONE_PANEL_PX
+    assert blocks[narrow]["facet"] == blocks[wide]["facet"]  # the same panels: before, after

@@ -101,6 +101,15 @@ def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
         ref.pruning["prunable"]["by_importance"], 8)
     assert metrics["Removable together within 1 point"] == f"{f:.0%} ({n} heads)"
     assert drops.shape == (2, 4)
+    # issue 35: the costliest head's metric is one short line (the head), its change under it
+    # and the whole sentence in its help: "4-5 (-33.2..." was cut in a fifth of the page
+    from analysis.importance.reading import name
+
+    worst = divmod(int(drops.argmax()), ref.heads["aspect_f1"].shape[1])
+    cost = next(m for m in at.metric if m.label == "Costliest head")
+    assert cost.value == name(*worst) and len(cost.value) <= 5
+    assert cost.delta == f"{ref.heads['aspect_f1'][worst]:+.2f} points"
+    assert cost.proto.help.startswith(f"Disabling head {name(*worst)} changes the aspect F1 by")
     frames = chart_frames(at)
     heat = next(f for f in frames if "change" in f.columns and "mark" in f.columns)
     got = heat.sort_values(["layer", "head"])["change"].to_numpy()

@@ -35,7 +35,10 @@ def app(monkeypatch):
 
 
 def specs(at):
-    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    """The page's chart specs (a comparison's phone copy left out: apptest_util)."""
+    from apptest_util import wide_charts
+
+    return [json.loads(c.proto.spec) for c in wide_charts(at)]
 
 
 def chart_data(at, title_part: str):

@@ -74,3 +74,31 @@ def test_add_to_report_pins_the_chart_with_its_link_and_provenance(monkeypatch, 
     reading = at.session_state["_report"].findings[1]
     assert reading.kind == "view" and reading.numbers["Examples"] == "12"
     assert reading.reading[0].startswith(f"In {default_model.name} the main attention sink is")
+
+
+def test_report_links_are_relative_or_under_the_hosts_public_url(monkeypatch, tmp_path):
+    """Issue 35: a pinned finding's link is the page's path and query, relative to the app, or
+    under the settings' public_url; never the address the server is reached at here
+    (127.0.0.1:PORT), which a collaborator cannot open."""
+    import streamlit as st
+
+    import ui.common.settings
+
+    # the browser's address, as the server sees it on the host's own machine
+    monkeypatch.setattr(type(st.context), "url",
+                        property(lambda self: "http://127.0.0.1:8501/noop?noop_max=12"))
+    at = open_page("noop", monkeypatch, noop_max=CAP, noop_norms="false")
+    [b for b in at.button if b.label == "Add to report"][0].click().run()
+    (f,) = at.session_state["_report"].findings
+    assert f.link.startswith("./noop?") and "noop_max=12" in f.link, f.link
+    conf = tmp_path / "s.toml"
+    conf.write_text('public_url = "https://demo.example.org/dash/"\n', encoding="utf-8")
+    monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
+    ui.common.settings.settings.cache_clear()
+    try:
+        at = open_page("noop", monkeypatch, noop_max=CAP, noop_norms="false")
+        [b for b in at.button if b.label == "Add to report"][0].click().run()
+        (f,) = at.session_state["_report"].findings
+        assert f.link.startswith("https://demo.example.org/dash/noop?noop_max=12"), f.link
+    finally:
+        ui.common.settings.settings.cache_clear()

@@ -175,3 +175,21 @@ def test_uploads_a_treebank_without_upos_and_a_broken_file(default_model):
     at.file_uploader(key=S.UPLOAD).set_value(("bad.conllu", b"1\tx\n\n", "text/plain")).run()
     errs = [e.value for e in at.error]
     assert len(errs) == 1 and "missing column" in errs[0] and "\n" not in errs[0]
+
+
+def test_the_corpus_stays_in_the_url_across_a_page_change():
+    """Issue 35: another page and back (the browser opens both by their bare paths, so the URL
+    loses every parameter on the way) keeps the corpus picked, in the box and in the URL that
+    Copy link shares, as the widgets bound to the URL keep theirs."""
+    at = open_page(**{S.CORPUS: "absa", S.N_SENTENCES: "8"})
+    assert at.selectbox(key=S.CORPUS).value == "absa"
+    at.switch_page("pages/report.py")
+    at.query_params.clear()  # the Report page's bare path, as the browser opens it
+    at.run()
+    at.switch_page("pages/representations.py")
+    at.query_params.clear()
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key=S.CORPUS).value == "absa"
+    assert at.query_params[S.CORPUS] == "absa"
+    assert {m.label: m.value for m in at.metric}["Sentences"] == "8"

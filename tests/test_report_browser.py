@@ -9,6 +9,7 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 from test_browser import SHOTS, _launch, _wait_idle
+from ui.common.keep import STORAGE_KEY
 from test_browser import server  # noqa: F401 - the module's app server (a pytest fixture)
 
 
@@ -184,8 +185,10 @@ def test_report_from_three_pages_opens_offline(server, tmp_path):  # noqa: F811
                 assert charts.nth(k).locator("path, rect").count() > 20
             assert charts.nth(1).locator("path[fill], rect[fill]").count() >= 72  # 6 x 12 cells
             text = offline.locator("body").inner_text()
-            links = offline.locator("section.finding a").evaluate_all(
-                "as => as.map(a => a.getAttribute('href'))")
+            # relative links (no public_url in the settings): the page's path and query, as
+            # text; never the server's own 127.0.0.1 address (issue 35)
+            links = offline.locator("section.finding p.link code").all_inner_texts()
+            assert offline.locator("section.finding a[href*='127.0.0.1']").count() == 0
         finally:
             browser.close()
     assert "Where the model rests" in html
@@ -195,9 +198,68 @@ def test_report_from_three_pages_opens_offline(server, tmp_path):  # noqa: F811
     assert "Mean head cosine\t1.000" in text or "Mean head cosine\n1.000" in text
     assert len(links) == 5
     paths = [urlparse(u).path for u in links]
-    assert paths == ["/noop", "/noop", "/syntax", "/syntax", "/drift"]
-    assert all(u.startswith(server) for u in links)
+    assert paths == ["./noop", "./noop", "./syntax", "./syntax", "./drift"]
+    assert "127.0.0.1" not in html and not any(u.startswith("http") for u in links)
     assert "noop_max=12" in links[0] and "drift_max=6" in links[4]
     assert "drift_after=all-MiniLM-L6-v2" in links[4]
     assert "weights sha256" in text and re.search(r"\b[0-9a-f]{64}\b", text)
     assert "transformers" in text and "torch" in text  # package versions
+
+
+def test_pinned_findings_survive_a_reload_and_stay_in_this_browser(server):  # noqa: F811
+    """Issue 35: a reload (a new session) finds the pinned findings again, kept in this
+    browser's storage; another browser (another visitor) starts with none."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            ctx = browser.new_context(viewport={"width": 1400, "height": 1300})
+            page = ctx.new_page()
+            page.goto(server + "/report")
+            _wait_idle(page, timeout=240_000)
+            page.get_by_role("button", name="Add an example finding").click()
+            _wait_idle(page, timeout=240_000)
+            title = page.get_by_label("Finding 1: title", exact=True)
+            expect(title).to_have_value("Where attention goes, layer by layer", timeout=60_000)
+            title.fill("Kept across a reload")
+            title.press("Tab")
+            _wait_idle(page)
+            page.reload()
+            _wait_idle(page, timeout=240_000)
+            title = page.get_by_label("Finding 1: title", exact=True)
+            expect(title).to_have_value("Kept across a reload", timeout=60_000)
+            assert page.get_by_text("No findings yet").count() == 0
+            page.goto(server + "/noop?noop_max=12")  # another page, then a fresh load of Report
+            _wait_idle(page, timeout=240_000)
+            page.goto(server + "/report")
+            _wait_idle(page, timeout=240_000)
+            expect(page.get_by_label("Finding 1: title", exact=True)).to_have_value(
+                "Kept across a reload", timeout=60_000)
+            other = browser.new_context(viewport={"width": 1400, "height": 1300}).new_page()
+            other.goto(server + "/report")
+            _wait_idle(other, timeout=240_000)
+            other.wait_for_timeout(1500)
+            _wait_idle(other)
+            expect(other.get_by_text("No findings yet")).to_be_visible()
+            # what the browser keeps is visitor input: checked like an uploaded report
+            dialogs = []
+            other.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            other.evaluate("k => localStorage.setItem(k, '<img src=x onerror=alert(1)>')",
+                           STORAGE_KEY)
+            other.reload()
+            _wait_idle(other, timeout=240_000)
+            expect(other.get_by_text("The report kept in this browser was not reopened",
+                                     exact=False)).to_be_visible(timeout=60_000)
+            expect(other.get_by_text("No findings yet")).to_be_visible()
+            assert other.locator("img[src='x']").count() == 0 and not dialogs
+            # the last finding removed: a reload finds none either
+            page.get_by_role("button", name="Remove").first.click()
+            _wait_idle(page)
+            page.reload()
+            _wait_idle(page, timeout=240_000)
+            page.wait_for_timeout(1500)
+            _wait_idle(page)
+            expect(page.get_by_text("No findings yet")).to_be_visible()
+        finally:
+            browser.close()

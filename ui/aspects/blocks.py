@@ -22,6 +22,7 @@ from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from ui.common.views import head_view
 from ui.common.chart_cache import draw, owned, owned_chart
+from ui.common.charts import side_by_side
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
@@ -216,7 +217,7 @@ def kind_tab(disc: dict, kind: str, folder: str | None, report: dict | None = No
     # built once per discovery (kept in the session): a rerun only draws it
     built = owned_chart(disc["after"], f"kind {kind} {'before' in disc}", build)
     chart = built.chart
-    draw(built)
+    side_by_side(built, aspects_state.CHART.format(kind))  # before | after; stacked on a phone
     chart_downloads(chart, f"aspect-heads-{kind}", key=aspects_state.DOWNLOAD.format(kind),
                     df=built.df)
     if report is not None:

@@ -27,6 +27,7 @@ UPLOAD_OPINIONS = "ah_upload_op"
 SKIP = "ah_skip"
 FIND = "ah_find"
 TAB = "ah_tab"
+CHART = "ah_chart_{}"  # a kind's before | after heatmap (format: the kind)
 EXAMPLE_KIND = "ah_ekind"
 EXAMPLE_HEAD = "ah_ehead"
 EXAMPLE_PAIR = "ah_epair"

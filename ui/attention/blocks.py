@@ -12,7 +12,7 @@ import streamlit as st
 from analysis.attention.neuron import NeuronViewUnavailable, QueryKeys, query_keys, view_of
 from ui.attention import state
 from ui.common.chart_cache import show
-from ui.common.charts import position_labels, vector_frame, vector_heatmap
+from ui.common.charts import position_labels, side_by_side, vector_frame, vector_heatmap
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 
@@ -112,7 +112,7 @@ def neuron_section(nv, enc, layer: int, head: int, charts: dict | None = None) -
             show(chart)
             chart_downloads(chart, f"{name}_{part}", f"neuron-{part}-dl", df)
     chart, df = charts["scores"]
-    show(chart)
+    side_by_side(chart, state.NEURON_SCORES)  # dot product | softmax; stacked on a phone
     chart_downloads(chart, name, "neuron-dl", df)
 
 

@@ -37,6 +37,7 @@ QUERY_SEEN = "_q_url"  # the URL's q last applied to the query token (a new link
 COPY_LINK = "attention_copy"
 VIEWS_CSV = "views-csv"
 HEATMAP_DOWNLOADS = "heatmap-dl"
+NEURON_SCORES = "neuron-scores"  # the neuron view's dot product | softmax chart
 REPORT_ADD = "attention"  # ui/common/findings: the button's key is report-add-attention
 
 # ---- cache entries (st.cache_resource in ui/attention/component.py); the cache key of each

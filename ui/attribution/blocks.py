@@ -18,6 +18,7 @@ from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
 from ui.common.views import attention_views
 from ui.attribution import state
+from ui.common.chart_cache import show
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.cluster import ClusterJob, or_here
 from ui.common.errors import plain
@@ -194,7 +195,7 @@ def map_block(result, method: str, aggregate: str, layer: int, source: dict) -> 
         chart = blocks_chart(labels, matrix, title)
     else:
         chart = lambda: attention_heatmap(map_frame(labels, matrix), labels, title)  # noqa
-        st.altair_chart(chart(), width="content")
+        show(chart())  # at most its own width: its column's on a phone
     map_downloads(labels, matrix, title, f"attribution_{method}_L{l0 + 1}", state.W_MAP_DL)
     add_button(f"Attribution map: {title}", state.W_MAP,
                chart=chart if n * n <= EXPORT_MAX_ROWS or n > LONG_INPUT else None,

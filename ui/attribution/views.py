@@ -61,20 +61,34 @@ def agreement_frame(names, rho) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def agreement_chart(names, rho) -> alt.Chart:
-    """The methods' Spearman agreement on this input, a diverging heatmap with the numbers."""
+AGREE_CELL, AGREE_LABELS = 56, 190  # px: a cell at full size; the room of the method names
+
+
+def agreement_chart(names, rho, phone: bool = False) -> alt.Chart:
+    """The methods' Spearman agreement on this input, a diverging heatmap with the numbers.
+    Its width is the whole chart's (Streamlit fits title, names and cells into it, and into a
+    narrower column): the names' room plus a cell per method; the legend below. ``phone``: the
+    version for a 390 px screen (names cut at 95 px, in full in the tooltip; smaller cells)."""
     df = agreement_frame(names, rho)
     order = [NAMES.get(n, n) for n in names]
+    n = max(len(order), 1)
+    room, cell = (95, 34) if phone else (AGREE_LABELS, AGREE_CELL)
     base = alt.Chart(df).encode(
-        x=alt.X("column:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40)),
-        y=alt.Y("row:N", sort=order, title=None))
+        x=alt.X("column:N", sort=order, title=None,
+                axis=alt.Axis(labelAngle=-40, labelLimit=room, labelOverlap=False)),
+        y=alt.Y("row:N", sort=order, title=None,
+                axis=alt.Axis(labelLimit=room, labelOverlap=False)))
     cells = base.mark_rect().encode(
         color=alt.Color("spearman:Q", scale=alt.Scale(scheme="redblue", domain=[-1, 1]),
-                        title="Spearman"),
+                        title="Spearman", legend=alt.Legend(orient="bottom",
+                                                            direction="horizontal")),
         tooltip=["row:N", "column:N", alt.Tooltip("spearman:Q", format=".2f")])
-    text = base.mark_text(fontSize=11).encode(text=alt.Text("spearman:Q", format=".2f"))
-    return (cells + text).properties(title="Agreement between methods (rank correlation)",
-                                     width=320, height=320)
+    text = base.mark_text(fontSize=9 if phone else 10).encode(
+        text=alt.Text("spearman:Q", format=".2f"))
+    title = ["Agreement between methods", "(rank correlation)"] if phone \
+        else "Agreement between methods (rank correlation)"
+    return (cells + text).properties(title=title, width=room + cell * n,
+                                     height=cell * n + room)
 
 
 # the table's columns: the falls in points (as the reading says them), the leave-one-out

@@ -124,11 +124,31 @@ def with_renderer(spec: dict) -> dict:
     return {**spec, "usermeta": {**meta, "embedOptions": {**opts, "renderer": "canvas"}}}
 
 
+def pixel_width(spec: dict, default=None):
+    """The width to ask Streamlit for: a single (or layered) view's own pixel width, which
+    Streamlit draws at ``min(width, column)`` (the whole chart fitted into it), so that no chart
+    passes its column on a phone; ``default`` for a facet or concatenation (they keep their
+    panels' sizes: ``ui.common.charts.side_by_side`` stacks those on a phone) or a chart that
+    sizes itself (its own autosize, but for ``charts.fit_width``'s "fit-x": a width that is
+    the whole chart's, as Streamlit's own)."""
+    width, autosize = spec.get("width"), spec.get("autosize")
+    fit_x = isinstance(autosize, dict) and autosize.get("type") == "fit-x"  # charts.fit_width
+    if isinstance(width, bool) or not isinstance(width, (int, float)) or (
+            autosize is not None and not fit_x):
+        return default
+    if any(k in spec for k in ("facet", "hconcat", "vconcat", "concat", "repeat")):
+        return default
+    return int(width)
+
+
 def draw(built: BuiltChart, stretch: bool = False, **kw):
     """Draw a built chart as ``st.altair_chart(chart, width="stretch" if stretch, **kw)`` would
     (``kw``: key, on_select, selection_mode, width...), on a canvas when it has a gradient legend
     (:func:`with_renderer`); returns what Streamlit returns."""
     kw.setdefault("width", "stretch" if stretch else None)
+    if kw["width"] in (None, "content"):
+        kw["width"] = pixel_width(built.spec if built.spec is not None else built.chart.to_dict(),
+                                  kw["width"])
     if built.spec is None:
         return st.altair_chart(built.chart, **kw)
     spec = with_renderer(dict(built.spec))  # Streamlit moves the datasets out of the dict it is given

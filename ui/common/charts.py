@@ -1,10 +1,138 @@
-"""Altair charts shared by pages (data shaping lives in analysis/)."""
+"""Altair charts shared by pages (data shaping lives in analysis/), and the one place that
+makes charts fit their column from a phone (390 px) to a desktop (1400 px):
+
+- a single view with a pixel width is drawn at most as wide as its column
+  (``chart_cache.draw``: Streamlit fits the chart, axes and legend included, into
+  ``min(width, column)``);
+- :func:`fit_width`: a chart whose width follows its column while its plot keeps its own
+  height (legends below it no longer squash the plot);
+- :func:`side_by_side`: a comparison drawn as panels side by side (a facet in columns, an
+  hconcat) on a wide screen, and the same panels one under the other below
+  :data:`NARROW_PX` (where Streamlit stacks columns too), each at most :data:`PHONE_PANEL_PX`
+  wide with its legends below, so both panels of a comparison stay on a phone's screen."""
 
 from __future__ import annotations
 
 import altair as alt
 import numpy as np
 import pandas as pd
+
+
+NARROW_PX = 640       # Streamlit stacks st.columns below this viewport width; so do the panels
+PHONE_PANEL_PX = 250  # a stacked panel's plot on a phone: 358 px of column, axis and legend
+# The page's CSS (app.py): a side-by-side chart's wide version, or below NARROW_PX its stacked
+# one (the containers of ui.common.state.fit_keys).
+FIT_CSS = (
+    "[class*='st-key-fitnarrow-']{display:none}"
+    f"@media (max-width:{NARROW_PX - 0.02}px){{[class*='st-key-fitwide-']{{display:none}}"
+    "[class*='st-key-fitnarrow-']{display:flex}}"
+)
+
+
+def fit_width(chart):
+    """``chart`` as wide as its column while its plot keeps its own height (Vega-Lite's
+    "fit-x": title, axes and legends come on top of the height instead of out of it)."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+def _cap_panels(node, panel: int) -> None:
+    """Every view of a spec at most ``panel`` px wide, its height scaled alike."""
+    if isinstance(node, list):
+        for item in node:
+            _cap_panels(item, panel)
+        return
+    if not isinstance(node, dict):
+        return
+    width = node.get("width")
+    if isinstance(width, (int, float)) and width > panel:
+        if isinstance(node.get("height"), (int, float)):
+            node["height"] = max(120, int(node["height"] * panel / width))
+        node["width"] = panel
+    for name in ("spec", "hconcat", "vconcat", "concat", "layer"):
+        if name in node:
+            _cap_panels(node[name], panel)
+
+
+PHONE_TITLE_PX = 340  # a chart title's room on a phone (358 px of column)
+PHONE_LABEL_PX = 140  # a legend label's room on a phone (the full text: in the tooltips)
+
+
+def _narrow_legends(node) -> None:
+    """Every legend a chart sets itself: its labels at most :data:`PHONE_LABEL_PX` wide (the
+    full text stays in the tooltips), below the panels."""
+    if isinstance(node, list):
+        for item in node:
+            _narrow_legends(item)
+        return
+    if not isinstance(node, dict):
+        return
+    for name, value in node.items():
+        if name == "legend" and isinstance(value, dict):
+            value["labelLimit"] = min(value.get("labelLimit", PHONE_LABEL_PX), PHONE_LABEL_PX)
+            value.pop("orient", None)
+        elif name not in ("datasets", "config"):
+            _narrow_legends(value)
+
+
+def stacked_spec(spec: dict, panel: int = PHONE_PANEL_PX) -> dict:
+    """A side-by-side chart's Vega-Lite spec for a narrow screen: a facet's columns become
+    rows, a wrapped facet or concat gets one panel per row, an hconcat becomes a vconcat;
+    every panel at most ``panel`` px wide; legends below the panels."""
+    import copy
+
+    out = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})
+    if "datasets" in spec:
+        out["datasets"] = dict(spec["datasets"])  # the tables themselves are not copied
+    facet = out.get("facet")
+    if isinstance(facet, dict) and "column" in facet and "row" not in facet:
+        facet["row"] = facet.pop("column")
+    if "columns" in out:
+        out["columns"] = 1
+    if "hconcat" in out:
+        out["vconcat"] = out.pop("hconcat")
+    _cap_panels(out, panel)
+    legend = out.setdefault("config", {}).setdefault("legend", {})
+    # below the panels, one entry a row (a long list of groups grows down, not sideways)
+    legend.update(orient="bottom", direction="horizontal", columns=1, labelLimit=PHONE_LABEL_PX)
+    _narrow_legends(out)
+    title = out.get("title")  # a title longer than the screen: cut with "…", not clipped
+    if isinstance(title, (str, list)):
+        out["title"] = {"text": title, "limit": PHONE_TITLE_PX}
+    elif isinstance(title, dict):
+        title.setdefault("limit", PHONE_TITLE_PX)
+    return out
+
+
+def has_panels(spec: dict) -> bool:
+    """Whether a Vega-Lite spec draws panels side by side (a facet, a concatenation)."""
+    return any(k in spec for k in ("facet", "hconcat", "concat"))
+
+
+def side_by_side(chart, key: str, narrow=None, **kw):
+    """Draw a comparison (``chart``: a facet in columns or an hconcat, or a
+    ``chart_cache.BuiltChart`` of one) side by side on a wide screen and stacked on a phone
+    (see the module's text); ``narrow``: the phone's chart when it is not just the panels
+    stacked (e.g. shorter labels); ``key``: the chart's (named in a state module); ``kw``:
+    ``st.altair_chart``'s. Returns what the wide one returns."""
+    import streamlit as st
+
+    from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
+    from ui.common.state import fit_keys
+
+    built = chart if isinstance(chart, BuiltChart) else BuiltChart(
+        chart=chart, df=None, spec=vega_lite_spec(chart), title="")
+    wide, narrow_key = fit_keys(key)
+    with st.container(key=wide):
+        out = draw(built, key=key, **kw)
+    with st.container(key=narrow_key):
+        if narrow is not None:
+            draw(BuiltChart(chart=narrow, df=None, spec=vega_lite_spec(narrow), title=""),
+                 key=narrow_key, **kw)
+        else:
+            spec = built.spec if built.spec is not None else built.chart.to_dict()
+            draw(BuiltChart(chart=built.chart, df=None, spec=stacked_spec(spec), title=""),
+                 key=narrow_key, **kw)
+    return out
 
 
 def position_labels(labels) -> list[str]:
@@ -142,7 +270,7 @@ def vector_heatmap(matrix: np.ndarray, row_labels, title: str, diverging: bool =
     if rows > 4:
         # Streamlit fits the whole chart (title, axes, legend) into the column and this height
         return chart.properties(width=min(12 * dims, 560), height=body + 110)
-    # a few rows (the query vector): "pad" keeps the body's own height (title, axes and the
-    # horizontal legend come on top of it), so its cells and legend never get squashed
-    return chart.properties(width=min(12 * dims, 560), height=max(24, body),
-                            autosize=alt.AutoSizeParams(type="pad"))
+    # a few rows (the query vector): "fit-x" keeps the body's own height (title, axes and the
+    # horizontal legend come on top of it), so its cells and legend never get squashed, and
+    # its width (labels included) is at most the column's, a phone's too
+    return fit_width(chart.properties(width=min(12 * dims, 560) + 120, height=max(24, body)))

@@ -128,7 +128,8 @@ def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20
         if source == SAMPLE:
             dataset = bundled_sample(cap)
             st.caption("The bundled sample corpus: 292 English sentences and sentence pairs "
-                       "written for this project (data/sample_corpus).")
+                       "written for this project"
+                       + settings().for_local(" (data/sample_corpus)") + ".")
         elif source == PASTE:
             dataset = _pasted(keys, cap, conf)
         elif source == UPLOAD:

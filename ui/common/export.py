@@ -197,8 +197,16 @@ def blocks_chart(labels, matrix: np.ndarray, title: str, **heatmap_kw) -> Callab
     return build
 
 
+def json_label(what: str, command: str = "the CLI") -> str:
+    """A JSON download's label; outside demo mode it names the ``command`` whose JSON has the
+    same schema (a demo's visitors have no command line)."""
+    from ui.common.settings import settings
+
+    return f"Download {what} (JSON{settings().for_local(f', same schema as {command}')})"
+
+
 def json_download(data, name: str, key: str, what: str) -> None:
     """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
     make = data if callable(data) else (lambda: data)
-    download_button(f"Download {what} (JSON, same schema as the CLI)",
+    download_button(json_label(what),
                     lambda: json.dumps(make(), indent=1), name, "application/json", key)

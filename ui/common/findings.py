@@ -85,6 +85,9 @@ def add_button(title: str, key: str, **kw) -> None:
         st.error(plain(str(exc)), icon=":material/error:")
         return
     rep.findings.append(finding)
+    from ui.common.keep import keep_report
+
+    keep_report(state.KEEP_ADD)  # kept in the browser now: a reload straight away finds it
     st.toast(plain(f"Added to the report: {finding.title} ({len(rep.findings)} finding(s))."),
              icon=":material/playlist_add_check:")
 

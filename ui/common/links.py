@@ -129,25 +129,18 @@ def copy_link(key: str = "copy_link", note: str | None = None) -> None:
 
 def page_link(page: str, params: dict | None = None) -> str:
     """The link of ``page`` (its url_path; "" for the Attention page) with ``params`` (default:
-    the current URL's query params): absolute when the browser's address is known (so it works
-    from a downloaded report), else relative to the app."""
+    the current URL's query params): under the host's ``public_url`` (the settings file) when
+    there is one, else relative to the app ("./page?query"). Never the address the server
+    happens to be reached at here (127.0.0.1:PORT on the host's own machine), which a
+    collaborator could not open."""
     import streamlit as st
-    from urllib.parse import urlsplit
 
     if params is None:
         params = st.query_params.to_dict()
     query = urlencode(params)
     rel = f"{page}?{query}" if query else page
-    try:
-        url = st.context.url
-    except Exception:  # no browser session (a script run outside the server)
-        url = None
-    if url:
-        parts = urlsplit(url)
-        base = (st.get_option("server.baseUrlPath") or "").strip("/")
-        root = f"{parts.scheme}://{parts.netloc}/" + (f"{base}/" if base else "")
-        return root + rel
-    return "./" + rel
+    public = settings().public_url
+    return f"{public}/{rel}" if public else f"./{rel}"
 
 
 def folder_note(*values: str) -> str | None:

@@ -40,6 +40,9 @@ Read once per process from the environment (``settings()`` is cached; tests call
                                        # socket's peer), "forwarded" (the last address of
                                        # X-Forwarded-For: behind a proxy such as Spaces),
                                        # "off" (sessions only)
+        public_url = "https://demo.example.org/dashboard"  # the address visitors open the
+                                       # app at: the report's links start with it (without
+                                       # it they are relative: page path and query)
 
         [models]                       # display name -> model spec; replaces the default list,
         "all-MiniLM-L6-v2 (embedded)" = "default"     # the first one is the default model
@@ -125,6 +128,7 @@ class Settings:
     job_nice: int = 10
     ray_address: str | None = None  # DASHBOARD_RAY_ADDRESS, checked
     ray_error: str | None = None    # why DASHBOARD_RAY_ADDRESS is not used (one line)
+    public_url: str | None = None   # the app's public address, no trailing slash (checked)
 
     @property
     def default_model(self) -> str:
@@ -143,6 +147,11 @@ class Settings:
     def upload_mb(self) -> int | None:
         """An upload box's cap in MB (``max_upload_bytes`` rounded up; None: the server's)."""
         return -(-self.max_upload_bytes // 2**20) if self.max_upload_bytes else None
+
+    def for_local(self, text: str) -> str:
+        """``text`` (a command line, a repository path) outside demo mode, "" in demo mode:
+        a demo's visitors have neither the repository nor a shell."""
+        return "" if self.demo else text
 
     def cap(self, name: str, value):
         """``value`` limited by the cap ``name`` (unchanged when there is no cap)."""
@@ -213,6 +222,25 @@ def _ray_address(text: str) -> dict:
                              "process instead."}
 
 
+def _public_url(value) -> str:
+    """The host's ``public_url``: an http(s) address with a host, without credentials, query or
+    fragment; returned without its trailing slash."""
+    from urllib.parse import urlsplit
+
+    text = _check_type("public_url", value, str).strip()
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme not in ("http", "https") or not parts.hostname
+            or "@" in parts.netloc or parts.query or parts.fragment
+            or any(c.isspace() or ord(c) < 32 for c in text)):
+        raise SettingsError("Settings: public_url must be an http:// or https:// address "
+                            "with a host and no query, such as https://demo.example.org/app.")
+    return text.rstrip("/")
+
+
 def load_settings(environ=None) -> Settings:
     """Settings from ``environ`` (default ``os.environ``); raises SettingsError."""
     env = os.environ if environ is None else environ
@@ -222,7 +250,7 @@ def load_settings(environ=None) -> Settings:
     demo = mode == "demo"
     data = _read_file(env["DASHBOARD_SETTINGS"]) if env.get("DASHBOARD_SETTINGS") else {}
     known = set(DEMO_CAPS) | {"queue_slots", "job_nice", "caps_locally", "models", "datasets",
-                              "visitor_address"}
+                              "visitor_address", "public_url"}
     unknown = set(data) - known
     if unknown:
         raise SettingsError(f"Settings: unknown key(s) {', '.join(sorted(unknown))} "
@@ -249,6 +277,8 @@ def load_settings(environ=None) -> Settings:
     if address not in ADDRESS_MODES:
         raise SettingsError(f"Settings: visitor_address must be one of {', '.join(ADDRESS_MODES)}.")
     kw["visitor_address"] = address
+    if "public_url" in data:
+        kw["public_url"] = _public_url(data["public_url"])
     kw.update(_ray_address(env.get("DASHBOARD_RAY_ADDRESS", "")))
     if "models" in data:
         kw["models"] = _models(data["models"])

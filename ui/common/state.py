@@ -26,6 +26,25 @@ KEPT_INPUT = "_sidebar_input"     # (mode, text A, text B) of the last run that 
 EXAMPLE_BUILD_JOB = "example-build"  # the example checkpoint's background build
 # -- the report ---------------------------------------------------------------------------------
 REPORT = "_report"                # the pinned findings (analysis.report.Report)
+# the report kept in the visitor's browser (ui.common.keep)
+KEPT_NONCE = "_kept_nonce"        # this session's ask (the browser answers it once)
+KEPT_ASKED = "_kept_asked"        # the browser answered: saving may begin
+KEPT_SENT = "_kept_sent"          # the signature of the report the browser was last sent
+KEPT_NOTE = "_kept_note"          # why the browser does not keep it (one line), or absent
+KEEP_RUN, KEEP_ADD, KEEP_PAGE = "keep_report_run", "keep_report_add", "keep_report_page"
+
+
+def kept_choice_key(key: str) -> str:
+    """The session slot that keeps URL select box ``key``'s choice across a page change
+    (``ui.common.url_select``): Streamlit drops a widget's own state on a page that does not
+    draw it, and the browser drops the URL's parameters when the page changes."""
+    return f"_kept_choice_{key}"
+
+
+def fit_keys(key: str) -> tuple[str, str]:
+    """The two containers of side-by-side chart ``key`` (``ui.common.charts.side_by_side``):
+    its wide version's and its stacked (phone) version's; the page's CSS shows one of them."""
+    return f"fitwide-{key}", f"fitnarrow-{key}"
 
 
 def download_answer_key(key: str) -> str:

@@ -5,13 +5,21 @@ list whose labels hold numbers or texts of the data ("0.815  The pasta was...", 
 0.912)") a copied link then restores the choice only on the very same numbers. Here the URL
 carries ``str(option)``: the options are stable values (an example's index, a "layer-head"
 string, a pair's index) and ``format_func`` only draws the label. A value from a URL is checked
-against the options on the way in (anything else is ignored and dropped from the URL)."""
+against the options on the way in (anything else is ignored and dropped from the URL).
+
+A page change loses both the widget's state (Streamlit cleans up the widgets a run does not
+draw) and the URL's parameters (the browser opens the other page's bare path); the choice is
+kept in a session slot of its own (:func:`ui.common.state.kept_choice_key`), so that coming back
+restores the box and puts its value back in the URL, as the widgets bound with
+``bind="query-params"`` do."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
 import streamlit as st
+
+from ui.common.state import kept_choice_key
 
 
 def _tokens(options: Sequence) -> dict[str, Any]:
@@ -30,15 +38,19 @@ def url_selectbox(container, label: str, options: Sequence, *, key: str,
     tokens = _tokens(options)
     default = options[0] if default is None or str(default) not in tokens else default
     url = st.query_params.get(key)
+    kept = kept_choice_key(key)
     if key not in st.session_state:
         if url is not None and url in tokens:
             st.session_state[key] = tokens[url]
+        elif kept in st.session_state and st.session_state[kept] in tokens:  # page change
+            st.session_state[key] = tokens[str(st.session_state[kept])]
         elif default != options[0]:
             st.session_state[key] = default
     elif str(st.session_state[key]) not in tokens:
         st.session_state[key] = default
     value = container.selectbox(label, options, format_func=format_func, key=key, **kw)
     token = str(value)
+    st.session_state[kept] = token
     if token == str(default):
         if key in st.query_params:
             del st.query_params[key]

@@ -20,7 +20,7 @@ from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels
 from analysis.encoding import encode_dataset
 from analysis.models import LoadedModel, checkpoint_stamp
-from ui.common.charts import attention_heatmap, map_frame
+from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.cluster import ClusterJob
 from ui.common.corpus import fingerprint
@@ -144,11 +144,12 @@ def _lines(df: pd.DataFrame, y: str, color: str, title: str, zero: bool = True) 
 
 
 def map_chart(labels, matrix: np.ndarray, title: str, size: int, **kw) -> alt.Chart:
-    """Token-level heatmap of one map; the chart's box leaves room for labels and legend
-    (Streamlit fits the whole chart, axes included, into the given size)."""
-    width = max(len(str(l)) for l in labels) * 6 + 90
-    return attention_heatmap(map_frame(labels, matrix), labels, title, size=size, **kw
-                             ).properties(width=size + width, height=size + width - 50)
+    """Token-level heatmap of one map, as wide as its column (a third of the page, the whole
+    screen on a phone): its plot keeps ``size`` px of height, so each row has room for its
+    label; the colour legend goes below (it took a quarter of a narrow column's width)."""
+    chart = attention_heatmap(map_frame(labels, matrix), labels, title, size=size, **kw)
+    return fit_width(chart.properties(height=size)).configure_legend(
+        orient="bottom", direction="horizontal", gradientLength=140)
 
 
 def _on_pick() -> None:
@@ -234,7 +235,7 @@ def head_maps(enc, maps_before: np.ndarray, maps_after: np.ndarray, choice: int,
     for col, chart, name in zip(st.columns(3), charts, ("before", "after", "difference")):
         with col:
             _show(chart, f"drift_{name}_{layer}_{head}", drift_state.DOWNLOAD_MAP.format(name),
-                  width="content")
+                  width="stretch")
 
 
 def representation(result: DriftResult, rkey: tuple = ()):

@@ -17,6 +17,7 @@ from analysis.noop.corpus import NoopJob
 from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
                            positional_heads)
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
+from ui.common.charts import has_panels, side_by_side
 from ui.common.cluster import ClusterJob
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
@@ -143,7 +144,11 @@ def show_chart(built: BuiltChart, basename: str, key: str, stretch: bool = False
     """A chart built once per result (``ui.common.chart_cache.cached_chart``) with its PNG/SVG/CSV
     downloads and, with ``report`` (the finding's source: ``ui.common.findings.make_finding``
     arguments), an "Add to report" button."""
-    draw(built, stretch=stretch)
+    spec = built.spec if built.spec is not None else built.chart.to_dict()
+    if has_panels(spec):  # the heatmap grids: one per row on a phone
+        side_by_side(built, key)
+    else:
+        draw(built, stretch=stretch)
     chart_downloads(built.chart, basename, key=key, df=built.df)
     if report is not None:
         add_button(built.title, key, chart=built.chart, **report)

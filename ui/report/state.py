@@ -5,6 +5,7 @@ own (its findings live in the session, never in a link); the report itself is ke
 from __future__ import annotations
 
 from ui.common.findings import report, set_report  # noqa: F401 (the report: read / replace)
+from ui.common.state import KEEP_PAGE
 
 TITLE = "report_title"          # the report's title box
 EXAMPLE = "report_example"      # "Add an example finding"
@@ -12,6 +13,7 @@ COPY = "report_copy"            # the Copy link button
 HTML, ZIP, JSON = "report_html", "report_zip", "report_json"  # the three downloads
 UPLOAD, OPEN = "report_upload", "report_open"  # reopen a saved report.json
 PARAMS: tuple[str, ...] = ()    # URL parameters: none
+KEEP = KEEP_PAGE                # the report kept in the browser after this page's edits
 
 
 _FINDING = {"title": "t", "caption": "c", "up": "up", "down": "down", "remove": "rm",

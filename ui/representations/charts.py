@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.representations.corpus import PROBE_NAMES
 from analysis.representations.projection import METHOD_NAMES
+from ui.common.charts import fit_width
 
 LAYER_PARAM = "layer"
 PANEL_W, PANEL_H = 330, 300
@@ -258,6 +259,6 @@ def geometry_chart(result) -> tuple[alt.Chart, pd.DataFrame]:
                                   legend=alt.Legend(symbolType="stroke")),
         tooltip=["model", "measure", "layer", alt.Tooltip("value:Q", format=".3f")],
     ).properties(width=2 * PANEL_W, height=260,
-                 title="Anisotropy (random word pairs) and self-similarity (one word across "
-                       "sentences)")
-    return chart, df
+                 title=["Anisotropy (random word pairs) and self-similarity",
+                        "(one word across sentences)"])
+    return fit_width(chart), df  # the column's width; the plot keeps its 260 px

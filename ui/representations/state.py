@@ -37,6 +37,7 @@ JSON_CORPUS = "rep_json_corpus"
 CHART_INPUT = "rep_chart_input"
 CHART_SCATTER = "rep_chart_scatter"
 PROBE_TABLE = "rep_probe_table"
+CHART_PROBES = "rep_chart_probes"
 
 # "Add to report" keys (ui.common.findings.add_button prefixes them)
 ADD_INPUT = "rep-input"
