@@ -81,7 +81,8 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
             q = _query(page)
             assert (q["layer"], q["heads"], q["pin"], q["seg"]) == (
                 "4", "1,2,4,5,6,7,8,9,10,11,12", "3", "A->B"), q
-            box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text("Layer", exact=True))
+            box = page.get_by_test_id("stSelectbox").filter(
+                has=page.get_by_text("Layer", exact=True))
             expect(box.first.locator("input")).to_have_value("4")
             # ... and the component kept what the user sees
             assert view.get_attribute("data-layer") == "4"
@@ -102,7 +103,8 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
             page.evaluate(RERUNS)
             page.locator(".av-model .av-cell[data-layer='3'][data-head='8']").click()
             view = page.locator(".av-head")
-            assert view.get_attribute("data-layer") == "3" and view.get_attribute("data-heads") == "8"
+            assert view.get_attribute("data-layer") == "3"
+            assert view.get_attribute("data-heads") == "8"
             assert page.evaluate("window.__reruns") == 0
             page.wait_for_timeout(1200)
             _wait_idle(page)
@@ -129,7 +131,8 @@ def test_a_link_restores_heads_pin_and_segment(server):  # noqa: F811
             assert view.get_attribute("data-segment") == "B->A"
             pinned = view.locator(".av-tok.av-pinned")
             expect(pinned).to_have_count(1)
-            assert (pinned.get_attribute("data-side"), pinned.get_attribute("data-index")) == ("to", "3")
+            assert (pinned.get_attribute("data-side"),
+                    pinned.get_attribute("data-index")) == ("to", "3")
             # every line ends at the pinned key and comes from a segment-B query
             ends = set(view.locator(".av-lines path").evaluate_all(
                 "ps => ps.flatMap(p => p.getAttribute('d').split('M').slice(1)"
@@ -225,7 +228,8 @@ def test_controls_fit_a_phone_and_a_wide_screen(server):  # noqa: F811
             cut = label.locator("p").evaluate("p => p.scrollWidth > p.clientWidth + 1")
             assert not cut
             # the Layer selector does nothing in the model view: it is disabled there
-            box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text("Layer", exact=True))
+            box = page.get_by_test_id("stSelectbox").filter(
+                has=page.get_by_text("Layer", exact=True))
             assert box.first.locator("input").is_disabled()
             assert not errors, errors
         finally:

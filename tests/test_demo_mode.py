@@ -1,5 +1,5 @@
-"""Demo mode (DASHBOARD_MODE=demo, ui/common/settings.py): no widget or URL parameter can name, read,
-probe or write a server path, the caps hold, and the same pages outside demo mode still take a
+"""Demo mode (DASHBOARD_MODE=demo, ui/common/settings.py): no widget or URL parameter can name,
+read, probe or write a server path, the caps hold, and the same pages outside demo mode still take a
 folder. Every spec that reaches the model layer is recorded: only the host's list may appear."""
 
 from __future__ import annotations
@@ -314,7 +314,7 @@ def test_demo_drift_models_by_name_and_url_paths_refused(demo, specs_seen, tiny_
         assert at.selectbox(key="drift_before_name").options == [
             "(the sidebar's model)", DEFAULT_NAME, EXAMPLE_NAME]
         assert at.selectbox(key="drift_after").value == EXAMPLE_NAME
-        assert plain(ui.drift.blocks.UNLISTED) in [i.value for i in at.info]
+        assert plain(ui.common.models.UNLISTED) in [i.value for i in at.info]
         assert not at.error, [e.value for e in at.error]
         assert {m.label: m.value for m in at.metric}["Examples"] == "6"
         seen.add(tuple(t for t in _texts(at) if "Examples" not in t))

@@ -19,8 +19,8 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 @pytest.fixture
 def app(monkeypatch):
-    # ui.common.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run (AppTest resets
-    # PagesManager.uses_pages_directory each run), and that rerun drops the page chosen with
+    # ui.common.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run (AppTest
+    # resets PagesManager.uses_pages_directory each run), and that rerun drops the page chosen with
     # switch_page; a real server only does it once. Keep it out of the test.
     import ui.common.sidebar
 
@@ -118,7 +118,8 @@ def test_page_pasted_corpus_and_bad_input(app):
     at.button_group(key="noop_source").set_value("Paste")
     at.run()
     assert "Paste some sentences" in " ".join(i.value for i in at.info)
-    at.text_area(key="noop_paste").input("The soup was cold.\n\nThe staff, however, were kind.\tWe stayed.")
+    at.text_area(key="noop_paste").input("The soup was cold.\n\nThe staff, however, were "
+                                         "kind.\tWe stayed.")
     at.run()
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}

@@ -102,7 +102,8 @@ def test_demo_mode_caps_the_report_upload(monkeypatch):
     try:
         import ui.common.sidebar
 
-        monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+        monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
+                            raising=False)
         at = AppTest.from_file(APP, default_timeout=240)
         at.run()
         at.switch_page("pages/report.py")

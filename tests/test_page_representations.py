@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.common.settings
+from ui.common.settings import settings as host_settings
 from analysis.representations import corpus_representations, input_representations
 from analysis.syntax.treebank import sample_treebank
 from ui.common.errors import plain
@@ -31,10 +31,10 @@ def _local(monkeypatch):
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
-    ui.common.settings.settings.cache_clear()
+    host_settings.cache_clear()
     monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     yield
-    ui.common.settings.settings.cache_clear()
+    host_settings.cache_clear()
 
 
 def open_page(**params) -> AppTest:
@@ -134,7 +134,7 @@ def test_demo_mode_caps_the_input_and_the_corpus(tmp_path, monkeypatch):
     monkeypatch.setattr(ui.representations.blocks, "DEMO_POINTS", 20)
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
-    ui.common.settings.settings.cache_clear()
+    host_settings.cache_clear()
     at = open_page()
     assert not [e.value for e in at.error]
     assert at.selectbox(key=S.AFTER_NAME).value == "all-MiniLM-L6-v2 (embedded)"

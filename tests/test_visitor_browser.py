@@ -20,7 +20,8 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed: 
 BROKEN_REFS = """() => {
   const here = location.href.split('#')[0];
   const bad = [];
-  for (const el of document.querySelectorAll('.vega-embed svg [fill^="url("], .vega-embed svg [stroke^="url("]')) {
+  const painted = '.vega-embed svg [fill^="url("], .vega-embed svg [stroke^="url("]';
+  for (const el of document.querySelectorAll(painted)) {
     for (const attr of ['fill', 'stroke']) {
       const v = el.getAttribute(attr) || '';
       const m = v.match(/^url\\((.*)#([^)]*)\\)$/);

@@ -4,8 +4,9 @@ rebuild and re-validate its Altair charts.
 :func:`cached_chart` builds a chart and its table once per ``key`` (the identity of the cached
 result it draws, and the settings: what the result's own cache is keyed on) and keeps, with
 them, the Vega-Lite spec Streamlit draws (converted once through Altair's public ``to_dict``,
-its data as tables, as ``st.altair_chart`` draws it: :func:`vega_lite_spec`). :func:`draw` sends that spec as it is; the Altair chart stays
-for the exports and the report, built only when clicked."""
+its data as tables, as ``st.altair_chart`` draws it: :func:`vega_lite_spec`). :func:`draw`
+sends that spec as it is; the Altair chart stays for the exports and the report, built only
+when clicked."""
 
 from __future__ import annotations
 
@@ -151,7 +152,8 @@ def draw(built: BuiltChart, stretch: bool = False, **kw):
                                   kw["width"])
     if built.spec is None:
         return st.altair_chart(built.chart, **kw)
-    spec = with_renderer(dict(built.spec))  # Streamlit moves the datasets out of the dict it is given
+    # Streamlit moves the datasets out of the dict it is given
+    spec = with_renderer(dict(built.spec))
     if "datasets" in spec:
         spec["datasets"] = dict(spec["datasets"])
     return st.vega_lite_chart(spec, **kw)

@@ -107,8 +107,8 @@ class Download:
 
 
 def _draw(d: Download, stretch: bool) -> None:
-    data = {"key": d.key, "label": d.label, "file_name": d.file_name, "mime": d.mime, "texts": TEXTS,
-            "help": d.help or "", "stretch": stretch, "wait_ms": int(1000 * WAIT_S),
+    data = {"key": d.key, "label": d.label, "file_name": d.file_name, "mime": d.mime,
+            "texts": TEXTS, "help": d.help or "", "stretch": stretch, "wait_ms": int(1000 * WAIT_S),
             "answer": st.session_state.pop(download_answer_key(d.key), None)}
     _component()(key=d.key, data=data, on_ask_change=partial(_asked, d.key, d.make),
                  width="stretch" if stretch else "content", height="content")

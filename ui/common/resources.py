@@ -1,6 +1,7 @@
 """Cached, shared resources. Models are loaded once per spec and shared by every page and
 session: treat them as read-only (train a deep copy). In demo mode only the host's listed
-models load (``ui.common.settings``): any other spec is refused before anything looks at the disk."""
+models load (``ui.common.settings``): any other spec is refused before anything looks at the
+disk."""
 
 from __future__ import annotations
 

@@ -76,7 +76,8 @@ def _model_spec(conf: Settings) -> tuple[str, str]:
     names = list(conf.models)
     src = SOURCE_LIST
     if not conf.demo:
-        src = st.radio("Model", SOURCES, key=state.MODEL_SOURCE, bind="query-params", on_change=_clear_model,
+        src = st.radio("Model", SOURCES, key=state.MODEL_SOURCE, bind="query-params",
+                       on_change=_clear_model,
                        captions=["ready to use", "cached or online", "a saved checkpoint"])
     if src == SOURCE_LIST:
         name = st.selectbox("Model" if conf.demo else "Listed model", names, key=state.MODEL,
@@ -139,8 +140,8 @@ def _input(conf: Settings) -> tuple[str, str | None]:
                 st.session_state[key] = value
     mode = st.radio("Input", MODES, key=state.MODE, bind="query-params", horizontal=True)
     max_chars = min(MAX_TEXT_CHARS, conf.max_line_chars or MAX_TEXT_CHARS)
-    text = st.text_area("Text A" if mode == MODE_PAIR else "Text", key=state.TEXT_A, bind="query-params",
-                        height=90, max_chars=max_chars,
+    text = st.text_area("Text A" if mode == MODE_PAIR else "Text", key=state.TEXT_A,
+                        bind="query-params", height=90, max_chars=max_chars,
                         **({} if state.has(state.TEXT_A) else {"value": EXAMPLE_A}))
     pair = None
     if mode == MODE_PAIR:

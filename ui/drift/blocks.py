@@ -30,7 +30,7 @@ from ui.common.jobs import run_job
 from ui.common.links import attention_link
 from ui.common.resources import check_listed, get_model
 from ui.common.settings import settings
-from ui.common.models import UNLISTED, pick_models
+from ui.common.models import pick_models
 from ui.drift import state as drift_state
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",

@@ -96,8 +96,8 @@ def stats_key(spec: str, fingerprint: str, n_examples: int, batch_size: int, nor
 
 
 def compute_stats(key: StatsKey, loaded, dataset):
-    """Corpus statistics through the server-wide queue (``ui.common.jobs``), cached per (model, corpus,
-    settings, token limit); the progress bar shows examples/s while it runs (replayed,
+    """Corpus statistics through the server-wide queue (``ui.common.jobs``), cached per (model,
+    corpus, settings, token limit); the progress bar shows examples/s while it runs (replayed,
     finished, on a cache hit, without queueing)."""
     return _stats(key, loaded, dataset)
 
