@@ -253,3 +253,27 @@ def test_a_background_job_runs_at_the_lowest_priority():
         key="nice", queue=q)
     assert job.done.wait(WAIT) and job.result == jobs.BACKGROUND_NICE == 19
     assert job.ticket.lane == BACKGROUND
+
+
+def test_a_rerun_is_not_refused_for_the_job_its_stopped_run_still_holds():
+    """A visitor's run restarted during its job (a changed widget, or the browser's kept report
+    arriving on a first visit) asks for the job again while the old worker still holds its slot
+    until its next progress step: under a cap of one job per visitor the rerun waits its turn
+    instead of being told "You already have 1 job(s)" with nothing left to end it."""
+    from ui.common.jobqueue import JobLimit
+
+    q = JobQueue(slots=1)
+    me = ("session:a",)
+    old = q.join("Corpus statistics", "noop", me, 1)
+    assert q.wait_turn(old) is None
+    with pytest.raises(JobLimit, match=r"^You already have 1 job\(s\) waiting or running"):
+        q.join("Corpus statistics", "noop", me, 1)  # a second job of a running one: refused
+    q.stop(old)  # the run that asked for it was restarted
+    again = q.join("Corpus statistics", "noop", me, 1)
+    assert q.wait_turn(again) == 1  # behind the stopping job, which still has the slot
+    with pytest.raises(JobLimit):
+        q.join("Drift", "drift", me, 1)  # the rerun's own job counts
+    q.leave(old)
+    assert q.wait_turn(again) is None
+    q.leave(again)
+    assert q.state() == {"running": [], "waiting": 0}

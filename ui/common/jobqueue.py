@@ -71,6 +71,7 @@ class Ticket:
     unit: str = ""      # "examples", "sentences"
     exclusive: str = ""  # a group (TRAINING) of which one ticket runs at a time across lanes
     started: float | None = None  # when it got its slot (the queue's clock)
+    stopping: bool = False  # its visitor's run stopped or restarted: it ends at its next step
     fraction: float = 0.0         # its progress, set by the job's progress callback
 
     @property
@@ -122,7 +123,11 @@ class JobQueue:
             self._expire()
             if limit is not None:
                 for v in ticket.visitors:
-                    held = sum(v in t.visitors for t in self._waiting + self._running)
+                    # a job whose run was stopped or restarted (a rerun, a changed widget)
+                    # still holds its slot until its next progress step, but no longer counts:
+                    # the rerun asking for it again is not refused
+                    held = sum(v in t.visitors and not t.stopping
+                               for t in self._waiting + self._running)
                     if held >= limit:
                         raise JobLimit(
                             f"You already have {held} job(s) waiting or running; this server "
@@ -208,6 +213,13 @@ class JobQueue:
         """The running ticket is now owned by ``thread`` (the job's worker)."""
         with self._cond:
             ticket.owner = thread
+
+    def stop(self, ticket: Ticket) -> None:
+        """``ticket``'s run was stopped or restarted: its worker ends at its next progress step
+        (then leaves); until then it keeps its slot but no longer counts against its visitors'
+        cap."""
+        with self._cond:
+            ticket.stopping = True
 
     def leave(self, ticket: Ticket, finished: bool = False) -> None:
         """Give the ticket back (waiting or running); safe to call twice. ``finished``: the job

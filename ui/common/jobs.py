@@ -264,6 +264,7 @@ def run_job(label: str, fn: Callable[[Callable[[float, str], None]], Any], *, ke
             queue.leave(ticket)
         elif not job.done.is_set():
             job.cancelled.set()  # the worker stops at its next progress call, then leaves
+            queue.stop(ticket)
     if job.error is not None:
         raise job.error
     return job.result

@@ -9,8 +9,9 @@ uploaded report: it goes through ``analysis.report.report_from_json`` (checked, 
 Report page; no text of it reaches the page as HTML.
 
 How: :func:`keep_report` draws an invisible component (no height). A new session first asks the
-browser for what it kept (``restore``: the browser answers with a trigger, the session takes
-the report when it has none of its own yet, and the page reruns); after that, whenever the
+browser for what it kept (``restore``: a browser that kept a report answers with a trigger, the
+session takes the report when it has none of its own yet, and the page reruns; a browser that
+kept nothing does not answer, so a first visit is not rerun); after that, whenever the
 report differs from what the browser was last sent (a finding added, edited, moved or removed,
 a report reopened), the run sends it (``save``); an empty report clears the browser's copy.
 :func:`keep_report` runs at the start of every run (``app.py``: what an earlier run changed)
@@ -39,7 +40,8 @@ export default function (component) {
     globalThis.__dashboardKeptAsked = data.nonce;  // ask once per session, not per render
     let text = "";
     try { text = window.localStorage.getItem(key) || ""; } catch (e) { text = ""; }
-    setTriggerValue("kept", { nonce: data.nonce, text });
+    // nothing kept: no answer, so a first visit is not rerun (a rerun would restart its job)
+    if (text) setTriggerValue("kept", { nonce: data.nonce, text });
   }
   if (typeof data.save === "string" && globalThis.__dashboardKeptSaved !== data.stamp) {
     globalThis.__dashboardKeptSaved = data.stamp;
@@ -79,7 +81,6 @@ def _restored(key: str) -> None:
     from ui.common.findings import report, set_report
 
     answer = getattr(st.session_state[key], "kept", None)
-    st.session_state[state.KEPT_ASKED] = True
     if not isinstance(answer, dict) or answer.get("nonce") != st.session_state.get(
             state.KEPT_NONCE):
         return
@@ -92,8 +93,7 @@ def _restored(key: str) -> None:
         st.session_state[state.KEPT_NOTE] = f"The report kept in this browser was not " \
                                             f"reopened: {exc}"
         return
-    set_report(rep)
-    st.session_state[state.KEPT_SENT] = signature(rep)  # the browser has it already
+    set_report(rep)  # the next run sends it back (a run before the answer may have cleared it)
 
 
 def _refused(key: str) -> None:
@@ -110,7 +110,12 @@ def keep_report(key: str) -> None:
     nonce = st.session_state.setdefault(state.KEPT_NONCE, secrets.token_hex(8))
     data: dict = {"storage_key": STORAGE_KEY, "nonce": nonce}
     if not st.session_state.get(state.KEPT_ASKED):
-        data["restore"] = nonce  # nothing is saved before the browser answered
+        # asked once, in the session's first run; the browser answers only when it kept a
+        # report. Until this session's report changes nothing is sent, so the browser's copy
+        # is not cleared before its answer arrives.
+        data["restore"] = nonce
+        st.session_state[state.KEPT_ASKED] = True
+        st.session_state[state.KEPT_SENT] = signature(report())
     else:
         rep = report()
         stamp = signature(rep)
