@@ -7,7 +7,7 @@ same cross-validation of "always the most frequent class of the training folds".
 
 Noise: each layer's right words are kept per sentence (and the baseline's), so an accuracy,
 its lead over the baseline and the change between two models' curves on the same words get a
-percentile bootstrap 95% interval over sentences (:func:`accuracy_ci`, :func:`paired_ci`).
+percentile bootstrap 95% interval over sentences (:mod:`analysis.intervals`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from analysis.errors import DataError
+from analysis.intervals import accuracy_ci, paired_ci
 from analysis.representations.threads import one_thread
 
 FOLDS = 5
@@ -58,35 +59,6 @@ class ProbeCurve:
         if self.sentence_words:
             out["layers_ci"] = [list(self.ci(k)) for k in range(len(self.layers))]
         return out
-
-
-N_BOOT = 1000
-
-
-def _resamples(n: int, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
-    """[n_boot, n] multinomial counts: each row one resample of the n sentences."""
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
-
-
-def _quantiles(v: np.ndarray) -> tuple[float, float]:
-    return float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))
-
-
-def accuracy_ci(words: Sequence[int], right: Sequence[int], n_boot: int = N_BOOT,
-                seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap 95% interval of ``sum(right) / sum(words)``, sentences resampled."""
-    c = _resamples(len(words), n_boot, seed)
-    return _quantiles(c @ np.asarray(right, float) / (c @ np.asarray(words, float)))
-
-
-def paired_ci(words: Sequence[int], right_a: Sequence[int], right_b: Sequence[int],
-              n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
-    """The same interval of the accuracy difference b - a over the same words (the same
-    resample of the sentences for both)."""
-    c = _resamples(len(words), n_boot, seed)
-    n = c @ np.asarray(words, float)
-    return _quantiles((c @ np.asarray(right_b, float) - c @ np.asarray(right_a, float)) / n)
 
 
 def same_words(a: ProbeCurve, b: ProbeCurve) -> bool:

@@ -24,6 +24,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.encoding import word_level
+from analysis.intervals import paired_ci
 from analysis.syntax.reading import (compare_rows, example_sentences, reading,
                                      relation_rows)
 
@@ -153,8 +154,6 @@ def gap_ci(sentences: list[dict], rel: str, best: dict, offset: int
     resample for both); ``sentences`` as kept by :class:`HeadsAccumulator` (per sentence
     ``{rel: (dep_to_head hits [L, H], head_to_dep hits [L, H], n, {offset: hits})}``). None
     with fewer than two such sentences."""
-    from analysis.representations.probes import paired_ci
-
     rows = [s[rel] for s in sentences if rel in s]
     if len(rows) < 2:
         return None
