@@ -30,9 +30,11 @@ import numpy as np
 import streamlit as st
 from analysis.attention.neuron import NeuronView
 from ui.attention.blocks import neuron_section
-from ui.common.charts import attention_heatmap, map_frame
+from ui.common.charts import FIT_CSS, attention_heatmap, map_frame
 from ui.drift.blocks import map_chart
 from ui.common.export import chart_downloads
+
+st.html("<style>" + FIT_CSS + "</style>")  # as app.py: one copy of a side-by-side chart shows
 
 TOKENS = {tokens!r}
 SVG = {{"embedOptions": {{"renderer": "svg"}}}}  # text nodes the test can read back
@@ -139,7 +141,8 @@ def test_hostile_tokens_draw_and_read_back_literally(chart_app, browser):
 
 def test_hostile_tokens_in_the_neuron_view_charts(chart_app, browser):
     page, seen = _open(browser, chart_app + "/?part=neuron")
-    charts = page.get_by_test_id("stVegaLiteChart")
+    # dot products | softmax is drawn wide and stacked (charts.side_by_side): one copy shows
+    charts = page.get_by_test_id("stVegaLiteChart").filter(visible=True)
     expect(charts).to_have_count(4, timeout=60_000)  # q, keys, products, dot products + softmax
     expected = [f"{i + 1}: {t}" for i, t in enumerate(HOSTILE)]
     marks, labels = _chart_texts(charts.nth(0))
@@ -178,7 +181,7 @@ def test_issue_link_in_the_app(app_server, browser):
     _wait_idle(page)
     _pick(page, "Query token", "5: if")
     assert page.get_by_text("query 5 'if'", exact=False).count() == 1
-    charts = page.get_by_test_id("stVegaLiteChart")
+    charts = page.get_by_test_id("stVegaLiteChart").filter(visible=True)  # one copy of each
     expect(charts).to_have_count(4, timeout=60_000)
     for i in range(4):
         charts.nth(i).scroll_into_view_if_needed()
