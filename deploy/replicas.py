@@ -5,8 +5,9 @@ as ``deploy/check.py start`` does and ``nginx -p PREFIX`` (a temporary prefix, t
 free 127.0.0.1 port); in Chromium one visitor opens every page through the proxy
 (deploy/check.py's page checks), switches pages, downloads the report (over its websocket) and
 uploads it back, all on one replica (nginx's access log); more visitors are spread over both;
-the first visitor's replica is killed. Exit 1 on failure, 2 when nginx, Chromium or playwright is
-missing.
+the first visitor's replica is killed: its page moves to the other replica, a fresh session
+there, which takes the visitor's finding back from their browser (ui/common/keep.py). Exit 1
+on failure, 2 when nginx, Chromium or playwright is missing.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ COOKIE = "dashboard_replica"
 UA = "Mozilla/5.0 (X11; Linux x86_64) Chrome/140 replicas-check/{}"
 LOG_LINE = re.compile(r'"(?P<method>\S+) (?P<uri>\S+)[^"]*" (?P<status>\d+) '
                       r'upstream=(?P<up>.*?) cookie=\S* "[^"]*replicas-check/(?P<tag>\w+)"$')
-FINDINGS_GONE = "No findings yet"
+FINDING = "Finding 1: title"  # the Report page's field of a pinned finding
 
 
 class Missing(Exception):
@@ -289,18 +290,22 @@ def run_browser(browser, stack: Stack, n_contexts: int, say) -> None:
             raise Failed(f"the visitor of the killed {home} did not reconnect within 120 s")
         page.wait_for_timeout(500)
     back = time.monotonic() - t
-    stale = page.get_by_label("Finding 1: title").count()
+    stale = page.get_by_label(FINDING).count()
     page.locator("h1").first.click()
     page.keyboard.press("r")  # Streamlit's rerun key: the next run of the visitor's page
-    page.get_by_text(FINDINGS_GONE).first.wait_for(timeout=240_000)
+    # a fresh session on the survivor: it takes the finding back from the visitor's browser,
+    # which keeps the pinned findings (ui/common/keep.py)
+    page.wait_for_timeout(1000)
+    page.wait_for_selector(deploy.IDLE, timeout=120_000)
+    page.get_by_label(FINDING).first.wait_for(timeout=240_000)
     page.wait_for_selector(deploy.IDLE, timeout=120_000)
     deploy._no_problem_boxes(page, "/report")
     if replicas_of(access_log(stack.prefix, mark), "tour") - {home} != {survivor}:
         raise Failed(f"the visitor of the killed replica was not moved to {survivor}")
     say(f"{home} killed: 2 new visitors on {survivor}; the first visitor's page reconnected "
         f"to {survivor} by itself in {back:.1f} s, still showing its old page"
-        f"{' and finding' if stale else ''}; its next rerun ran in a fresh session there "
-        f"(the finding gone: '{FINDINGS_GONE}'), its cookie now names {survivor}")
+        f"{' and finding' if stale else ''}; its next rerun ran in a fresh session there, "
+        f"which took the finding back from the browser, and its cookie now names {survivor}")
     for c in [tour_ctx, *visitors, *fresh]:
         c.close()
 
