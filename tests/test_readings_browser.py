@@ -93,15 +93,23 @@ def _table(frame) -> list[dict[str, str]]:
     return [{heads[c]: cells.get((r, c), "") for c in heads} for r in rows]
 
 
-def _frame_with(page, column: str):
-    for frame in page.get_by_test_id("stDataFrame").all():
-        if not frame.is_visible():  # in a tab not shown
-            continue
-        frame.scroll_into_view_if_needed()
-        # the grid fills its cells for assistive technology once it is drawn
-        frame.locator("[role=columnheader]").first.wait_for(state="attached", timeout=30_000)
-        if column in frame.locator("[role=columnheader]").all_inner_texts():
-            return frame
+def _frame_with(page, column: str, within_s: float = 120.0):
+    import time
+
+    deadline = time.monotonic() + within_s  # a job's table may come a rerun after the idle
+    while True:
+        for frame in page.get_by_test_id("stDataFrame").all():
+            if not frame.is_visible():  # in a tab not shown
+                continue
+            frame.scroll_into_view_if_needed()
+            # the grid fills its cells for assistive technology once it is drawn
+            frame.locator("[role=columnheader]").first.wait_for(state="attached",
+                                                                timeout=30_000)
+            if column in frame.locator("[role=columnheader]").all_inner_texts():
+                return frame
+        if time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(1000)
     seen = [f.locator("[role=columnheader]").all_inner_texts()
             for f in page.get_by_test_id("stDataFrame").all() if f.is_visible()]
     raise AssertionError(f"no table with the column {column!r}: {seen}")
