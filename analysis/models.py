@@ -286,8 +286,10 @@ def check_size(source: str, max_params: int | None, spec: str) -> None:
     try:
         with open(folder / "config.json", "rb") as fh:
             config = fh.read(MAX_CONFIG_BYTES + 1)
-        if not weights.is_file():  # other weight formats: the config's count alone
-            check_checkpoint_size(config, None, 0, cap, spec)
+        if not weights.is_file():  # not downloaded yet, or another format: the config's
+            check_checkpoint_size(config, None, 0, cap, spec)  # count, then the hub's header
+            if not Path(source).is_dir():
+                _check_hub_weights(source, cap, spec)
             return
         with open(weights, "rb") as fh:
             check_checkpoint_size(config, fh.read, weights.stat().st_size, cap, spec)
@@ -295,6 +297,27 @@ def check_size(source: str, max_params: int | None, spec: str) -> None:
         raise ModelLoadError(str(exc)) from None
     except OSError as exc:
         raise ModelLoadError(f"{spec}: config.json or its weights cannot be read.") from exc
+
+
+def _check_hub_weights(repo: str, cap: int, spec: str) -> None:
+    """A hub id whose weights are not downloaded yet: the parameters its safetensors headers
+    declare (huggingface_hub reads the headers alone, by HTTP range requests, a few KB) checked
+    against ``cap`` before the weights are fetched. Offline, or a repository without
+    safetensors: nothing more to check here (the config's count was)."""
+    from analysis.errors import InputError
+    from analysis.sizes import _words
+
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or not hub_reachable():
+        return
+    try:
+        from huggingface_hub import get_safetensors_metadata
+
+        declared = int(sum(get_safetensors_metadata(repo).parameter_count.values()))
+    except Exception:  # no safetensors on the hub (pickle weights are refused later), a
+        return         # private or renamed repository: the config's count stands
+    if declared > cap:
+        raise InputError(f"{spec}: its weights on the hub hold {_words(declared)} values; "
+                         f"this server loads at most {_words(cap)}.")
 
 
 def is_head_key(key: str, prefix: str) -> bool:

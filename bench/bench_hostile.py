@@ -13,12 +13,26 @@ Monitor), and meanwhile sends, from ``--tabs`` Chromium tabs at once, each ``--r
 - Aspect heads: a 200 KB checkpoint .zip whose config declares a 637M-parameter BERT (one
   tensor of weights, the embedded tokenizer, a card), uploaded in every tab.
 
-Prints the health latency p50 / p95 / max during the attack (target p95 < 100 ms), the peak
-resident memory before and during it against ``--cap-gb`` (target: below 3 GB), and whether
-each page answered with its one-line message. Exit status 1 when a target is missed or the
-server died.
+Then, one class after another (issue 34), each from ``--tabs`` tabs at once:
 
-    python bench/bench_hostile.py [--tabs 3] [--rounds 2] [--cap-gb 3]
+- json-zip: a 320 KB checkpoint .zip whose safetensors header is 16 MB of ``[\\"\\"...``, the
+  pattern that took the old JSON pre-check quadratic time holding the interpreter lock;
+- json-jsonl: a 64 KB JSONL of the same pattern uploaded on No-op statistics;
+- missing-weights: a checkpoint .zip whose config is the embedded model's and whose weights are
+  one unrelated tensor (it ran as a random model before);
+- drift: 300 lines at the demo's 2,000-character cap uploaded on Fine-tuning drift
+  (``/drift?drift_source=Upload&drift_max=300``);
+- another-corpus: the plain link ``/attribution?attr_fdata=Another+corpus`` (it threw before);
+- downloads: "Download the model (.zip)" clicked in every tab at once on Aspect heads (where the
+  server offers a model to download: the example checkpoint; skipped, said so, otherwise).
+
+Prints, for the first attack and for each class: the health latency p50 / p95 / max (target
+p95 < 100 ms), the longest gap between two answered health probes (target: none over 2 s), the
+peak resident memory against ``--cap-gb`` (target: below 3 GB, the documented plan), and what
+each page answered (its one-line message). Exit status 1 when a target is missed or the server
+died.
+
+    python bench/bench_hostile.py [--tabs 3] [--rounds 2] [--cap-gb 3] [--classes drift,...]
 
 Needs Chromium (/usr/bin/chromium) and Playwright; not the example checkpoint.
 """
@@ -84,6 +98,48 @@ def crafted(folder: Path) -> dict[str, Path]:
         zf.writestr("absa_card.json", json.dumps({"task": "qa_m", "kind": "absa-sentence-pair"}))
     out["big_zip"] = folder / "big-model.zip"
     out["big_zip"].write_bytes(buf.getvalue())
+    out.update(crafted_issue34(folder))
+    return out
+
+
+def _checkpoint_zip(config: dict, weights: bytes) -> bytes:
+    from analysis.models import default_model_path
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("config.json", json.dumps(config))
+        zf.writestr("model.safetensors", weights)
+        zf.write(Path(default_model_path()) / "tokenizer.json", "tokenizer.json")
+        zf.writestr("absa_card.json", json.dumps({"task": "qa_m", "kind": "absa-sentence-pair"}))
+    return buf.getvalue()
+
+
+def crafted_issue34(folder: Path) -> dict[str, Path]:
+    """Issue 34's crafted files: the quadratic-JSON header and JSONL, the checkpoint whose
+    weights miss the model's tensors, 300 lines at the demo's 2,000-character cap."""
+    from analysis.models import default_model_path
+
+    pattern = '[' + '\\"' * (8 << 20)  # 16 MB of [\"\"\"...: deflates to about 300 KB
+    header = pattern.encode()
+    config = json.loads((Path(default_model_path()) / "config.json").read_text())
+    config.update(architectures=["BertForSequenceClassification"], num_labels=4)
+    one = json.dumps({"unrelated.weight": {"dtype": "F32", "shape": [4],
+                                           "data_offsets": [0, 16]}}).encode()
+    rng = np.random.default_rng(34)
+    words = "the pasta was cold but the staff were kind and quick to help us".split()
+    lines = [" ".join(rng.choice(words, 400))[:2000] for _ in range(300)]
+    files = {
+        "json_zip": _checkpoint_zip(config, len(header).to_bytes(8, "little") + header),
+        "json_jsonl": ('{"text": "' + '\\"' * (32 << 10) + '"}\n').encode(),
+        "missing_zip": _checkpoint_zip(config, len(one).to_bytes(8, "little") + one + b"\0" * 16),
+        "drift_txt": ("\n".join(lines) + "\n").encode(),
+    }
+    names = {"json_zip": "quadratic-header.zip", "json_jsonl": "quadratic.jsonl",
+             "missing_zip": "missing-weights.zip", "drift_txt": "drift-300x2000.txt"}
+    out = {}
+    for key, data in files.items():
+        out[key] = folder / names[key]
+        out[key].write_bytes(data)
     return out
 
 
@@ -94,17 +150,31 @@ class Health(threading.Thread):
         super().__init__(daemon=True)
         self.url, self.every, self.timeout = url, every, timeout
         self.phase, self.times, self.failures = "idle", {}, {}
+        self.answered: dict[str, list[float]] = {}  # phase -> when each answer came
+        self.started: dict[str, float] = {}
         self._halt = threading.Event()
+
+    def set_phase(self, name: str) -> None:
+        self.started[name] = time.monotonic()
+        self.phase = name
 
     def run(self) -> None:
         while not self._halt.is_set():
-            t = time.perf_counter()
+            phase, t = self.phase, time.perf_counter()
             ok = check.health_ok(self.url, self.timeout)
             ms = (time.perf_counter() - t) * 1000 if ok else self.timeout * 1000
-            self.times.setdefault(self.phase, []).append(ms)
-            if not ok:
-                self.failures[self.phase] = self.failures.get(self.phase, 0) + 1
+            self.times.setdefault(phase, []).append(ms)
+            if ok:
+                self.answered.setdefault(phase, []).append(time.monotonic())
+            else:
+                self.failures[phase] = self.failures.get(phase, 0) + 1
             self._halt.wait(self.every)
+
+    def longest_gap(self, phase: str, until: float) -> float:
+        """The longest time (s) in ``phase`` without an answered probe (from its start to its
+        first answer, between answers, from the last answer to ``until``)."""
+        marks = [self.started.get(phase, until)] + self.answered.get(phase, []) + [until]
+        return max(b - a for a, b in zip(marks, marks[1:]))
 
     def stop(self) -> None:
         self._halt.set()
@@ -191,6 +261,81 @@ async def attack_checkpoint(browser, url: str, files: dict, rounds: int) -> list
     return said
 
 
+async def attack_upload(browser, url: str, path: str, file: Path, open_text: str | None = None,
+                        wait_s: float = 300) -> list[str]:
+    """One tab: open ``path``, upload ``file`` in its first upload box (after clicking
+    ``open_text``, a choice that shows the box), wait until the page is idle again; what the
+    page said and how long it took."""
+    ctx = await browser.new_context()
+    page = await ctx.new_page()
+    try:
+        await page.goto(url + path, timeout=TIMEOUT)
+        await _settle(page)
+        if open_text:
+            await page.get_by_text(open_text).first.click()
+            await _settle(page)
+        t = time.monotonic()
+        await page.locator("[data-testid='stFileUploaderDropzoneInput']").first \
+            .set_input_files(str(file))
+        await asyncio.sleep(1.0)
+        await page.wait_for_selector(IDLE, timeout=wait_s * 1000)
+        await _settle(page)
+        return [f"{file.name}: {await _said(page) or 'no error shown'} "
+                f"({time.monotonic() - t:.0f} s)"]
+    finally:
+        await ctx.close()
+
+
+async def attack_link(browser, url: str, path: str) -> list[str]:
+    """One tab: a plain link; whether the page threw (Streamlit's exception box)."""
+    ctx = await browser.new_context()
+    page = await ctx.new_page()
+    try:
+        await page.goto(url + path, timeout=TIMEOUT)
+        await _settle(page)
+        threw = await page.locator("[data-testid='stException']").count()
+        return [f"{path}: {'EXCEPTION' if threw else await _said(page) or 'drawn'}"]
+    finally:
+        await ctx.close()
+
+
+async def attack_download(browser, url: str) -> list[str]:
+    """One tab: "Download the model (.zip)" on Aspect heads, when the page offers one."""
+    ctx = await browser.new_context(accept_downloads=True)
+    page = await ctx.new_page()
+    try:
+        await page.goto(url + "/aspects", timeout=TIMEOUT)
+        await _settle(page)
+        button = page.get_by_role("button", name="Download the model (.zip)")
+        if not await button.count():
+            return ["skipped: no model offered for download here (build the example first)"]
+        t = time.monotonic()
+        async with page.expect_download(timeout=DOWNLOAD_TIMEOUT) as dl:
+            await button.first.click()
+        size = Path(await (await dl.value).path()).stat().st_size
+        return [f"model .zip: {size / 2**20:.0f} MB in {time.monotonic() - t:.0f} s"]
+    finally:
+        await ctx.close()
+
+
+def issue34_classes(browser, url: str, files: dict, tabs: int) -> dict[str, list]:
+    """Each class of issue 34: the coroutines of its tabs."""
+    zip_box = "Upload a checkpoint .zip"
+    return {
+        "json-zip": [attack_upload(browser, url, "/aspects", files["json_zip"], zip_box)
+                     for _ in range(tabs)],
+        "json-jsonl": [attack_upload(browser, url, "/noop?noop_source=Upload",
+                                     files["json_jsonl"]) for _ in range(tabs)],
+        "missing-weights": [attack_upload(browser, url, "/aspects", files["missing_zip"],
+                                          zip_box) for _ in range(tabs)],
+        "drift": [attack_upload(browser, url, "/drift?drift_source=Upload&drift_max=300",
+                                files["drift_txt"], wait_s=900) for _ in range(tabs)],
+        "another-corpus": [attack_link(browser, url, "/attribution?attr_fdata=Another+corpus")
+                           for _ in range(tabs)],
+        "downloads": [attack_download(browser, url) for _ in range(tabs)],
+    }
+
+
 async def warm_up(browser, url: str) -> None:
     """The two attacked pages once each (the server imports torch and builds them)."""
     ctx = await browser.new_context()
@@ -203,6 +348,11 @@ async def warm_up(browser, url: str) -> None:
         await _settle(page)
     finally:
         await ctx.close()
+
+
+def phase(monitor, health, name: str) -> None:
+    monitor.phase = name
+    health.set_phase(name)
 
 
 def pct(xs, q) -> float:
@@ -219,24 +369,44 @@ async def main_async(args) -> int:
     monitor, health = Monitor(proc.pid), Health(url)
     monitor.start()
     ok = True
+    said: dict[str, list] = {}
+    ends: dict[str, float] = {}
+    results: list = []
+    wall = 0.0
     try:
         check.wait_healthy(url, proc)
         health.start()
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=check.CHROMIUM, args=LAUNCH_ARGS)
             try:
-                monitor.phase = health.phase = "warm-up"
+                phase(monitor, health, "warm-up")
                 await warm_up(browser, url)  # first imports and page runs: not the attack's
-                monitor.phase = health.phase = "idle"
+                phase(monitor, health, "idle")
                 await asyncio.sleep(5)
-                monitor.phase = health.phase = "attack"
+                phase(monitor, health, "attack")
                 t = time.monotonic()
                 runs = [attack_report(browser, url, files, args.rounds) for _ in range(args.tabs)]
                 runs += [attack_checkpoint(browser, url, files, args.rounds)
                          for _ in range(args.tabs)]
+                if args.no_first:
+                    for co in runs:
+                        co.close()
+                    runs = []
                 results = await asyncio.gather(*runs, return_exceptions=True)
-                wall = time.monotonic() - t
-                monitor.phase = health.phase = "after"
+                ends["attack"] = time.monotonic()
+                wall = ends["attack"] - t
+                classes = issue34_classes(browser, url, files, args.tabs)
+                for name in [c for c in classes if args.classes in ("all", "") or
+                             c in args.classes.split(",")]:
+                    phase(monitor, health, name)
+                    said[name] = await asyncio.gather(*classes[name], return_exceptions=True)
+                    ends[name] = time.monotonic()
+                    phase(monitor, health, f"after {name}")
+                    await asyncio.sleep(3)  # memory given back?
+                for c in classes.values():  # the classes not run: their coroutines closed
+                    for co in c:
+                        co.close()
+                phase(monitor, health, "after")
                 await asyncio.sleep(3)
             finally:
                 await browser.close()
@@ -247,23 +417,35 @@ async def main_async(args) -> int:
                 print(f"tab {k} ({kind}): FAILED {type(r).__name__}: {str(r).splitlines()[0]}")
             else:
                 print(f"tab {k} ({kind}): " + " | ".join(r))
-        att = health.times.get("attack", [])
-        p95 = pct(att, 95)
-        peak = max(monitor.peak.values()) / 2**30
-        print(f"attack: {args.tabs} report tabs + {args.tabs} checkpoint tabs, {args.rounds} "
-              f"round(s) each, {wall:.0f} s")
-        print(f"health during the attack: {len(att)} probes, p50 {pct(att, 50):.0f} ms, "
-              f"p95 {p95:.0f} ms, max {max(att or [0]):.0f} ms, "
-              f"failures {health.failures.get('attack', 0)}; idle p95 "
-              f"{pct(health.times.get('idle', []), 95):.0f} ms")
+        if not args.no_first:
+            print(f"attack: {args.tabs} report tabs + {args.tabs} checkpoint tabs, {args.rounds} "
+                  f"round(s) each, {wall:.0f} s")
+        targets = []
+        for name in ([] if args.no_first else ["attack"]) + list(said):
+            for k, r in enumerate(said.get(name, [])):
+                if isinstance(r, BaseException):
+                    ok = False
+                    print(f"  {name} tab {k}: FAILED {type(r).__name__}: "
+                          f"{(str(r).splitlines() or [''])[0]}")
+                else:
+                    print(f"  {name} tab {k}: " + " | ".join(r))
+            att = health.times.get(name, [])
+            gap = health.longest_gap(name, ends[name])
+            peak = monitor.peak.get(name, 0) / 2**30
+            after = monitor.peak.get(f"after {name}", 0) / 2**30
+            print(f"{name}: health {len(att)} probes, p50 {pct(att, 50):.0f} ms, p95 "
+                  f"{pct(att, 95):.0f} ms, max {max(att or [0]):.0f} ms, longest gap {gap:.1f} s;"
+                  f" peak memory {peak:.2f} GB" + (f", {after:.2f} GB after" if after else ""))
+            targets += [(f"{name} health p95 < 100 ms", pct(att, 95) < 100),
+                        (f"{name} no gap over 2 s", gap <= 2.0),
+                        (f"{name} peak < {args.cap_gb:g} GB", peak < args.cap_gb)]
+        print(f"idle health p95 {pct(health.times.get('idle', []), 95):.0f} ms")
         print("peak resident memory (server and children): " + ", ".join(
             f"{k} {v / 2**30:.2f} GB" for k, v in monitor.peak.items())
             + f"; kernel VmHWM {monitor.hwm() / 2**30:.2f} GB")
         alive = proc.poll() is None and check.health_ok(url)
         print(f"server alive at the end: {alive}")
-        targets = [("health p95 < 100 ms", p95 < 100), (f"peak < {args.cap_gb:g} GB",
-                                                        peak < args.cap_gb),
-                   ("server alive", alive)]
+        targets.append(("server alive", alive))
         print("targets: " + ", ".join(f"{n}: {'met' if m else 'NOT met'}" for n, m in targets))
         return 0 if ok and all(m for _, m in targets) else 1
     except check.Failed as exc:
@@ -280,6 +462,12 @@ def main() -> int:
     ap.add_argument("--tabs", type=int, default=3, help="tabs of each attack at once")
     ap.add_argument("--rounds", type=int, default=2, help="times each tab repeats its attack")
     ap.add_argument("--cap-gb", type=float, default=3.0, help="the memory target (GB)")
+    ap.add_argument("--no-first", action="store_true",
+                    help="leave out the first attack (reports and the 637M checkpoint)")
+    ap.add_argument("--classes", default="all",
+                    help="issue 34's classes to run after the first attack, comma-separated "
+                         "(json-zip, json-jsonl, missing-weights, drift, another-corpus, "
+                         "downloads), 'all' or 'none'")
     args = ap.parse_args()
     if not Path(check.CHROMIUM).exists():
         print(f"bench_hostile: {check.CHROMIUM} is absent (apt-get install chromium)",

@@ -267,3 +267,52 @@ def test_forwarded_mode_counts_the_address_the_proxy_appended(monkeypatch):
             f"{sent}, 198.51.100.2"]}), ip_address="10.0.0.9")
         monkeypatch.setattr(st, "context", fake)
         assert jobs.visitor_keys()[-1] == "address:198.51.100.2"
+
+
+def test_one_visitors_tabs_together_hold_one_sessions_share_of_uploads():
+    """Issue 34 item 6: the cap was per session; one visitor's eight tabs held eight shares
+    (8 x 57 MB, in a straight line). Now the sessions a visitor's pages ran under (their address
+    where the host tells visitors apart) share one cap: a file beyond it is refused with HTTP
+    413 and the visitor's own words; other visitors are untouched."""
+    from starlette.exceptions import HTTPException
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from ui.common.resources import UPLOAD_VISITOR_BUSY, cap_uploads
+
+    visitors = {"t1": "address:10.0.0.1", "t2": "address:10.0.0.1", "t3": "address:10.0.0.1",
+                "u1": "address:10.0.0.2"}
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert cap_uploads(mgr, 10 * 2**20, 100 * 2**20, visitors.get)
+    four = b"x" * (4 << 20)
+    mgr.add_file("t1", UploadedFileRec("a", "a.json", "application/json", four))
+    mgr.add_file("t2", UploadedFileRec("a", "a.json", "application/json", four))
+    with pytest.raises(HTTPException) as e:  # 8 MB in two tabs + 4: over one share of 10 MB
+        mgr.add_file("t3", UploadedFileRec("a", "a.json", "application/json", four))
+    assert e.value.status_code == 413 and e.value.detail == UPLOAD_VISITOR_BUSY
+    assert sorted(mgr.file_storage) == ["t1", "t2"]
+    mgr.add_file("t3", UploadedFileRec("b", "b.json", "application/json", b"y" * (2 << 20)))
+    mgr.add_file("u1", UploadedFileRec("a", "a.json", "application/json", four))  # another
+    mgr.add_file("s9", UploadedFileRec("a", "a.json", "application/json", four))  # unknown
+    mgr.add_file("t1", UploadedFileRec("c", "c.json", "application/json", b"z"))  # evicts a
+    assert list(mgr.file_storage["t1"]) == ["c"]  # its own oldest made way, as in one tab
+    held = sum(len(f.data) for sid in ("t1", "t2", "t3") for f in mgr.file_storage[sid].values())
+    assert held <= 10 * 2**20
+    mgr.remove_session_files("t2")  # a tab closes: room for the visitor again
+    mgr.add_file("t3", UploadedFileRec("d", "d.json", "application/json", four))
+    assert "d" in mgr.file_storage["t3"]
+
+
+def test_a_session_is_noted_under_its_visitors_address(monkeypatch):
+    """The page run tells the upload cap whose session it is (the upload handler is told the
+    session only)."""
+    import ui.common.resources as resources
+
+    monkeypatch.setattr(resources, "_SESSION_VISITOR", {})
+    monkeypatch.setattr(resources, "visitor_keys",
+                        lambda: ("session:abc", "address:203.0.113.9"))
+    resources.note_visitor()
+    assert resources._SESSION_VISITOR == {"abc": "address:203.0.113.9"}
+    monkeypatch.setattr(resources, "visitor_keys", lambda: ("session:def",))  # local: no address
+    resources.note_visitor()
+    assert "def" not in resources._SESSION_VISITOR

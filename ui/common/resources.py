@@ -16,6 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from analysis.models import DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp, load_model
+from ui.common.jobs import visitor_keys
 from ui.common.settings import SERVER_UPLOAD_MB, settings
 
 NOT_OFFERED = "This model is not offered here."
@@ -39,6 +40,7 @@ def get_model(spec: str) -> LoadedModel:
     folder written again (a new checkpoint in the same place) is loaded anew."""
     clean_leftovers()
     session_upload_cap()
+    note_visitor()
     check_listed(spec)
     return _load(spec, checkpoint_stamp(spec))
 
@@ -114,17 +116,40 @@ def _refusal(text: str) -> Exception:
 
 
 UPLOAD_BUSY = "The server holds as many uploaded files as it can; try again in a few minutes."
+UPLOAD_VISITOR_BUSY = ("Your other tabs on this dashboard already hold as many uploaded files as "
+                       "one visitor may; close them, or wait a few minutes, and try again.")
+
+# session id -> the visitor key its pages ran under ("address:..."; only where the host tells
+# visitors apart by address, ``visitor_address``): the upload handler is told the session only
+_SESSION_VISITOR: dict[str, str] = {}
+_SESSION_VISITOR_MAX = 4096
 
 
-def cap_uploads(mgr, cap: int, total_cap: int | None = None) -> bool:
+def note_visitor() -> None:
+    """Remember which visitor this session's page runs belong to, for the upload cap (a
+    visitor's tabs are sessions of their own; :func:`cap_uploads`)."""
+    keys = visitor_keys()
+    session = next((k.split(":", 1)[1] for k in keys if k.startswith("session:")), None)
+    address = next((k for k in keys if k.startswith("address:")), None)
+    if session and address:
+        if len(_SESSION_VISITOR) >= _SESSION_VISITOR_MAX and session not in _SESSION_VISITOR:
+            _SESSION_VISITOR.pop(next(iter(_SESSION_VISITOR)))  # the oldest session noted
+        _SESSION_VISITOR[session] = address
+
+
+def cap_uploads(mgr, cap: int, total_cap: int | None = None,
+                visitor_of=_SESSION_VISITOR.get) -> bool:
     """Wrap the upload manager's ``add_file`` so that one session holds at most ``cap`` bytes
     of uploaded files: a new file first evicts that session's oldest others. Streamlit keeps
     every file PUT to ``/_stcore/upload_file/<session>/<id>`` in memory until the session
     ends, whether or not a widget asked for it (issue 24: twelve 40 MB PUTs, +480 MB). With
     ``total_cap``, all sessions together hold at most that many bytes: a file beyond it is
     refused (HTTP 413; nobody else's files are dropped), so many sessions (one visitor's many
-    tabs, many visitors) cannot add up past it (issue 34). False where the manager is not
-    Streamlit's in-memory one (nothing is changed)."""
+    tabs, many visitors) cannot add up past it (issue 34). One visitor's sessions together
+    (``visitor_of``: a session's visitor key, None when unknown) hold at most ``cap`` too: a
+    file beyond it is refused (HTTP 413, :data:`UPLOAD_VISITOR_BUSY`), so opening tabs does not
+    multiply a visitor's share. False where the manager is not Streamlit's in-memory one
+    (nothing is changed)."""
     if not hasattr(mgr, "file_storage") or getattr(mgr, "_session_cap", None) is not None:
         return False
     add = mgr.add_file
@@ -134,12 +159,19 @@ def cap_uploads(mgr, cap: int, total_cap: int | None = None) -> bool:
         with lock:
             held = [(fid, len(f.data)) for fid, f in list(mgr.file_storage.get(session_id, {})
                                                            .items()) if fid != file.file_id]
+            visitor = visitor_of(session_id)
+            mine = 0 if visitor is None else sum(  # the visitor's other tabs
+                len(f.data) for sid, files in list(mgr.file_storage.items())
+                if sid != session_id and visitor_of(sid) == visitor for f in list(files.values()))
+            room = cap - mine
             total, evict = sum(n for _, n in held) + len(file.data), []
             for fid, n in held:  # oldest first (insertion order)
-                if total <= cap:
+                if total <= room:
                     break
                 evict.append(fid)
                 total -= n
+            if visitor is not None and total > room:  # their other tabs hold the rest
+                raise _refusal(UPLOAD_VISITOR_BUSY)
             if total_cap is not None:
                 others = sum(len(f.data) for sid, files in list(mgr.file_storage.items())
                              if sid != session_id for f in list(files.values()))
