@@ -8,7 +8,7 @@
 
 The bundle is committed: the app reads ``frontend/dist/`` and never needs Node. ``--check``
 builds into a temporary folder and exits 1 when the committed files differ (the test of
-tests/unit/test_attention_bundle.py does the same).
+tests/unit/test_attention_contract.py does the same).
 """
 
 from __future__ import annotations
