@@ -44,10 +44,13 @@ def producer_payloads(labels, maps, segments, special, *, is_pair=True) -> list[
     heat = heatmap_payload(labels, maps[-1, 0], layer=maps.shape[0] - 1, head=0)
     head = dict(labels=labels, maps=maps[1], segments=segments, special=special, layer=1,
                 is_pair=is_pair)
+    # the Attention page's long-input heatmap (pages/attention.py): no layers, no thumbnails
+    only_heatmap = {k: v for k, v in views.items() if k not in ("layers", "thumbs")}
     return [("views", views), ("views", {**sparse, "heatmap": heat}),
             ("head", head_view_payload(**head, highlight=[1, n - 2])),
             ("head", head_view_payload(**head, top_k=2)),
-            ("model", model_view_payload(maps, max_size=4))]
+            ("model", model_view_payload(maps, max_size=4)),
+            ("views", {**only_heatmap, "heatmap": heat})]
 
 
 def hand_made_payloads() -> list[tuple]:
@@ -57,8 +60,9 @@ def hand_made_payloads() -> list[tuple]:
 
 
 def without_each_required_key(payloads):
-    """(kind, the missing key, the payload without it) for each required key after view and
-    version."""
+    """(kind, the missing key, the payload without it) for each key after view and version that
+    the payload must have (a views payload with a heatmap may leave out layers and thumbs)."""
     for kind, payload in payloads:
-        for name in spec.PAYLOADS[kind].names(required_only=True)[2:]:  # after view, version
-            yield kind, name, {k: v for k, v in payload.items() if k != name}
+        for f in spec.PAYLOADS[kind].fields[2:]:
+            if f.required and (f.unless is None or payload.get(f.unless) is None):
+                yield kind, f.name, {k: v for k, v in payload.items() if k != f.name}

@@ -17,7 +17,9 @@ Types (:data:`TYPES`): ``int`` (an integer, not a boolean), ``number``, ``bool``
 ``base64`` (a string whose length is a multiple of 4: its bytes are decoded where drawn),
 ``list`` and ``object``. A field is missing when absent, or null without ``nullable``.
 ``when = (key, value)``: required only when the payload's own ``key`` is ``value`` (a layer's
-sparse arrays, for example). ``choices``: the only values allowed (for a list: for each item).
+sparse arrays, for example); ``unless = key``: a required field the payload may leave out when
+it has ``key`` (the Attention page's long-input heatmap sends only the heatmap, no layers).
+``choices``: the only values allowed (for a list: for each item).
 ``length = (key, unit)``: a list as long as the payload's ``key`` (the message counts ``unit``).
 ``items``: a list's item type, or an object's (or each list item's) fields.
 """
@@ -44,6 +46,7 @@ class Field:
     required: bool = True
     nullable: bool = False
     when: tuple[str, str] | None = None
+    unless: str | None = None
     choices: tuple = ()
     length: tuple[str, str] | None = None
     items: str | tuple["Field", ...] | None = None
@@ -95,6 +98,7 @@ THUMBS = (
     Field("pool", "string", "how the maps were pooled into thumbnails", choices=POOLS),
     Field("thumbs", "base64", "uint8 [L, H, size, size] max-pooled maps"),
 )
+ONLY_HEATMAP = "heatmap"  # a views payload with a heatmap may leave out layers and thumbs
 HEATMAP = (
     Field("layer", "int", "0-indexed layer of the map"),
     Field("head", "int", "0-indexed head of the map"),
@@ -110,12 +114,13 @@ VIEWS = Payload("views", VIEWS_VERSION, "views_payload", (
     Field("n", "int", "tokens"),
     *LABELS,
     SCALE_FIELD,
-    *THUMBS,
+    *THUMBS[:2],
+    Field("thumbs", "base64", THUMBS[2].doc, unless=ONLY_HEATMAP),
     Field("encoding", "string", "how every layer's weights are sent", choices=ENCODINGS),
     Field("top_k", "int", "keys kept per query row when sparse; null: every key (dense)",
           nullable=True),
     Field("layers", "list", "each layer's weights (and its sparse arrays)",
-          length=("n_layers", "layers"), items=(
+          length=("n_layers", "layers"), unless=ONLY_HEATMAP, items=(
               *EDGES, Field("n_edges", "int", "kept edges of the layer", required=False,
                             when=SPARSE))),
     Field("digest", "string", "content hash: the component redraws only when it changes"),
@@ -156,6 +161,8 @@ def _field_json(f: Field) -> dict[str, Any]:
         out["nullable"] = True
     if f.when:
         out["when"] = list(f.when)
+    if f.unless:
+        out["unless"] = f.unless
     if f.choices:
         out["choices"] = list(f.choices)
     if f.length:

@@ -1,7 +1,7 @@
 """The attention component's payloads of the embedded default model on a real sentence pair, as
-the Attention page makes them (token and word level), satisfy the one contract
-(analysis/attention/payload_spec.py) in the Python check and in the JavaScript check; with any
-required key taken out, both refuse them with the same sentence."""
+the pages make them (token and word level, the long-input heatmap too), satisfy the one
+contract (analysis/attention/payload_spec.py) in the Python check and in the JavaScript check;
+with any required key taken out, both refuse them with the same sentence."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def page_payloads(default_model):
 
 
 def test_the_default_models_payloads_satisfy_the_contract(page_payloads):
-    assert len(page_payloads) == 10
+    assert len(page_payloads) == 12
     for kind, payload in page_payloads:
         assert payload_problem(payload, kind) is None, (kind, payload_problem(payload, kind))
     token_views = page_payloads[0][1]
@@ -40,7 +40,7 @@ def test_the_default_models_payloads_satisfy_the_contract(page_payloads):
     assert token_views["segments"][-1] == 1 and token_views["special"][0] == 1
     assert len(token_views["labels"]) == n and token_views["encoding"] == "dense"
     assert page_payloads[1][1]["encoding"] == "sparse" and page_payloads[1][1]["top_k"] < n
-    word_views = page_payloads[5][1]
+    word_views = page_payloads[6][1]
     assert "[CLS]" not in word_views["labels"] and word_views["n"] < n
     assert {k for k, _ in page_payloads} == set(spec.PAYLOADS)
 
@@ -49,6 +49,6 @@ def test_the_default_models_payloads_satisfy_the_contract(page_payloads):
 def test_javascript_accepts_them_and_refuses_each_missing_key_as_python_does(page_payloads):
     cases = page_payloads + [(k, p) for k, _, p in without_each_required_key(page_payloads)]
     got = js_problems(cases)
-    assert got[:10] == [None] * 10
+    assert got[:12] == [None] * 12
     assert got == [payload_problem(p, k) for k, p in cases]
-    assert got[10] == "The payload of analysis.attention.views.views_payload lacks n_layers."
+    assert got[12] == "The payload of analysis.attention.views.views_payload lacks n_layers."

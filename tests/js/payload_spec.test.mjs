@@ -78,3 +78,12 @@ test("types, choices, lengths and nested objects are checked", () => {
     `The payload of ${where("views")} lacks heatmap.max.`);
   assert.equal(bad({ layers: [5] }), `${of} layers[0] of another type than object.`);
 });
+
+test("a views payload may leave out layers and thumbnails only beside a heatmap", () => {
+  const heatmap = { layer: 0, head: 0, n: 2, max: 0.5, weights: w4 };
+  const small = without(without(PAYLOAD.views, "layers"), "thumbs");
+  assert.equal(checkPayload({ ...small, heatmap }, "views"), null);
+  assert.equal(checkPayload(small, "views"), `The payload of ${where("views")} lacks thumbs, layers.`);
+  assert.equal(checkPayload({ ...small, heatmap: null }, "views"),
+    `The payload of ${where("views")} lacks thumbs, layers.`);
+});

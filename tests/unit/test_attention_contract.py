@@ -32,14 +32,15 @@ def test_generated_modules_equal_a_fresh_generation():
 def test_the_contract_is_what_the_producer_makes_key_for_key():
     payloads = hand_made_payloads()
     encodings = [p["encoding"] for k, p in payloads if k != "model"]
-    assert encodings == ["dense", "sparse", "dense", "sparse"]
+    assert encodings == ["dense", "sparse", "dense", "sparse", "dense"]
     for kind, payload in payloads:
         assert payload_problem(payload, kind) is None, (kind, payload_problem(payload, kind))
         fields = {f.name: f for f in spec.PAYLOADS[kind].fields}
         # every key made is declared; every declared key it needs is made
         assert set(payload) <= set(fields), set(payload) - set(fields)
         needed = {f.name for f in fields.values()
-                  if f.required or (f.when and payload.get(f.when[0]) == f.when[1])}
+                  if (f.required and not (f.unless and f.unless in payload))
+                  or (f.when and payload.get(f.when[0]) == f.when[1])}
         assert needed <= set(payload)
     sparse = payloads[1][1]
     assert set(sparse["layers"][0]) == {"counts", "keys", "weights", "n_edges"}
@@ -52,7 +53,8 @@ def test_the_contract_is_what_the_producer_makes_key_for_key():
 def test_python_refuses_a_payload_missing_any_required_key():
     payloads = hand_made_payloads()
     cases = list(without_each_required_key(payloads))
-    assert len(cases) == 15 + 15 + 14 + 14 + 7  # views, views, head, head, model
+    # views, views with a heatmap, head, head, model, views with only a heatmap
+    assert len(cases) == 15 + 13 + 14 + 14 + 7 + 13
     for kind, name, payload in cases:
         maker = spec.PAYLOADS[kind].maker
         with pytest.raises(ValueError) as err:
@@ -67,6 +69,11 @@ def test_python_refuses_a_payload_missing_any_required_key():
     assert payload_problem({**sparse, "heatmap": heat}, "views").endswith("lacks heatmap.max.")
     assert payload_problem({**sparse, "digest": None}, "views").endswith("lacks digest.")
     assert payload_problem({**sparse, "top_k": None}, "views") is None  # nullable
+    # layers and thumbnails may be left out only beside a heatmap (the long-input heatmap)
+    only_heatmap = payloads[5][1]
+    assert "layers" not in only_heatmap and payload_problem(only_heatmap, "views") is None
+    assert payload_problem({k: v for k, v in only_heatmap.items() if k != "heatmap"},
+                           "views").endswith("lacks thumbs, layers.")
     assert payload_problem({**sparse, "segments": [0, 1, 2] + [0] * 17}, "views").endswith(
         "has segments 2, not 0, 1.")
     assert payload_problem({**sparse, "is_pair": 1}, "views").endswith(
@@ -86,7 +93,7 @@ def test_javascript_refuses_what_python_refuses_with_the_same_sentence():
     got = js_problems(cases)
     want = [payload_problem(p, k) for k, p in cases]
     assert got == want
-    assert got[:5] == [None] * 5 and all(got[5:])
+    assert got[:6] == [None] * 6 and all(got[6:])
     assert got[-5:] == [
         "The payload of analysis.attention.views.views_payload has 4 labels for 20 tokens.",
         'The payload of analysis.attention.views.views_payload has encoding "zip", not '

@@ -43,7 +43,9 @@ def _type_ok(value: Any, kind: str) -> bool:
 
 
 def _needed(f: Field, root: dict) -> bool:
-    return f.required or (f.when is not None and root.get(f.when[0]) == f.when[1])
+    if f.required:
+        return f.unless is None or root.get(f.unless) is None
+    return f.when is not None and root.get(f.when[0]) == f.when[1]
 
 
 def _absent(obj: dict, f: Field) -> bool:

@@ -32,7 +32,10 @@ function typeOk(v, type) {
   }
 }
 
-const needed = (f, root) => f.required || (!!f.when && root[f.when[0]] === f.when[1]);
+function needed(f, root) {
+  if (f.required) return !f.unless || root[f.unless] === undefined || root[f.unless] === null;
+  return !!f.when && root[f.when[0]] === f.when[1];
+}
 const absent = (obj, f) => obj[f.name] === undefined || (obj[f.name] === null && !f.nullable);
 const json = (v) => JSON.stringify(v ?? null);
 

@@ -112,10 +112,10 @@ var PAYLOADS = {
       { "name": "scale", "type": "int", "required": true, "choices": [255] },
       { "name": "size", "type": "int", "required": true },
       { "name": "pool", "type": "string", "required": true, "choices": ["max", "none"] },
-      { "name": "thumbs", "type": "base64", "required": true },
+      { "name": "thumbs", "type": "base64", "required": true, "unless": "heatmap" },
       { "name": "encoding", "type": "string", "required": true, "choices": ["dense", "sparse"] },
       { "name": "top_k", "type": "int", "required": true, "nullable": true },
-      { "name": "layers", "type": "list", "required": true, "length": ["n_layers", "layers"], "items": [{ "name": "weights", "type": "base64", "required": true }, { "name": "counts", "type": "base64", "required": false, "when": ["encoding", "sparse"] }, { "name": "keys", "type": "base64", "required": false, "when": ["encoding", "sparse"] }, { "name": "n_edges", "type": "int", "required": false, "when": ["encoding", "sparse"] }] },
+      { "name": "layers", "type": "list", "required": true, "unless": "heatmap", "length": ["n_layers", "layers"], "items": [{ "name": "weights", "type": "base64", "required": true }, { "name": "counts", "type": "base64", "required": false, "when": ["encoding", "sparse"] }, { "name": "keys", "type": "base64", "required": false, "when": ["encoding", "sparse"] }, { "name": "n_edges", "type": "int", "required": false, "when": ["encoding", "sparse"] }] },
       { "name": "digest", "type": "string", "required": true },
       { "name": "heatmap", "type": "object", "required": false, "items": [{ "name": "layer", "type": "int", "required": true }, { "name": "head", "type": "int", "required": true }, { "name": "n", "type": "int", "required": true }, { "name": "max", "type": "number", "required": true }, { "name": "weights", "type": "base64", "required": true }] }
     ]
@@ -186,7 +186,10 @@ function typeOk(v, type) {
       return !!v && typeof v === "object" && !Array.isArray(v);
   }
 }
-var needed = (f, root) => f.required || !!f.when && root[f.when[0]] === f.when[1];
+function needed(f, root) {
+  if (f.required) return !f.unless || root[f.unless] === void 0 || root[f.unless] === null;
+  return !!f.when && root[f.when[0]] === f.when[1];
+}
 var absent = (obj, f) => obj[f.name] === void 0 || obj[f.name] === null && !f.nullable;
 var json = (v) => JSON.stringify(v ?? null);
 function fieldsProblem(obj, fields, root, where, path) {
