@@ -9,7 +9,7 @@ Conventions:
   columns, attention *from* a word the mean of its wordpieces' rows; rows still sum to 1.
 - [CLS]/[SEP]/<s>/</s>/padding are special; [UNK] and [MASK] stand for real words.
 - Segment filters (All / A->A / B->B / A->B / B->A) run in the browser
-  (``segmentAllows`` in ui/common/frontend/heads.js).
+  (``segmentAllows`` in ui/common/attention/frontend/heads.js).
 """
 
 from __future__ import annotations

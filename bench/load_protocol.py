@@ -31,7 +31,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 TIMEOUT_S = 240.0  # a page that waits behind the fine-tune in the queue shows it here
 MAX_MESSAGE = 256 * 2**20  # above Streamlit's 200 MB message limit
 CACHE_RUNS = 2  # the browser keeps a cacheable message while it was used in the last 2 runs
-VIEWS = "attention_views"  # the Attention page's component (ui/common/views.py)
+VIEWS = "attention_views"  # the Attention page's component (ui/common/attention/views.py)
 
 
 class PageError(Exception):

@@ -11,7 +11,7 @@ from analysis.errors import InputError
 from ui.attention import state
 from ui.attention.blocks import EXPLAIN, attention_reading_block, attention_report, neuron_block
 from ui.attention.component import compute, page_ui, show_views, views_data
-from ui.common.views import PAGE_VIEWS
+from ui.common.attention.views import PAGE_VIEWS
 from ui.common.chart_cache import show
 from ui.common.charts import attention_heatmap, csv_download, layer_frame, map_frame
 from ui.common.errors import plain, show_error

@@ -1,6 +1,7 @@
 """The Attention component's owner (ui/attention/component.py): the constants JavaScript shares
-with Python, the ES-module bundle, the checked payload schema, the reducer of reported state,
-the URL values (ui/attention/state.py), and the payload decoded by the JavaScript itself."""
+with Python, the committed esbuild bundle, the checked payload contract, the reducer of reported
+state, the URL values (ui/attention/state.py), and the payload decoded by the JavaScript itself.
+The contract itself and the bundle's freshness: tests/unit/test_attention_contract.py."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import pytest
 from analysis.attention.views import views_payload
 from ui.attention import state
 from ui.attention.component import reduce_report
-from ui.common.bundle import BundleError, bundle, read_from
-from ui.common.views import FRONTEND, SEGMENTS, STATE_KEYS, check_payload, constants_js
+from ui.common.attention.build import DIST, ENTRIES, FRONTEND
+from ui.common.attention.contract import SEGMENTS, STATE_KEYS, check_payload, constants_js
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -27,8 +28,7 @@ DIMS = state.Dims(6, 12, 9)
 
 def test_constants_module_is_the_one_python_generates():
     text = (FRONTEND / "constants.js").read_text(encoding="utf-8")
-    assert text == constants_js(), "run: python3 -c 'from ui.common.views import " \
-        "constants_js; print(constants_js(), end=\"\")' > ui/common/frontend/constants.js"
+    assert text == constants_js(), "run: python -m ui.common.attention.build"
     assert 'export const SEGMENTS = ["All", "A->A", "B->B", "A->B", "B->A"];' in text
     assert "export const VIEWS_VERSION = 2;" in text and "export const PAYLOAD_VERSION = 1;" in text
 
@@ -42,60 +42,23 @@ def test_js_modules_are_small_es_modules():
         assert re.search(r"^export ", src, re.M), f"{path.name} exports nothing"
 
 
-def _modules(tmp_path, files: dict) -> Path:
-    for name, text in files.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    return tmp_path
-
-
-def test_bundle_orders_dependencies_and_keeps_names_private(tmp_path):
-    folder = _modules(tmp_path, {
-        "d.js": "const x = 1;\nexport const D = x * 10;\n",
-        "b.js": 'import { D } from "./d.js";\nconst x = 2;\n'
-                'export function b() { return D + x; }\n',
-        "c.js": 'import { D as dee } from "./d.js";\nconst x = 3;\n'
-                'export const c = () => dee + x;\n',
-        "a.js": 'import { c } from "./c.js";\nimport { b } from "./b.js";\n'
-                "export function main() { return [b(), c()]; }\n",
-    })
-    js = bundle("a.js", "main", read_from(folder))
-    heads = re.findall(r"^// ---- (\S+)$", js, re.M)
-    assert heads == ["d.js", "c.js", "b.js", "a.js"]  # each once, dependencies first
-    assert js.rstrip().endswith("export default main;")
-    if NODE:  # three private `const x` in one module: no clash, each module sees its own
-        out = tmp_path / "out.mjs"
-        out.write_text(js + "console.log(JSON.stringify(main()));\n", encoding="utf-8")
-        run = subprocess.run([NODE, str(out)], capture_output=True, text=True, check=True)
-        assert json.loads(run.stdout) == [12, 13]
-
-
-@pytest.mark.parametrize("files, message", [
-    ({"a.js": 'import { b } from "./b.js";\nexport function main() {}\n',
-      "b.js": 'import { main } from "./a.js";\nexport const b = 1;\n'},
-     "Import cycle: a.js -> b.js -> a.js"),
-    ({"a.js": "export default function main() {}\n"}, "a.js: the bundler reads only"),
-    ({"a.js": 'import * as b from "./b.js";\nexport function main() {}\n', "b.js": ""},
-     "a.js: the bundler reads only"),
-    ({"a.js": 'import { nope } from "./b.js";\nexport function main() {}\n',
-      "b.js": "export const b = 1;\n"}, "a.js imports nope, which b.js does not export."),
-    ({"a.js": "export function other() {}\n"}, "a.js does not export main."),
-])
-def test_bundle_refuses_what_it_cannot_join(tmp_path, files, message):
-    with pytest.raises(BundleError) as err:
-        bundle("a.js", "main", read_from(_modules(tmp_path, files)))
-    assert message in str(err.value)
-
-
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 @pytest.mark.parametrize("entry, main", [("views.js", "viewsMain"),
                                          ("head_view_single.js", "headViewMain"),
                                          ("model_view.js", "modelViewMain")])
-def test_component_bundles_are_valid_modules(tmp_path, entry, main):
-    from ui.common.views import _js
-
+def test_committed_bundles_are_modules_whose_default_is_the_entry(tmp_path, entry, main):
+    """What Streamlit loads: one ES module per component (no import left), its default export the
+    entry's main function."""
+    assert entry in ENTRIES
+    js = (DIST / entry).read_text(encoding="utf-8")
+    assert not re.search(r"^import ", js, re.M)
     out = tmp_path / f"{main}.mjs"
-    out.write_text(_js(entry, main), encoding="utf-8")
-    subprocess.run([NODE, "--check", str(out)], check=True)
+    out.write_text(js, encoding="utf-8")
+    probe = tmp_path / "probe.mjs"
+    probe.write_text(f'const m = await import("./{main}.mjs");\n'
+                     f"console.log(m.default === m.{main}, m.default.name);\n", encoding="utf-8")
+    run = subprocess.run([NODE, str(probe)], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["true", main]
 
 
 def _payload(n: int = 5, sparse: bool = False) -> dict:
@@ -123,12 +86,13 @@ def test_payload_schema_is_checked_and_its_messages_name_real_functions():
         check_payload({k: v for k, v in payload.items() if k != "digest"}, "views")
     with pytest.raises(ValueError, match="has 4 labels for 5 tokens"):
         check_payload({**payload, "labels": payload["labels"][:4]}, "views")
-    # every function a message names exists: Python's SCHEMA and the JavaScript's MAKERS
-    py = (ROOT / "ui/common/views.py").read_text(encoding="utf-8")
-    js = (FRONTEND / "payload.js").read_text(encoding="utf-8")
-    named = set(re.findall(r'"(\w+_payload)"', py)) | set(re.findall(r'"(\w+_payload)"', js))
+    # every function a message names exists: the contract's makers, as the JavaScript reads them
+    py = (ROOT / "analysis/attention/payload_spec.py").read_text(encoding="utf-8")
+    js = (FRONTEND / "payload_spec.js").read_text(encoding="utf-8")
+    named = set(re.findall(r'"(\w+_payload)"', py))
+    assert named == set(re.findall(r'"(\w+_payload)"', js))
     assert named == {"views_payload", "head_view_payload", "model_view_payload"}
-    assert "analysis.attention.views." in py and "analysis.attention.views." in js
+    assert '"analysis.attention.views"' in py and '"analysis.attention.views"' in js
     views = importlib.import_module("analysis.attention.views")
     assert all(callable(getattr(views, name)) for name in named)
 

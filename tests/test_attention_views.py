@@ -276,7 +276,7 @@ def test_components_receive_the_payload_unchanged():
         import streamlit as st
 
         from analysis.attention.views import head_view_payload, model_view_payload
-        from ui.common.views import head_view, model_view
+        from ui.common.attention.views import head_view, model_view
 
         m = np.array([[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]], dtype=np.float32)
         p = head_view_payload(["<img src=x onerror=alert(1)>", "a", "[SEP]"], m,
@@ -303,13 +303,16 @@ def test_components_receive_the_payload_unchanged():
     assert at.session_state["clicked"] is None
     # the JS and CSS ship with the component (offline: nothing is fetched from the web)
     js = comps[0].proto.js_content
-    assert "export default headViewMain;" in js and "http" not in js.replace(
-        "http://www.w3.org/2000/svg", "")
+    dist = ROOT / "ui" / "common" / "attention" / "frontend" / "dist"
+    assert js == (dist / "head_view_single.js").read_text(encoding="utf-8")  # the committed one
+    assert "export default headViewMain;" in (dist.parent / "head_view_single.js").read_text()
+    assert "http" not in js.replace("http://www.w3.org/2000/svg", "")
     assert comps[0].proto.css_content.strip()
 
 
 def test_frontend_never_parses_text_as_html():
-    paths = sorted((ROOT / "ui" / "common" / "frontend").glob("*.js"))
+    paths = sorted((ROOT / "ui" / "common" / "attention" / "frontend").glob("*.js"))
+    paths += sorted((ROOT / "ui" / "common" / "attention" / "frontend" / "dist").glob("*.js"))
     assert len(paths) >= 10, "the frontend modules moved: this test would check nothing"
     for path in paths:
         src = path.read_text(encoding="utf-8")

@@ -127,7 +127,7 @@ def _delta(path, element: Element) -> ForwardMsg:
 def test_run_reads_exceptions_progress_media_and_component_data():
     run = Run()
     comp = Element()
-    comp.bidi_component.component_name = "ui.common.views.attention_views"
+    comp.bidi_component.component_name = "ui.common.attention.views.attention_views"
     comp.bidi_component.json = '{"labels": ["[CLS]", "apple", "[SEP]"], "ui": {"layer": 2}}'
     mixed = Element()
     mixed.bidi_component.component_name = "x.attention_head_view"

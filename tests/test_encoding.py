@@ -43,7 +43,8 @@ def test_drop_specials_row_with_no_mass_left_is_zero_not_nan():
     assert sub.tolist() == [[0.0]]
 
 
-# The head view's segment filter (segmentAllows in ui/common/frontend/heads.js), as a matrix.
+# The head view's segment filter (segmentAllows in ui/common/attention/frontend/heads.js), as a
+# matrix.
 
 
 def segment_mask(segments: np.ndarray, which: str) -> np.ndarray:

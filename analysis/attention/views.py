@@ -14,7 +14,8 @@ every weight is within ``0.5/255`` of the map. Token labels are plain strings (t
 render them as text nodes, never as HTML). Pure numpy; no streamlit.
 
 BertViz, by comparison, sends every layer and head of the input as full-precision JSON floats.
-Encoding and pooling: docs/METHODS.md section 2.
+Encoding and pooling: docs/METHODS.md section 2. Every key of every payload, its type and shape:
+:mod:`analysis.attention.payload_spec` (the contract the UI's Python and JavaScript checks read).
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ from typing import Sequence
 
 import numpy as np
 
-SCALE = 255  # 8-bit quantisation: q = round(w * SCALE)
-PAYLOAD_VERSION = 1
+from analysis.attention.payload_spec import HEAD, MODEL, PAYLOAD_VERSION, SCALE, VIEWS, \
+    VIEWS_VERSION
+
+__all__ = ["PAYLOAD_VERSION", "SCALE", "VIEWS_BUDGET", "VIEWS_VERSION", "head_view_payload",
+           "heatmap_payload", "kept_keys", "model_view_payload", "pool_map", "quantise",
+           "views_payload"]
 
 
 def _b64(array: np.ndarray) -> str:
@@ -98,8 +103,8 @@ def head_view_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
         raise ValueError("The head view supports at most 65535 tokens.")
     q = quantise(maps)
     payload = {
-        "view": "head",
-        "version": PAYLOAD_VERSION,
+        "view": HEAD.kind,
+        "version": HEAD.version,
         "layer": int(layer),
         "n_heads": int(n_heads),
         "n": int(n),
@@ -167,8 +172,8 @@ def model_view_payload(maps: np.ndarray, *, max_size: int = 32) -> dict:
     thumbs = pool_map(maps, int(max_size), "max")
     size = thumbs.shape[-1]
     return {
-        "view": "model",
-        "version": PAYLOAD_VERSION,
+        "view": MODEL.kind,
+        "version": MODEL.version,
         "n_layers": int(n_layers),
         "n_heads": int(n_heads),
         "n": int(n),
@@ -181,7 +186,6 @@ def model_view_payload(maps: np.ndarray, *, max_size: int = 32) -> dict:
 
 # ---- every layer at once: the Attention page's one component (head view, model view, heatmap)
 
-VIEWS_VERSION = 2
 VIEWS_BUDGET = 2_000_000  # bytes of JSON for a whole payload (a 512-token pair included)
 
 
@@ -219,7 +223,7 @@ def views_payload(labels: list[str], maps: np.ndarray, segments: np.ndarray,
     q = quantise(maps)
     model = model_view_payload(maps, max_size=thumb_size)
     payload = {
-        "view": "views", "version": VIEWS_VERSION,
+        "view": VIEWS.kind, "version": VIEWS.version,
         "n_layers": int(n_layers), "n_heads": int(n_heads), "n": int(n),
         "labels": [str(label) for label in labels],
         "segments": [int(s) for s in np.asarray(segments).astype(int)],

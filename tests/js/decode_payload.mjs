@@ -1,6 +1,6 @@
 // Helper for tests/test_attention_component.py (not a test file itself): reads a views payload
 // (JSON on stdin), prints {problem, layers: [{rowStart, keys, wts}]} as the component decodes it.
-import { checkPayload, decodeEdges } from "../../ui/common/frontend/payload.js";
+import { checkPayload, decodeEdges } from "../../ui/common/attention/frontend/payload.js";
 
 let text = "";
 process.stdin.setEncoding("utf8");

@@ -2,13 +2,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { SEGMENTS } from "../../ui/common/frontend/constants.js";
+import { SEGMENTS } from "../../ui/common/attention/frontend/constants.js";
 import {
   HEAD_COLOURS, headColour, headsText, SEGMENT_LABELS, segmentAllows, sideAllows,
-} from "../../ui/common/frontend/heads.js";
+} from "../../ui/common/attention/frontend/heads.js";
 import {
   bucketOf, lineBuckets, minWeightShown, partnerWeights,
-} from "../../ui/common/frontend/lines.js";
+} from "../../ui/common/attention/frontend/lines.js";
 
 test("20 distinct palette colours, then distinct generated hues", () => {
   assert.equal(headColour(0), "#1f77b4");

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { fitLabel, thinLabels } from "../../ui/common/frontend/labels.js";
+import { fitLabel, thinLabels } from "../../ui/common/attention/frontend/labels.js";
 
 test("512 tokens over 760 px: one label every 9 cells (13 px apart at least)", () => {
   const { step, marks } = thinLabels(0, 512, 760, 13);

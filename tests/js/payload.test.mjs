@@ -1,11 +1,11 @@
-// Payload decoding and checking (ui/common/frontend/payload.js): hand-built payloads.
+// Payload decoding and checking (ui/common/attention/frontend/payload.js): hand-built payloads.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { PAYLOAD_VERSION, VIEWS_VERSION } from "../../ui/common/frontend/constants.js";
+import { PAYLOAD_VERSION, VIEWS_VERSION } from "../../ui/common/attention/frontend/constants.js";
 import {
   b64Bytes, b64Uint16, checkPayload, decodeEdges, headList, headSet, validPin,
-} from "../../ui/common/frontend/payload.js";
+} from "../../ui/common/attention/frontend/payload.js";
 
 const b64 = (bytes) => Buffer.from(bytes).toString("base64");
 const u16 = (values) => b64(new Uint8Array(new Uint16Array(values).buffer)); // little-endian host
@@ -38,9 +38,12 @@ test("sparse layer: counts per row, then keys and weights", () => {
   assert.deepEqual(dense, e);
 });
 
+// a complete views payload of 1 layer, 1 head, 2 tokens (every key the contract requires)
 const viewsPayload = (extra) => ({
   view: "views", version: VIEWS_VERSION, n_layers: 1, n_heads: 1, n: 2, labels: ["a", "b"],
-  segments: [0, 0], special: [0, 0], encoding: "dense", ...extra,
+  segments: [0, 0], special: [0, 0], is_pair: false, scale: 255, size: 2, pool: "none",
+  thumbs: b64([255, 0, 0, 255]), encoding: "dense", top_k: null,
+  layers: [{ weights: b64([255, 0, 0, 255]) }], digest: "0123456789abcdef", ...extra,
 });
 
 test("a payload of the version drawn passes; another version is named, with its maker", () => {
@@ -59,10 +62,11 @@ test("a payload missing keys or with labels of another length is refused", () =>
   assert.match(checkPayload(viewsPayload({ labels: undefined, encoding: null }), "views"),
     /lacks labels, encoding\.$/);
   assert.equal(checkPayload(viewsPayload({ labels: ["a"] }), "views"),
-    "The payload has 1 labels for 2 tokens.");
+    "The payload of analysis.attention.views.views_payload has 1 labels for 2 tokens.");
   const model = { view: "model", version: PAYLOAD_VERSION, n_layers: 2, n_heads: 3, n: 4,
-    size: 4, thumbs: "" };
+    size: 4, pool: "none", scale: 255, thumbs: "" };
   assert.equal(checkPayload(model, "model"), null);
+  assert.match(checkPayload({ ...model, scale: 100 }, "model"), /has scale 100, not 255\.$/);
 });
 
 test("pins and heads the page asks for are checked", () => {

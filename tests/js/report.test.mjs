@@ -3,10 +3,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { STATE_KEYS } from "../../ui/common/frontend/constants.js";
+import { STATE_KEYS } from "../../ui/common/attention/frontend/constants.js";
 import {
   applyAsk, componentState, headViewState, pageAsks, remember, reportMessage, unsent,
-} from "../../ui/common/frontend/report.js";
+} from "../../ui/common/attention/frontend/report.js";
 
 const H = 12;
 const every = () => new Set([...Array(H).keys()]);

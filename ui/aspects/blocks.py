@@ -20,7 +20,7 @@ from analysis.aspects.tasks import build_examples
 from analysis.attention.views import head_view_payload
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
-from ui.common.views import head_view
+from ui.common.attention.views import head_view
 from ui.common.chart_cache import owned, owned_chart
 from ui.common.charts import side_by_side
 from ui.common.errors import plain, show_error

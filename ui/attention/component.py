@@ -1,6 +1,7 @@
-"""The Attention page's side of the attention views (the component itself, its payload schema
-and constants: ``ui.common.views``): what the page asks the component for, the state it reports
-and the reducer that turns it into widget values and URL parameters, and the page's two caches.
+"""The Attention page's side of the attention views (the component itself, its payload check
+and constants: ``ui.common.attention``): what the page asks the component for, the state it
+reports and the reducer that turns it into widget values and URL parameters, and the page's two
+caches.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import analysis.attention
 import analysis.attention.views
 from analysis.attention import AttentionResult, level_view
 from ui.attention import state
-from ui.common.views import PIN_SIDES, SEGMENTS, VIEW_NAMES, attention_views
+from ui.common.attention.views import PIN_SIDES, SEGMENTS, VIEW_NAMES, attention_views
 
 
 # ---- the Attention page's component: what it is asked, what it reports, the reducer

@@ -16,7 +16,7 @@ from analysis.attribution import NAMES, attribute, faithfulness, load_for_attrib
 from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
 from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
-from ui.common.views import attention_views
+from ui.common.attention.views import attention_views
 from ui.attribution import state
 from ui.common.chart_cache import show
 from ui.common.charts import attention_heatmap, map_frame

@@ -11,7 +11,7 @@ import streamlit as st
 from analysis.attention.views import head_view_payload
 from analysis.syntax.heads import example_sentences
 from analysis.syntax.probes import example_tree
-from ui.common.views import head_view
+from ui.common.attention.views import head_view
 from ui.common.errors import plain
 from ui.common.html import esc
 from ui.syntax import state as syntax_state

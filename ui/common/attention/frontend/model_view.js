@@ -1,6 +1,6 @@
 // Model view: a layers x heads grid of small attention maps (canvas). Clicking a map sends
 // its (layer, head), 0-indexed, to Python as a trigger value.
-// Entry of ui/common/views.py model_view: modelViewMain.
+// Entry of ui/common/attention/views.py model_view: modelViewMain (the default export).
 
 import { downloadBlob, downloadSvg, FONT_STACK, hEl, sEl, showProblem, svgToPng, toolButton, viewState } from "./dom.js";
 import { b64Bytes, checkPayload } from "./payload.js";
@@ -191,3 +191,5 @@ export function mountModelView(root, data, st, onPick) {
   mark();
   return { mark };
 }
+
+export default modelViewMain;

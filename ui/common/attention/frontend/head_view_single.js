@@ -1,5 +1,5 @@
 // The one-layer head view component of the other pages (aspect heads, syntax):
-// ui/common/views.py head_view, entry headViewMain.
+// ui/common/attention/views.py head_view, entry headViewMain (the default export).
 
 import { hEl, showProblem, viewState } from "./dom.js";
 import { mountHeadView } from "./head_view.js";
@@ -64,3 +64,5 @@ export function headViewMain(component) {
   handle.update(true);
   return handle.cleanup;
 }
+
+export default headViewMain;

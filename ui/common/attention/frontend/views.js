@@ -3,7 +3,7 @@
 // layer, the heads shown, the segment filter, the pinned token and the open view change here,
 // without a server round trip. The state goes back to Python once the user pauses (one key,
 // "state"), so the page's widgets and the URL follow without recomputing anything.
-// Entry of ui/common/views.py attention_views: viewsMain.
+// Entry of ui/common/attention/views.py attention_views: viewsMain (the default export).
 
 import { hEl, showProblem, viewState, viewTiming } from "./dom.js";
 import { mountHeadView } from "./head_view.js";
@@ -157,3 +157,5 @@ export function viewsMain(component) {
   pageRun = false;
   return () => { if (st.mounted && st.mounted.handle && st.mounted.handle.cleanup) st.mounted.handle.cleanup(); };
 }
+
+export default viewsMain;

@@ -1,5 +1,5 @@
-// Generated from ui/common/views.py (constants_js): edit it there; the
-// bundle takes this text from Python and a test checks this file matches it.
+// Generated from ui/common/attention/contract.py by `python -m ui.common.attention.build`: edit it there;
+// a test checks this file equals a fresh generation.
 
 export const PAYLOAD_VERSION = 1;
 export const VIEWS_VERSION = 2;
