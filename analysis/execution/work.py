@@ -109,6 +109,8 @@ class Corpus:
             progress(1.0, self.done(result))
         return result
 
+    __call__ = run_here  # called with a progress, a description runs in this process
+
 
 @dataclass(frozen=True)
 class Study:
@@ -125,6 +127,8 @@ class Study:
     def run_here(self, progress: Progress):
         return self.study(progress, run_local)
 
+    __call__ = run_here
+
 
 @dataclass(frozen=True)
 class Apart:
@@ -135,6 +139,8 @@ class Apart:
 
     def run_here(self, progress: Progress):
         return self.fn(progress, None)
+
+    __call__ = run_here
 
 
 def describe(work, dataset=None, cluster=None, **corpus):
