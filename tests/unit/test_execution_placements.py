@@ -197,10 +197,12 @@ def test_run_job_hands_the_placement_exactly_one_description(monkeypatch, corpus
     monkeypatch.setattr(jobs, "placement", lambda address: Fake())
     monkeypatch.setattr(jobs, "st", Page())
     job = LengthJob()
-    out = jobs.run_job("Counting", job, corpus, models=Model(2), key="k", queue=JobQueue())
+    out = jobs.run_job("Counting", job, corpus, models=Model(2), key="k", queue=JobQueue(),
+                       unit="sentences")
     assert out == "result"
     (work,) = received
     assert isinstance(work, Corpus) and work.job is job and work.dataset is corpus
+    assert work.unit == "sentences"  # the ticket's unit names the rows in the bar too
     assert work.models == Model(2) and job.loads == []
 
 

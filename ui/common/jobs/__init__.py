@@ -168,7 +168,7 @@ def run_job(label: str, work, dataset=None, *, key: str, queue: JobQueue | None 
     :data:`TRAINING` for a training process, which does not start beside the example's build
     (:mod:`analysis.execution.queue`)."""
     queue, conf = queue or job_queue(), settings()
-    work = describe(work, dataset, cluster, **corpus)
+    work = describe(work, dataset, cluster, **{"unit": unit or "examples", **corpus})
     where = _placed(work, conf)
     on_cluster = where.cluster(work)
     try:
