@@ -1,7 +1,6 @@
-"""The job queue's cluster path (ui/common/jobs + analysis/execution/) with a fake
-cluster
-runner (no Ray): DASHBOARD_RAY_ADDRESS read once, cluster tickets with their own slots, the bar
-moved by the cluster's progress, the caption under it, a lost worker's message and the slot it
+"""The job queue's cluster path (ui/common/jobs + analysis/execution/) with a fake cluster runner
+(no Ray): DASHBOARD_RAY_ADDRESS read once, cluster tickets with their own slots, the bar moved by
+the cluster's progress, the caption under it, a lost worker's message and the slot it
 frees, a visitor who leaves, the per-visitor cap, a bad address (the job runs here); the token
 cap applied on the workers gives the in-process numbers; and a page's job without the address
 imports nothing from Ray (a fresh interpreter)."""

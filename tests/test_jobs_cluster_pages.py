@@ -1,7 +1,6 @@
-"""The cluster path of Head importance and Attribution faithfulness
-(analysis/execution/cluster.py), with
-the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the workers cannot
-load runs here once, the bar says so, and its next job is queued here with the caption; a Ray
+"""The cluster path of Head importance and Attribution faithfulness (analysis/execution/cluster.py),
+with the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the workers cannot load
+runs here once, the bar says so, and its next job is queued here with the caption; a Ray
 Data actor that died loading the model is said in the loader's words, not as a lost worker;
 the first-visit background job takes a cluster ticket (it waits behind no in-process job) and
 waits on the cluster, or runs here without the address; AppTest: Head importance's first view

@@ -1,7 +1,7 @@
 """The queue's lanes and measured estimates (issue 35, "The first start blocks four pages";
-analysis/execution/queue.py, analysis/execution/estimates.py, ui/common/jobs): a background
-build never
-holds a visitor's slot, one input's work never waits behind a corpus job, and a waiting visitor
+analysis/execution/queue.py, analysis/execution/estimates.py, ui/common/jobs): a background build
+never holds a visitor's slot, one input's work never waits behind a corpus job, and a waiting
+visitor
 reads which jobs are ahead and a wait computed from the rates this server measured (planted
 here on a fake clock), or that nothing was measured yet. No wall time is asserted."""
 

@@ -1,8 +1,7 @@
 """``--ray auto|ADDRESS`` (and ``--ray-workers N``) on the corpus commands: the study's
 map/merge job (:mod:`analysis.execution.corpus`) runs on a Ray cluster
-(:mod:`analysis.execution.raydata`) instead
-of this process; the numbers are the same (docs/METHODS.md, "Shards merge exactly"). Without
-``--ray`` nothing is imported from Ray."""
+(:mod:`analysis.execution.raydata`) instead of this process; the numbers are the same
+(docs/METHODS.md, "Shards merge exactly"). Without ``--ray`` nothing is imported from Ray."""
 
 from __future__ import annotations
 

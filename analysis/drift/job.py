@@ -1,6 +1,5 @@
 """The drift study as map/merge (:mod:`analysis.execution.corpus`): each shard of the corpus is
-encoded
-with the before-model's tokenizer and run through both models (:func:`analysis.drift.run.
+encoded with the before-model's tokenizer and run through both models (:func:`analysis.drift.run.
 map_corpus`); :func:`analysis.drift.run.merge_partials` puts the per-example measures back in
 row order and adds the sums (no-op statistics, CKA's cross-products)."""
 

@@ -99,8 +99,7 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
     ``progress(fraction, text)`` is told each stage. The forward work is a corpus job
     (:class:`analysis.importance.job.AblationJob`) run by ``run(job, loaded, dataset,
     progress)``: :func:`analysis.execution.corpus.run_local` by default (one shard, this process),
-    the
-    Ray path with the CLI's ``--ray``; the metrics are computed here on the merged outputs."""
+    the Ray path with the CLI's ``--ray``; the metrics are computed here on the merged outputs."""
     if method not in ABLATION_METHODS:
         raise InputError(f"Unknown method {method!r}; use uniform or mask.")
     names = tuple(ev.scorer.metrics) + (LOSS,)

@@ -175,8 +175,7 @@ class NoopPartial:
 @dataclass
 class NoopJob:
     """:func:`corpus_stats` as map/merge (:mod:`analysis.execution.corpus`): every statistic is a
-    sum
-    over examples, divided by the example count once the shards are merged."""
+    sum over examples, divided by the example count once the shards are merged."""
 
     spec: str
     batch_size: int = 64

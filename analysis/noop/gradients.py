@@ -231,8 +231,7 @@ class GradientsPartial:
 class GradientsJob:
     """:func:`gradient_importance` over a corpus (a Dataset with ``text`` / ``text_pair``) as
     map/merge (:mod:`analysis.execution.corpus`): per category the sum of the examples' [L, H]
-    values
-    and their count, added over shards and divided once at the end. The masked positions are
+    values and their count, added over shards and divided once at the end. The masked positions are
     fixed by each example's own tokens, so shards draw the same masks."""
 
     spec: str

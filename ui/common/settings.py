@@ -12,8 +12,8 @@ Read once per process from the environment (``settings()`` is cached; tests call
     Optional: ``auto`` or ``[ray://]HOST:PORT`` of a Ray cluster (deploy/README.md, "The app on
     a Ray cluster"); the job queue then sends the corpus studies' jobs there
     (``analysis.execution.cluster``). Checked with
-    :func:`analysis.execution.raydata.check_address`; a bad value
-    (or Ray not installed) is not fatal: ``ray_error`` holds one line that the page shows, and
+    :func:`analysis.execution.raydata.check_address`; a bad value (or Ray not installed) is not
+    fatal: ``ray_error`` holds one line that the page shows, and
     the jobs run in the server process as without it.
 ``DASHBOARD_SETTINGS``
     Optional path to a TOML file (read with ``tomllib``) in which the host adds to the above.
