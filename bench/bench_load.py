@@ -43,7 +43,8 @@ read back from /proc.
 
 Printed: p50 / p95 of time to first view and of the interactions (overall and per kind), idle
 vs under load, their ratio and counts; CPU seconds of the server's own process (and of the
-queue's job threads in it), of its child processes (the fine-tune, analysis/child.py), of the
+queue's job threads in it), of its child processes (the fine-tune,
+analysis/execution/child.py), of the
 client side and of the rest of the machine during each crowd phase; the server's peak RSS per
 phase (VmRSS of the server process and its children, polled every 0.25 s, and the kernel's
 VmHWM); the fine-tunes and how much of the load phase one was running; the server's own CPU

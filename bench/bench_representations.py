@@ -169,7 +169,7 @@ def shards(a, b, n_sentences: int, k: int) -> None:
     import numpy as np
 
     from analysis.representations.corpus import corpus_job
-    from analysis.shards import run_local, run_sharded, shard_bounds
+    from analysis.execution.corpus import run_local, run_sharded, shard_bounds
     from analysis.syntax.treebank import read_conllu
 
     if not DATA.exists():

@@ -85,8 +85,8 @@ def main() -> None:
 
     import ray
 
-    from analysis.raydata import run_ray
-    from analysis.shards import run_local
+    from analysis.execution.raydata import run_ray
+    from analysis.execution.corpus import run_local
 
     job, models, ds, flat = setup(args.study, args.n, args.batch_size)
     t = time.perf_counter()

@@ -50,7 +50,7 @@ def study_gradients(ctx):
     from analysis.corpus import read_corpus
     from analysis.noop import loss_head
     from analysis.noop.gradients import GradientsJob
-    from analysis.shards import run_local
+    from analysis.execution.corpus import run_local
 
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["grad"])
     head = loss_head(ctx.clf)
@@ -102,7 +102,7 @@ def study_faithfulness(ctx):
     from analysis.attribution.data import heldout_examples
     from analysis.attribution.faithfulness import (FaithfulnessJob, check_settings,
                                                    examples_dataset)
-    from analysis.shards import run_local
+    from analysis.execution.corpus import run_local
 
     texts, pairs, _ = heldout_examples(ctx.n["faith"])
     loaded = load_for_attribution(ctx.clf)

@@ -1,4 +1,4 @@
-"""Heavy work in a child process (analysis.child) and the fine-tune run there
+"""Heavy work in a child process (analysis.execution.child) and the fine-tune run there
 (analysis.aspects.pipeline.run_fine_tune_apart): the same numbers as in this process, messages
 relayed, errors raised in their own type, a dead or stopped child said or ended."""
 
@@ -10,7 +10,7 @@ import pytest
 
 import builders
 
-from analysis.child import ChildDied, run_in_child
+from analysis.execution.child import ChildDied, run_in_child
 from analysis.errors import InputError
 from tests import childwork
 
@@ -90,7 +90,7 @@ def test_on_poll_can_stop_a_silent_child(tmp_path):
 PARENT = """
 import sys
 sys.path[:0] = [{root!r}, {tests!r}]
-from analysis.child import run_in_child
+from analysis.execution.child import run_in_child
 import childwork
 run_in_child(childwork.silent, {pid!r})
 """

@@ -1,6 +1,6 @@
 """One heavy task on a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut down by the
-test): analysis.raydata.run_task relays messages, raises the task's own errors, says a lost
-worker in one line and cancels a task its caller stops; the fine-tune sent there gives the
+test): analysis.execution.raydata.run_task relays messages, raises the task's own errors, says a
+lost worker in one line and cancels a task its caller stops; the fine-tune sent there gives the
 numbers of the fine-tune in this process."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def cluster():
 
 
 def test_messages_result_and_errors(cluster):
-    from analysis.raydata import WorkerLost, run_task, task_resources
+    from analysis.execution.raydata import WorkerLost, run_task, task_resources
 
     assert task_resources() == {"num_cpus": 2}  # no GPU: every CPU of the largest node
     seen = []
@@ -44,7 +44,7 @@ class Stop(BaseException):
 
 
 def test_a_stopped_caller_cancels_the_task(cluster, tmp_path):
-    from analysis.raydata import run_task
+    from analysis.execution.raydata import run_task
 
     ticks = []
 
@@ -89,7 +89,7 @@ def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir
     (and the page says so under the bar); the visitor gets the fine-tuned model as before."""
     from streamlit.testing.v1 import AppTest
 
-    import analysis.raydata
+    import analysis.execution.raydata
     import ui.common.sidebar
     from ui.aspects import state as aspects_state
     from ui.common.settings import settings
@@ -99,8 +99,8 @@ def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", "auto")
     settings.cache_clear()
-    sent, real = [], analysis.raydata.run_task
-    monkeypatch.setattr(analysis.raydata, "run_task",
+    sent, real = [], analysis.execution.raydata.run_task
+    monkeypatch.setattr(analysis.execution.raydata, "run_task",
                         lambda fn, *a, **k: sent.append(fn.__name__) or real(fn, *a, **k))
     try:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from analysis.execution import worker
 from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobQueue, run_job
 
@@ -170,7 +171,7 @@ def test_memory_goes_back_after_every_job(monkeypatch):
     from analysis.batching import release_memory
 
     calls = []
-    monkeypatch.setattr(jobs, "release_memory", lambda: calls.append(1))
+    monkeypatch.setattr(worker, "release_memory", lambda: calls.append(1))
     q = JobQueue(slots=1)
     assert run_job("ok", lambda progress: bytearray(64 << 20) and 7, key="ok", queue=q) == 7
     with pytest.raises(ValueError):

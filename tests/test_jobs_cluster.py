@@ -1,6 +1,6 @@
-"""The job queue's cluster path (ui/common/jobs.py + ui/common/cluster.py) with a fake cluster
-runner (no Ray): DASHBOARD_RAY_ADDRESS read once, cluster tickets with their own slots, the bar
-moved by the cluster's progress, the caption under it, a lost worker's message and the slot it
+"""The job queue's cluster path (ui/common/jobs + analysis/execution/) with a fake cluster runner
+(no Ray): DASHBOARD_RAY_ADDRESS read once, cluster tickets with their own slots, the bar moved by
+the cluster's progress, the caption under it, a lost worker's message and the slot it
 frees, a visitor who leaves, the per-visitor cap, a bad address (the job runs here); the token
 cap applied on the workers gives the in-process numbers; and a page's job without the address
 imports nothing from Ray (a fresh interpreter)."""
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.common import cluster, jobs
+from analysis.execution import cluster
+from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobLimit, JobQueue, run_job
 from analysis.errors import DataError
 from ui.common.errors import plain
@@ -176,7 +177,7 @@ def test_a_cluster_job_waits_its_turn_behind_cluster_jobs_only(fake, monkeypatch
 
 
 def test_a_worker_lost_mid_job_is_said_and_frees_the_slot(fake):
-    from analysis.raydata import WorkerLost
+    from analysis.execution.raydata import WorkerLost
 
     fake(fail=WorkerLost("A Ray worker died mid-job (the CLI's words)"))
     q = JobQueue(slots=1)
@@ -267,7 +268,7 @@ def test_capped_jobs_give_the_in_process_numbers(tiny_model_dir, tmp_path):
     from analysis.models import load_model
     from analysis.noop import corpus_stats
     from analysis.noop.corpus import NoopJob
-    from analysis.shards import run_sharded
+    from analysis.execution.corpus import run_sharded
 
     spec = str(tiny_model_dir("bert"))
     ds = datasets.Dataset.from_dict({"text": [
@@ -294,7 +295,7 @@ def test_capped_jobs_give_the_in_process_numbers(tiny_model_dir, tmp_path):
 
 def test_a_page_job_without_the_address_imports_nothing_from_ray(tmp_path):
     """The No-op page runs its corpus job in a fresh interpreter with no DASHBOARD_RAY_ADDRESS:
-    ``ray`` (and analysis.raydata's cluster code) never gets imported."""
+    ``ray`` (and analysis.execution.raydata's cluster code) never gets imported."""
     script = textwrap.dedent("""
         import os, sys
         os.environ.pop("DASHBOARD_RAY_ADDRESS", None)

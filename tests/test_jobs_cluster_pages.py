@@ -1,6 +1,6 @@
-"""The cluster path of Head importance and Attribution faithfulness (ui/common/cluster.py), with
-the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the workers cannot
-load runs here once, the bar says so, and its next job is queued here with the caption; a Ray
+"""The cluster path of Head importance and Attribution faithfulness (analysis/execution/cluster.py),
+with the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the workers cannot load
+runs here once, the bar says so, and its next job is queued here with the caption; a Ray
 Data actor that died loading the model is said in the loader's words, not as a lost worker;
 the first-visit background job takes a cluster ticket (it waits behind no in-process job) and
 waits on the cluster, or runs here without the address; AppTest: Head importance's first view
@@ -17,10 +17,11 @@ import pytest
 from analysis.errors import DataError
 from analysis.importance.reading import free_heads, removable_together
 from analysis.models import ModelLoadError
-from analysis.raydata import WorkerLost
-from ui.common import cluster
+from analysis.execution.raydata import WorkerLost
+from analysis.execution import cluster
+from ui.common import jobs
 from ui.common.errors import plain
-from ui.common.jobs import JobQueue, run_job, start_background_job
+from ui.common.jobs import JobQueue, or_here, run_job, start_background_job
 from ui.common.settings import Settings
 
 from tests.test_jobs import WAIT, _until
@@ -42,15 +43,13 @@ class RayTaskError(Exception):  # Ray's wrapper keeps the worker's exception as 
 
 
 def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, monkeypatch):
-    import streamlit
-
     fc, page = fake(fail=RayTaskError(ModelLoadError(SAID)))
     monkeypatch.setattr(cluster, "_UNLOADABLE", set())
     monkeypatch.setattr("ui.common.settings.settings", lambda: Settings(ray_address=ADDRESS))
     captions = []
-    monkeypatch.setattr(streamlit, "caption", lambda text, **kw: captions.append(text))
+    monkeypatch.setattr(jobs.st, "caption", lambda text, **kw: captions.append(text))
     cj = cluster.ClusterJob(_Job(SPEC), list(range(8)), here_if_unloadable=True)
-    assert cluster.or_here(cj) is cj and captions == []
+    assert or_here(cj) is cj and captions == []
 
     bar = plain(f"half ({cluster.HERE_BAR})")  # the bar says where it runs
 
@@ -67,8 +66,9 @@ def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, mon
     assert q.state() == {"running": [], "waiting": 0}
 
     # the next job of that model: queued here from the start, with the caption
-    assert cluster.or_here(cj) is None and captions == [cluster.HERE]
-    assert cluster.or_here(cluster.ClusterJob(_Job("default"), [1])) is not None
+    captions.clear()  # (run_job's own caption under the bar: where it went)
+    assert or_here(cj) is None and captions == [cluster.HERE]
+    assert or_here(cluster.ClusterJob(_Job("default"), [1])) is not None
     assert run_job("Faithfulness", here, key="f", queue=q, cluster=None) == "computed here"
     assert len(fc.calls) == 2
 
@@ -94,7 +94,7 @@ def test_an_actor_that_died_loading_the_model_is_said_in_the_loaders_words(fake)
             raise ActorDiedError("Traceback (most recent call last):\n  File \"models.py\"\n"
                                  f"analysis.models.ModelLoadError: {SAID}")
         except ActorDiedError:
-            raise WorkerLost("A Ray worker died mid-job") from None  # analysis.raydata's
+            raise WorkerLost("A Ray worker died mid-job") from None  # analysis.execution.raydata's
     except WorkerLost as exc:
         lost = exc
     fake(fail=lost)
@@ -142,7 +142,7 @@ def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_pa
 
     from analysis.importance import importance_study
     from analysis.importance.evalset import load_classifier, load_eval_set
-    from analysis.shards import run_local
+    from analysis.execution.corpus import run_local
     from importance_util import stand_in_example
     from ui.common.settings import settings
     from ui.importance.compute import _BACKGROUND

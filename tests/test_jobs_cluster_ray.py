@@ -43,7 +43,7 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
     import ui.common.sidebar
     from analysis.corpus import sample_corpus
     from analysis.noop import corpus_stats
-    from ui.common import cluster
+    from analysis.execution import cluster
 
     monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
                         raising=False)
@@ -88,8 +88,8 @@ def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_mo
     import cloudpickle
     import datasets
 
-    from analysis.raydata import WorkerLost
-    from ui.common.cluster import LOST, ClusterJob
+    from analysis.execution.raydata import WorkerLost
+    from analysis.execution.cluster import LOST, ClusterJob
     from ui.common.jobs import JobQueue, run_job
 
     cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it

@@ -44,7 +44,7 @@ def cluster_env():
 @pytest.fixture
 def sent(monkeypatch):
     """The jobs the app sent to the cluster (the real runner still runs them)."""
-    from ui.common import cluster
+    from analysis.execution import cluster
 
     out, real = [], cluster._run_ray
 
@@ -83,7 +83,8 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     from analysis.models import checkpoint_stamp
     from attribution_models import tiny_classifier, tiny_classifier_dir
     from ui.attribution import blocks as B
-    from ui.common import cluster
+    from analysis.execution import cluster
+    from ui.common.jobs import or_here
     from ui.common.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)
@@ -108,6 +109,6 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     assert ("auto", gone.spec) in cluster._UNLOADABLE
     again = cluster.ClusterJob(FaithfulnessJob(gone.spec), examples_dataset(TEXTS))
     assert cluster.workers_may_load(again, settings().ray_address) is False
-    assert cluster.or_here(again, say=False) is None  # ...and then queued here from the start
+    assert or_here(again, say=False) is None  # ...and then queued here from the start
     ok = cluster.ClusterJob(FaithfulnessJob(tiny.spec), examples_dataset(TEXTS))
-    assert cluster.or_here(ok, say=False) is ok
+    assert or_here(ok, say=False) is ok

@@ -1,6 +1,7 @@
 """The queue's lanes and measured estimates (issue 35, "The first start blocks four pages";
-ui/common/jobqueue.py, ui/common/estimates.py, ui/common/jobs.py): a background build never
-holds a visitor's slot, one input's work never waits behind a corpus job, and a waiting visitor
+analysis/execution/queue.py, analysis/execution/estimates.py, ui/common/jobs): a background build
+never holds a visitor's slot, one input's work never waits behind a corpus job, and a waiting
+visitor
 reads which jobs are ahead and a wait computed from the rates this server measured (planted
 here on a fake clock), or that nothing was measured yet. No wall time is asserted."""
 
@@ -13,9 +14,10 @@ import threading
 import pytest
 
 from test_jobs import WAIT, _StopAfter, _until, _Waiter
-from ui.common import estimates, jobs
+from analysis.execution import estimates
+from ui.common import jobs
 from ui.common.errors import plain
-from ui.common.jobqueue import BACKGROUND, CORPUS, SHORT, TRAINING, JobQueue
+from analysis.execution.queue import BACKGROUND, CORPUS, SHORT, TRAINING, JobQueue
 
 
 class Clock:
@@ -260,7 +262,7 @@ def test_a_rerun_is_not_refused_for_the_job_its_stopped_run_still_holds():
     arriving on a first visit) asks for the job again while the old worker still holds its slot
     until its next progress step: under a cap of one job per visitor the rerun waits its turn
     instead of being told "You already have 1 job(s)" with nothing left to end it."""
-    from ui.common.jobqueue import JobLimit
+    from analysis.execution.queue import JobLimit
 
     q = JobQueue(slots=1)
     me = ("session:a",)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.common.jobqueue import BACKGROUND, TRAINING, JobQueue
+from analysis.execution.queue import BACKGROUND, TRAINING, JobQueue
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 BUILD = "Building the example checkpoint"

@@ -1,4 +1,4 @@
-"""The representations corpus part as a map/merge job (analysis.shards): run_local gives
+"""The representations corpus part as a map/merge job (analysis.execution.corpus): run_local gives
 corpus_representations' numbers, and shards (uneven, one example each, empty ones) merged give
 the same probes, curves and scatter (to 1e-6) for a treebank, ABSA data and a labelled corpus
 (the Ray path: tests/test_cli_representations.py, --ray auto)."""
@@ -12,7 +12,7 @@ import pytest
 from analysis.aspects.readers import load_sample
 from analysis.models import load_model
 from analysis.representations.corpus import corpus_job, corpus_representations
-from analysis.shards import run_local, run_sharded
+from analysis.execution.corpus import run_local, run_sharded
 from analysis.syntax.treebank import sample_treebank
 
 TEXTS = ["The soup was cold.", "Great food, friendly staff and a view!", "No.",

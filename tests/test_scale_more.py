@@ -1,4 +1,4 @@
-"""Map/merge (analysis.shards) for no-op gradients, attribution faithfulness and head
+"""Map/merge (analysis.execution.corpus) for no-op gradients, attribution faithfulness and head
 importance: a corpus cut into uneven, one-example and empty shards and merged gives the
 in-process numbers (to 1e-6; counts exactly), on tiny models and planted data."""
 
@@ -8,7 +8,7 @@ import datasets
 import numpy as np
 import pytest
 
-from analysis.shards import run_local, run_sharded
+from analysis.execution.corpus import run_local, run_sharded
 
 TEXTS = ["The soup was cold, sadly.", "   ", "Great food, friendly staff and a view!", "No.",
          "The waiter ignored us, then brought the wrong dish.", "Cheap, tasty and quick."]

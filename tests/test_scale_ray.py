@@ -1,6 +1,6 @@
-"""The Ray Data path (analysis.raydata) gives the in-process numbers: no-op statistics, drift
-and syntactic heads on small slices of the shared data, on a local 2-CPU cluster that the
-test starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
+"""The Ray Data path (analysis.execution.raydata) gives the in-process numbers: no-op statistics,
+drift and syntactic heads on small slices of the shared data, on a local 2-CPU cluster that the test
+starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_noop_on_ray_equals_in_process(cluster, tiny, shared_data):
     from analysis.corpus import read_corpus
     from analysis.noop import corpus_stats
     from analysis.noop.corpus import NoopJob
-    from analysis.raydata import run_ray
+    from analysis.execution.raydata import run_ray
 
     ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=14)
     local = corpus_stats(tiny, ds, batch_size=4)
@@ -73,7 +73,7 @@ def test_drift_on_ray_equals_in_process(cluster, tiny_model_dir, tmp_path, share
     from analysis.drift import compare_models, load_pair
     from analysis.drift.job import DriftJob, has_labels
     from analysis.encoding import encode_dataset
-    from analysis.raydata import run_ray
+    from analysis.execution.raydata import run_ray
 
     src = tiny_model_dir("bert")
     after_dir = _after_model(src, tmp_path / "after")
@@ -118,7 +118,7 @@ def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
     import cloudpickle
     import datasets
 
-    from analysis.raydata import WorkerLost, run_ray
+    from analysis.execution.raydata import WorkerLost, run_ray
 
     cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
@@ -133,7 +133,7 @@ def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(cluster, t
 
     from analysis.models import ModelLoadError
     from analysis.noop.corpus import NoopJob
-    from analysis.raydata import run_ray
+    from analysis.execution.raydata import run_ray
 
     ds = datasets.Dataset.from_dict({"text": ["One sentence.", "Another one."]})
     gone = str(tmp_path / "no-such-model")

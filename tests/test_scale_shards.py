@@ -1,4 +1,4 @@
-"""Map/merge (analysis.shards): a corpus cut into shards (uneven, one example each, empty
+"""Map/merge (analysis.execution.corpus): a corpus cut into shards (uneven, one example each, empty
 ones) and merged gives the whole-corpus numbers (to 1e-6; counts exactly) for the no-op
 statistics, drift and syntactic heads, on tiny models and planted texts."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from analysis.encoding import encode_dataset
-from analysis.shards import run_local, run_sharded, shard_bounds
+from analysis.execution.corpus import run_local, run_sharded, shard_bounds
 
 TEXTS = ["The soup was cold.", "   ", "Great food, friendly staff and a view!",
          "No.", "The waiter ignored us for twenty minutes, then brought the wrong dish.",

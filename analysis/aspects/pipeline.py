@@ -100,10 +100,11 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
                         ray_address: str | None = None, **options) -> FineTuneRun:
     """:func:`run_fine_tune` of the model ``spec`` away from the calling process (the web
     server keeps its interpreter lock and cores): in a child process of its own
-    (:func:`analysis.child.run_in_child`, at lower priority ``nice``; the checkpoint is written
-    to a private temporary folder, loaded back here and the folder deleted), or with
-    ``ray_address`` as one task on that Ray cluster (:func:`analysis.raydata.run_task`: a GPU
-    where it has one; the checkpoint comes back as a full-precision .zip). ``progress`` and
+    (:func:`analysis.execution.child.run_in_child`, at lower priority ``nice``; the checkpoint
+    is written to a private temporary folder, loaded back here and the folder deleted), or with
+    ``ray_address`` as one task on that Ray cluster
+    (:func:`analysis.execution.raydata.run_task`: a GPU where it has one; the checkpoint comes
+    back as a full-precision .zip). ``progress`` and
     ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()`` is called every
     0.2 s (what it raises stops the work). ``options`` as for :func:`run_fine_tune` (``out``
     excepted). Same seed, same numbers as in this process."""
@@ -119,14 +120,14 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
             tell(value)
 
     if ray_address is not None:
-        from analysis.raydata import run_task
+        from analysis.execution.raydata import run_task
 
         info = run_task(_fine_tune_apart, spec, train, test, task, None, address=ray_address,
                         on_message=relay, on_poll=on_poll, **options)
         loaded, card = load_checkpoint_zip(info.pop("zip"), name="fine-tuned",
                                            max_bytes=2**40, max_params=2**40)
     else:
-        from analysis.child import run_in_child
+        from analysis.execution.child import run_in_child
 
         from analysis.aspects.checkpoints import FINETUNE_PREFIX
 

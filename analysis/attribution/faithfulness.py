@@ -279,8 +279,8 @@ def examples_dataset(texts, pairs=None):
 
 @dataclass
 class FaithfulnessJob:
-    """:func:`faithfulness` as map/merge (:mod:`analysis.shards`): the partial is the shard's
-    per-example rows (the bootstrap and the Spearman need every example), the merge the same
+    """:func:`faithfulness` as map/merge (:mod:`analysis.execution.corpus`): the partial is the
+    shard's per-example rows (the bootstrap and the Spearman need every example), the merge the same
     aggregation over all rows in corpus order."""
 
     spec: str

@@ -70,7 +70,7 @@ def run(args) -> int:
     corpus = encode_dataset(before.tokenizer, dataset, max_length=before.max_length,
                             max_examples=args.max_examples)
     bar = tqdm(total=len(corpus.encodings), unit="ex", file=sys.stderr, leave=False)
-    if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+    if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
         from analysis.drift.job import DriftJob, has_labels, models_of
 
         job = DriftJob(before.spec, after.spec, args.batch_size, has_labels(dataset))

@@ -51,7 +51,7 @@ def run(args) -> int:
     loaded = load_model(args.model)
     head = _loss_head(loaded.spec) if args.gradients else None
     with progress_bar(len(dataset), unit="ex") as update:
-        if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+        if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
             t0 = time.perf_counter()
             stats = run_job(NoopJob(loaded.spec, args.batch_size, norms=False), loaded,
                             dataset, args, update)

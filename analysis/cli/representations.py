@@ -151,7 +151,7 @@ def run_representations(args) -> int:
     probes = check_probes(dataset, args.probe)
     loaded, compare = _load_pair(args)
     with progress_bar(100) as update:
-        if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+        if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
             job, dataset = corpus_job(loaded, dataset, compare, probes, args.max_examples,
                                       batch_size=args.batch_size, seed=args.seed,
                                       scatter=False)

@@ -1,7 +1,7 @@
 """``--ray auto|ADDRESS`` (and ``--ray-workers N``) on the corpus commands: the study's
-map/merge job (:mod:`analysis.shards`) runs on a Ray cluster (:mod:`analysis.raydata`) instead
-of this process; the numbers are the same (docs/METHODS.md, "Shards merge exactly"). Without
-``--ray`` nothing is imported from Ray."""
+map/merge job (:mod:`analysis.execution.corpus`) runs on a Ray cluster
+(:mod:`analysis.execution.raydata`) instead of this process; the numbers are the same
+(docs/METHODS.md, "Shards merge exactly"). Without ``--ray`` nothing is imported from Ray."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from analysis.cli.options import OptionError, positive_int
 def ray_address(text: str) -> str:
     """``auto`` or ``[ray://]HOST:PORT``, with Ray installed (checked while parsing)."""
     from analysis.errors import InputError
-    from analysis.raydata import check_address
+    from analysis.execution.raydata import check_address
 
     try:
         return check_address(text)
@@ -32,9 +32,9 @@ def add_ray_options(p) -> None:
 def run_job(job, models, dataset, args, progress=None):
     """``job`` over ``dataset``: on Ray with ``--ray``, else in this process with ``models``."""
     if getattr(args, "ray", None):
-        from analysis.raydata import run_ray
+        from analysis.execution.raydata import run_ray
 
         return run_ray(job, dataset, args.ray, progress=progress, workers=args.ray_workers)
-    from analysis.shards import run_local
+    from analysis.execution.corpus import run_local
 
     return run_local(job, models, dataset, progress)

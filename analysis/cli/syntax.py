@@ -88,7 +88,7 @@ def run_syntax(args) -> int:
         print(f"note: {note}")
     loaded = load_model(args.model)
     with progress_bar(len(dataset)) as update:
-        if args.ray:  # the same job on a Ray cluster (analysis/raydata.py)
+        if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
             from analysis.syntax.job import HeadsJob
 
             result = run_job(HeadsJob(loaded.spec, args.batch_size), loaded, dataset, args,

@@ -1,11 +1,11 @@
-"""The drift study as map/merge (:mod:`analysis.shards`): each shard of the corpus is encoded
-with the before-model's tokenizer and run through both models (:func:`analysis.drift.run.
+"""The drift study as map/merge (:mod:`analysis.execution.corpus`): each shard of the corpus is
+encoded with the before-model's tokenizer and run through both models (:func:`analysis.drift.run.
 map_corpus`); :func:`analysis.drift.run.merge_partials` puts the per-example measures back in
 row order and adds the sums (no-op statistics, CKA's cross-products)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analysis.drift.run import DriftPartial, DriftResult, map_corpus, merge_partials, model_meta
 from analysis.encoding import Corpus, encode_dataset
@@ -45,6 +45,12 @@ class DriftJob:
 
     def merge(self, partials) -> DriftResult:
         return merge_partials(partials)
+
+    def capped(self, models, max_length: int):
+        """The token cap on the before-model (whose tokenizer encodes the corpus), the meta
+        made again from the capped pair (:func:`analysis.execution.work.capped`)."""
+        before, after, _ = models
+        return models_of(replace(before, max_length=max_length), after)
 
 
 def models_of(before, after) -> tuple:

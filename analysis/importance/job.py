@@ -1,4 +1,4 @@
-"""Ablations over the evaluation set as map/merge (:mod:`analysis.shards`; docs/METHODS.md
+"""Ablations over the evaluation set as map/merge (:mod:`analysis.execution.corpus`; docs/METHODS.md
 section 14): the study's forward work, on one process or on a Ray cluster.
 
 The evaluation set (:class:`analysis.importance.evalset.EvalSet`) travels as a Dataset of its

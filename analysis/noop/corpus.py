@@ -25,7 +25,7 @@ from analysis.encoding import EMPTY_CORPUS, encode_dataset
 from analysis.errors import DataError
 from analysis.forward import capture_unavailable, forward_batches
 from analysis.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
-from analysis.shards import add_arrays, run_local
+from analysis.execution.corpus import add_arrays, run_local
 
 Z95 = 1.959964  # the normal 97.5% quantile
 SPECIAL = "special"  # [CLS] + [SEP], summed per example before squaring
@@ -174,8 +174,8 @@ class NoopPartial:
 
 @dataclass
 class NoopJob:
-    """:func:`corpus_stats` as map/merge (:mod:`analysis.shards`): every statistic is a sum
-    over examples, divided by the example count once the shards are merged."""
+    """:func:`corpus_stats` as map/merge (:mod:`analysis.execution.corpus`): every statistic is a
+    sum over examples, divided by the example count once the shards are merged."""
 
     spec: str
     batch_size: int = 64

@@ -19,7 +19,7 @@ from analysis.batching import batches, collate
 from analysis.errors import DataError
 from analysis.forward import forward
 from analysis.measures import CATEGORIES, PUNCT, selectors
-from analysis.shards import add_arrays
+from analysis.execution.corpus import add_arrays
 
 
 @dataclass
@@ -230,8 +230,8 @@ class GradientsPartial:
 @dataclass
 class GradientsJob:
     """:func:`gradient_importance` over a corpus (a Dataset with ``text`` / ``text_pair``) as
-    map/merge (:mod:`analysis.shards`): per category the sum of the examples' [L, H] values
-    and their count, added over shards and divided once at the end. The masked positions are
+    map/merge (:mod:`analysis.execution.corpus`): per category the sum of the examples' [L, H]
+    values and their count, added over shards and divided once at the end. The masked positions are
     fixed by each example's own tokens, so shards draw the same masks."""
 
     spec: str

@@ -1,4 +1,5 @@
-"""The corpus part as map/merge (:mod:`analysis.shards`; docs/METHODS.md section 13, "Shards").
+"""The corpus part as map/merge (:mod:`analysis.execution.corpus`; docs/METHODS.md section 13,
+"Shards").
 
 ``map`` runs one shard of the corpus through each model (the one batched forward path) and
 returns its rows: every word's vector at every layer with its form, sentence and labels (the

@@ -283,7 +283,7 @@ def syntax_heads(loaded, dataset, *, max_sentences: int | None = None, batch_siz
 
     t0 = time.perf_counter()
     if encoded is None:  # the whole treebank as one shard of the map/merge job
-        from analysis.shards import run_local
+        from analysis.execution.corpus import run_local
         from analysis.syntax.job import HeadsJob
 
         if dataset is not None and max_sentences is not None and max_sentences < len(dataset):

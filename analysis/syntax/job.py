@@ -1,7 +1,8 @@
-"""Syntactic heads as map/merge (:mod:`analysis.shards`): each shard of a treebank is encoded
-and run through the model once (:func:`analysis.syntax.passes.treebank_pass`) into hit counts
-per relation, direction and head and offset counts (:class:`analysis.syntax.heads.
-HeadsAccumulator`); counts add, so the merged accuracies are exactly the whole treebank's."""
+"""Syntactic heads as map/merge (:mod:`analysis.execution.corpus`): each shard of a treebank is
+encoded and run through the model once (:func:`analysis.syntax.passes.treebank_pass`) into hit
+counts per relation, direction and head and offset counts
+(:class:`analysis.syntax.heads.HeadsAccumulator`); counts add, so the merged accuracies are
+exactly the whole treebank's."""
 
 from __future__ import annotations
 

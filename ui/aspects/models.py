@@ -28,7 +28,7 @@ from ui.common.chart_cache import draw, owned_chart
 from ui.common.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.jobs import SHORT, TRAINING, run_job
+from ui.common.jobs import SHORT, TRAINING, Apart, run_job
 from ui.common.resources import admit_model, hold_model, upload_param_cap
 from ui.common.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
@@ -167,7 +167,7 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
 
             tell(*last)
             if address is not None:
-                from ui.common.cluster import connect
+                from analysis.execution.cluster import connect
 
                 connect(address)  # said in one line when it cannot be reached
             return run_fine_tune_apart(ctx.spec, train, test, task, data="bundled sample",
@@ -179,8 +179,7 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
 
         nice = settings().job_nice
         admit_model(ctx.loaded.n_params)
-        run = run_job("Fine-tuning", work, key=aspects_state.JOB_FINETUNE,
-                      cluster=lambda address, progress: work(progress, address),
+        run = run_job("Fine-tuning", Apart(work), key=aspects_state.JOB_FINETUNE,
                       kind="Fine-tuning", size=round(len(train) * epochs),
                       unit="training examples", exclusive=TRAINING)
         hold_model(run.result.model, ctx.loaded.n_params)

@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from analysis.attention.views import heatmap_payload, views_payload
-from analysis.attribution import NAMES, attribute, faithfulness, load_for_attribution
+from analysis.attribution import NAMES, attribute, load_for_attribution
 from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
 from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
@@ -20,12 +20,11 @@ from ui.common.attention.views import attention_views
 from ui.attribution import state
 from ui.common.chart_cache import show
 from ui.common.charts import attention_heatmap, map_frame
-from ui.common.cluster import ClusterJob, or_here
 from ui.common.errors import plain
 from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.findings import add_button
 from ui.common.jobs import SHORT, measured_words, run_job
-from ui.common.progress import rate_step
+from analysis.execution.progress import rate_step
 from ui.common.resources import check_listed
 from ui.common.settings import settings
 
@@ -116,18 +115,13 @@ def explain_input(loaded, text: str, pair: str | None):
 @st.cache_data(max_entries=8, show_spinner=False)
 def _faithfulness(spec: str, stamp: str, fingerprint: str, n: int, removal: str,
                   max_tokens: int, _loaded, _texts, _pairs):
-    def job(progress):
-        step = rate_step(progress, digits=2)
-        progress(0.0, f"Explaining {n} examples and removing their words...")
-        return faithfulness(_loaded, _texts, _pairs, removal=removal, max_tokens=max_tokens,
-                            progress=step)
-
-    # with DASHBOARD_RAY_ADDRESS: the same job on the cluster (here if it cannot load the model)
-    on = ClusterJob(FaithfulnessJob(spec, removal=removal, max_tokens=max_tokens),
-                    examples_dataset(_texts, _pairs), max_length=_loaded.max_length,
-                    here_if_unloadable=True)
-    return run_job("Faithfulness", job, key=state.JOB_FAITH, cluster=or_here(on),
-                   kind=state.KIND_FAITH, size=n, unit="examples")
+    # with DASHBOARD_RAY_ADDRESS: on the cluster (here if its workers cannot load the model)
+    return run_job("Faithfulness", FaithfulnessJob(spec, removal=removal, max_tokens=max_tokens),
+                   examples_dataset(_texts, _pairs), models=_loaded,
+                   max_length=_loaded.max_length, here_if_unloadable=True,
+                   start=f"Explaining {n} examples and removing their words...",
+                   step=lambda progress: rate_step(progress, digits=2),
+                   key=state.JOB_FAITH, kind=state.KIND_FAITH, size=n, unit="examples")
 
 
 def faith_help() -> str:

@@ -97,10 +97,10 @@ def _left() -> float | None:
 
 
 def _build(progress) -> None:
-    """The build in a process of its own (:func:`analysis.child.run_in_child`): the server
+    """The build in a process of its own (:func:`analysis.execution.child.run_in_child`): the server
     keeps its interpreter lock and cores for the visitors meanwhile."""
     from analysis.aspects import example as example_build
-    from analysis.child import run_in_child
+    from analysis.execution.child import run_in_child
 
     try:
         run_in_child(example_build.build_example, on_message=progress, send_as="progress",

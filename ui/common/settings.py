@@ -11,8 +11,9 @@ Read once per process from the environment (``settings()`` is cached; tests call
 ``DASHBOARD_RAY_ADDRESS``
     Optional: ``auto`` or ``[ray://]HOST:PORT`` of a Ray cluster (deploy/README.md, "The app on
     a Ray cluster"); the job queue then sends the corpus studies' jobs there
-    (``ui.common.cluster``). Checked with :func:`analysis.raydata.check_address`; a bad value
-    (or Ray not installed) is not fatal: ``ray_error`` holds one line that the page shows, and
+    (``analysis.execution.cluster``). Checked with
+    :func:`analysis.execution.raydata.check_address`; a bad value (or Ray not installed) is not
+    fatal: ``ray_error`` holds one line that the page shows, and
     the jobs run in the server process as without it.
 ``DASHBOARD_SETTINGS``
     Optional path to a TOML file (read with ``tomllib``) in which the host adds to the above.
@@ -212,7 +213,7 @@ def _ray_address(text: str) -> dict:
     if not text.strip():
         return {}
     from analysis.errors import InputError
-    from analysis.raydata import check_address
+    from analysis.execution.raydata import check_address
 
     try:
         return {"ray_address": check_address(text)}

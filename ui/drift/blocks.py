@@ -6,23 +6,20 @@ at once."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, compare_models, gallery,
+from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, gallery,
                             head_cosine, load_after, load_pair, pattern_shares,
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
-from analysis.drift.job import DriftJob, has_labels
-from analysis.encoding import encode_dataset
+from analysis.drift.job import DriftJob, has_labels, models_of
 from analysis.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
-from ui.common.cluster import ClusterJob
 from ui.common.corpus import fingerprint
 from ui.common.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
@@ -73,19 +70,14 @@ def _pair(before_spec: str, after_spec: str, stamps: tuple):
 def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_length: int,
          _before, _after, _dataset) -> DriftResult:
     n = len(_dataset)
-
-    def job(progress):
-        progress(0.0, f"Running both models on {n} examples...")
-        before = replace(_before, max_length=max_length)  # the notices name the cap used
-        corpus = encode_dataset(before.tokenizer, _dataset, max_length=max_length)
-        return compare_models(before, _after, corpus, batch_size=BATCH_SIZE, progress=lambda d, t:
-                              progress(d / t, f"Both models: {d} / {t} examples"))
-
-    return run_job("Fine-tuning drift", job, key=drift_state.JOB.format(corpus_key),
-                   cluster=ClusterJob(DriftJob(_before.spec, _after.spec, BATCH_SIZE,
-                                               has_labels(_dataset)), _dataset,
-                                      max_length=max_length),
-                   kind="Fine-tuning drift", size=n, unit="examples")
+    return run_job("Fine-tuning drift",
+                   DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
+                   _dataset, models=models_of(_before, _after), max_length=max_length,
+                   start=f"Running both models on {n} examples...",
+                   step=lambda progress: lambda d, t: progress(
+                       d / t, f"Both models: {d} / {t} examples"),
+                   key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift", size=n,
+                   unit="examples")
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:

@@ -16,10 +16,9 @@ from analysis.importance import importance_study
 from analysis.importance.evalset import load_classifier, load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
-from ui.common.cluster import ClusterStudy, or_here
 from ui.common.errors import plain
-from ui.common.estimates import duration_words
-from ui.common.jobs import (BackgroundJob, measured_words, run_job,
+from analysis.execution.estimates import duration_words
+from ui.common.jobs import (BackgroundJob, Study, measured_words, run_job,
                             start_background_job)
 from ui.common.resources import check_listed, token_capped
 from ui.common.settings import settings
@@ -98,20 +97,19 @@ def _work(loaded, ev, method: str, metric: str | None, run=None):
     return job
 
 
-def _cluster(loaded, ev, method: str, metric: str | None, say: bool = True):
-    """The same study for the Ray cluster (``DASHBOARD_RAY_ADDRESS``): its ablations and
-    pruning masks are run there (:class:`analysis.importance.job.AblationJob`, the workers
-    loading the classifier by its spec), the metrics, intervals and marks here; None (the
-    caption ``ui.common.cluster.HERE`` with ``say``) when the workers could not load it."""
-    return or_here(ClusterStudy(lambda progress, run: _work(loaded, ev, method, metric, run)(
-        progress), loaded.spec, ev.n_examples, here_if_unloadable=True), say)
+def _described(loaded, ev, method: str, metric: str | None) -> Study:
+    """The study as one description: its ablations and pruning masks are corpus jobs
+    (:class:`analysis.importance.job.AblationJob`), run in this process or, with
+    ``DASHBOARD_RAY_ADDRESS``, on the cluster (the workers loading the classifier by its spec;
+    here when they cannot); the metrics, intervals and marks are computed here."""
+    return Study(lambda progress, run: _work(loaded, ev, method, metric, run)(progress),
+                 loaded.spec, ev.n_examples, here_if_unloadable=True)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
-    return run_job("Head importance", _work(_loaded, _ev, method, metric), key=S.job_key(key),
-                   cluster=_cluster(_loaded, _ev, method, metric), kind=S.KIND,
-                   size=_ev.n_examples, unit="examples")
+    return run_job("Head importance", _described(_loaded, _ev, method, metric),
+                   key=S.job_key(key), kind=S.KIND, size=_ev.n_examples, unit="examples")
 
 
 # The first visit's view (the example on its held-out sentences, default settings) is computed
@@ -134,10 +132,8 @@ def first_visit_study(view: S.View, spec: str, loaded, ev):
         job = _BACKGROUND.get(key)
         if job is None:
             job = start_background_job(
-                "Head importance", _work(loaded, ev, view.method, view.metric),
-                key=S.job_key(key), cluster=_cluster(loaded, ev, view.method, view.metric,
-                                                     say=False),
-                kind=S.KIND, size=ev.n_examples, unit="examples")
+                "Head importance", _described(loaded, ev, view.method, view.metric),
+                key=S.job_key(key), kind=S.KIND, size=ev.n_examples, unit="examples")
             _BACKGROUND[key] = job
     if not job.done.is_set():
         return None, job

@@ -5,7 +5,6 @@ and 5)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import altair as alt
 import pandas as pd
@@ -14,16 +13,14 @@ import streamlit as st
 from analysis.encoding import encode_dataset
 from analysis.models import ModelLoadError
 from analysis.noop.corpus import NoopJob
-from analysis.noop import (LABELS, corpus_stats, gradient_importance, loss_head, noop_heads,
+from analysis.noop import (LABELS, gradient_importance, loss_head, noop_heads,
                            positional_heads)
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.charts import has_panels, side_by_side
-from ui.common.cluster import ClusterJob
 from ui.common.errors import plain, show_error
 from ui.common.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
-from ui.common.progress import rate_step
 from ui.common.links import attention_link
 from ui.common.findings import add_button
 from ui.common.settings import settings
@@ -71,22 +68,13 @@ def token_limit(loaded) -> int:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _stats(key: StatsKey, _loaded, _dataset):
-    loaded = replace(_loaded, max_length=key.token_limit)
     n_examples = key.n_examples
-
-    def job(progress):
-        step = rate_step(progress)
-        progress(0.0, f"Running {n_examples} examples through the model...")
-        stats = corpus_stats(loaded, _dataset, batch_size=key.batch_size, progress=step,
-                             norms=key.norms)
-        progress(1.0, f"{stats.n_examples} examples in {stats.seconds:.1f} s "
-                      f"({stats.examples_per_second:.1f} examples/s)")
-        return stats
-
-    return run_job("Corpus statistics", job, key=key.job_key, cluster=ClusterJob(
-        NoopJob(_loaded.spec, key.batch_size, norms=key.norms), _dataset,
-        max_length=key.token_limit), kind="No-op statistics", size=n_examples,
-        unit="examples")
+    return run_job("Corpus statistics", NoopJob(_loaded.spec, key.batch_size, norms=key.norms),
+                   _dataset, models=_loaded, max_length=key.token_limit,
+                   start=f"Running {n_examples} examples through the model...",
+                   done=lambda stats: f"{stats.n_examples} examples in {stats.seconds:.1f} s "
+                                      f"({stats.examples_per_second:.1f} examples/s)",
+                   key=key.job_key, kind="No-op statistics", size=n_examples, unit="examples")
 
 
 def stats_key(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,

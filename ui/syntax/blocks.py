@@ -14,11 +14,10 @@ import streamlit as st
 
 from analysis.encoding import word_level
 from analysis.models import checkpoint_stamp
-from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention, syntax_heads
+from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention
 from analysis.syntax.job import HeadsJob
 from analysis.syntax.probes import probe_layers
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
-from ui.common.cluster import ClusterJob
 from ui.common.errors import plain
 from ui.common.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
@@ -51,14 +50,12 @@ def _sentences(done: int, total: int) -> tuple[float, str]:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
-    def job(progress):
-        return syntax_heads(_loaded, _dataset, progress=lambda d, t: progress(*_sentences(d, t)))
-
-    return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences", job,
-                   key=syntax_state.JOB_HEADS.format(fp),
-                   cluster=ClusterJob(HeadsJob(_loaded.spec), _dataset, unit="sentences",
-                                      max_length=_loaded.max_length),
-                   kind="Syntax heads", size=len(_dataset), unit="sentences")
+    return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences",
+                   HeadsJob(_loaded.spec), _dataset, models=_loaded, unit="sentences",
+                   max_length=_loaded.max_length,
+                   step=lambda progress: lambda d, t: progress(*_sentences(d, t)),
+                   key=syntax_state.JOB_HEADS.format(fp), kind="Syntax heads",
+                   size=len(_dataset))
 
 
 def heads_result(loaded, dataset):

@@ -36,7 +36,8 @@ from typing import Any, Callable
 from analysis.errors import DataError
 
 POLL_S = 0.2
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder of analysis/
+# the folder of analysis/
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STOP_S = 5.0  # seconds between SIGTERM and SIGKILL when the caller stops the child
 WATCH_S = 0.5  # how often the child checks that its caller is still there
 
@@ -57,7 +58,7 @@ def _lower_priority(nice: int | None) -> None:
 
 BOOT = ("import sys; from multiprocessing.connection import Connection as C; "
         "r, w = C(int(sys.argv[1]), writable=False), C(int(sys.argv[2]), readable=False); "
-        "sys.path[:] = r.recv(); from analysis.child import _child_main; "
+        "sys.path[:] = r.recv(); from analysis.execution.child import _child_main; "
         "_child_main(r, w, int(sys.argv[3]))")
 
 

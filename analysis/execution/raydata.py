@@ -1,4 +1,4 @@
-"""Corpus jobs (:mod:`analysis.shards`) on a Ray cluster through Ray Data.
+"""Corpus jobs (:mod:`analysis.execution.corpus`) on a Ray cluster through Ray Data.
 
 The corpus (a ``datasets.Dataset``, with its row numbers added) becomes a Ray Dataset
 (``ray.data.from_huggingface``); ``map_batches`` runs a pool of actors, each loading the job's
@@ -30,7 +30,7 @@ ROW = "__row__"
 ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9._-]+:\d{1,5}$")
 NOT_INSTALLED = ("cannot be used: Ray is not installed (install it with "
                  "'pip install -r requirements-ray.txt').")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class WorkerLost(DataError):
@@ -240,7 +240,7 @@ def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# One task on the cluster (a fine-tune): the same shape as analysis.child.run_in_child
+# One task on the cluster (a fine-tune): the same shape as analysis.execution.child.run_in_child
 
 
 def _task_main(queue, fn, args: tuple, kwargs: dict, send_as: str):

@@ -14,7 +14,7 @@ into
 
 :func:`run_local` is the in-process path (one shard: the whole corpus, so its numbers are
 exactly today's); :func:`run_sharded` cuts the corpus at given boundaries (tests, and the
-check that shards merge); :mod:`analysis.raydata` runs the same job on a Ray cluster.
+check that shards merge); :mod:`analysis.execution.raydata` runs the same job on a Ray cluster.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ is :data:`MIN_FRACTION` done (the time since it started per fraction done, times
 left), else from its kind's rate; a waiting job's time from its kind's rate. :func:`wait_s`
 turns the times of the jobs ahead into the wait for a free slot of their lane. Nothing is a
 constant: before a kind has been measured the words say so ("no estimate yet: first job of its
-kind on this server"). No Streamlit here (the queue, :mod:`ui.common.jobqueue`, uses it from
+kind on this server"). No Streamlit here (the queue, :mod:`analysis.execution.queue`, uses it from
 any thread, under its own lock).
 """
 

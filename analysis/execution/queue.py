@@ -12,7 +12,7 @@ Lanes, so that no kind of work waits behind another it has nothing to do with:
   short ones (seconds).
 - ``background`` (:data:`BACKGROUND`, :data:`BACKGROUND_SLOTS`): work no visitor waits for (the
   example checkpoint's build, Head importance's first-visit job); it never takes a visitor's
-  slot, and runs at the lowest priority (``ui.common.jobs.BACKGROUND_NICE``).
+  slot, and runs at the lowest priority (``analysis.execution.worker.BACKGROUND_NICE``).
 - ``cluster`` (:data:`CLUSTER`, ``cluster_slots``: the Ray cluster's workers): jobs whose worker
   thread only waits on the cluster (``DASHBOARD_RAY_ADDRESS``).
 
@@ -24,10 +24,10 @@ corpus job still never waits behind the build (a fine-tune waiting for the build
 
 Every ticket also carries its kind of work's public name (``kind``, e.g. "No-op statistics"),
 its size and unit ("300 examples"); the queue times each running ticket and records the rate of
-each one that finishes (:class:`ui.common.estimates.Rates`), and :meth:`JobQueue.outlook` tells
-a waiting ticket the jobs ahead of it in its lane and the wait estimated from those measured
-rates (:mod:`ui.common.estimates`). Other visitors see only the kind, never the label (which
-may name a visitor's file or model).
+each one that finishes (:class:`analysis.execution.estimates.Rates`), and
+:meth:`JobQueue.outlook` tells a waiting ticket the jobs ahead of it in its lane and the wait
+estimated from those measured rates (:mod:`analysis.execution.estimates`). Other visitors see
+only the kind, never the label (which may name a visitor's file or model).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from analysis.errors import DataError, InputError
-from ui.common.estimates import MIN_FRACTION, Ahead, Outlook, Rates, time_left, wait_s
+from analysis.execution.estimates import MIN_FRACTION, Ahead, Outlook, Rates, time_left, wait_s
 
 EXPIRE_S = 30.0  # a waiting ticket not checked for this long is dropped
 CORPUS, SHORT, BACKGROUND, CLUSTER = "corpus", "short", "background", "cluster"

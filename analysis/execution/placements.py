@@ -1,0 +1,89 @@
+"""Where the server's heavy work runs, chosen ONCE from its settings (:func:`placement`):
+
+- :class:`InProcess`: in the queue's worker thread of this process (corpus jobs mapped as one
+  shard, studies with :func:`analysis.execution.corpus.run_local`); a training process
+  (:class:`analysis.execution.work.Apart`) in a child process of its own
+  (:mod:`analysis.execution.child`), so that the server keeps its interpreter lock and cores;
+- :class:`RayCluster`: corpus jobs and a study's corpus jobs on the Ray cluster at ``address``
+  (:mod:`analysis.execution.cluster`; the worker thread only waits), a training process as one
+  Ray task; a model the workers cannot load runs in this process when the work allows it, and
+  the next job of that model is placed here from the start (:meth:`RayCluster.refuses`).
+
+A plain callable (light work on one input) runs in the worker thread under either placement.
+A placement is a plain object with :meth:`Placement.run`; the queue (:mod:`.queue`) and the
+worker (:mod:`.worker`) know nothing of where work runs beyond :attr:`Placement.cluster` (a
+cluster ticket has its own lane). Ray is imported only when the Ray placement runs a job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Protocol
+
+from analysis.execution.work import Apart, Corpus, Study, heavy
+
+Progress = Callable[[float, str], None]
+
+
+class Placement(Protocol):
+    """Runs one description of work (:mod:`analysis.execution.work`)."""
+
+    address: str | None  # the Ray cluster's address (None: nothing leaves this machine)
+
+    def cluster(self, work) -> bool:
+        """Whether ``work`` takes a cluster ticket (its worker thread only waits there)."""
+
+    def run(self, work, progress: Progress,
+            on_workers: Callable[[int], None] | None = None) -> Any:
+        """``work``'s result; ``progress(fraction, text)`` moves its bar (and raises
+        :class:`analysis.execution.queue.JobCancelled` once its visitor left);
+        ``on_workers(n)``: told the cluster's workers once known."""
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Everything in this process (a training process: in a child process of its own)."""
+
+    address: None = None
+
+    def cluster(self, work) -> bool:
+        return False
+
+    def run(self, work, progress: Progress, on_workers=None):
+        if heavy(work):
+            return work.run_here(progress)
+        return work(progress)
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    """Heavy work on the Ray cluster at ``address`` (see the module docstring)."""
+
+    address: str
+
+    def refuses(self, work) -> bool:
+        """Whether ``work``'s model is one this cluster's workers could not load (it then runs
+        in this process from the start)."""
+        from analysis.execution.cluster import workers_may_load
+
+        return isinstance(work, (Corpus, Study)) and not workers_may_load(work, self.address)
+
+    def cluster(self, work) -> bool:
+        return heavy(work) and not self.refuses(work)
+
+    def run(self, work, progress: Progress, on_workers=None):
+        if not self.cluster(work):
+            return InProcess().run(work, progress)
+        from analysis.execution import cluster
+
+        if isinstance(work, Apart):  # it connects itself, once its bar says where it goes
+            return work.fn(progress, self.address)
+        return cluster.run_on_cluster(work, progress, self.address, on_workers)
+
+
+@lru_cache(maxsize=None)
+def placement(address: str | None) -> InProcess | RayCluster:
+    """The placement of the server's settings (``DASHBOARD_RAY_ADDRESS``, checked: None when
+    unset or refused), one per value."""
+    return RayCluster(address) if address else InProcess()
