@@ -199,7 +199,8 @@ def test_the_scan_agrees_with_a_plain_state_machine(monkeypatch, chunk):
 def test_the_scan_is_linear_on_the_issues_hostile_strings():
     """Issue 34 item 1: ``'[' + '\\"' * n`` took 15.6 s at 64 KB (a backtracking pattern, the
     interpreter held throughout). Now: 4x the bytes take about 4x the time (quadratic: 16x),
-    measured in this run, and 64 KB takes milliseconds."""
+    measured in this run as this thread's CPU time (the best of 5: other processes on a loaded
+    machine do not count), and 64 KB takes milliseconds."""
     import time
 
     from analysis.corpus.jsonsafe import _scan
@@ -207,15 +208,15 @@ def test_the_scan_is_linear_on_the_issues_hostile_strings():
     def seconds(text: str) -> float:
         best = float("inf")
         for _ in range(5):
-            t0 = time.perf_counter()
+            t0 = time.thread_time()
             _scan(text)
-            best = min(best, time.perf_counter() - t0)
-        return best
+            best = min(best, time.thread_time() - t0)
+        return max(best, 1e-6)
 
     for unit in ('\\"', '"\\\\', '["', "1"):
         small, large = "[" + unit * (1 << 21), "[" + unit * (1 << 23)  # 2-4 MB, 8-16 MB
         ratio = seconds(large) / seconds(small)
-        assert ratio < 8, (unit, ratio)
+        assert ratio < 10, (unit, ratio)  # linear: about 4; quadratic: 16
     issue = "[" + '\\"' * (32 << 10)  # the issue's 64 KB
     assert seconds(issue) < 0.5
     with pytest.raises(JSONError, match="not valid JSON"):
