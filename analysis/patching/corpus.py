@@ -15,7 +15,6 @@ import numpy as np
 from analysis.errors import DataError
 from analysis.intervals import N_BOOT, resamples
 from analysis.patching.counterfactuals import KINDS, opinion_pool, suggest
-from analysis.patching.metric import MIN_GAP
 from analysis.patching.run import patch_pair
 
 
@@ -87,17 +86,19 @@ def spearman(a, b) -> float:
 def corpus_patching(loaded, ev, *, contrast: str = "aspect", direction: str = "noising",
                     max_length: int | None = None, importance: bool = True,
                     marks: bool = True, n_boot: int = N_BOOT, seed: int = 0,
-                    min_gap: float = MIN_GAP,
+                    min_gap: float | None = None,
                     progress: Callable[[float, str], None] | None = None) -> CorpusPatching:
     """Every pair of ``ev`` (an ABSA :class:`analysis.importance.evalset.EvalSet`) patched
     head by head against its first suggested counterfactual of kind ``contrast``; pairs with
     no same-length counterfactual, or whose counterfactual moves the logit difference by less
-    than ``min_gap`` (:data:`analysis.patching.metric.MIN_GAP`), are left out (counted). With ``importance``
-    Head importance's study runs on the same pairs (its default method and metric) and the
-    Spearman of the mean effects' size against its drops is given; with ``marks`` the Aspect
-    heads page's top heads and the [SEP] heads."""
+    than ``min_gap`` (default :data:`analysis.patching.metric.MIN_GAP`), are left out (counted). With
+    ``importance`` Head importance's study runs on the same pairs (its default method and
+    metric) and the Spearman of the mean effects' size against its drops is given; with
+    ``marks`` the Aspect heads page's top heads and the [SEP] heads."""
     from analysis.aspects.tasks import build_examples
+    from analysis.patching import metric
 
+    min_gap = metric.MIN_GAP if min_gap is None else float(min_gap)
     if contrast not in KINDS:
         raise DataError(f"Unknown counterfactual kind {contrast!r}: use aspect or opinion.")
     if ev.sentences is None or ev.task is None:
