@@ -91,10 +91,10 @@ def corpus_patching(loaded, ev, *, contrast: str = "aspect", direction: str = "n
     """Every pair of ``ev`` (an ABSA :class:`analysis.importance.evalset.EvalSet`) patched
     head by head against its first suggested counterfactual of kind ``contrast``; pairs with
     no same-length counterfactual, or whose counterfactual moves the logit difference by less
-    than ``min_gap`` (default :data:`analysis.patching.metric.MIN_GAP`), are left out (counted). With
-    ``importance`` Head importance's study runs on the same pairs (its default method and
-    metric) and the Spearman of the mean effects' size against its drops is given; with
-    ``marks`` the Aspect heads page's top heads and the [SEP] heads."""
+    than ``min_gap`` (default :data:`analysis.patching.metric.MIN_GAP`), are left out
+    (counted). With ``importance`` Head importance's study runs on the same pairs (its default
+    method and metric) and the Spearman of the mean effects' size against its drops is given;
+    with ``marks`` the Aspect heads page's top heads and the [SEP] heads."""
     from analysis.aspects.tasks import build_examples
     from analysis.patching import metric
 

@@ -117,16 +117,27 @@ def opinion_suggestions(tokenizer, row, ex, pool: dict[str, Counter] | None = No
         word = review[op["start"]:op["end"]]
         if not word or word.lower() != op["word"].lower():
             continue
-        candidates = [OPPOSITES[word.lower()]] if word.lower() in OPPOSITES else []
+        # (start, end, replacement): the phrase's listed opposite, then a listed opposite of
+        # one of its words ("painfully slow" -> "painfully fast"), then annotated words
+        spans = [(op["start"], op["end"], OPPOSITES[word.lower()])] \
+            if word.lower() in OPPOSITES else []
+        at = op["start"]
+        for part in word.split():
+            start = review.index(part, at)
+            at = start + len(part)
+            if " " in word and part.lower() in OPPOSITES:
+                spans.append((start, at, OPPOSITES[part.lower()]))
         if pool is not None and polarity in FLIP:
-            candidates += [w for w, _ in pool[FLIP[polarity]].most_common() if " " not in w]
-        for cand in candidates:
-            new = review[:op["start"]] + _cased(cand, word) + review[op["end"]:]
+            spans += [(op["start"], op["end"], w) for w, _ in pool[FLIP[polarity]].most_common()
+                      if " " not in w]
+        for start, end, cand in spans:
+            old = review[start:end]
+            new = review[:start] + _cased(cand, old) + review[end:]
             a, b = _swap_review(ex, new)
-            if (word, cand) in seen or _n_tokens(tokenizer, a, b, max_length) != n:
+            if (old, cand) in seen or _n_tokens(tokenizer, a, b, max_length) != n:
                 continue
-            seen.add((word, cand))
-            out.append(Suggestion("opinion", a, b, f"'{word}' replaced by '{cand}'"))
+            seen.add((old, cand))
+            out.append(Suggestion("opinion", a, b, f"'{old}' replaced by '{cand}'"))
             break
         if len(out) >= limit:
             break

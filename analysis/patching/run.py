@@ -191,3 +191,41 @@ def patch_pair(loaded, text: str, pair: str | None, counter_text: str,
 def pair_max_length(loaded, card: dict | None) -> int:
     """The token cap the classifier was trained with (an ABSA card's), else the model's."""
     return int((card or {}).get("max_length") or loaded.max_length)
+
+
+def answers(loaded, pairs, max_length: int | None = None) -> list[int]:
+    """The classifier's predicted class of each (text, pair) (one batched forward)."""
+    encs = [encode(loaded.tokenizer, t, p, max_length=int(max_length or loaded.max_length))
+            for t, p in pairs]
+    out = forward(loaded.model, loaded.tokenizer, encs, attentions=False)
+    return [int(i) for i in out.output.logits.argmax(-1)]
+
+
+def default_pair(loaded, ev, max_length: int | None = None) -> tuple[int, str]:
+    """(sentence index, category) the page opens on: the first pair of ``ev``'s sentences with
+    a positive or negative gold label whose opposite-opinion counterfactual changes the
+    classifier's answer (the sentiment flips: a clear contrast), else the first with an
+    opposite-opinion counterfactual, else the first sentence's first category."""
+    from analysis.aspects.tasks import build_examples
+    from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
+
+    pool = opinion_pool(ev.sentences)
+    first = None
+    for i in range(len(ev.sentences)):
+        row = ev.sentences[i]
+        for ex in build_examples(ev.sentences.select([i]), ev.task, ev.pair_order):
+            if ex.gold not in ("positive", "negative") or ex.row > 0:
+                continue
+            found = opinion_suggestions(loaded.tokenizer, row, ex, pool,
+                                        int(max_length or loaded.max_length), limit=1)
+            if not found:
+                continue
+            first = first or (i, ex.category)
+            s = found[0]
+            clean, counter = answers(loaded, [(ex.text_a, ex.text_b), (s.text, s.pair)],
+                                     max_length)
+            if clean != counter:
+                return i, ex.category
+    from analysis.aspects.data import CATEGORIES
+
+    return first or (0, CATEGORIES[0])

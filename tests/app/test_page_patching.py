@@ -50,16 +50,27 @@ def test_the_example_opens_on_a_held_out_review_with_the_librarys_numbers(cache)
     stand_in_example(cache)
     at = _open()
     assert not at.error, [e.value for e in at.error]
-    # the first held-out sentence with an annotated opinion flips it: "delicious" ->
-    # "disgusting" in "The pasta was delicious and the waiter was friendly."
-    assert at.selectbox(key="patching_review").value == 0
-    assert at.selectbox(key="patching_aspect").value == "food"
-    assert at.radio(key="patching_kind").value == "opinion"
-    ctext = next(t for t in at.text_input if t.label.startswith("Counterfactual text A"))
-    assert ctext.value == "The pasta was disgusting and the waiter was friendly."
+    # the first held-out pair whose opposite-opinion counterfactual changes the answer (else
+    # the first with one): the library's choice
+    from analysis.aspects.tasks import build_examples
+    from analysis.importance.evalset import load_eval_set
+    from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
+    from analysis.patching.run import default_pair
+
     loaded, card = load_classifier("example")
-    ref = patch_pair(loaded, "The pasta was delicious and the waiter was friendly.", "food",
-                     ctext.value, "food", max_length=card["max_length"])
+    ev = load_eval_set(loaded, card, "sample")
+    i, category = default_pair(loaded, ev, card["max_length"])
+    assert at.selectbox(key="patching_review").value == i
+    assert at.selectbox(key="patching_aspect").value == category
+    assert at.radio(key="patching_kind").value == "opinion"
+    ex = next(e for e in build_examples(ev.sentences.select([i]), ev.task, ev.pair_order)
+              if e.category == category)
+    sug = opinion_suggestions(loaded.tokenizer, ev.sentences[i], ex, opinion_pool(ev.sentences),
+                              card["max_length"])[0]
+    ctext = next(t for t in at.text_input if t.label.startswith("Counterfactual text A"))
+    assert ctext.value == sug.text
+    text, pair = ex.text_a, ex.text_b
+    ref = patch_pair(loaded, text, pair, ctext.value, pair, max_length=card["max_length"])
     metrics = {m.label: m.value for m in at.metric}
     a, b = ref.classes
     assert metrics[f"Gap {a} - {b}"] == plain(
@@ -71,13 +82,13 @@ def test_the_example_opens_on_a_held_out_review_with_the_librarys_numbers(cache)
     assert "each number below is the share of that change" in md
     # denoising: the other direction, other numbers
     at.radio(key="patching_direction").set_value("denoising").run()
-    den = patch_pair(loaded, "The pasta was delicious and the waiter was friendly.", "food",
-                     ctext.value, "food", direction="denoising", max_length=card["max_length"])
+    den = patch_pair(loaded, text, pair, ctext.value, pair, direction="denoising",
+                     max_length=card["max_length"])
     heads = chart_frames(at)[0].sort_values(["layer", "head"])["effect"].to_numpy()
     np.testing.assert_allclose(heads, den.heads.reshape(-1), atol=1e-9)
     # a counterfactual with another number of tokens: one plain line, no traceback
     ctext = next(t for t in at.text_input if t.label.startswith("Counterfactual text A"))
-    ctext.set_value("The pasta was very very delicious and the waiter was friendly.").run()
+    ctext.set_value(text + " It was very very very good.").run()
     assert not at.exception
     assert len(at.error) == 1 and "same number of tokens" in at.error[0].value
     assert "\n" not in at.error[0].value

@@ -58,6 +58,15 @@ def test_an_opinion_word_without_a_listed_opposite_takes_an_annotated_one(tok):
     assert pool[new] > 0 and op.text.replace(new, "ignored") == row["text"]
 
 
+def test_a_phrase_keeps_its_words_and_takes_a_listed_opposite_of_one(tok):
+    data = load_sample()
+    i = next(k for k, t in enumerate(data["text"]) if t.startswith("The service was painfully"))
+    row, ex = _pair(data, i, "service")
+    op = suggest(tok, row, ex, "nli_m", opinion_pool(data), kinds=("opinion",))["opinion"][0]
+    assert op.note == "'slow' replaced by 'fast'"
+    assert op.text == row["text"].replace("painfully slow", "painfully fast")
+
+
 def test_sentence_bootstrap_and_spearman_by_hand():
     effects = np.array([[1.0], [3.0], [5.0]])
     mean, ci = sentence_ci(effects, np.array([0, 0, 1]), n_boot=2000)

@@ -65,20 +65,16 @@ def suggestions(spec: str, stamp: str, i: int, category: str, _loaded, _ev, max_
         (ex.text_a, ex.text_b)
 
 
-def default_pair(spec: str, loaded, ev, max_length: int) -> tuple[int, str]:
-    """The first held-out sentence and category whose pair has an opposite-opinion
-    counterfactual (a clear contrast: the sentiment flips), else the first pair."""
-    from analysis.aspects.tasks import gold_polarities
+@st.cache_data(max_entries=8, show_spinner=False)
+def _default_pair(spec: str, stamp: str, _loaded, _ev, max_length: int) -> tuple[int, str]:
+    from analysis.patching.run import default_pair as first_pair
 
-    stamp = checkpoint_stamp(spec)
-    for i in range(len(ev.sentences)):
-        gold = gold_polarities(ev.sentences[i])
-        for cat, lab in gold.items():
-            if lab in ("positive", "negative"):
-                found, _ = suggestions(spec, stamp, i, cat, loaded, ev, max_length)
-                if found["opinion"]:
-                    return i, cat
-    return 0, next(iter(gold_polarities(ev.sentences[0])))
+    return first_pair(_loaded, _ev, max_length)
+
+
+def default_pair(spec: str, loaded, ev, max_length: int) -> tuple[int, str]:
+    """The pair the page opens on (:func:`analysis.patching.run.default_pair`)."""
+    return _default_pair(spec, checkpoint_stamp(spec), loaded, ev, max_length)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
