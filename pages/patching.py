@@ -132,7 +132,11 @@ a, b = r.classes
 preds = (r.class_names[int(np.argmax(r.clean_logits))],
          r.class_names[int(np.argmax(r.counter_logits))])
 L, H = r.heads.shape
-best = top_heads(B.heads_values(r, scale))[0]
+# the head carrying most: the largest share; in probability, the largest move of P(answer)
+# towards the other run's (down when noising, up when denoising)
+sign = -1.0 if scale == "probability" and direction == "noising" else 1.0
+best = top_heads(sign * B.heads_values(r, scale))[0]
+best = (best[0], best[1], float(B.heads_values(r, scale)[best[0], best[1]]))
 numbers = {"Input's answer": preds[0], "Counterfactual's answer": preds[1],
            f"Gap {a} - {b}": f"{r.contrast.clean:+.2f} to {r.contrast.counter:+.2f}",
            "Head carrying most": f"{name(best[0], best[1])} ({best[2]:+.0%})" if scale == "share"
