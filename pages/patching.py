@@ -104,8 +104,9 @@ if ev is not None:
     e1, e2 = st.columns([3, 1])
     e1.markdown(f"**Input:** {plain(text)} | {plain(pair)}")
     ctext = e1.text_input("Counterfactual text A (edit freely)", value=sug_text,
-                          key=f"{S.CTEXT}-{suffix}")
-    cpair = e2.text_input("Counterfactual text B", value=sug_pair, key=f"{S.CPAIR}-{suffix}")
+                          key=S.counter_key(S.CTEXT, suffix))
+    cpair = e2.text_input("Counterfactual text B", value=sug_pair,
+                          key=S.counter_key(S.CPAIR, suffix))
     if (ctext, cpair) != (sug_text, sug_pair):
         edited_note = CANNOT_CARRY.format(what="the edited counterfactual")
 else:
@@ -119,6 +120,11 @@ else:
     cpair = u2.text_input("Counterfactual text B", value=pair or "", key=S.CPAIR) or None
     edited_note = CANNOT_CARRY.format(what="typed text")
 copy_link(S.COPY, note=edited_note)
+if (ctext.strip(), (cpair or "").strip()) == (text.strip(), (pair or "").strip()):
+    st.info("The counterfactual is the input itself: change a word (keeping the number of "
+            "tokens) to see which parts of the model carry the change of the answer.",
+            icon=":material/edit:")
+    st.stop()
 
 try:
     r = C.pair_result(spec, loaded, card, text, pair, ctext, cpair, direction)
@@ -161,7 +167,7 @@ with tabs[0]:
             "(100% = all of it); blue: it pushes the other way; white: nothing.")
     built = cached_chart(("heads", *key), lambda: B.heads_chart(r, scale))
     draw(built, stretch=True)
-    chart_downloads(built.chart, "patching-heads", key=f"{S.REPORT}-dl-heads", df=built.df)
+    chart_downloads(built.chart, "patching-heads", key=S.download_key("heads"), df=built.df)
     add_button("Each head patched alone", f"{S.REPORT}-heads", chart=built.chart,
                numbers=numbers, **source)
     if st.session_state.get(S.LAYER) not in range(1, L + 1):
@@ -184,7 +190,7 @@ with tabs[1]:
     for site in ("residual", "attention", "mlp"):
         built = cached_chart((site, *key), lambda site=site: B.positions_chart(r, site, scale))
         draw(built, stretch=True)
-        chart_downloads(built.chart, f"patching-{site}", key=f"{S.REPORT}-dl-{site}",
+        chart_downloads(built.chart, f"patching-{site}", key=S.download_key(site),
                         df=built.df)
         add_button(f"Causal tracing: {S.SITE_NAMES[site]}", f"{S.REPORT}-{site}",
                    chart=built.chart, **source)
@@ -204,8 +210,8 @@ with tabs[2]:
         # a callback: the request is kept even when the page reruns right after the click
         st.button("Compute the corpus view", key=S.CORPUS, icon=":material/play_arrow:",
                   on_click=st.session_state.__setitem__,
-                  args=(f"{S.CORPUS}-on", (contrast, direction)))
-        if st.session_state.get(f"{S.CORPUS}-on") == (contrast, direction):
+                  args=(S.CORPUS_ON, (contrast, direction)))
+        if st.session_state.get(S.CORPUS_ON) == (contrast, direction):
             try:
                 cr = C.corpus_result(spec, loaded, card, ev, contrast, direction)
             except (InputError, DataError) as exc:
@@ -216,7 +222,7 @@ with tabs[2]:
             ckey = (S.PREFIX, "corpus", spec, C.checkpoint_stamp(spec), contrast, direction)
             built = cached_chart(("corpus", *ckey), lambda: B.corpus_chart(cr))
             draw(built, stretch=True)
-            chart_downloads(built.chart, "patching-corpus", key=f"{S.REPORT}-dl-corpus",
+            chart_downloads(built.chart, "patching-corpus", key=S.download_key("corpus"),
                             df=built.df)
             add_button("Causal patching over the held-out pairs", f"{S.REPORT}-corpus",
                        chart=built.chart, reading=clines, **source)

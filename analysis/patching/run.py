@@ -151,6 +151,9 @@ def patch_pair(loaded, text: str, pair: str | None, counter_text: str,
     enc = encode(tok, text, pair, max_length=max_length)
     cenc = encode(tok, counter_text, counter_pair, max_length=max_length)
     check_same_length(enc, cenc)
+    if enc.input_ids == cenc.input_ids:
+        raise InputError("The counterfactual is the same as the input: change a word (keeping "
+                         "the number of tokens).")
     clean_inputs, clean = _run(model, tok, enc)
     counter_inputs, counter = _run(model, tok, cenc)
     c = contrast(clean.logits, counter.logits)

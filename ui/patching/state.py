@@ -35,3 +35,15 @@ SCALES = {"share": "Share of the change", "probability": "Probability change"}
 TABS = ["Heads", "Layers x positions", "Corpus view"]
 SITE_NAMES = {"residual": "Residual stream after the layer", "attention": "Attention output",
               "mlp": "MLP output"}
+CORPUS_ON = "patching_corpus_on"  # (contrast, direction) of the corpus view asked for
+
+
+def counter_key(field: str, suffix: str) -> str:
+    """The key of an editable counterfactual box (``field``: CTEXT or CPAIR) for one
+    suggestion (a new suggestion gets a fresh box holding it)."""
+    return f"{field}-{suffix}"
+
+
+def download_key(name: str) -> str:
+    """The download buttons' key of chart ``name``."""
+    return f"{PREFIX}-dl-{name}"
