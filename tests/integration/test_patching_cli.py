@@ -77,19 +77,25 @@ def test_cli_writes_the_librarys_numbers_and_the_checks_hold(cache, example, tmp
     ref = patch_pair(loaded, TEXT, "service", counter, "service",
                      max_length=card["max_length"])
     assert got["tokens"][:5] == ["[CLS]", "the", "pasta", "was", "delicious"]
-    assert got["classes"] == list(ref.classes) and got["differs"] == [10]
+    assert got["classes"] == list(ref.classes) and got["differs"] == [9]
     np.testing.assert_allclose(got["heads"], ref.heads, atol=1e-5)
     np.testing.assert_allclose(got["residual"], ref.positions["residual"], atol=1e-5)
     assert got["clean"] == pytest.approx(ref.contrast.clean, abs=1e-5)
-    # on the real model: after the last layer only [CLS] carries it (the pooler reads it)
+    # on the real model (float32; shares divide by the gap): after the last layer only [CLS]
+    # carries it (the pooler reads it)
     T = len(got["tokens"])
-    np.testing.assert_allclose(got["residual"][-1], [1.0] + [0.0] * (T - 1), atol=1e-5)
+    np.testing.assert_allclose(got["residual"][-1], [1.0] + [0.0] * (T - 1), atol=1e-4)
     # every head of a layer together = the layer's attention output (1e-5)
     encs = [encode(loaded.tokenizer, TEXT, "service"), encode(loaded.tokenizer, counter,
                                                               "service")]
     inputs = [collate(loaded.tokenizer, [e]) for e in encs]
     outs = [forward(loaded.model, inputs=i, attentions=False,
-                    capture=("context", "attention_output")) for i in inputs]
+                    hidden_states=True, capture=("context", "attention_output"))
+            for i in inputs]
+    # the whole residual stream after the last layer gives the counterfactual's logits (1e-5)
+    whole = forward_patched(loaded.model, inputs[0], "residual", loaded.n_layers - 1,
+                            outs[1].hidden_states[-1][0], np.ones((1, T, 1), bool))
+    np.testing.assert_allclose(whole, outs[1].output.logits.numpy(), atol=1e-5)
     for layer in range(loaded.n_layers):
         heads = forward_patched(loaded.model, inputs[0], "heads", layer,
                                 outs[1].captured["context"][layer][0], np.ones((1, T, 384), bool))
