@@ -59,8 +59,10 @@ def positions_chart(r, site: str, scale_name: str):
     df = positions_frame(r, site, scale_name)
     order = list(dict.fromkeys(df["token"]))
     rect = alt.Chart(df).mark_rect().encode(
-        x=alt.X("token:N", sort=order, title=None, axis=alt.Axis(labelAngle=-60,
-                                                                 labelLimit=90)),
+        # every token labelled, upright, small: vega would otherwise drop overlapping labels
+        # on a phone (the changed token's among them)
+        x=alt.X("token:N", sort=order, title=None, axis=alt.Axis(
+            labelAngle=-90, labelLimit=90, labelFontSize=9, labelOverlap=False)),
         y=alt.Y("layer:O", title="layer"),
         color=alt.Color("effect:Q", scale=_scale(df["effect"].to_numpy()),
                         title=_legend(scale_name)),
