@@ -18,6 +18,9 @@ removed when its ``with`` block ends. What the hooks serve:
 - :func:`layer_parts`: the parts of every BERT-style layer that the attribution study
   decomposes (value projection, output projection, LayerNorm), and :func:`zeroed_values`:
   zero one token's value vectors per batch element (value zeroing, docs/METHODS.md section 11).
+- :func:`capture_inputs`: keep a module's first input per layer (the heads' context vectors);
+  :func:`patched`: replace a module's output (or first input) per batch row with another run's
+  activation where a mask is set (activation patching, docs/METHODS.md section 15).
 """
 
 from __future__ import annotations
