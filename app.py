@@ -57,6 +57,8 @@ PAGES = [
             url_path="representations"),
     st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
             url_path="importance"),
+    st.Page("pages/patching.py", title="Causal patching", icon=":material/swap_horiz:",
+            url_path="patching"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 

@@ -22,7 +22,13 @@ gate on every head's output (docs/METHODS.md section 12). For the attribution st
 :func:`rerun_layer` runs ONE encoder layer on given inputs (value vectors zeroed per batch
 element) and :func:`rerun_after_attention` the part of a layer after its attention,
 :func:`embed_words` gives the word embeddings of token ids and :func:`class_probabilities` the
-classifier's probabilities from word embeddings (the function Captum differentiates). Maps are
+classifier's probabilities from word embeddings (the function Captum differentiates). For the
+patching study, the captures ``"context"`` (each layer's concatenated heads' context vectors,
+the input of the attention output projection), ``"attention_output"`` (``W_O c + b_O``, before
+the residual and LayerNorm) and ``"mlp_output"`` (the feed-forward block's last projection,
+before its residual and LayerNorm) give a run's activations, and :func:`forward_patched` reruns
+one input with one site of one layer taken from another run, many patches at once (one per
+batch row). Maps are
 cropped to each example's own length, so a batch gives the same numbers as one example at a
 time (docs/METHODS.md section 1).
 """
@@ -39,7 +45,10 @@ from analysis import hooks
 from analysis.batching import batches, collate
 from analysis.errors import InputError
 
-CAPTURES = ("query", "key", "value_norms", "value_vectors", "attention_block")
+CAPTURES = ("query", "key", "value_norms", "value_vectors", "attention_block", "context",
+            "attention_output", "mlp_output")
+# Where the patching study swaps activations: (capture giving the source, module per layer)
+PATCH_SITES = ("heads", "residual", "attention", "mlp")
 
 
 class CaptureUnavailable(InputError):
@@ -95,6 +104,11 @@ def _capture_modules(model, name: str):
     if name in ("value_vectors", "attention_block"):
         parts = hooks.layer_parts(model)
         return [p.value if name == "value_vectors" else p.block for p in parts]
+    if name == "context":
+        return hooks.attention_output_projections(model)
+    if name in ("attention_output", "mlp_output"):
+        return [p.dense if name == "attention_output" else p.layer.output.dense
+                for p in hooks.layer_parts(model)]
     pairs = hooks.value_modules(model, model.config.num_hidden_layers)
     if pairs is None:
         raise CaptureUnavailable(
@@ -160,6 +174,8 @@ def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs:
             mods = _capture_modules(model, name)
             if name == "value_norms":
                 stores[name] = (mods, stack.enter_context(hooks.capture([v for v, _ in mods])))
+            elif name == "context":
+                stores[name] = (mods, stack.enter_context(hooks.capture_inputs(mods)))
             else:
                 stores[name] = (mods, stack.enter_context(hooks.capture(mods)))
         stack.enter_context(torch.enable_grad() if grad else torch.inference_mode())
@@ -297,3 +313,39 @@ def rerun_after_attention(model, layer: int, pre_ln):
     with torch.inference_mode():
         out = part.layer.feed_forward_chunk(part.layer_norm(pre_ln))
     return out.cpu()
+
+
+def patch_site_module(model, site: str, layer: int):
+    """The module whose activation ``site`` of ``layer`` (0-based) is: the attention output
+    projection (its input, the heads' context vectors: ``heads``), the encoder layer
+    (``residual``: the stream after the layer), the attention output projection (its output
+    ``W_O c + b_O``: ``attention``) or the feed-forward block's last projection (``mlp``);
+    and whether its input (not its output) is patched."""
+    if site == "heads":
+        return hooks.attention_output_projections(model)[layer], True
+    if site == "residual":
+        return hooks.encoder_layers(model)[layer], False
+    if site in ("attention", "mlp"):
+        part = hooks.layer_parts(model)[layer]
+        return (part.dense if site == "attention" else part.layer.output.dense), False
+    raise ValueError(f"Unknown patching site {site!r}: use {PATCH_SITES}.")
+
+
+def forward_patched(model, inputs: dict, site: str, layer: int, source, mask) -> np.ndarray:
+    """Logits [R, C] (float64, CPU) of the classifier ``model`` on ONE input (``inputs``, one
+    unpadded row) under R patches at once: row ``r`` runs the input with the activation of
+    ``site`` at ``layer`` replaced by ``source`` [T, D] (from another run of the same length)
+    where ``mask[r]`` ([T, D] or [T, 1], bool) is set (:func:`analysis.hooks.patched`). The
+    layers below ``layer`` run once, the rest on R copies (:func:`analysis.hooks.fan_out`)."""
+    mask = np.asarray(mask, dtype=bool)
+    R = mask.shape[0]
+    if inputs["input_ids"].shape[0] != 1:
+        raise ValueError("forward_patched takes one input row.")
+    module, on_input = patch_site_module(model, site, layer)
+    import torch
+
+    with hooks.fan_out(model, layer, R), hooks.patched(module, torch.as_tensor(source),
+                                                       torch.from_numpy(mask),
+                                                       on_input=on_input):
+        logits = forward(model, inputs=inputs, attentions=False).output.logits
+    return logits.double().cpu().numpy()

@@ -18,6 +18,9 @@ removed when its ``with`` block ends. What the hooks serve:
 - :func:`layer_parts`: the parts of every BERT-style layer that the attribution study
   decomposes (value projection, output projection, LayerNorm), and :func:`zeroed_values`:
   zero one token's value vectors per batch element (value zeroing, docs/METHODS.md section 11).
+- :func:`capture_inputs`: keep a module's first input per layer (the heads' context vectors);
+  :func:`patched`: replace a module's output (or first input) per batch row with another run's
+  activation where a mask is set (activation patching, docs/METHODS.md section 15).
 """
 
 from __future__ import annotations
@@ -398,3 +401,60 @@ def start_at_layer(model, layer: int, hidden):
     finally:
         stack.layer = full
         handle.remove()
+
+
+# ---------------------------------------------------------------------------------------------
+# Activation patching (docs/METHODS.md, "Causal patching")
+
+
+def _first_tensor(value):
+    return value[0] if isinstance(value, (tuple, list)) else value
+
+
+@contextlib.contextmanager
+def capture_inputs(modules, transform=lambda x: x.detach()):
+    """As :func:`capture`, for the first input of each module (the concatenated heads' context
+    vectors at the input of an attention output projection)."""
+    store: list = []
+    handles = []
+    for mod in {id(m): m for m in modules}.values():
+        def hook(module, args):
+            store.append(transform(args[0]))
+        handles.append(mod.register_forward_pre_hook(this_thread_only(hook)))
+    yield from _holding(handles, store)
+
+
+@contextlib.contextmanager
+def patched(module, source, mask, *, on_input: bool = False):
+    """Within the block, in the forwards of this thread through ``module`` whose activation (its
+    output, or its first input with ``on_input``) has ``R = len(mask)`` rows, row ``r`` becomes
+    ``where(mask[r], source, x[r])``: ``source`` [T, D] (or [R, T, D]) is the activation taken
+    from another run (the counterfactual's), ``mask`` a bool tensor [R, T, D] or broadcastable
+    ([R, T, 1]: whole positions). Forwards with another number of rows (the layers below a
+    :func:`fan_out`) are left alone. A tuple output keeps its other elements."""
+    import torch
+
+    mask = torch.as_tensor(mask, dtype=torch.bool)
+    rows = mask.shape[0]
+
+    def swap(x):
+        if x.shape[0] != rows:
+            return None
+        src = source.to(x.device, x.dtype)
+        return torch.where(mask.to(x.device), src.expand_as(x), x)
+
+    if on_input:
+        def pre(module, args):
+            new = swap(args[0])
+            return None if new is None else (new,) + tuple(args[1:])
+
+        handle = module.register_forward_pre_hook(this_thread_only(pre))
+    else:
+        def post(module, args, output):
+            new = swap(_first_tensor(output))
+            if new is None:
+                return None
+            return (new,) + tuple(output[1:]) if isinstance(output, (tuple, list)) else new
+
+        handle = module.register_forward_hook(this_thread_only(post))
+    yield from _holding([handle], module)

@@ -26,9 +26,9 @@ RESULTS = ("vega_lite_chart", "dataframe", "metric", "arrow_data_frame", "iframe
            "components_v1_iframe", "custom_component", "html")
 TABS = {"aspects": "ah_tab", "attribution": "attr_tab", "drift": "drift_tab",
         "importance": "importance_tab", "noop": "noop_tab", "representations": "rep_tab",
-        "syntax": "syntax_tab"}
+        "syntax": "syntax_tab", "patching": "patching_tab"}
 PAGES = ("attention", "noop", "aspects", "drift", "syntax", "attribution", "importance",
-         "representations", "report")
+         "representations", "patching", "report")
 SMALL = {"noop_max": "10", "drift_max": "10", "syntax_max": "10", "attr_fmax": "3",
          "attr_max": "10"}
 

@@ -1,0 +1,54 @@
+"""The Causal patching page in Debian Chromium (Playwright), on a tiny stand-in example: at
+390 px and 1400 px it opens with its heads map drawn inside its column, and so are the causal
+tracing maps (layers x tokens) of its second tab; the page never scrolls sideways."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from importance_util import stand_in_example
+from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from test_fit_browser import OVERFLOW
+
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
+                    "-r requirements-dev.txt to run the browser tests")
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
+    with tempfile.TemporaryDirectory() as cache:
+        stand_in_example(Path(cache))
+        with streamlit_server(env={"DASHBOARD_CACHE": cache,
+                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
+            yield url
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_patching_page_fits_its_column(server, width):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 1000})
+            page.goto(f"{server}/patching", timeout=120_000)
+            charts = page.locator(".vega-embed")
+            expect(charts.first).to_be_visible(timeout=300_000)
+            _wait_idle(page, timeout=300_000)
+            # the heads map is drawn (Vega's canvas or SVG, not empty)
+            box = charts.first.locator("canvas, svg").first.bounding_box()
+            assert box is not None and box["width"] > 100 and box["height"] > 50
+            page.wait_for_timeout(1000)
+            assert page.evaluate(OVERFLOW) == []
+            page.get_by_role("tab", name="Layers x positions").click()
+            expect(page.locator(".vega-embed").nth(1)).to_be_visible(timeout=60_000)
+            page.wait_for_timeout(1500)
+            assert page.evaluate(OVERFLOW) == []
+            assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        finally:
+            browser.close()

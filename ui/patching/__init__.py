@@ -1,0 +1,1 @@
+"""The Causal patching page's Streamlit glue: state keys, cached work, charts."""
