@@ -233,12 +233,13 @@ def test_representations_reading_with_planted_cards():
                           "base model's and a probe's sameness there is not a finding; only "
                           "the changes above are the fine-tune's.")]
     whole = corpus_reading(_corpus(), trained=trained_layers(WHOLE, 2))
-    assert [x for x in whole if x not in plain] == [("tuned's card says every layer was fine-tuned (trained layers: all 2 "
-                         "(embeddings included)), so a change at any layer is the "
-                         "fine-tune's.")]
+    assert [x for x in whole if x not in plain] == [
+        "tuned's card says every layer was fine-tuned (trained layers: all 2 (embeddings "
+        "included)), so a change at any layer is the fine-tune's."]
     unknown = corpus_reading(_corpus(), trained=trained_layers(None, 2))
-    assert [x for x in unknown if x not in plain][0].startswith("What tuned's fine-tune trained is unknown (it has no "
-                                  "fine-tuning card)")
+    (said,) = [x for x in unknown if x not in plain]
+    assert said.startswith("What tuned's fine-tune trained is unknown (it has no fine-tuning "
+                           "card)")
     # a (contrived) recipe that froze the top layer: its probe's change is no finding
     from analysis.cards import Trained
 
