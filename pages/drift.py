@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
+from analysis.cards import trained_of
 from analysis.drift.reading import reading
 from analysis.errors import DataError, InputError
 from analysis.example import example_ready
@@ -77,6 +78,8 @@ else:
     st.success(result.summary(), icon=":material/compare_arrows:")
 for note in result.notices:
     st.caption(note)
+trained = trained_of(after)  # what the after model's fine-tune trained (its card)
+st.caption(f"After model: {trained.words()}.")
 lo = np.unravel_index(int(np.argmin(cos)), cos.shape)
 numbers = {"Examples": str(result.n_examples), "Tokens": str(int(result.n_tokens.sum())),
            "Mean head cosine": f"{cos.mean():.3f}", "Most changed head": f"{lo[0] + 1}-{lo[1] + 1}",
@@ -88,7 +91,8 @@ for row in (list(numbers.items())[:3], list(numbers.items())[3:]):
 
 reading_box = st.container()  # filled once the pattern thresholds (in their tab) are read
 source = dict(loaded=before, data=corpus_name(state.CORPUS, dataset), page="Fine-tuning drift",
-              url_path="drift", settings={"before": before.name, "after": after.name})
+              url_path="drift", settings={"before": before.name, "after": after.name,
+                                          "after model's fine-tuning": trained.words()})
 tab_heads, tab_layers, tab_noop, tab_patterns, tab_labels = st.tabs(
     ["Heads: cosine", "Layers: RSA and CKA", "No-op drift", "Pattern types", "By label"],
     key=state.TAB, bind=Q)
@@ -119,7 +123,7 @@ with tab_patterns:
     which = g2.radio("Maps of", blocks.MODELS, key=state.GALLERY_MODEL, horizontal=True, bind=Q)
     blocks.pattern_gallery(result, before, after, which, pattern, thr, rkey)
 
-lines = reading(result, thr)
+lines = reading(result, thr, trained=trained)
 with reading_box:
     st.subheader("Reading")
     st.markdown("\n".join(f"- {plain(line)}" for line in lines))

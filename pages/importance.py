@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analysis.cards import trained_of
 from analysis.errors import DataError, InputError
 from analysis.importance.reading import free_heads, name, reading, removable_together
 from analysis.importance.scoring import LOSS
@@ -129,7 +130,8 @@ for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
 st.subheader("Reading")
 C.remember(view, spec, result)
 other = C.other_method(view, spec)  # the other way of switching heads off, when at hand
-lines = reading(result, marks.aspect, marks.sep, other=other)
+trained = trained_of(loaded, card)  # what its fine-tune trained (its card), for the reading
+lines = reading(result, marks.aspect, marks.sep, other=other, trained=trained)
 st.markdown("\n".join(f"- {plain(line)}" for line in lines))
 add_button("Head importance: the reading", f"{S.REPORT}-reading", reading=lines,
            numbers=numbers, **source)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analysis.cards import trained_of
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError
 from analysis.representations import corpus_reading, input_reading
@@ -129,13 +130,16 @@ with tab_corpus:
     m[0].metric("Sentences", cres.n_sentences)
     m[1].metric("Words", f"{cres.n_words:,}")
     m[2].metric("Layers", cres.n_layers, help="the embeddings and every encoder layer")
-    clines = corpus_reading(cres)
+    trained = trained_of(compare) if compare is not None else None  # its fine-tune's card
+    clines = corpus_reading(cres, trained=trained)
     st.subheader("Reading")
     st.markdown(B.reading_lines(clines))
     data = f"{B.CORPORA[cview.corpus]} ({cres.n_sentences} sentences)"
     if upload is not None:
         data = f"{upload[1]} ({cres.n_sentences} sentences)"
     csettings = {"scatter": METHOD_NAMES[cview.corpus_method], "models": " | ".join(names)}
+    if trained is not None:
+        csettings["second model's fine-tuning"] = trained.words()
     add_button("Representations over a corpus: the reading", S.ADD_CORPUS_READING,
                reading=clines, data=data, settings=csettings, **report)
     if cres.scatter is not None:

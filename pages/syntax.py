@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from analysis.cards import trained_of
 from analysis.errors import DataError, InputError
 from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
-from analysis.syntax.reading import probe_compare_reading, probe_reading
+from analysis.syntax.reading import probe_compare_reading, probe_reading, trained_sentence
 from analysis.syntax.treebank import treebank_notes
 from ui.syntax import blocks, state, views
 from ui.common.chart_cache import show
@@ -167,8 +168,10 @@ with tab_compare:
     except (ModelLoadError, DataError, InputError) as exc:
         show_error(exc, prefix="Second model: ")
         st.stop()
+    trained = trained_of(after)  # what the second model's fine-tune trained (its card)
     st.caption(f"Before: {plain(loaded.name)}. After: {plain(after.name)}. Each model's own "
-               "best head per relation, on the same sentences.")
+               "best head per relation, on the same sentences. "
+               + plain(trained_sentence(trained)))
     note = folder_note(after_spec)
     if note:
         st.caption(plain(note))
@@ -193,6 +196,7 @@ with tab_compare:
             st.stop()
         pchart, pdf = blocks.compare_probe_chart(runs)
         show(pchart)
-        st.markdown(blocks.reading_lines(probe_compare_reading(runs["before"], runs["after"])))
+        st.markdown(blocks.reading_lines(probe_compare_reading(runs["before"], runs["after"],
+                                                              trained=trained)))
         chart_downloads(pchart, "syntax_probes_before_after", key=state.PROBES_BOTH_DOWNLOAD,
                         df=pdf)

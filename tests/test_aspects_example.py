@@ -56,7 +56,7 @@ def test_missing_example_is_one_clear_message(cache):
     with pytest.raises(ModelLoadError) as err:
         load_model("example")
     assert str(err.value) == ("The example checkpoint is not built yet: run `python -m analysis "
-                              "aspects example` once (about a minute on a 2-core CPU), or "
+                              "aspects example` once (about two minutes on a 2-core CPU), or "
                               "start the dashboard and let it build it.")
     assert str(cache) not in str(err.value)
     assert checkpoint_stamp("example") == ""
@@ -82,7 +82,12 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
         "max_length": example.RECIPE.max_length, "heldout": example.RECIPE.heldout,
         "seed": example.RECIPE.seed,
         "trained_layers": example.RECIPE.trained_layers, "base": "default",
-        "data": "bundled sample"}
+        "data": "bundled sample", "version": example.RECIPE_VERSION}
+    # issue 29: every layer trained, and the card (and the model's config) say so
+    assert example.RECIPE.trained_layers is None
+    assert card["trained"] == {"frozen_layers": 0, "n_layers": tiny.n_layers,
+                               "embeddings_trained": True, "word_embeddings_trained": True}
+    assert "frozen_layers" not in card
     assert (card["task"], card["pair_order"], card["lr"], card["max_length"], card["seed"]) == (
         example.RECIPE.task, example.RECIPE.pair_order, example.RECIPE.lr,
         example.RECIPE.max_length, example.RECIPE.seed)

@@ -22,11 +22,36 @@ def test_the_recipe_as_a_dict():
     d = example.recipe_dict()
     assert d == {"task": "nli_m", "pair_order": "review-aux", "epochs": 10, "lr": 1e-4,
                  "batch_size": 16, "max_length": 64, "heldout": 0.15, "seed": 0,
-                 "trained_layers": 2, "base": "default", "data": "bundled sample"}
+                 "trained_layers": None, "base": "default", "data": "bundled sample",
+                 "version": 3}
     assert example.train_options() == {"lr": 1e-4, "batch_size": 16, "max_length": 64,
-                                       "trained_layers": 2}
-    # the recipe before issue 22 trained every layer (the bench's baseline)
-    assert example.recipe_dict(example.PREVIOUS_RECIPE) == {**d, "trained_layers": None}
+                                       "trained_layers": None}
+    # issue 22's recipe trained the top 2 layers only (the bench's baseline, side by side)
+    assert example.recipe_dict(example.PREVIOUS_RECIPE) == {**d, "trained_layers": 2}
+
+
+def test_a_cached_example_of_an_older_recipe_is_rebuilt(tmp_path):
+    """The frozen examples of issue 22 (and the unversioned whole-model ones before it) had no
+    recipe version: their cards no longer match, so a first start rebuilds them."""
+    folder = tmp_path / "ex"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    old = {k: v for k, v in example.recipe_dict().items() if k != "version"}
+    for recipe in ({**old, "trained_layers": 2}, old):
+        (folder / example.CARD_NAME).write_text(json.dumps({"example_recipe": recipe}))
+        assert not example.example_ready(folder)
+    (folder / example.CARD_NAME).write_text(json.dumps({"example_recipe":
+                                                        example.recipe_dict()}))
+    assert example.example_ready(folder)
+
+
+def test_machine_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert example.machine_threads() == 3
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    import os
+
+    assert example.machine_threads() == len(os.sched_getaffinity(0))
 
 
 def test_ready_only_with_this_recipe_and_a_config(tmp_path):

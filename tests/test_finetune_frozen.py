@@ -6,6 +6,8 @@ section 7, "The example checkpoint")."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from types import SimpleNamespace
 import torch
@@ -127,10 +129,10 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
     assert seen["spec"] == seen["base_spec"] == "default" and seen["nice"] == 10
     assert seen["ray_address"] is None  # no DASHBOARD_RAY_ADDRESS: a child process here
     assert set(recipe_dict()) == set(train_options()) | {
-        "task", "pair_order", "epochs", "heldout", "seed", "base", "data"}
+        "task", "pair_order", "epochs", "heldout", "seed", "base", "data", "version"}
 
 
-def test_the_page_trains_every_layer_of_a_model_it_cannot_cut(tiny_model_dir):
+def test_the_page_trains_every_layer_of_a_model_it_cannot_cut(tiny_model_dir, monkeypatch):
     """DistilBERT's layout cannot train only its top layers: the page's fine-tune trains every
     layer of it (and says so) instead of refusing the sidebar's model; BERT gets the recipe."""
     from analysis.aspects.finetune import top_layers_trainable
@@ -142,9 +144,8 @@ def test_the_page_trains_every_layer_of_a_model_it_cannot_cut(tiny_model_dir):
     bert = load_model(str(tiny_model_dir())).model
     assert (top_layers_trainable(bert), top_layers_trainable(distil)) == (True, False)
     assert page_train_options(distil)["trained_layers"] is None
-    assert page_train_options(bert)["trained_layers"] == RECIPE.trained_layers == 2
+    assert page_train_options(bert)["trained_layers"] == RECIPE.trained_layers is None
     assert trained_part_words(distil) == "Every layer is trained."
-    # the tiny BERT has 2 layers: training the top 2 is every layer
     assert trained_part_words(bert) == "Every layer is trained."
 
     class Six:  # the default model's shape: 6 layers
@@ -152,4 +153,9 @@ def test_the_page_trains_every_layer_of_a_model_it_cannot_cut(tiny_model_dir):
         base_model_prefix = "bert"
         bert = SimpleNamespace(encoder=SimpleNamespace(layer=[]), embeddings=None)
 
+    assert trained_part_words(Six()) == "Every layer is trained."  # issue 29: the recipe
+    from ui.aspects import models as page_models
+
+    frozen = dataclasses.replace(RECIPE, trained_layers=2)  # issue 22's recipe: still said
+    monkeypatch.setattr(page_models, "RECIPE", frozen)
     assert trained_part_words(Six()).startswith("Only the top 2 of its 6 layers are trained")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from analysis.example import RECIPE, Recipe, example_path, example_ready, missing_message, \
-    recipe_dict
+from analysis.example import RECIPE, Recipe, example_path, example_ready, machine_threads, \
+    missing_message, recipe_dict
 from analysis.example import train_options as recipe_train_options
 
 
@@ -21,13 +21,28 @@ def split_sample(recipe: Recipe = RECIPE):
 
 
 def build_example(out=None, progress: Callable[[float, str], None] | None = None, *,
-                  recipe: Recipe = RECIPE, loaded=None, **train_options) -> Path:
+                  recipe: Recipe = RECIPE, loaded=None, threads: int | None = None,
+                  **train_options) -> Path:
     """Fine-tune the recipe's base model on the bundled sample through the one pipeline
     (:func:`analysis.aspects.pipeline.run_fine_tune`), evaluate on the held-out sentences and
     save the checkpoint atomically to ``out`` (default :func:`example_path`) with its card
     (which names the recipe). ``progress(fraction, text)`` is told each step ("epoch 2/8, step
     37/480") and each evaluation. ``loaded`` replaces the base model (tests: a tiny one);
-    ``train_options`` go to the trainer (``max_steps``). Returns the folder."""
+    ``train_options`` go to the trainer (``max_steps``). The build runs on the model's device
+    (a GPU where present: :func:`analysis.models.load_model`) with ``threads`` torch threads
+    (default :func:`analysis.example.machine_threads`; the caller's count is restored after).
+    Returns the folder."""
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(int(threads or machine_threads()))
+    try:
+        return _build(out, progress, recipe, loaded, train_options)
+    finally:
+        torch.set_num_threads(saved)
+
+
+def _build(out, progress, recipe: Recipe, loaded, train_options: dict) -> Path:
     from analysis.aspects.checkpoints import check_checkpoint_target
     from analysis.aspects.pipeline import run_fine_tune
     from analysis.models import load_model

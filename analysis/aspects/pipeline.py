@@ -65,7 +65,7 @@ def run_fine_tune(loaded, train, test, task: str, *, data: str, pair_order: str 
     card = make_card(base_spec or loaded.spec, task, order, data, seed, epochs, max_length,
                      result, metrics, lr=lr,
                      heldout_ids=list(test["id"]) if test is not None else [],
-                     **(card_extra or {}), curve=curve,
+                     **(card_extra or {}), curve=curve, trained=result.record,
                      **({"frozen_layers": result.frozen_layers} if result.frozen_layers else {}))
     folder = None
     if out is not None:

@@ -166,6 +166,9 @@ def run_representations(args) -> int:
     _write(args.out, result.to_json())
     print(f"wrote {args.out}: {result.n_sentences} sentences, {result.n_words} words, "
           f"{result.n_layers} layers")
-    for line in corpus_reading(result):
+    from analysis.cards import trained_of
+
+    trained = trained_of(compare) if compare is not None else None  # its fine-tune's card
+    for line in corpus_reading(result, trained=trained):
         print(line)
     return 0

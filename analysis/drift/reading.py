@@ -62,25 +62,31 @@ def _band(lo: float, hi: float) -> str:
     return f", 95% {lo:.3f} to {hi:.3f}" if np.isfinite(lo) and np.isfinite(hi) else ""
 
 
-def _layers_sentence(layers: np.ndarray, cosine_examples) -> str:
-    """Sentence 1: the most and least changed layers, and whether later layers changed more."""
+def _layers_sentence(layers: np.ndarray, cosine_examples, numbers=None) -> str:
+    """Sentence 1: the most and least changed layers, and whether later layers changed more;
+    ``numbers`` names the rows' layers (1-based; default 1..L: the rows may be the trained
+    layers only)."""
+    numbers = list(numbers) if numbers is not None else list(range(1, len(layers) + 1))
+    if len(layers) == 1:
+        return f"Layer {numbers[0]} changed by a mean head cosine of {layers[0]:.3f}."
     order = np.argsort(layers, kind="stable")
     worst, best = int(order[0]), int(order[-1])
     half = len(layers) // 2
     later = layers[half:].mean() < layers[:half].mean()
-    if cosine_examples is None or len(layers) < 2:
-        return (f"Layer {worst + 1} changed most (mean head cosine {layers[worst]:.3f}) and layer "
-                f"{best + 1} least ({layers[best]:.3f}); "
+    if cosine_examples is None:
+        return (f"Layer {numbers[worst]} changed most (mean head cosine {layers[worst]:.3f}) and "
+                f"layer {numbers[best]} least ({layers[best]:.3f}); "
                 + ("later layers changed more than earlier ones." if later
                    else "earlier layers changed at least as much as later ones."))
     _, lo, hi = layer_cosine_ci(cosine_examples)
     second = int(order[1])
-    text = (f"Layer {worst + 1} changed most (mean head cosine {layers[worst]:.3f}"
+    text = (f"Layer {numbers[worst]} changed most (mean head cosine {layers[worst]:.3f}"
             f"{_band(lo[worst], hi[worst])})")
     if np.isfinite(hi[worst]) and hi[worst] >= lo[second]:
-        text += (f", within noise of layer {second + 1} ({layers[second]:.3f}"
+        text += (f", within noise of layer {numbers[second]} ({layers[second]:.3f}"
                  f"{_band(lo[second], hi[second])})")
-    text += f", and layer {best + 1} least ({layers[best]:.3f}{_band(lo[best], hi[best])}); "
+    text += (f", and layer {numbers[best]} least ({layers[best]:.3f}"
+             f"{_band(lo[best], hi[best])}); ")
     d, dlo, dhi = late_minus_early_ci(cosine_examples)
     gap = f"the later half's mean cosine minus the earlier half's is {d:+.3f}{_band(dlo, dhi)}"
     if not np.isfinite(dlo) or dlo <= 0 <= dhi:
@@ -93,21 +99,66 @@ def _head(l: int, h: int) -> str:
     return f"{l + 1}-{h + 1}"
 
 
+def trained_sentence(trained, layer_means: np.ndarray | None = None) -> str:
+    """What the after model's fine-tune trained, in one sentence (``trained``: an
+    :class:`analysis.cards.Trained`); with the layers' mean head cosines, the frozen layers'
+    sameness is said not to be a finding (and a frozen layer that moved anyway is flagged)."""
+    if not trained.known:
+        return ("What was trained is unknown (the after model has no fine-tuning card), so "
+                "a layer that did not change may have been frozen rather than left alone by "
+                "fine-tuning.")
+    if not trained.frozen:
+        return (f"Its card says every layer was trained ({trained.words()}), so every "
+                "layer's change below is a finding.")
+    what = trained.frozen_words()
+    if layer_means is None:
+        return (f"Only {trained.trained_words()} trained: {what} were frozen by the "
+                "recipe, so their sameness is not a finding.")
+    frozen = [i - 1 for i in trained.frozen]
+    lo, hi = float(np.min(layer_means[frozen])), float(np.max(layer_means[frozen]))
+    value = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+    text = (f"{what[0].upper()}{what[1:]} were frozen by the recipe (only "
+            f"{trained.trained_words()} trained), so their mean head cosine of {value} "
+            "is not a finding")
+    if lo < 1 - 1e-3:
+        text += (f"; yet it is below 1 ({lo:.3f}): the frozen layers' maps moved, so the card "
+                 "may not describe these weights")
+    return text + "."
+
+
 def drift_reading(cosine: np.ndarray, cka: np.ndarray, vertical_before: np.ndarray,
                   vertical_after: np.ndarray, identical: bool = False, top: int = 3,
-                  cosine_examples: np.ndarray | None = None) -> list[str]:
+                  cosine_examples: np.ndarray | None = None, trained=None) -> list[str]:
     """Sentences from the numbers: ``cosine`` [L, H] mean head cosine, ``cka`` [L+1] (layer 0
     = embeddings), vertical shares [L, H] before and after (heads 1-indexed as layer-head);
-    ``cosine_examples`` [N, L, H] (whose mean is ``cosine``) adds the intervals."""
+    ``cosine_examples`` [N, L, H] (whose mean is ``cosine``) adds the intervals. ``trained``
+    (an :class:`analysis.cards.Trained`: what the after model's fine-tune trained) adds a first
+    sentence that says so; where layers were frozen the layers and heads that changed most are
+    read among the trained layers only, from the numbers, and no frozen layer's sameness is
+    called a finding."""
     cosine = np.asarray(cosine, dtype=float)
     if identical or np.all(cosine > 1 - 1e-6):
-        return ["Nothing changed: every head's attention is the same before and after "
-                "fine-tuning on this corpus (cosine 1)."]
+        out = ["Nothing changed: every head's attention is the same before and after "
+               "fine-tuning on this corpus (cosine 1)."]
+        return out + ([trained_sentence(trained)] if trained is not None else [])
+    means = cosine.mean(1)
     out = []
-    out.append(_layers_sentence(cosine.mean(1), cosine_examples))
-    flat = np.argsort(cosine, axis=None)[:top]
+    rows = list(range(len(means)))
+    if trained is not None:
+        out.append(trained_sentence(trained, means if trained.frozen else None))
+        if trained.frozen and trained.layers:
+            rows = [i - 1 for i in trained.layers if i <= len(means)]
+    ex = None if cosine_examples is None else np.asarray(cosine_examples, float)[:, rows]
+    first = _layers_sentence(means[rows], ex, [i + 1 for i in rows])
+    if len(rows) < len(means):
+        first = "Among the trained layers, " + first[0].lower() + first[1:]
+    out.append(first)
+    sub = np.full_like(cosine, np.inf)
+    sub[rows] = cosine[rows]
+    flat = np.argsort(sub, axis=None)[:min(top, len(rows) * cosine.shape[1])]
     heads = [np.unravel_index(int(i), cosine.shape) for i in flat]
-    out.append("The most changed heads are " + ", ".join(
+    out.append(("The most changed heads are " if len(rows) == len(means) else
+                "The most changed heads of the trained layers are ") + ", ".join(
         f"{_head(l, h)} (cosine {cosine[l, h]:.3f})" for l, h in heads) + ".")
     cka = np.asarray(cka, dtype=float)
     if np.isfinite(cka).any():
@@ -143,9 +194,10 @@ def drift_reading(cosine: np.ndarray, cka: np.ndarray, vertical_before: np.ndarr
     return out
 
 
-def reading(result, thresholds=None) -> list[str]:
-    """:func:`drift_reading` of a DriftResult under the pattern ``thresholds``."""
+def reading(result, thresholds=None, trained=None) -> list[str]:
+    """:func:`drift_reading` of a DriftResult under the pattern ``thresholds``; ``trained``:
+    what the after model's fine-tune trained (:func:`analysis.cards.trained_of`)."""
     tb, ta = result.pattern_types(thresholds)
     return drift_reading(result.cosine, result.cka, vertical_share(tb), vertical_share(ta),
                          identical=bool(result.identical),
-                         cosine_examples=result.cosine_examples)
+                         cosine_examples=result.cosine_examples, trained=trained)

@@ -155,11 +155,38 @@ MARK_WORDS = {
 }
 
 
+def trained_sentence(trained, worst: Sequence[tuple[int, int]] = ()) -> str:
+    """What the classifier's fine-tune trained (``trained``: an :class:`analysis.cards.Trained`)
+    and what that means for the costliest heads ``worst`` (0-indexed, costliest first): a head
+    in a frozen layer was made needed by pre-training, not by this fine-tune."""
+    if not trained.known:
+        return ("What this classifier's fine-tune trained is unknown (it has no fine-tuning "
+                "card), so whether a head's cost comes from pre-training or from fine-tuning "
+                "cannot be told here.")
+    if not trained.frozen:
+        return (f"Its card says every layer was fine-tuned ({trained.words()}), so any head's "
+                "cost may come from pre-training or from fine-tuning alike.")
+    text = (f"Only {trained.trained_words()} fine-tuned: {trained.frozen_words()} were "
+            "frozen by the recipe and are the base model's")
+    frozen = [(l, h) for l, h in worst if trained.is_frozen(int(l) + 1)]
+    if frozen:
+        l, h = frozen[0]
+        first = "The costliest head" if (l, h) == tuple(worst[0]) else "Head"
+        return (text + f". {first} {name(int(l), int(h))} sits in layer {int(l) + 1}, which the "
+                "fine-tune never changed: the classifier on top learned to rely on it, but "
+                "the head itself is as pre-training left it, so this is not a finding about "
+                "what fine-tuning made of the model.")
+    return text + ", so a head there that costs much was made by pre-training, not by this " \
+        "fine-tune."
+
+
 def reading(result, aspect: Sequence[tuple[int, int]] = (),
-            sep: Sequence[tuple[int, int]] = (), other=None) -> list[str]:
+            sep: Sequence[tuple[int, int]] = (), other=None, trained=None) -> list[str]:
     """Plain sentences computed from ``result`` (an :class:`ImportanceResult`); ``aspect`` and
     ``sep`` are the heads the other studies name (0-indexed); ``other``: the same study with the
-    other way of switching heads off, when at hand (the heads the two read differently)."""
+    other way of switching heads off, when at hand (the heads the two read differently);
+    ``trained``: what the classifier's fine-tune trained (:func:`analysis.cards.trained_of`),
+    said after the costliest heads."""
     m = result.metric
     label = METRIC_LABELS.get(m, m)
     L, H = result.shape
@@ -181,6 +208,8 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
     if worst:
         out.append("Removing these hurts most: " + ", ".join(
             f"head {_head(result, m, l, h)}" for l, h in worst) + ".")
+    if trained is not None:
+        out.append(trained_sentence(trained, [(int(l), int(h)) for l, h in worst]))
     lay = result.layers[m] * sign
     k = int(np.argmin(lay))
     lci = result.layers_ci[m]

@@ -37,12 +37,18 @@ def package_versions() -> dict[str, str]:
 
 
 def model_source(loaded, weights: str | None = None) -> dict[str, str]:
-    """A finding's model lines: its display name, shape and weights hash (``weights`` when
-    already known, else computed)."""
+    """A finding's model lines: its display name, shape, weights hash (``weights`` when
+    already known, else computed) and what its fine-tune trained, from its card or config
+    record (:func:`analysis.cards.trained_of`: "trained layers: 5-6 of 6; the embeddings and
+    layers 1-4 were frozen by the recipe", "trained layers: all 6 (embeddings included)",
+    or "what was trained is unknown (...)")."""
+    from analysis.cards import trained_of
+
     return {"model": loaded.name,
             "architecture": f"{loaded.model_type}, {loaded.n_layers} layers x "
                             f"{loaded.n_heads} heads",
-            "weights sha256": weights or model_weights_hash(loaded.model)}
+            "weights sha256": weights or model_weights_hash(loaded.model),
+            "fine-tuning": trained_of(loaded).words()}
 
 
 def model_weights_hash(model) -> str:

@@ -131,7 +131,8 @@ def _lead_words(curve: ProbeCurve, layer: int) -> str:
     return f"a lead of {100 * lead:+.1f} points, within noise ({_points(ci)})"
 
 
-def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) -> list[str]:
+def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str,
+                  trained=None) -> list[str]:
     best = curve.best_layer()
     what = PROBE_NAMES.get(curve.name, curve.name)
     ci = curve.ci(best)
@@ -147,16 +148,41 @@ def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str) 
                    f"({_pct(curve.recall[k]['NOUN'])} of nouns and "
                    f"{_pct(curve.recall[k]['VERB'])} of verbs tagged right).")
     if other is not None:
-        out.append(change_sentence(curve, other, other_name))
+        out.append(change_sentence(curve, other, other_name, trained))
     return out
 
 
-def change_sentence(curve: ProbeCurve, other: ProbeCurve, other_name: str) -> str:
+def trained_sentence(trained, other_name: str) -> str:
+    """What the compared model's fine-tune trained (``trained``: an
+    :class:`analysis.cards.Trained`), and what that means for the probes' changes."""
+    if not trained.known:
+        return (f"What {other_name}'s fine-tune trained is unknown (it has no fine-tuning "
+                "card), so a layer whose probe did not change may have been frozen rather "
+                "than kept by fine-tuning.")
+    if not trained.frozen:
+        return (f"{other_name}'s card says every layer was fine-tuned ({trained.words()}), so "
+                "a change at any layer is the fine-tune's.")
+    k = max(trained.frozen)
+    return (f"Only {trained.trained_words()} fine-tuned in {other_name}: "
+            f"{trained.frozen_words()} were frozen by the recipe, so up to layer {k} its "
+            "vectors are the base model's and a probe's sameness there is not a finding; "
+            "only the changes above are the fine-tune's.")
+
+
+def change_sentence(curve: ProbeCurve, other: ProbeCurve, other_name: str,
+                    trained=None) -> str:
     """The top layer's probe before and after fine-tuning, the change with its 95% interval
     (paired over sentences when both saw the same words), "within noise" when the interval
     covers 0; a claim about what the top layers now do only when the change is beyond noise
-    and the after model's top layer leads the majority baseline beyond noise."""
+    and the after model's top layer leads the majority baseline beyond noise. A top layer
+    that ``trained`` (:class:`analysis.cards.Trained`) says was frozen is said to be so, and
+    nothing is read into its sameness."""
     top = len(curve.layers) - 1
+    if trained is not None and trained.is_frozen(top):
+        return (f"In {other_name} the top layer was frozen by the recipe (only "
+                f"{trained.trained_words()} trained), so its {curve.name} probe "
+                f"({_pct(curve.layers[top])} before, {_pct(other.layers[top])} after) says "
+                "nothing about fine-tuning.")
     a, b = curve.layers[top], other.layers[top]
     delta = b - a
     ci = change_ci(curve, other, top)
@@ -186,12 +212,17 @@ def change_sentence(curve: ProbeCurve, other: ProbeCurve, other_name: str) -> st
     return line
 
 
-def corpus_reading(result: CorpusResult) -> list[str]:
-    """Sentences about the corpus part."""
+def corpus_reading(result: CorpusResult, trained=None) -> list[str]:
+    """Sentences about the corpus part; ``trained``: what the compared (fine-tuned) model's
+    fine-tune trained (:func:`analysis.cards.trained_of`), said after the probes when there is
+    a compared model."""
     out = []
+    other_name = result.compare.name if result.compare else ""
     for name, curve in result.model.probes.items():
         other = result.compare.probes.get(name) if result.compare is not None else None
-        out += _pair_reading(curve, other, result.compare.name if result.compare else "")
+        out += _pair_reading(curve, other, other_name, trained)
+    if trained is not None and result.compare is not None:
+        out.append(trained_sentence(trained, other_name))
     aniso = [a for a in result.model.anisotropy]
     if all(a is not None for a in aniso):
         k = int(np.argmax(aniso))

@@ -266,14 +266,40 @@ def probe_reading(res, close: float = 0.05) -> list[str]:
     return lines
 
 
-def probe_compare_reading(before, after, near: float = 0.02) -> list[str]:
+def trained_sentence(trained) -> str:
+    """What the second model's fine-tune trained (``trained``: an
+    :class:`analysis.cards.Trained`), and what that means for a before/after comparison."""
+    if not trained.known:
+        return ("What the second model's fine-tune trained is unknown (it has no fine-tuning "
+                "card), so a layer or head that did not change may have been frozen rather "
+                "than kept by fine-tuning.")
+    if not trained.frozen:
+        return (f"The second model's card says all {trained.n_layers} layers were fine-tuned, "
+                "so a change at any layer is the fine-tune's.")
+    frozen = trained.frozen_words().replace("the embeddings",
+                                            "the word vectors before any layer")
+    return (f"Only {trained.trained_words()} fine-tuned in the second model: "
+            f"{frozen} were frozen by the recipe, so their heads and word "
+            "vectors are the first model's by construction and their sameness is not a "
+            "finding.")
+
+
+def probe_compare_reading(before, after, near: float = 0.02, trained=None) -> list[str]:
     """Plain sentences comparing two models' probes on the same sentences: each model's best
     layer and how much of the tree it recovers there, and the difference in points (a change
-    under ``near`` is said to be about the same)."""
+    under ``near`` is said to be about the same). ``trained`` (:class:`analysis.cards.Trained`,
+    what the second model's fine-tune trained) adds a sentence that says so; where the second
+    model's best layer was frozen by its recipe, its score there is said to be the base
+    model's, not a finding."""
+    tail = [] if trained is None else [trained_sentence(trained)]
     a, b = _best(before), _best(after)
     if a is None or b is None:
         return ["No held-out sentence could be scored for one of the models, so the probes "
-                "cannot be compared here."]
+                "cannot be compared here."] + tail
+    if trained is not None and trained.is_frozen(int(b["layer"])):
+        tail.insert(0, f"The second model's best layer, {_layer_name(int(b['layer']))}, was "
+                       "frozen by its recipe: its score there is the base model's, not "
+                       "something fine-tuning made.")
     sa, sb = float(a["uuas"]), float(b["uuas"])
     diff = sb - sa
     if abs(diff) < near:
@@ -283,4 +309,4 @@ def probe_compare_reading(before, after, near: float = 0.02) -> list[str]:
                    f"({abs(round(100 * diff))} points)")
     return [f"The second model's word vectors hold {verdict}: at best the map finds "
             f"{_pct(sb)} of the tree's links ({_layer_name(int(b['layer']))}), against "
-            f"{_pct(sa)} for the first model ({_layer_name(int(a['layer']))})."]
+            f"{_pct(sa)} for the first model ({_layer_name(int(a['layer']))})."] + tail
