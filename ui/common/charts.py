@@ -21,7 +21,7 @@ import pandas as pd
 NARROW_PX = 640       # Streamlit stacks st.columns below this viewport width; so do the panels
 PHONE_PANEL_PX = 250  # a stacked panel's plot on a phone: 358 px of column, axis and legend
 # The page's CSS (app.py): a side-by-side chart's wide version, or below NARROW_PX its stacked
-# one (the containers of ui.common.state.fit_keys).
+# one (the containers of ui.common.frame.state.fit_keys).
 FIT_CSS = (
     "[class*='st-key-fitnarrow-']{display:none}"
     f"@media (max-width:{NARROW_PX - 0.02}px){{[class*='st-key-fitwide-']{{display:none}}"
@@ -117,7 +117,7 @@ def side_by_side(chart, key: str, narrow=None, **kw):
     import streamlit as st
 
     from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
-    from ui.common.state import fit_keys
+    from ui.common.frame.state import fit_keys
 
     built = chart if isinstance(chart, BuiltChart) else BuiltChart(
         chart=chart, df=None, spec=vega_lite_spec(chart), title="")
@@ -192,13 +192,6 @@ def layer_frame(labels, maps: np.ndarray, layer_offset: int = 0) -> pd.DataFrame
         "to": pd.Categorical.from_codes(inv[j], categories=uniq),
         "weight": maps.ravel().astype(float),
     })
-
-
-def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
-    """A CSV download whose table is built only when clicked."""
-    from ui.common.download import download_button
-
-    download_button(label, lambda: df_fn().to_csv(index=False), file_name, "text/csv", key)
 
 
 def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,

@@ -87,7 +87,7 @@ DEMO_CAPS = {
     "max_line_chars": 2000,
     "max_gradient_examples": 32,
     "max_jobs_per_visitor": 1,
-    "max_upload_params": None,   # computed: twice the largest listed model (ui.common.resources)
+    "max_upload_params": None,   # computed: twice the largest listed model (frame.resources)
     "max_visitor_params": None,  # computed: twice max_upload_params
 }
 _INT_KEYS = ("max_examples", "max_tokens", "max_upload_bytes", "max_line_chars",
