@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 import ui.common.settings
 from analysis.errors import DataError
-from analysis.syntax.heads import compare_rows, syntax_heads
+from analysis.syntax.heads import compare_rows
+from analysis.syntax.run import syntax_heads
 from analysis.syntax.treebank import read_conllu, sample_treebank
 
 from ui.common.errors import WORD_JOINER, plain

@@ -14,8 +14,9 @@ import streamlit as st
 
 from analysis.encoding import word_level
 from analysis.models import checkpoint_stamp
-from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention, syntax_heads
+from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention
 from analysis.syntax.job import HeadsJob
+from analysis.syntax.run import syntax_heads
 from analysis.syntax.probes import probe_layers
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.cluster import ClusterJob
@@ -62,7 +63,7 @@ def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
 
 
 def heads_result(loaded, dataset):
-    """:func:`analysis.syntax.heads.syntax_heads` on the treebank, cached per model (and its
+    """:func:`analysis.syntax.run.syntax_heads` on the treebank, cached per model (and its
     checkpoint's stamp) and treebank fingerprint."""
     return _heads(loaded.spec, checkpoint_stamp(loaded.spec), fingerprint(dataset), loaded,
                   dataset)
