@@ -13,9 +13,15 @@ makes charts fit their column from a phone (390 px) to a desktop (1400 px):
 
 from __future__ import annotations
 
+import copy
+
 import altair as alt
 import numpy as np
 import pandas as pd
+import streamlit as st
+
+from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
+from ui.common.frame.state import fit_keys
 
 
 NARROW_PX = 640       # Streamlit stacks st.columns below this viewport width; so do the panels
@@ -78,8 +84,6 @@ def stacked_spec(spec: dict, panel: int = PHONE_PANEL_PX) -> dict:
     """A side-by-side chart's Vega-Lite spec for a narrow screen: a facet's columns become
     rows, a wrapped facet or concat gets one panel per row, an hconcat becomes a vconcat;
     every panel at most ``panel`` px wide; legends below the panels."""
-    import copy
-
     out = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})
     if "datasets" in spec:
         out["datasets"] = dict(spec["datasets"])  # the tables themselves are not copied
@@ -114,11 +118,6 @@ def side_by_side(chart, key: str, narrow=None, **kw):
     (see the module's text); ``narrow``: the phone's chart when it is not just the panels
     stacked (e.g. shorter labels); ``key``: the chart's (named in a state module); ``kw``:
     ``st.altair_chart``'s. Returns what the wide one returns."""
-    import streamlit as st
-
-    from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
-    from ui.common.frame.state import fit_keys
-
     built = chart if isinstance(chart, BuiltChart) else BuiltChart(
         chart=chart, df=None, spec=vega_lite_spec(chart), title="")
     wide, narrow_key = fit_keys(key)

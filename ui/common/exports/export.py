@@ -20,10 +20,13 @@ from typing import Callable
 import altair as alt
 import numpy as np
 import pandas as pd
+import vl_convert as vlc
 
+from analysis.report.raster import svg_png
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.exports.download import Download, ExportError, download_button, download_row
 from ui.common.exports.state import download_keys
+from ui.common.settings import settings
 
 EXPORT_MAX_ROWS = 40_000
 MAP_EXPORT_CELLS = 128  # a large map exports as at most 128 x 128 blocks
@@ -43,14 +46,10 @@ def chart_json(chart) -> str:
 def chart_png(chart, scale: float = 2.0) -> bytes:
     """The chart's SVG drawn as a PNG by the server's one bounded drawing path (pixels,
     memory and time; a child process: ``analysis.report.raster``)."""
-    from analysis.report.raster import svg_png
-
     return svg_png(chart_svg(chart), scale=scale)
 
 
 def chart_svg(chart) -> str:
-    import vl_convert as vlc
-
     return vlc.vegalite_to_svg(chart_json(chart))
 
 
@@ -201,8 +200,6 @@ def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
 def json_label(what: str, command: str = "the CLI") -> str:
     """A JSON download's label; outside demo mode it names the ``command`` whose JSON has the
     same schema (a demo's visitors have no command line)."""
-    from ui.common.settings import settings
-
     return f"Download {what} (JSON{settings().for_local(f', same schema as {command}')})"
 
 

@@ -8,16 +8,20 @@ settings). Findings live in ``st.session_state`` only: nothing is written to dis
 
 from __future__ import annotations
 
+import altair as alt
+import numpy as np
+import pandas as pd
 import streamlit as st
+import vl_convert as vlc
 
 from analysis.errors import DataError
+from analysis.maps import attention_for
 from analysis.report import MAX_FINDINGS, Finding, model_source
 from ui.common.exports import state
 from ui.common.exports.keep import keep_report
 from ui.common.exports.state import report
 from ui.common.errors import plain
-from ui.common.frame.links import page_link
-
+from ui.common.frame.links import input_params, page_link, spec_params
 
 
 def model_lines(loaded) -> dict:
@@ -27,8 +31,6 @@ def model_lines(loaded) -> dict:
 
 
 def _svg(chart) -> str:
-    import vl_convert as vlc
-
     return vlc.vegalite_to_svg(chart.to_json(), allowed_base_urls=[])
 
 
@@ -100,13 +102,6 @@ def remove(k: int) -> None:
 def example_finding(ctx) -> Finding:
     """A first finding from the sidebar's model and text: per layer, the share of attention on
     [CLS], [SEP] and the token itself (mean over heads and tokens), with its reading."""
-    import altair as alt
-    import numpy as np
-    import pandas as pd
-
-    from analysis.maps import attention_for
-    from ui.common.frame.links import input_params, spec_params
-
     res = attention_for(ctx.loaded, ctx.text, ctx.pair)
     att, sp = res.attentions, np.asarray(res.encoding.special, dtype=bool)
     n = att.shape[-1]

@@ -21,6 +21,7 @@ own key, so that a reload straight after a click still finds the finding."""
 from __future__ import annotations
 
 import json
+import secrets
 
 import streamlit as st
 
@@ -102,8 +103,6 @@ def _refused(key: str) -> None:
 def keep_report(key: str) -> None:
     """Ask the browser for its kept report (a new session), or send it the report when it
     changed since it was last sent (see the module's text). ``key``: this call site's."""
-    import secrets
-
     nonce = st.session_state.setdefault(state.KEPT_NONCE, secrets.token_hex(8))
     data: dict = {"storage_key": STORAGE_KEY, "nonce": nonce}
     if not st.session_state.get(state.KEPT_ASKED):
