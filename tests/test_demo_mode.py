@@ -55,7 +55,9 @@ def specs_seen(monkeypatch):
             return fn(spec, *a, **kw)
         return recorder
 
-    monkeypatch.setattr(analysis.models, "resolve_spec", wrap(analysis.models.resolve_spec))
+    resolve = wrap(analysis.models.resolve_spec)
+    for module in (analysis.models, ui.common.frame.resources):  # (resources: listed models' sizes)
+        monkeypatch.setattr(module, "resolve_spec", resolve)
     for module in (analysis.models, ui.common.frame.resources, ui.drift.blocks):
         monkeypatch.setattr(module, "checkpoint_stamp", wrap(analysis.models.checkpoint_stamp))
     return seen
