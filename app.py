@@ -6,11 +6,11 @@ import streamlit as st
 
 from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
-from ui.common.keep import keep_report
-from ui.common.state import KEEP_RUN
-from ui.common.resources import freeze_long_lived
+from ui.common.exports.keep import keep_report
+from ui.common.exports.state import KEEP_RUN
+from ui.common.frame.resources import freeze_long_lived
 from ui.common.settings import SettingsError, settings
-from ui.common.sidebar import leave_legacy_navigation, render
+from ui.common.frame.sidebar import leave_legacy_navigation, render
 
 # A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
 leave_legacy_navigation()
@@ -39,8 +39,8 @@ except SettingsError as exc:
     st.stop()
 
 # Each url_path equals its file's stem: a server's first request is looked up by file name
-# (Streamlit's legacy pages-folder mode, left at once by ui.common.sidebar), so a shared deep link
-# to any page works even as the very first visit.
+# (Streamlit's legacy pages-folder mode, left at once by ui.common.frame.sidebar), so a shared
+# deep link to any page works even as the very first visit.
 PAGES = [
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
             url_path="attention", default=True),
@@ -81,7 +81,8 @@ MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
 nav = st.navigation(PAGES + MOVED)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
-    with st.sidebar:  # the findings kept in this browser: back after a reload (ui.common.keep)
+    # the findings kept in this browser: back after a reload (ui.common.exports.keep)
+    with st.sidebar:
         keep_report(KEEP_RUN)
     nav.run()
 finally:  # the long-lived heap out of the full collection Streamlit runs after every rerun

@@ -18,6 +18,8 @@ never changes a real token's numbers: every map is cropped to the example's own 
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import random
 from typing import Sequence
 
@@ -63,9 +65,6 @@ def release_memory() -> None:
     batches stay in the process (glibc raises its mmap threshold each time a large block is
     freed, so the next ones come from a heap it rarely shrinks): the server's memory stayed
     at its peak after one Drift job. A no-op where there is no glibc."""
-    import ctypes
-    import gc
-
     gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -76,7 +75,7 @@ def release_memory() -> None:
 def collate(tokenizer, encodings: Sequence, device=None) -> dict:
     """Padded ``input_ids``, ``attention_mask`` (and ``token_type_ids`` where the model takes
     them) for a group of encodings, on ``device``."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     n = max(e.n_tokens for e in encodings)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0

@@ -147,7 +147,7 @@ def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs:
     inputs of encoder layer ``start_layer``, e.g. cached outputs of frozen lower layers), only
     the layers from ``start_layer`` on run (:func:`analysis.hooks.start_at_layer`); the
     attention maps and hidden states then cover those layers only."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     unknown = set(capture) - set(CAPTURES)
     if unknown:
@@ -211,7 +211,7 @@ def forward_ablations(model, inputs: dict, disabled, method: str = "mask") -> np
     disabled in ablation r (:func:`analysis.hooks.ablated_heads`, ``method`` "mask" or
     "uniform"). The layers below the first layer any ablation touches run once on the B rows;
     from that layer on the batch is replicated R times (:func:`analysis.hooks.fan_out`)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     disabled = np.asarray(disabled, dtype=bool)
     R = disabled.shape[0]
@@ -233,7 +233,7 @@ def gate_gradients(model, inputs: dict, labels) -> tuple[np.ndarray, np.ndarray]
     ``model`` on the padded batch ``inputs`` with gold ``labels`` [B], for gates ``xi = 1`` on
     every head's output (:func:`analysis.hooks.head_gates`, one gate per example, so the
     gradient of the summed loss is each example's own). The model's weights get no gradient."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     device = _device(model)
     B = inputs["input_ids"].shape[0]
@@ -255,7 +255,7 @@ def rerun_layer(model, layer: int, hidden, *, zero_values=None, attention_mask=N
     zero in every head for batch element ``b`` (:func:`analysis.hooks.zeroed_values`; None
     zeroes nothing). ``attention_mask`` is an additive mask broadcastable to [B, H, N, N] (None:
     every token sees every token). Returns the layer's output [B, N, D] on the CPU."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     part = hooks.layer_parts(model)[layer]
     device = _device(model)
@@ -274,7 +274,7 @@ def rerun_layer(model, layer: int, hidden, *, zero_values=None, attention_mask=N
 def embed_words(model, input_ids):
     """The word (token) embeddings of ``input_ids`` [B, N] -> [B, N, D], without position or
     segment embeddings (what ``inputs_embeds`` replaces), detached, on the model's device."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     device = _device(model)
     with torch.inference_mode():
@@ -287,7 +287,7 @@ def class_probabilities(model, inputs_embeds, attention_mask=None, token_type_id
     """Softmax over a sequence classifier's logits [B, C] from word embeddings
     ``inputs_embeds`` [B, N, D] (position and segment embeddings are added by the model), with
     gradients enabled: the function :mod:`captum` differentiates (analysis.attribution)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     kwargs = {"inputs_embeds": inputs_embeds}
     if attention_mask is not None:
@@ -305,7 +305,7 @@ def rerun_after_attention(model, layer: int, pre_ln):
     then the feed-forward block with its residual and LayerNorm. Returns the layer's output
     [B, N, D] on the CPU. Value zeroing changes only ``c``, so it reruns this part alone
     (docs/METHODS.md section 11)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     part = hooks.layer_parts(model)[layer]
     device = _device(model)

@@ -68,7 +68,7 @@ def this_thread_only(hook):
 def projection_modules(model, names) -> list:
     """Linear modules inside the attention blocks whose last name is one of ``names``, in
     model order (one per layer for the query or key projection)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     found, seen = [], set()
     for full, mod in model.named_modules():
@@ -180,7 +180,7 @@ def capture(modules, transform=lambda out: out.detach()):
 @contextlib.contextmanager
 def masked_heads(model, head_mask):
     """Within the block, heads with ``head_mask[l, h] == 0`` contribute nothing."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     mask = np.asarray(head_mask, dtype=np.float32)
     projs = attention_output_projections(model)
@@ -206,7 +206,7 @@ def head_value_norms(values, out_proj, n_heads: int):
     ``values`` [B, N, D]: f_h(x) = (x W_V + b_V)_h W_O^h, the head's slice of the attention
     output projection, bias excluded (Kobayashi et al. 2020). Computed through a dh x dh Gram
     matrix per head instead of materialising f (B x H x N x D_out)."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     B, N, D = values.shape
     dh = D // n_heads
@@ -235,7 +235,7 @@ def encoder_layers(model) -> list:
 
 def _repeat_rows(value, rows: int, times: int):
     """``value`` repeated ``times`` along dim 0 when it is a tensor with ``rows`` rows."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[0] == rows:
         return value.repeat(times, *([1] * (value.dim() - 1)))
@@ -293,7 +293,7 @@ def ablated_heads(model, disabled, method: str = "mask", token_mask=None):
       is captured in the same forward).
 
     Forwards with another number of rows (the layers below a :func:`fan_out`) are left alone."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     if method not in ABLATION_METHODS:
         raise InputError(f"Unknown ablation method {method!r}; use uniform or mask.")
@@ -369,7 +369,7 @@ def zeroed_values(value_module, positions):
     value projection, output [B, N, D]), batch element ``b`` has the value vectors of token
     ``positions[b]`` set to zero in every head (Mohebbi et al. 2023); ``positions[b] < 0``
     leaves element ``b`` as it is."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     pos = torch.as_tensor(list(positions), dtype=torch.long)
 

@@ -141,7 +141,7 @@ def batch_stats(attentions, encodings, punct=PUNCT, fnorms=None,
     Returns {name: [B, L, H] float64} per example, equal to :func:`example_stats` on each
     cropped map, for the ``metrics`` asked (a subset of WEIGHT_METRICS; the rest is not
     computed). ``fnorms`` (list of [B, H, N]) adds the norm shares."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     N = attentions[0].shape[-1]
     sel_np, lengths = _batch_selectors(encodings, N, punct)

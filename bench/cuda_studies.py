@@ -116,7 +116,8 @@ def study_faithfulness(ctx):
 def study_representations(ctx):
     from analysis.cli.representations import read_data
     from analysis.models import load_model
-    from analysis.representations.corpus import check_probes, corpus_representations
+    from analysis.representations.corpus import check_probes
+    from analysis.representations.run import corpus_representations
 
     n = ctx.n["reps"]
     ds = read_data(str(ctx.conllu), n)

@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_PORT = 8501
 SERVER_UPLOAD_MB = 50  # ui/common/settings.py's SERVER_UPLOAD_MB (read from there when it can)
-DEMO_NOTE = "A public demo"  # ui/common/sidebar.py's DEMO_NOTE starts so (demo mode only)
+DEMO_NOTE = "A public demo"  # ui/common/frame/sidebar.py's DEMO_NOTE starts so (demo mode only)
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # path, title (the page's h1), what shows its first results without a click
 PAGES = [("/", "Attention", ".av-head .av-col-from .av-tok"),

@@ -6,7 +6,7 @@ free 127.0.0.1 port); in Chromium one visitor opens every page through the proxy
 (deploy/check.py's page checks), switches pages, downloads the report (over its websocket) and
 uploads it back, all on one replica (nginx's access log); more visitors are spread over both;
 the first visitor's replica is killed: its page moves to the other replica, a fresh session
-there, which takes the visitor's finding back from their browser (ui/common/keep.py). Exit 1
+there, which takes the visitor's finding back from their browser (ui/common/exports/keep.py). Exit 1
 on failure, 2 when nginx, Chromium or playwright is missing.
 """
 
@@ -227,8 +227,9 @@ def tour(browser, stack: Stack, say):
 
 def download_and_upload(page) -> str:
     """On /report: add a finding (a rerun), download report.json (the download button sends the
-    file over the visitor's websocket, from its session on its replica: ui/common/download.py)
-    and upload it back (a PUT to the replica that holds the session: what stickiness buys)."""
+    file over the visitor's websocket, from its session on its replica:
+    ui/common/exports/download.py) and upload it back (a PUT to the replica that holds the
+    session: what stickiness buys)."""
     page.get_by_test_id("stButton").filter(has_text="Add an example finding").click()
     button = page.get_by_role("button", name="Report data (JSON, reopens here)")
     button.wait_for(timeout=120_000)
@@ -294,7 +295,7 @@ def run_browser(browser, stack: Stack, n_contexts: int, say) -> None:
     page.locator("h1").first.click()
     page.keyboard.press("r")  # Streamlit's rerun key: the next run of the visitor's page
     # a fresh session on the survivor: it takes the finding back from the visitor's browser,
-    # which keeps the pinned findings (ui/common/keep.py)
+    # which keeps the pinned findings (ui/common/exports/keep.py)
     page.wait_for_timeout(1000)
     page.wait_for_selector(deploy.IDLE, timeout=120_000)
     page.get_by_label(FINDING).first.wait_for(timeout=240_000)

@@ -12,13 +12,14 @@ from analysis.aspects.reading import task_explanation
 from analysis.example import RECIPE
 from analysis.aspects.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
 from ui.aspects import blocks, models, state
-from ui.common.corpus import fit_narrow_screens
+from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.errors import plain
-from ui.common.links import CANNOT_CARRY, copy_link
+from ui.common.frame.links import CANNOT_CARRY, copy_link
 from ui.common.settings import settings
-from ui.common.findings import add_button, explain
-from ui.common.sidebar import context
-from ui.common.url_select import url_selectbox
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
+from ui.common.frame.sidebar import context
+from ui.common.frame.url_select import url_selectbox
 
 Q = "query-params"
 

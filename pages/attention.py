@@ -13,14 +13,14 @@ from ui.attention.blocks import EXPLAIN, attention_reading_block, attention_repo
 from ui.attention.component import compute, page_ui, show_views, views_data
 from ui.common.attention.views import PAGE_VIEWS
 from ui.common.chart_cache import show
-from ui.common.charts import attention_heatmap, csv_download, layer_frame, map_frame
+from ui.common.charts import attention_heatmap, layer_frame, map_frame
 from ui.common.errors import plain, show_error
-from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
-from ui.common.findings import explain
+from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, csv_download, map_downloads
+from ui.common.frame.explain import explain
 from ui.common.html import token_chips
-from ui.common.links import copy_link, folder_note
-from ui.common.resources import token_capped
-from ui.common.sidebar import context
+from ui.common.frame.links import copy_link, folder_note
+from ui.common.frame.resources import token_capped
+from ui.common.frame.sidebar import context
 
 LONG_INPUT = 96  # above this many tokens, the heatmap is drawn on a canvas in the component
 

@@ -22,15 +22,16 @@ from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, exp
 from ui.attribution.views import (FALLS, agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
 from ui.common.charts import side_by_side
-from ui.common.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
-from ui.common.download import download_button
+from ui.common.frame.corpus import cap_widget, corpus_name, corpus_picker, fingerprint
+from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads, json_download, json_label
-from ui.common.findings import add_button, explain
-from ui.common.links import copy_link, folder_note
-from ui.common.sidebar import context
-from ui.common.url_select import url_selectbox
+from ui.common.exports.export import chart_downloads, json_download, json_label
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
+from ui.common.frame.links import copy_link, folder_note
+from ui.common.frame.sidebar import context
+from ui.common.frame.url_select import url_selectbox
 
 ctx = context()
 st.title("Attribution")

@@ -14,14 +14,15 @@ from analysis.errors import DataError, InputError
 from analysis.example import example_ready
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.drift import blocks, state
-from ui.common.corpus import corpus_name, corpus_picker, session_only_note
+from ui.common.frame.corpus import corpus_name, corpus_picker, session_only_note
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.links import copy_link
-from ui.common.findings import add_button, explain
+from ui.common.frame.links import copy_link
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
 from ui.common.settings import settings
-from ui.common.sidebar import context
-from ui.common.url_select import url_selectbox
+from ui.common.frame.sidebar import context
+from ui.common.frame.url_select import url_selectbox
 
 Q = "query-params"
 st.title("Fine-tuning drift")

@@ -12,12 +12,13 @@ from analysis.importance.reading import free_heads, name, reading, removable_tog
 from analysis.importance.scoring import LOSS
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.common.settings import settings
-from ui.common.corpus import cap_widget
+from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.findings import add_button, explain
-from ui.common.links import CANNOT_CARRY, attention_link, copy_link
-from ui.common.sidebar import context
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
+from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
+from ui.common.frame.sidebar import context
 from ui.importance import blocks as B
 from ui.importance import compute as C
 from ui.importance import state as S

@@ -12,19 +12,20 @@ from analysis.errors import DataError
 from analysis.noop import CLI_METRICS, reading
 from analysis.models import ModelLoadError
 from ui.common.chart_cache import cached_chart
-from ui.common.corpus import (cap_widget, corpus_name, corpus_picker,
+from ui.common.frame.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)
-from ui.common.download import download_button
+from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
-from ui.common.export import json_label
-from ui.common.links import copy_link
+from ui.common.exports.export import json_label
+from ui.common.frame.links import copy_link
 from ui.noop import state
 from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2,
                             get_loss_head, gradients_block, heads_tables, heatmap_grid, layer_table,
                             norm_chart, show_chart, stats_key, token_limit)
-from ui.common.findings import add_button, explain
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
 from ui.common.settings import settings
-from ui.common.sidebar import page_header
+from ui.common.frame.sidebar import page_header
 
 ctx = page_header("No-op statistics", (
     "Where does each head put its attention across a corpus, and is attention to [SEP]/[CLS] "

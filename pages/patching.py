@@ -15,10 +15,11 @@ from analysis.patching.run import pair_max_length
 from ui.common.chart_cache import cached_chart, draw
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads
-from ui.common.findings import add_button, explain
-from ui.common.links import CANNOT_CARRY, attention_link, copy_link
-from ui.common.sidebar import context
+from ui.common.exports.export import chart_downloads
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
+from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
+from ui.common.frame.sidebar import context
 from ui.patching import blocks as B
 from ui.patching import compute as C
 from ui.patching import state as S

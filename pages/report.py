@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common.findings import example_finding, glossary_block
+from ui.common.exports.findings import example_finding
+from ui.common.frame.explain import glossary_block
 from ui.common.errors import plain
-from ui.common.keep import keep_report, kept_note
-from ui.common.links import copy_link
-from ui.common.sidebar import context
+from ui.common.exports.keep import keep_report, kept_note
+from ui.common.frame.links import copy_link
+from ui.common.frame.sidebar import context
 from ui.report import blocks as B
 from ui.report import state as K
 

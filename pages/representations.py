@@ -14,15 +14,16 @@ from analysis.representations.reading import colour_reading
 from analysis.representations.projection import METHOD_NAMES
 from analysis.representations.states import check_same_shape
 from ui.common.charts import side_by_side
-from ui.common.corpus import fit_narrow_screens
+from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.export import chart_downloads, json_download
-from ui.common.findings import add_button, explain
-from ui.common.links import CANNOT_CARRY, copy_link, folder_note
-from ui.common.resources import get_model, token_capped
+from ui.common.exports.export import chart_downloads, json_download
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
+from ui.common.frame.links import CANNOT_CARRY, copy_link, folder_note
+from ui.common.frame.resources import get_model, token_capped
 from ui.common.settings import settings
-from ui.common.sidebar import context
+from ui.common.frame.sidebar import context
 from ui.representations import blocks as B
 from ui.representations import charts as C
 from ui.representations import state as S

@@ -15,11 +15,12 @@ from analysis.syntax.treebank import treebank_notes
 from ui.syntax import blocks, state, views
 from ui.common.chart_cache import show
 from ui.common.errors import plain, show_error
-from ui.common.export import chart_downloads, json_download
-from ui.common.links import CANNOT_CARRY, copy_link, folder_note
-from ui.common.findings import add_button, explain
-from ui.common.resources import get_model
-from ui.common.sidebar import page_header
+from ui.common.exports.export import chart_downloads, json_download
+from ui.common.frame.links import CANNOT_CARRY, copy_link, folder_note
+from ui.common.exports.findings import add_button
+from ui.common.frame.explain import explain
+from ui.common.frame.resources import get_model
+from ui.common.frame.sidebar import page_header
 
 Q = "query-params"
 

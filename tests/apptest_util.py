@@ -17,7 +17,7 @@ def chart_frames(at) -> list:
 def wide_charts(at) -> list:
     """The page's charts in order, without the phone's copy of a side-by-side comparison
     (``ui.common.charts.side_by_side``: the same data, stacked, in a ``fitnarrow-`` block)."""
-    from ui.common.state import fit_keys
+    from ui.common.frame.state import fit_keys
 
     phone = fit_keys("")[1]
     out = []

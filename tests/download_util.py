@@ -1,6 +1,6 @@
-"""The download buttons an AppTest run drew (``ui.common.download``: a custom component, which
-AppTest lists as a "bidi_component" element): label, key, file name, MIME type and the data
-the browser gets (``answer``: the file a click asked for, None on an ordinary run)."""
+"""The download buttons an AppTest run drew (``ui.common.exports.download``: a custom
+component, which AppTest lists as a "bidi_component" element): label, key, file name, MIME type
+and the data the browser gets (``answer``: the file a click asked for, None on an ordinary run)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from analysis.attention.neuron import NeuronView
 from ui.attention.blocks import neuron_section
 from ui.common.charts import FIT_CSS, attention_heatmap, map_frame
 from ui.drift.blocks import map_chart
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 
 st.html("<style>" + FIT_CSS + "</style>")  # as app.py: one copy of a side-by-side chart shows
 

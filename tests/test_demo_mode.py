@@ -12,13 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 import analysis.models
 import ui.drift.blocks
-import ui.common.resources
+import ui.common.frame.resources
 import ui.common.settings
 from analysis.example import CARD_NAME, FOLDER, recipe_dict
 from ui.common.errors import plain
 from ui.common.settings import DEFAULT_MODELS, SettingsError, load_settings
-from ui.common.sidebar import UNLISTED
-from ui.common.sidebar import leave_legacy_navigation as LEAVE_LEGACY
+from ui.common.frame.sidebar import UNLISTED
+from ui.common.frame.sidebar import leave_legacy_navigation as LEAVE_LEGACY
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -55,14 +55,16 @@ def specs_seen(monkeypatch):
             return fn(spec, *a, **kw)
         return recorder
 
-    monkeypatch.setattr(analysis.models, "resolve_spec", wrap(analysis.models.resolve_spec))
-    for module in (analysis.models, ui.common.resources, ui.drift.blocks):
+    resolve = wrap(analysis.models.resolve_spec)
+    for module in (analysis.models, ui.common.frame.resources):  # (resources: listed models' sizes)
+        monkeypatch.setattr(module, "resolve_spec", resolve)
+    for module in (analysis.models, ui.common.frame.resources, ui.drift.blocks):
         monkeypatch.setattr(module, "checkpoint_stamp", wrap(analysis.models.checkpoint_stamp))
     return seen
 
 
 def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path | None = None):
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
 
     monkeypatch.setenv("DASHBOARD_MODE", mode)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
@@ -75,7 +77,8 @@ def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path
     ui.common.settings.settings.cache_clear()
     # AppTest resets Streamlit's pages mode every run; a real server leaves it once (see
     # tests/test_page_noop.py)
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
+                        raising=False)
 
 
 @pytest.fixture
@@ -204,17 +207,17 @@ def test_bad_mode_stops_the_app_with_one_line(monkeypatch):
 
 
 def test_demo_sidebar_offers_the_host_list_only(demo, specs_seen, monkeypatch):
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
 
     # widget changes on the app itself (no page switch): the app's own first-run handling
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", LEAVE_LEGACY)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", LEAVE_LEGACY)
     at = _open()
     assert [r.label for r in at.sidebar.radio] == ["Input"]  # no model source to choose
     assert not at.sidebar.text_input
     box = at.sidebar.selectbox(key="model")
     assert box.options == [DEFAULT_NAME, EXAMPLE_NAME] and box.value == DEFAULT_NAME
     assert not at.sidebar.info and not at.sidebar.error
-    assert at.sidebar.caption[-1].value == ui.common.sidebar.DEMO_NOTE
+    assert at.sidebar.caption[-1].value == ui.common.frame.sidebar.DEMO_NOTE
     box.set_value(EXAMPLE_NAME).run()
     assert not at.exception and not at.sidebar.error
     assert "Example ABSA checkpoint" in _card(at) and str(analysis.models.example_folder()) \
@@ -259,7 +262,7 @@ def test_demo_src_alone_is_refused_the_same_way(demo, specs_seen):
 def test_demo_model_loader_refuses_unlisted_specs_before_the_disk(demo, specs_seen,
                                                                   tiny_model_dir):
     from analysis.models import ModelLoadError
-    from ui.common.resources import NOT_OFFERED, get_model
+    from ui.common.frame.resources import NOT_OFFERED, get_model
 
     for spec in [str(tiny_model_dir("bert")), "/etc", "../../etc", "bert-base-uncased"]:
         with pytest.raises(ModelLoadError) as err:
@@ -272,7 +275,7 @@ def test_demo_model_loader_refuses_unlisted_specs_before_the_disk(demo, specs_se
 
 
 def test_demo_links_carry_names_not_paths(demo, tiny_model_dir):
-    from ui.common.links import attention_link
+    from ui.common.frame.links import attention_link
 
     link = attention_link("example", "The food was great.", layer=2, head=3)
     assert "model=Example+ABSA+checkpoint" in link and "src=" not in link
@@ -283,7 +286,7 @@ def test_demo_links_carry_names_not_paths(demo, tiny_model_dir):
 
 
 def test_local_links_and_sidebar_still_take_folders(local, tiny_model_dir):
-    from ui.common.links import attention_link
+    from ui.common.frame.links import attention_link
 
     folder = str(tiny_model_dir("bert"))
     assert "src=Local+folder" in attention_link(folder, "x")
@@ -314,7 +317,7 @@ def test_demo_drift_models_by_name_and_url_paths_refused(demo, specs_seen, tiny_
         assert at.selectbox(key="drift_before_name").options == [
             "(the sidebar's model)", DEFAULT_NAME, EXAMPLE_NAME]
         assert at.selectbox(key="drift_after").value == EXAMPLE_NAME
-        assert plain(ui.common.models.UNLISTED) in [i.value for i in at.info]
+        assert plain(ui.common.frame.models.UNLISTED) in [i.value for i in at.info]
         assert not at.error, [e.value for e in at.error]
         assert {m.label: m.value for m in at.metric}["Examples"] == "6"
         seen.add(tuple(t for t in _texts(at) if "Examples" not in t))
@@ -441,7 +444,7 @@ def test_demo_upload_over_the_cap_is_refused(demo):
 
 
 def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tmp_path):
-    import ui.common.corpus
+    import ui.common.frame.corpus
     from analysis.corpus import make_dataset
 
     f = tmp_path / "s.toml"
@@ -454,8 +457,8 @@ def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tm
         calls.append((name, split, column, pair, max_examples, max_chars, local_ok))
         return make_dataset(["A fine review.", "A poor one."])
 
-    monkeypatch.setattr(ui.common.corpus, "read_hf_dataset", fake_hf)
-    ui.common.corpus._load_hf.clear()
+    monkeypatch.setattr(ui.common.frame.corpus, "read_hf_dataset", fake_hf)
+    ui.common.frame.corpus._load_hf.clear()
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.session_state["noop_grads"] = False
@@ -467,7 +470,7 @@ def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tm
     assert at.selectbox(key="noop_hf_pick").options == ["Reviews"]
     assert calls == [("host/reviews", "test", "text", None, 200, 2000, False)]
     assert {m.label: m.value for m in at.metric}["Examples"] == "2"
-    ui.common.corpus._load_hf.clear()
+    ui.common.frame.corpus._load_hf.clear()
     ui.common.settings.settings.cache_clear()
 
 

@@ -1,4 +1,4 @@
-"""The download button's server side (ui/common/download.py): what a click's answer holds
+"""The download button's server side (ui/common/exports/download.py): what a click's answer holds
 (the file's bytes, or the reason there is none in words a visitor reads), and what an
 ordinary run draws (no file made, none sent)."""
 
@@ -9,8 +9,8 @@ import base64
 from download_util import downloads
 
 from analysis.errors import InputError
-from ui.common.download import TEXTS, answer, file_bytes
-from ui.common.export import ExportError
+from ui.common.exports.download import TEXTS, answer, file_bytes
+from ui.common.exports.export import ExportError
 
 
 def test_the_answer_carries_the_bytes_under_the_clicks_nonce():
@@ -45,7 +45,7 @@ def test_an_ordinary_run_makes_no_file_and_sends_none():
     made = []
 
     def script():
-        from ui.common.download import download_button
+        from ui.common.exports.download import download_button
 
         download_button("Report (offline HTML)", lambda: made.append(1) or "x",
                         "report.html", "text/html", "k", width="stretch", help="Tip")

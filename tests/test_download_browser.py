@@ -17,9 +17,9 @@ from test_browser import server  # noqa: F401 - the module's app server (a pytes
 
 FLAKY_APP = r'''
 import streamlit as st
-import ui.common.download as download_mod
-from ui.common.download import download_button
-from ui.common.export import ExportError
+import ui.common.exports.download as download_mod
+from ui.common.exports.download import download_button
+from ui.common.exports.export import ExportError
 
 calls = st.session_state.setdefault("calls", [])  # a test app: its own session key
 

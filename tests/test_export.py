@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from defusedxml import ElementTree
 
-from ui.common import export
+from ui.common.exports import export
 from ui.common.charts import attention_heatmap, map_frame
-from ui.common.export import ExportError, block_map, export_plan, render_export
+from ui.common.exports.export import ExportError, block_map, export_plan, render_export
 from download_util import downloads
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -103,7 +103,7 @@ def test_a_failed_render_falls_back_or_says_why(monkeypatch):
 SCRIPT = """
 import numpy as np
 from ui.common.charts import attention_heatmap, map_frame
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 with st.columns(2)[0]:
     n = {n}
     labels = [f"t{{i}}" for i in range(n)]
@@ -128,7 +128,7 @@ def test_buttons_keep_their_labels_and_large_maps_say_what_they_export(n, noted)
 
 MAP_SCRIPT = """
 import numpy as np
-from ui.common.export import map_downloads
+from ui.common.exports.export import map_downloads
 n = {n}
 m = np.full((n, n), 1.0 / n)
 map_downloads([f"t{{i}}" for i in range(n)], m, "map", "map", "dl")
@@ -140,7 +140,7 @@ def test_map_downloads_build_nothing_until_clicked(n, noted, monkeypatch):
     """The page's map downloads: no chart or table is built on a rerun (only on a click)."""
     from streamlit.testing.v1 import AppTest
 
-    import ui.common.export as ex
+    import ui.common.exports.export as ex
 
     built = []
     monkeypatch.setattr(ex, "map_frame", lambda *a, **k: built.append(1))

@@ -67,7 +67,7 @@ def _drawn(locator):
 
 
 def _shown(page, key: str):
-    """The visible one of a comparison's two versions (ui.common.state.fit_keys)."""
+    """The visible one of a comparison's two versions (ui.common.frame.state.fit_keys)."""
     wide, narrow = page.locator(f".st-key-fitwide-{key}"), page.locator(f".st-key-fitnarrow-{key}")
     assert wide.count() == 1 and narrow.count() == 1, key
     shown = [v for v in (wide, narrow) if v.is_visible()]

@@ -300,8 +300,8 @@ def test_a_page_job_without_the_address_imports_nothing_from_ray(tmp_path):
         import os, sys
         os.environ.pop("DASHBOARD_RAY_ADDRESS", None)
         from streamlit.testing.v1 import AppTest
-        import ui.common.sidebar
-        ui.common.sidebar.leave_legacy_navigation = lambda: None
+        import ui.common.frame.sidebar
+        ui.common.frame.sidebar.leave_legacy_navigation = lambda: None
         at = AppTest.from_file("app.py", default_timeout=240)
         at.run()
         at.session_state["noop_max"] = 3

@@ -21,15 +21,15 @@ BUILD = "Building the example checkpoint"
 @pytest.fixture
 def queue(monkeypatch):
     import ui.common.jobs
-    import ui.common.models
+    import ui.common.frame.models
     import ui.common.settings
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
+    monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
                         raising=False)
     ui.common.settings.settings.cache_clear()
     q = JobQueue(slots=1)

@@ -1,5 +1,5 @@
 """The UI layout's rules (issue 18): every session-state key, URL parameter and cache key is
-named once, in a state module (``ui/common/state.py``, ``ui/<study>/state.py``); pages and UI
+named once, in a state module (``ui/common/frame/state.py``, ``ui/<study>/state.py``); pages and UI
 blocks use those names, never a string literal."""
 
 from __future__ import annotations

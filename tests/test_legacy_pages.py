@@ -1,7 +1,7 @@
-"""Why ui/common/legacy_pages.py exists: on the installed Streamlit, a ``pages/`` folder beside
-the main script starts the legacy pages-folder mode, no config option turns it off, and in that
-mode a request runs a page file without the main script (so ``st.navigation`` in ``app.py``, the
-supported switch, comes too late). When one of these stops holding, the workaround can go."""
+"""Why ui/common/frame/legacy_pages.py exists: on the installed Streamlit, a ``pages/`` folder
+beside the main script starts the legacy pages-folder mode, no config option turns it off, and in
+that mode a request runs a page file without the main script (so ``st.navigation`` in ``app.py``,
+the supported switch, comes too late). When one of these stops holding, the workaround can go."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_the_legacy_mode_runs_a_page_without_the_main_script():
 
 
 def test_the_workaround_switches_the_mode_off_once(monkeypatch):
-    import ui.common.legacy_pages as legacy
+    import ui.common.frame.legacy_pages as legacy
 
     reruns = []
     monkeypatch.setattr(legacy.st, "rerun", lambda: reruns.append(1))

@@ -44,12 +44,12 @@ def tiny_ckpt(tiny_model_dir, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _stay_on_page(monkeypatch, tmp_path):
-    """ui.common.sidebar.leave_legacy_navigation() reruns the first script run under AppTest, and
-    the rerun can forget the page switched to; it only matters for a real server, so it is switched
-    off here. The example's cache is an empty folder and nothing builds it."""
-    import ui.common.sidebar
+    """ui.common.frame.sidebar.leave_legacy_navigation() reruns the first script run under AppTest,
+    and the rerun can forget the page switched to; it only matters for a real server, so it is
+    switched off here. The example's cache is an empty folder and nothing builds it."""
+    import ui.common.frame.sidebar
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None)
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 

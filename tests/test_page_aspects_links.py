@@ -78,7 +78,7 @@ def test_before_and_after_stack_on_a_phone(stand_in_example, monkeypatch):  # no
     import json
 
     from ui.common.charts import PHONE_PANEL_PX
-    from ui.common.state import fit_keys
+    from ui.common.frame.state import fit_keys
 
     copy_example(stand_in_example)
     at = open_page("aspects", monkeypatch, **LINK)

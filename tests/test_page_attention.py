@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from analysis.attention import attention_for, level_view
 from apptest_util import chart_frames
 from ui.common.errors import plain
-from ui.common.sidebar import EXAMPLE_A, EXAMPLE_B
+from ui.common.frame.sidebar import EXAMPLE_A, EXAMPLE_B
 from download_util import downloads
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -309,12 +309,12 @@ def test_head_and_model_views_offer_csv():
 
 
 def test_reading_is_computed_from_the_shown_head_and_reports_pin_it(default_model, monkeypatch):
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
     from analysis.attention.reading import attention_reading, layer_reading, model_reading
 
     # AppTest starts every run in Streamlit's legacy pages mode, whose one-off rerun would eat
     # a button's click (a real server leaves that mode once)
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None)
     ref = attention_for(default_model, EXAMPLE_A)
     # the heatmap of layer 3, head 5: the reading is that head's, in plain text
     at = open_app(view="Heatmap", layer="3", head="5")

@@ -17,16 +17,16 @@ from apptest_util import chart_frames
 from attribution_models import tiny_classifier_dir
 from ui.common.errors import plain
 from ui.common.html import esc
-from ui.common.sidebar import EXAMPLE_A
+from ui.common.frame.sidebar import EXAMPLE_A
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 HOSTILE = 'The <b>x</b> soup ${x} was "cold" \\ and `rude`'
 
 
 def open_page(monkeypatch, **params) -> AppTest:
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
                         raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     for k, v in params.items():

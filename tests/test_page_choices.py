@@ -42,9 +42,9 @@ def base(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _no_legacy_rerun(monkeypatch, tmp_path):
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
                         raising=False)
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))  # the example is not built
 
@@ -105,7 +105,7 @@ def test_every_choice_of_every_page_opens_from_its_link(page, base):
                 check(at, page, f"{key}={label} (picked)")
             if bound:
                 url = label
-            elif key in at.query_params:  # ui.common.url_select: str(option), not the label
+            elif key in at.query_params:  # ui.common.frame.url_select: str(option), not the label
                 url = at.query_params[key]
             else:
                 continue  # a default url_selectbox value, or a widget the URL does not carry

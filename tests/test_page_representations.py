@@ -14,7 +14,7 @@ from ui.common.settings import settings as host_settings
 from analysis.representations import corpus_representations, input_representations
 from analysis.syntax.treebank import sample_treebank
 from ui.common.errors import plain
-from ui.common.sidebar import EXAMPLE_A, EXAMPLE_B
+from ui.common.frame.sidebar import EXAMPLE_A, EXAMPLE_B
 from ui.representations import state as S
 
 from apptest_util import chart_frames
@@ -24,15 +24,16 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 @pytest.fixture(autouse=True)
 def _local(monkeypatch):
-    import ui.common.models
-    import ui.common.sidebar
+    import ui.common.frame.models
+    import ui.common.frame.sidebar
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
+    monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
     host_settings.cache_clear()
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
+                        raising=False)
     yield
     host_settings.cache_clear()
 

@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 import ui.common.settings
 from analysis.errors import DataError
-from analysis.syntax.heads import compare_rows, syntax_heads
+from analysis.syntax.heads import compare_rows
+from analysis.syntax.run import syntax_heads
 from analysis.syntax.treebank import read_conllu, sample_treebank
 
 from ui.common.errors import WORD_JOINER, plain
@@ -43,17 +44,18 @@ PROBE = [("The", "DET", 2, "det"), ("<b>x</b>", "NOUN", 3, "nsubj"),
 
 @pytest.fixture(autouse=True)
 def _local(monkeypatch):
-    """Local mode, no example build; ui.common.sidebar.leave_legacy_navigation() reruns the first
-    AppTest run and can forget the switched page (a real server does it once only)."""
-    import ui.common.sidebar
-    import ui.common.models
+    """Local mode, no example build; ui.common.frame.sidebar.leave_legacy_navigation() reruns the
+    first AppTest run and can forget the switched page (a real server does it once only)."""
+    import ui.common.frame.sidebar
+    import ui.common.frame.models
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
+    monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
     ui.common.settings.settings.cache_clear()
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
+                        raising=False)
     yield
     ui.common.settings.settings.cache_clear()
 
@@ -313,9 +315,9 @@ def test_probes_train_on_click_and_draw_a_tree():
 
 
 def test_example_is_the_default_second_model_once_it_exists(monkeypatch):
-    import ui.common.models
+    import ui.common.frame.models
 
-    monkeypatch.setattr(ui.common.models, "example_ready", lambda: True)
+    monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: True)
     at = open_page()
     assert at.text_input(key="syntax_after").value == "example"
     assert not at.exception

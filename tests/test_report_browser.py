@@ -9,7 +9,7 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 from test_browser import SHOTS, _launch, _wait_idle
-from ui.common.keep import STORAGE_KEY
+from ui.common.exports.keep import STORAGE_KEY
 from test_browser import server  # noqa: F401 - the module's app server (a pytest fixture)
 
 

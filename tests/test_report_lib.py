@@ -166,7 +166,7 @@ def test_two_models_of_one_name_keep_their_own_weights_hash(tiny_model_dir, monk
         return SimpleNamespace(name="fine-tuned", spec="fine-tuned", model=model,
                                model_type="bert", n_layers=2, n_heads=2)
 
-    from ui.common.findings import model_lines  # what the pages' "Add to report" calls
+    from ui.common.exports.findings import model_lines  # what the pages' "Add to report" calls
 
     first, second = model_lines(loaded(a)), model_lines(loaded(b))
     assert first["weights sha256"] == real(a) and second["weights sha256"] == real(b)

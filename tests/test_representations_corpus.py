@@ -9,7 +9,8 @@ import pytest
 from analysis.aspects.readers import load_sample
 from analysis.errors import DataError, InputError
 from analysis.models import load_model
-from analysis.representations.corpus import check_probes, corpus_representations
+from analysis.representations.corpus import check_probes
+from analysis.representations.run import corpus_representations
 from analysis.syntax.treebank import make_treebank, sample_treebank
 
 

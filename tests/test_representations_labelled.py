@@ -11,8 +11,8 @@ import pytest
 
 from analysis.errors import DataError, InputError
 from analysis.models import load_model
-from analysis.representations.corpus import (check_probes, corpus_representations, model_side,
-                                             scatter_of)
+from analysis.representations.corpus import check_probes, model_side, scatter_of
+from analysis.representations.run import corpus_representations
 from analysis.representations.labelled import (NONE, OTHER, capped_labels, label_legend,
                                                labelled_words)
 from analysis.representations.states import WordCorpus

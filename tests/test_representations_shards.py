@@ -11,7 +11,7 @@ import pytest
 
 from analysis.aspects.readers import load_sample
 from analysis.models import load_model
-from analysis.representations.corpus import corpus_job, corpus_representations
+from analysis.representations.run import corpus_job, corpus_representations
 from analysis.execution.corpus import run_local, run_sharded
 from analysis.syntax.treebank import sample_treebank
 

@@ -1,6 +1,7 @@
 """The long-lived heap is frozen out of Streamlit's per-rerun full collection
-(ui.common.resources.freeze_long_lived, issue 23 part 4): what it freezes, when, and that nothing
-it froze is kept for good (models by reference counting, cyclic garbage at the next refreeze)."""
+(ui.common.frame.resources.freeze_long_lived, issue 23 part 4): what it freezes, when, and that
+nothing it froze is kept for good (models by reference counting, cyclic garbage at the next
+refreeze)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import weakref
 
 import pytest
 
-from ui.common import resources
+from ui.common.frame import resources
 
 
 @pytest.fixture

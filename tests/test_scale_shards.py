@@ -185,7 +185,7 @@ TREEBANK = "\n".join([
 
 @pytest.mark.parametrize("cut", [[0, 1, 4], [0, 1, 2, 3, 4], [0, 0, 2, 2, 4, 4]])
 def test_syntax_shards_merge_exactly(tiny, cut):
-    from analysis.syntax.heads import syntax_heads
+    from analysis.syntax.run import syntax_heads
     from analysis.syntax.job import HeadsJob
     from analysis.syntax.treebank import read_conllu
 

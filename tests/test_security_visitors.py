@@ -74,7 +74,7 @@ def test_a_fourth_tab_waits_behind_nobody_it_does_not_own(demo):
 
 
 def test_visitor_models_count_until_their_model_is_gone():
-    from ui.common.resources import VisitorModels
+    from ui.common.frame.resources import VisitorModels
 
     class Model:  # anything that can be weakly referenced
         pass
@@ -98,7 +98,7 @@ def test_visitor_models_count_until_their_model_is_gone():
 def test_upload_cap_is_twice_the_largest_listed_model(demo):
     from analysis.sizes import config_params
     from analysis.models import default_model_path
-    from ui.common.resources import _default_upload_params, upload_param_cap
+    from ui.common.frame.resources import _default_upload_params, upload_param_cap
 
     _default_upload_params.clear()
     one = config_params(json.loads((Path(default_model_path()) / "config.json").read_text()))
@@ -145,10 +145,10 @@ def test_every_upload_reader_checks_its_own_cap(demo, monkeypatch):
 def test_report_numbers_are_plain_text_on_the_report_page(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    import ui.common.sidebar
+    import ui.common.frame.sidebar
     from analysis.report import Finding, Report
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
                         raising=False)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
@@ -173,7 +173,7 @@ def test_one_session_holds_a_bounded_amount_of_uploaded_bytes():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from ui.common.resources import cap_uploads
+    from ui.common.frame.resources import cap_uploads
 
     mgr = MemoryUploadedFileManager("/_stcore/upload_file")
     assert cap_uploads(mgr, 10 * 2**20) and not cap_uploads(mgr, 1)  # once
@@ -196,7 +196,7 @@ def test_all_sessions_together_hold_a_bounded_amount_of_uploaded_bytes():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from ui.common.resources import UPLOAD_BUSY, cap_uploads
+    from ui.common.frame.resources import UPLOAD_BUSY, cap_uploads
 
     mgr = MemoryUploadedFileManager("/_stcore/upload_file")
     assert cap_uploads(mgr, 10 * 2**20, 20 * 2**20)
@@ -278,7 +278,7 @@ def test_one_visitors_tabs_together_hold_one_sessions_share_of_uploads():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from ui.common.resources import UPLOAD_VISITOR_BUSY, cap_uploads
+    from ui.common.frame.resources import UPLOAD_VISITOR_BUSY, cap_uploads
 
     visitors = {"t1": "address:10.0.0.1", "t2": "address:10.0.0.1", "t3": "address:10.0.0.1",
                 "u1": "address:10.0.0.2"}
@@ -306,7 +306,7 @@ def test_one_visitors_tabs_together_hold_one_sessions_share_of_uploads():
 def test_a_session_is_noted_under_its_visitors_address(monkeypatch):
     """The page run tells the upload cap whose session it is (the upload handler is told the
     session only)."""
-    import ui.common.resources as resources
+    import ui.common.frame.resources as resources
 
     monkeypatch.setattr(resources, "_SESSION_VISITOR", {})
     monkeypatch.setattr(resources, "visitor_keys",

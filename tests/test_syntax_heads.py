@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from analysis.syntax.heads import (HeadsAccumulator, best_head, offset_baseline, predictions,
-                                   relation_accuracy, relation_hits, syntax_heads, word_map)
+                                   relation_accuracy, relation_hits, word_map)
+from analysis.syntax.run import syntax_heads
 from analysis.syntax.reading import compare_rows, example_sentences, reading, relation_rows
 from analysis.syntax.treebank import read_conllu
 from analysis.syntax.words import EncodedTreebank

@@ -1,5 +1,7 @@
 """The Streamlit interface. It mirrors :mod:`analysis`: ``ui.common`` holds the blocks every page
-shares (sidebar, settings, job queue, model resources and pickers, corpus picker, charts, exports,
-links, findings for the report, errors), and each study has one package (``ui.attention``,
-``ui.noop``, ``ui.aspects``, ``ui.drift``, ``ui.syntax``, ...) with its page blocks and the one
-module that owns its state. Pages (``pages/``) only wire these blocks together."""
+shares (:mod:`ui.common.frame`: the sidebar, pickers, model resources and links;
+:mod:`ui.common.exports`: downloads and the findings report; the job queue's display; the
+attention-view component; settings, errors and charts), and each study has one package
+(``ui.attention``, ``ui.noop``, ``ui.aspects``, ``ui.drift``, ``ui.syntax``, ...) with its page
+blocks and the one module that owns its state. Pages (``pages/``) only wire these blocks
+together."""

@@ -144,8 +144,8 @@ def run_representations(args) -> int:
         for line in input_reading(result):
             print(line)
         return 0
-    from analysis.representations.corpus import (check_probes, corpus_job,
-                                                 corpus_representations)
+    from analysis.representations.corpus import check_probes
+    from analysis.representations.run import corpus_job, corpus_representations
 
     dataset = read_data(args.data, args.max_examples)
     probes = check_probes(dataset, args.probe)

@@ -19,6 +19,7 @@ import os
 import re
 from pathlib import Path
 
+from analysis.corpus.xml import iter_xml
 from analysis.errors import DataError
 
 MAX_BYTES = 50 * 1024 * 1024  # 50 MB: larger files are refused (same as the upload limit)
@@ -152,8 +153,6 @@ def _first_line_has(data: bytes, start: int, needle: bytes) -> bool:
 def _xml_kind(data: bytes, label: str) -> str:
     """SemEval-2016 (root <Reviews>, or <Opinions> before any SemEval-2014 element) or
     SemEval-2014, read with the streaming parser past any prolog, comment or doctype."""
-    from analysis.corpus.xml import iter_xml
-
     root = None
     for event, elem in iter_xml(data, label):
         if event != "start":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
 from analysis.corpus.files import cut_note
 from analysis.corpus.table import Examples, make_dataset
 from analysis.errors import DataError
+from analysis.hub import hub_reachable
 
 # A hub id: "name" or "owner/name" (letters, digits, '-', '_', '.'; no '..', no leading '.').
 HUB_ID = re.compile(r"^(?!.*\.\.)[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
@@ -21,16 +23,12 @@ def is_hub_id(name: str) -> bool:
 def _offline_datasets():
     """Context manager: put datasets in offline mode when the hub is unreachable, so a missing
     dataset fails in a second instead of after the hub client's retries."""
-    import contextlib
-
     @contextlib.contextmanager
     def ctx():
-        from analysis.models import hub_reachable
-
         if os.environ.get("HF_HUB_OFFLINE") == "1" or hub_reachable():
             yield
             return
-        import datasets.config as dcfg
+        import datasets.config as dcfg  # lazy: datasets takes a second to import
 
         old = dcfg.HF_HUB_OFFLINE
         dcfg.HF_HUB_OFFLINE = True
@@ -62,7 +60,7 @@ def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None 
                         "(local folders and files are not read here).")
     if not column:
         raise DataError("Give the name of the text column.")
-    import datasets
+    import datasets  # lazy: datasets takes a second to import
 
     try:
         with _offline_datasets():

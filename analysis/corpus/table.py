@@ -11,7 +11,7 @@ from analysis.errors import DataError
 
 
 def _features():
-    from datasets import Features, Value
+    from datasets import Features, Value  # lazy: datasets takes a second to import
 
     return Features({"text": Value("string"), "text_pair": Value("string")})
 
@@ -19,7 +19,7 @@ def _features():
 def make_dataset(texts, pairs=None, notes=None):
     """A Dataset with columns text / text_pair from two lists; ``notes`` are kept in
     ``info.description`` (one per line) for :func:`corpus_notes`."""
-    from datasets import Dataset, DatasetInfo
+    from datasets import Dataset, DatasetInfo  # lazy: datasets takes a second to import
 
     texts = list(texts)
     pairs = list(pairs) if pairs is not None else [None] * len(texts)

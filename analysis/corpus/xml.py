@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+from xml.etree.ElementTree import ParseError
+
+import defusedxml
+from defusedxml.ElementTree import fromstring, iterparse
 
 from analysis.errors import DataError
 
@@ -15,11 +19,6 @@ def _refused(label: str) -> DataError:
 def parse_xml(data: bytes, label: str):
     """The root element of XML ``data``, parsed with defusedxml: entity declarations and
     external references are refused (no entity bomb, no file or network read)."""
-    from xml.etree.ElementTree import ParseError
-
-    import defusedxml
-    from defusedxml.ElementTree import fromstring
-
     try:
         return fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except defusedxml.DefusedXmlException:
@@ -33,11 +32,6 @@ def iter_xml(data: bytes, label: str, release: tuple[str, ...] = ()):
     iterparse (the same refusals as :func:`parse_xml`). An element whose tag is in ``release``
     is emptied and detached from its parent once its "end" event has been handled, so the tree
     never holds more than one such element: memory stays bounded by the largest one."""
-    from xml.etree.ElementTree import ParseError
-
-    import defusedxml
-    from defusedxml.ElementTree import iterparse
-
     stack = []
     try:
         for event, elem in iterparse(io.BytesIO(data), events=("start", "end"),

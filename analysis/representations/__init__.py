@@ -8,11 +8,12 @@ alignment, t-SNE, UMAP; two models with one fit), :mod:`.probes` (cross-validate
 regression per layer, majority baseline), :mod:`.geometry` (anisotropy, self-similarity),
 :mod:`.single` (one input), :mod:`.inputs` (one input from labelled data: ABSA roles, UPOS),
 :mod:`.labelled` (a corpus with sentence labels), :mod:`.corpus` (a corpus), :mod:`.job` (the
-corpus part as a map/merge job), :mod:`.reading` (the plain reading).
+corpus part as a map/merge job), :mod:`.run` (the job built after the checks, run in the
+process), :mod:`.reading` (the plain reading).
 """
 
 from analysis.representations.corpus import (CorpusResult, ModelSide, Scatter, check_probes,
-                                             corpus_job, corpus_kind, corpus_representations)
+                                             corpus_kind)
 from analysis.representations.inputs import LabelledInput, absa_input, treebank_input
 from analysis.representations.job import RepresentationsJob
 from analysis.representations.labelled import labelled_words
@@ -21,6 +22,7 @@ from analysis.representations.probes import ProbeCurve, probe_layers
 from analysis.representations.projection import (METHODS, align_layers, pca_scores,
                                                  procrustes_rotation, project_layers)
 from analysis.representations.reading import corpus_reading, input_reading
+from analysis.representations.run import corpus_job, corpus_representations
 from analysis.representations.single import InputResult, input_representations, linear_cka
 from analysis.representations.states import (ROLES, InputStates, WordCorpus, absa_words,
                                              check_same_shape, input_states, treebank_words)

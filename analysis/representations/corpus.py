@@ -6,7 +6,8 @@ Data: a treebank (``analysis.syntax.treebank`` Dataset: UPOS colours and the ``u
 ABSA data (``analysis.aspects`` Dataset: role colours and the ``aspect`` probe) or a labelled
 corpus (``analysis.corpus`` Dataset with a ``label`` column: label colours and the ``label``
 probe). The word rows come from :class:`analysis.representations.job.RepresentationsJob`
-(map/merge), so the CLI can shard them over a Ray cluster.
+(map/merge), so the CLI can shard them over a Ray cluster; :mod:`analysis.representations.run`
+builds that job and runs it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import numpy as np
 from analysis.errors import DataError, InputError
 from analysis.representations.geometry import MIN_CONTEXTS, N_PAIRS, layer_geometry
 from analysis.representations.probes import FOLDS, ProbeCurve, probe_layers
-from analysis.representations.projection import check_method, project_layers
+from analysis.representations.projection import project_layers
 from analysis.representations.labelled import (NO_LABEL, OTHER, capped_labels, has_labels,
                                                label_legend)
-from analysis.representations.states import WordCorpus, check_same_shape, pairs_note
+from analysis.representations.states import WordCorpus, pairs_note
 
 KINDS = ("treebank", "absa", "labelled")
 PROBES = {"upos": "treebank", "aspect": "absa", "label": "labelled"}
@@ -202,47 +203,3 @@ def result_of(words: Sequence[WordCorpus], probes: Sequence[str], method: str = 
         notes += more
     return CorpusResult(kind, sides[0], sides[1] if n > 1 else None, sc,
                         words[0].n_sentences, len(words[0].forms), notes)
-
-
-def corpus_representations(loaded, dataset, compare=None, probes: Sequence[str] | None = None,
-                           max_sentences: int | None = None, method: str = "pca",
-                           max_points: int = MAX_POINTS, folds: int = FOLDS, seed: int = 0,
-                           batch_size: int = 32, scatter: bool = True,
-                           progress: Callable[[int, int], None] | None = None) -> CorpusResult:
-    """Everything of the corpus part for ``loaded`` (and ``compare``, same shape);
-    ``progress(done, 100)`` along the way. The in-process run of :func:`corpus_job`'s job
-    (one shard: the whole corpus)."""
-    job, dataset = corpus_job(loaded, dataset, compare, probes, max_sentences, method,
-                              max_points, folds, seed, batch_size, scatter)
-
-    def stage(start, width):
-        if progress is None:
-            return None
-        return lambda done, total: progress(start + int(width * done / max(1, total)), 100)
-
-    part = job.map((loaded, compare), dataset, range(len(dataset)), stage(0, 60))
-    result = job.merge([part], progress=stage(60, 40))
-    if progress is not None:
-        progress(100, 100)
-    return result
-
-
-def corpus_job(loaded, dataset, compare=None, probes: Sequence[str] | None = None,
-               max_sentences: int | None = None, method: str = "pca",
-               max_points: int = MAX_POINTS, folds: int = FOLDS, seed: int = 0,
-               batch_size: int = 32, scatter: bool = True):
-    """(the :class:`analysis.representations.job.RepresentationsJob` of these settings, the
-    corpus cut to ``max_sentences``) after every check (one-line refusals)."""
-    from analysis.representations.job import RepresentationsJob
-
-    check_method(method)
-    kind = corpus_kind(dataset)
-    probes = check_probes(dataset, probes)
-    if compare is not None:
-        check_same_shape(loaded, compare)
-    if max_sentences is not None and len(dataset) > max_sentences:
-        dataset = dataset.select(range(int(max_sentences)))
-    job = RepresentationsJob(loaded.spec, compare.spec if compare is not None else None, kind,
-                             tuple(probes), batch_size, method, max_points, folds, seed,
-                             scatter)
-    return job, dataset

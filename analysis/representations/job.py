@@ -44,7 +44,7 @@ def read_words(loaded, dataset, kind: str, max_sentences: int | None = None,
 
 @dataclass
 class RepresentationsJob:
-    """:func:`analysis.representations.corpus.corpus_representations` as a corpus job: plain
+    """:func:`analysis.representations.run.corpus_representations` as a corpus job: plain
     parameters only (model specs), so it pickles to a Ray worker."""
 
     spec: str

@@ -6,16 +6,16 @@ bundled sample), :mod:`.words` (treebank words -> Encoding), :mod:`.passes` (one
 forward over a treebank), :mod:`.heads` (head accuracies per relation, the offset baseline),
 :mod:`.reading` (tables, examples, plain sentences), :mod:`.states` (word vectors of every
 layer), :mod:`.trees` (tree distances, depths, MST, UUAS, Spearman), :mod:`.probes` (distance
-and depth probes per layer), :mod:`.run` (heads and word vectors from one forward).
+and depth probes per layer), :mod:`.run` (a treebank run: heads alone, or heads and word vectors
+from one forward).
 """
 
 from analysis.syntax.heads import (RelationResult, SyntaxResult, offset_baseline, predictions,
-                                   relation_accuracy, sentence_attention, syntax_heads,
-                                   word_map)
+                                   relation_accuracy, sentence_attention, word_map)
 from analysis.syntax.probes import (Probe, ProbeResult, example_tree, probe_layers,
                                     split_treebank, train_depth_probe, train_distance_probe)
 from analysis.syntax.reading import compare_rows, example_sentences, reading, relation_rows
-from analysis.syntax.run import syntax_pass
+from analysis.syntax.run import syntax_heads, syntax_pass
 from analysis.syntax.states import WordStates, extract_word_states
 from analysis.syntax.treebank import (SAMPLE_TREEBANK, read_conllu, read_hf_treebank,
                                       sample_treebank, treebank_fingerprint, validate_tree)

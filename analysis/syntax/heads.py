@@ -16,10 +16,8 @@ bootstrap 95% interval over sentences (:func:`gap_ci`).
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -32,7 +30,7 @@ __all__ = ["ALL", "DIRECTIONS", "OFFSETS", "HeadsAccumulator", "RelationResult",
            "best_head", "best_offset", "compare_rows", "example_sentences", "gap_ci",
            "offset_baseline",
            "offset_counts", "predictions", "reading", "relation_accuracy", "relation_hits",
-           "relation_rows", "result_of", "sentence_attention", "syntax_heads", "word_map"]
+           "relation_rows", "result_of", "sentence_attention", "word_map"]
 
 DIRECTIONS = ("dep_to_head", "head_to_dep")
 OFFSETS = (-1, 1, -2, 2, -3, 3, -4, 4, -5, 5)  # tie order: smaller |k| first, then negative
@@ -272,29 +270,6 @@ class HeadsAccumulator:
             out[rel] = RelationResult(n, d2h, h2d, best, base,
                                       gap_ci(self.sentences, rel, best, base["offset"]))
         return out
-
-
-def syntax_heads(loaded, dataset, *, max_sentences: int | None = None, batch_size: int = 32,
-                 progress: Callable[[int, int], None] | None = None,
-                 encoded=None) -> SyntaxResult:
-    """Accuracy of every head for every relation of a treebank Dataset (one batched pass;
-    sentences longer than the model's maximum are skipped and counted)."""
-    from analysis.syntax.passes import treebank_pass
-
-    t0 = time.perf_counter()
-    if encoded is None:  # the whole treebank as one shard of the map/merge job
-        from analysis.execution.corpus import run_local
-        from analysis.syntax.job import HeadsJob
-
-        if dataset is not None and max_sentences is not None and max_sentences < len(dataset):
-            dataset = dataset.select(range(int(max_sentences)))
-        result = run_local(HeadsJob(loaded.spec, batch_size), loaded, dataset, progress)
-        result.seconds = time.perf_counter() - t0
-        return result
-    acc = HeadsAccumulator(encoded, loaded.n_layers, loaded.n_heads)
-    treebank_pass(loaded, encoded, [acc], attentions=True, hidden_states=False,
-                  batch_size=batch_size, progress=progress)
-    return result_of(acc, loaded, time.perf_counter() - t0)
 
 
 def result_of(acc: HeadsAccumulator, loaded, seconds: float = 0.0) -> SyntaxResult:

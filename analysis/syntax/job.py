@@ -38,7 +38,7 @@ class HeadsPartial:
 
 @dataclass
 class HeadsJob:
-    """:func:`analysis.syntax.heads.syntax_heads` over a treebank Dataset (CoNLL-U columns)."""
+    """:func:`analysis.syntax.run.syntax_heads` over a treebank Dataset (CoNLL-U columns)."""
 
     spec: str
     batch_size: int = 32

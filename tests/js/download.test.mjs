@@ -1,9 +1,9 @@
-// The download button's decisions (ui/common/download/download.js): an answer is saved once,
+// The download button's decisions (ui/common/exports/download/download.js): an answer is saved once,
 // only for the click that waits for it; an error is said; base64 decodes to the bytes.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { bytesOf, entryFor, nonce, settle } from "../../ui/common/download/download.js";
+import { bytesOf, entryFor, nonce, settle } from "../../ui/common/exports/download/download.js";
 
 test("an answer is saved once, for the click waiting for it only", () => {
   const handled = new Set();

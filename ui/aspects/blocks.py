@@ -24,13 +24,13 @@ from ui.common.attention.views import head_view
 from ui.common.chart_cache import owned, owned_chart
 from ui.common.charts import side_by_side
 from ui.common.errors import plain, show_error
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.html import esc
 from ui.common.jobs import run_job
-from ui.common.links import attention_link
-from ui.common.findings import add_button
-from ui.common.resources import get_model
+from ui.common.frame.links import attention_link
+from ui.common.exports.findings import add_button
+from ui.common.frame.resources import get_model
 from ui.aspects import state as aspects_state
 from ui.aspects.models import METRIC_LABELS, demo
 from ui.aspects.state import ModelState

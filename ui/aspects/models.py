@@ -25,11 +25,11 @@ from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence, build_example
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from ui.common.chart_cache import draw, owned_chart
-from ui.common.download import download_button
+from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import SHORT, TRAINING, Apart, run_job
-from ui.common.resources import admit_model, hold_model, upload_param_cap
+from ui.common.frame.resources import admit_model, hold_model, upload_param_cap
 from ui.common.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
 from ui.aspects.state import ModelState

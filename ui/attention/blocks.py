@@ -14,7 +14,7 @@ from ui.attention import state
 from ui.common.chart_cache import show
 from ui.common.charts import position_labels, side_by_side, vector_frame, vector_heatmap
 from ui.common.errors import plain, show_error
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 
 
 @st.cache_resource(max_entries=4, show_spinner="Capturing the queries and keys...")
@@ -166,7 +166,7 @@ def attention_report(view: str, result, layer: int, head: int, level: str, lines
     """"Add to report" for the current view: the heatmap's chart (``chart``: a callable, built
     only on a click) or, for the other views, every head's habit on this input as a table."""
     from analysis.attention.reading import heads_table
-    from ui.common.findings import add_button
+    from ui.common.exports.findings import add_button
 
     enc = result.encoding
     numbers = {"Tokens": str(enc.n_tokens), "Layer": str(layer)}

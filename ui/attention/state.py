@@ -38,7 +38,7 @@ COPY_LINK = "attention_copy"
 VIEWS_CSV = "views-csv"
 HEATMAP_DOWNLOADS = "heatmap-dl"
 NEURON_SCORES = "neuron-scores"  # the neuron view's dot product | softmax chart
-REPORT_ADD = "attention"  # ui/common/findings: the button's key is report-add-attention
+REPORT_ADD = "attention"  # ui/common/exports/findings: the button's key is report-add-attention
 
 # ---- cache entries (st.cache_resource in ui/attention/component.py); the cache key of each
 # is its arguments without a leading underscore: (spec, text, pair, max_length[, level,

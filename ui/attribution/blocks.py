@@ -21,11 +21,11 @@ from ui.attribution import state
 from ui.common.chart_cache import show
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.errors import plain
-from ui.common.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
-from ui.common.findings import add_button
+from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
+from ui.common.exports.findings import add_button
 from ui.common.jobs import SHORT, measured_words, run_job
 from analysis.execution.progress import rate_step
-from ui.common.resources import check_listed
+from ui.common.frame.resources import check_listed
 from ui.common.settings import settings
 
 LONG_INPUT = 96  # above this many tokens the map is drawn on the component's canvas

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.common.state import CorpusKeys
+from ui.common.frame.state import CorpusKeys
 
 # URL parameters (bound widgets)
 MODEL = "attr_model"  # "Example checkpoint" | "The sidebar's model"

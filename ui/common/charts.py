@@ -13,15 +13,21 @@ makes charts fit their column from a phone (390 px) to a desktop (1400 px):
 
 from __future__ import annotations
 
+import copy
+
 import altair as alt
 import numpy as np
 import pandas as pd
+import streamlit as st
+
+from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
+from ui.common.frame.state import fit_keys
 
 
 NARROW_PX = 640       # Streamlit stacks st.columns below this viewport width; so do the panels
 PHONE_PANEL_PX = 250  # a stacked panel's plot on a phone: 358 px of column, axis and legend
 # The page's CSS (app.py): a side-by-side chart's wide version, or below NARROW_PX its stacked
-# one (the containers of ui.common.state.fit_keys).
+# one (the containers of ui.common.frame.state.fit_keys).
 FIT_CSS = (
     "[class*='st-key-fitnarrow-']{display:none}"
     f"@media (max-width:{NARROW_PX - 0.02}px){{[class*='st-key-fitwide-']{{display:none}}"
@@ -78,8 +84,6 @@ def stacked_spec(spec: dict, panel: int = PHONE_PANEL_PX) -> dict:
     """A side-by-side chart's Vega-Lite spec for a narrow screen: a facet's columns become
     rows, a wrapped facet or concat gets one panel per row, an hconcat becomes a vconcat;
     every panel at most ``panel`` px wide; legends below the panels."""
-    import copy
-
     out = copy.deepcopy({k: v for k, v in spec.items() if k != "datasets"})
     if "datasets" in spec:
         out["datasets"] = dict(spec["datasets"])  # the tables themselves are not copied
@@ -114,11 +118,6 @@ def side_by_side(chart, key: str, narrow=None, **kw):
     (see the module's text); ``narrow``: the phone's chart when it is not just the panels
     stacked (e.g. shorter labels); ``key``: the chart's (named in a state module); ``kw``:
     ``st.altair_chart``'s. Returns what the wide one returns."""
-    import streamlit as st
-
-    from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
-    from ui.common.state import fit_keys
-
     built = chart if isinstance(chart, BuiltChart) else BuiltChart(
         chart=chart, df=None, spec=vega_lite_spec(chart), title="")
     wide, narrow_key = fit_keys(key)
@@ -192,13 +191,6 @@ def layer_frame(labels, maps: np.ndarray, layer_offset: int = 0) -> pd.DataFrame
         "to": pd.Categorical.from_codes(inv[j], categories=uniq),
         "weight": maps.ravel().astype(float),
     })
-
-
-def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
-    """A CSV download whose table is built only when clicked."""
-    from ui.common.download import download_button
-
-    download_button(label, lambda: df_fn().to_csv(index=False), file_name, "text/csv", key)
 
 
 def attention_heatmap(df: pd.DataFrame, labels, title: str, size: int | None = None,

@@ -73,6 +73,11 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from analysis.errors import InputError
+from analysis.models import normalise_spec
+from analysis.execution.raydata import check_address
 
 DEFAULT_MODELS = {
     "all-MiniLM-L6-v2 (embedded)": "default",
@@ -88,7 +93,7 @@ DEMO_CAPS = {
     "max_line_chars": 2000,
     "max_gradient_examples": 32,
     "max_jobs_per_visitor": 1,
-    "max_upload_params": None,   # computed: twice the largest listed model (ui.common.resources)
+    "max_upload_params": None,   # computed: twice the largest listed model (frame.resources)
     "max_visitor_params": None,  # computed: twice max_upload_params
 }
 _INT_KEYS = ("max_examples", "max_tokens", "max_upload_bytes", "max_line_chars",
@@ -139,8 +144,6 @@ class Settings:
     def model_name(self, spec: str) -> str | None:
         """The display name under which ``spec`` is listed, or None (a string comparison: no
         file is looked at)."""
-        from analysis.models import normalise_spec
-
         spec = normalise_spec(spec)
         return next((name for name, s in self.models.items() if normalise_spec(s) == spec), None)
 
@@ -212,9 +215,6 @@ def _ray_address(text: str) -> dict:
     """``ray_address`` (checked) or ``ray_error``; nothing is read from Ray when unset."""
     if not text.strip():
         return {}
-    from analysis.errors import InputError
-    from analysis.execution.raydata import check_address
-
     try:
         return {"ray_address": check_address(text)}
     except InputError as exc:
@@ -226,8 +226,6 @@ def _ray_address(text: str) -> dict:
 def _public_url(value) -> str:
     """The host's ``public_url``: an http(s) address with a host, without credentials, query or
     fragment; returned without its trailing slash."""
-    from urllib.parse import urlsplit
-
     text = _check_type("public_url", value, str).strip()
     try:
         parts = urlsplit(text)

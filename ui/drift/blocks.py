@@ -1,6 +1,6 @@
 """The Drift page's cached models and results, and its blocks of charts and tables, each chart
 built once per result (docs/METHODS.md section 9). Layers and heads are 1-indexed, as
-everywhere in the UI. The model choice (``pick_models``) is in ``ui.common.models``. The
+everywhere in the UI. The model choice (``pick_models``) is in ``ui.common.frame.models``. The
 comparison runs through the server-wide queue (``ui.common.jobs.run_job``); a cached result is shown
 at once."""
 
@@ -20,14 +20,14 @@ from analysis.drift.job import DriftJob, has_labels, models_of
 from analysis.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
-from ui.common.corpus import fingerprint
-from ui.common.export import chart_downloads
+from ui.common.frame.corpus import fingerprint
+from ui.common.exports.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
-from ui.common.links import attention_link
-from ui.common.resources import check_listed, get_model
+from ui.common.frame.links import attention_link
+from ui.common.frame.resources import check_listed, get_model
 from ui.common.settings import settings
-from ui.common.models import pick_models
+from ui.common.frame.models import pick_models
 from ui.drift import state as drift_state
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
@@ -45,7 +45,7 @@ def _after_model(spec: str, stamp: str) -> LoadedModel:
 
 
 def before_after_models(sidebar_spec: str, sidebar_name: str | None) -> tuple[str, str]:
-    """The before and after models (``ui.common.models.pick_models`` with this page's keys)."""
+    """The before and after models (``ui.common.frame.models.pick_models``, this page's keys)."""
     return pick_models(sidebar_spec, sidebar_name, (drift_state.BEFORE, drift_state.BEFORE_NAME),
                        drift_state.AFTER_MODEL, drift_state.URL_CHECKED)
 

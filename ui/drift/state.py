@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.common.models import SecondModel
-from ui.common.state import CorpusKeys
+from ui.common.frame.models import SecondModel
+from ui.common.frame.state import CorpusKeys
 
 CORPUS = CorpusKeys("drift")
 BEFORE = "drift_before"            # outside demo mode: the before box

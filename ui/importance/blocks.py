@@ -13,9 +13,9 @@ import streamlit as st
 from analysis.importance.reading import beyond_interval
 from analysis.importance.scoring import LOSS, higher_is_better
 from ui.common.chart_cache import cached_chart, draw
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 from ui.common.heads import decimals, heads_frame, heads_heatmap
-from ui.common.links import attention_link
+from ui.common.frame.links import attention_link
 from ui.importance.state import METHODS, METRIC_NAMES, download_key
 
 RED_BLUE = "redblue"

@@ -20,7 +20,7 @@ from ui.common.errors import plain
 from analysis.execution.estimates import duration_words
 from ui.common.jobs import (BackgroundJob, Study, measured_words, run_job,
                             start_background_job)
-from ui.common.resources import check_listed, token_capped
+from ui.common.frame.resources import check_listed, token_capped
 from ui.common.settings import settings
 from ui.importance import state as S
 

@@ -18,11 +18,11 @@ from analysis.noop import (LABELS, gradient_importance, loss_head, noop_heads,
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.charts import has_panels, side_by_side
 from ui.common.errors import plain, show_error
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
-from ui.common.links import attention_link
-from ui.common.findings import add_button
+from ui.common.frame.links import attention_link
+from ui.common.exports.findings import add_button
 from ui.common.settings import settings
 from ui.noop import state as noop_state
 from ui.noop.state import StatsKey
@@ -130,8 +130,8 @@ def stats_frame(stats, names) -> pd.DataFrame:
 def show_chart(built: BuiltChart, basename: str, key: str, stretch: bool = False,
                report: dict | None = None) -> None:
     """A chart built once per result (``ui.common.chart_cache.cached_chart``) with its PNG/SVG/CSV
-    downloads and, with ``report`` (the finding's source: ``ui.common.findings.make_finding``
-    arguments), an "Add to report" button."""
+    downloads and, with ``report`` (the finding's source:
+    ``ui.common.exports.findings.make_finding`` arguments), an "Add to report" button."""
     spec = built.spec if built.spec is not None else built.chart.to_dict()
     if has_panels(spec):  # the heatmap grids: one per row on a phone
         side_by_side(built, key)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import astuple, dataclass
 
-from ui.common.state import CorpusKeys
+from ui.common.frame.state import CorpusKeys
 
 CORPUS = CorpusKeys("noop")
 BATCH = "noop_batch"

@@ -15,7 +15,7 @@ from analysis.patching.corpus import corpus_patching
 from analysis.patching.counterfactuals import opinion_pool, suggest
 from analysis.patching.run import pair_max_length
 from ui.common.jobs import SHORT, run_job
-from ui.common.resources import check_listed
+from ui.common.frame.resources import check_listed
 from ui.patching import state as S
 
 

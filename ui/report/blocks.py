@@ -13,9 +13,9 @@ import streamlit as st
 
 from analysis.errors import DataError
 from analysis.report import MAX_JSON_BYTES, Finding, report_from_json, to_html, to_markdown_zip
-from ui.common.download import download_button
+from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
-from ui.common.findings import move, remove
+from ui.common.exports.findings import move, remove
 from ui.common.settings import settings
 from ui.report import state as K
 
@@ -62,8 +62,8 @@ def finding_editor(k: int, f: Finding, n: int) -> None:
 
 
 def exports(rep) -> None:
-    """The three downloads, made when clicked (``ui.common.download``: a click during a rerun
-    still gets its file). The PNG images of the .zip are bounded in
+    """The three downloads, made when clicked (``ui.common.exports.download``: a click during a
+    rerun still gets its file). The PNG images of the .zip are bounded in
     pixels and drawn one at a time server-wide (``analysis.report.export.svg_png``)."""
     e1, e2, e3 = st.columns(3)
     with e1:

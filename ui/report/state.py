@@ -1,11 +1,10 @@
 """Every session-state key of the Report page, named once. The page has no URL parameter of its
 own (its findings live in the session, never in a link); the report itself is kept under
-``ui.common.findings``' key (every page's "Add to report" writes there)."""
+``ui.common.exports.state``' key (every page's "Add to report" writes there)."""
 
 from __future__ import annotations
 
-from ui.common.findings import report, set_report  # noqa: F401 (the report: read / replace)
-from ui.common.state import KEEP_PAGE
+from ui.common.exports.state import KEEP_PAGE, report, set_report  # noqa: F401 (read / replace)
 
 TITLE = "report_title"          # the report's title box
 EXAMPLE = "report_example"      # "Add an example finding"

@@ -16,12 +16,12 @@ from analysis.representations import corpus_representations, input_representatio
 from analysis.representations.corpus import MAX_POINTS
 from analysis.representations.projection import METHOD_NAMES, METHODS
 from analysis.syntax.treebank import sample_treebank
-from ui.common.corpus import cap_widget
+from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain
 from ui.common.jobs import SHORT, run_job
-from ui.common.models import second_model
+from ui.common.frame.models import second_model
 from ui.common.settings import settings
-from ui.common.url_select import url_selectbox
+from ui.common.frame.url_select import url_selectbox
 from ui.representations import state as S
 
 CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)",
@@ -41,7 +41,7 @@ DEMO_POINTS = 500  # demo mode: words in the corpus scatter (t-SNE / UMAP of 7 l
 
 
 def second_model_spec() -> str:
-    """The second checkpoint (``ui.common.models.second_model``, as on the Syntax and Drift
+    """The second checkpoint (``ui.common.frame.models.second_model``, as on the Syntax and Drift
     pages): in demo mode one of the host's listed models by name (the example checkpoint
     first); otherwise a listed name, a hub id or a folder, "example" by default once it is
     built. '' while none is given."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.common.models import SecondModel
+from ui.common.frame.models import SecondModel
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 
@@ -39,7 +39,7 @@ CHART_SCATTER = "rep_chart_scatter"
 PROBE_TABLE = "rep_probe_table"
 CHART_PROBES = "rep_chart_probes"
 
-# "Add to report" keys (ui.common.findings.add_button prefixes them)
+# "Add to report" keys (ui.common.exports.findings.add_button prefixes them)
 ADD_INPUT = "rep-input"
 ADD_INPUT_READING = "rep-input-reading"
 ADD_SCATTER = "rep-scatter"

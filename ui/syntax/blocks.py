@@ -19,10 +19,10 @@ from analysis.syntax.job import HeadsJob
 from analysis.syntax.probes import probe_layers
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.errors import plain
-from ui.common.export import chart_downloads
+from ui.common.exports.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
-from ui.common.models import second_model
+from ui.common.frame.models import second_model
 from ui.common.settings import settings
 from ui.syntax import state as syntax_state
 from ui.syntax.state import reset_for
@@ -59,7 +59,7 @@ def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
 
 
 def heads_result(loaded, dataset):
-    """:func:`analysis.syntax.heads.syntax_heads` on the treebank, cached per model (and its
+    """:func:`analysis.syntax.run.syntax_heads` on the treebank, cached per model (and its
     checkpoint's stamp) and treebank fingerprint."""
     return _heads(loaded.spec, checkpoint_stamp(loaded.spec), fingerprint(dataset), loaded,
                   dataset)
@@ -302,7 +302,7 @@ def min_count_input(container, source: str) -> int:
 
 
 def second_model_spec(sidebar_spec: str) -> str:
-    """The second checkpoint (``ui.common.models.second_model``): in demo mode one of the
+    """The second checkpoint (``ui.common.frame.models.second_model``): in demo mode one of the
     host's listed models by name (another than the sidebar's first); otherwise a model name,
     hub id or folder, "example" (the ABSA example checkpoint) by default once it exists. ''
     while none is given."""

@@ -10,9 +10,9 @@ import streamlit as st
 
 from analysis.errors import DataError
 from analysis.syntax import treebank as syntax_treebank
-from ui.common.corpus import fit_narrow_screens
+from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.settings import settings
-from ui.common.state import CorpusKeys
+from ui.common.frame.state import CorpusKeys
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 SAMPLE, PASTE, UPLOAD, HF = "Sample treebank", "Paste", "Upload", "Hugging Face dataset"

@@ -17,7 +17,7 @@ from ui.common.html import esc
 from ui.syntax import state as syntax_state
 from ui.syntax.blocks import PICKS, Q, word_maps
 from ui.syntax.state import reset_for
-from ui.common.url_select import url_selectbox
+from ui.common.frame.url_select import url_selectbox
 
 
 def examples(result, rel: str, k: int = 50) -> list[dict]:

@@ -15,7 +15,7 @@ import streamlit as st
 from analysis import example
 from analysis.models import EXAMPLE_SPEC, normalise_spec
 from ui.common.errors import plain
-from ui.common.links import folder_note
+from ui.common.frame.links import folder_note
 from ui.common.settings import settings
 
 Q = "query-params"

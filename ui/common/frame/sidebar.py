@@ -20,10 +20,10 @@ import streamlit as st
 from analysis.models import LoadedModel, ModelLoadError
 from ui.common.errors import plain
 from ui.common.html import esc
-from ui.common.legacy_pages import leave_legacy_navigation
-from ui.common.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
-from ui.common.resources import embedded_model, get_model
-from ui.common import state
+from ui.common.frame.legacy_pages import leave_legacy_navigation
+from ui.common.frame.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
+from ui.common.frame.resources import embedded_model, get_model
+from ui.common.frame import state
 from ui.common.settings import Settings, settings
 
 EXAMPLE_A = "The pasta was superb, but the waiter ignored us for twenty minutes."

@@ -14,13 +14,12 @@ Streamlit: when one stops holding, this module can go.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager  # private: see the module doc
 
 
 def leave_legacy_navigation() -> None:
     """In legacy pages-folder mode, switch it off and start the run again through ``app.py``
     (once per server process: the switch is process-wide)."""
-    from streamlit.runtime.pages_manager import PagesManager  # private: see the module doc
-
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         st.rerun()

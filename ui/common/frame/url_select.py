@@ -9,8 +9,8 @@ against the options on the way in (anything else is ignored and dropped from the
 
 A page change loses both the widget's state (Streamlit cleans up the widgets a run does not
 draw) and the URL's parameters (the browser opens the other page's bare path); the choice is
-kept in a session slot of its own (:func:`ui.common.state.kept_choice_key`), so that coming back
-restores the box and puts its value back in the URL, as the widgets bound with
+kept in a session slot of its own (:func:`ui.common.frame.state.kept_choice_key`), so that coming
+back restores the box and puts its value back in the URL, as the widgets bound with
 ``bind="query-params"`` do."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from ui.common.state import kept_choice_key
+from ui.common.frame.state import kept_choice_key
 
 
 def _tokens(options: Sequence) -> dict[str, Any]:

@@ -21,11 +21,14 @@ own key, so that a reload straight after a click still finds the finding."""
 from __future__ import annotations
 
 import json
+import secrets
 
 import streamlit as st
 
 from analysis.errors import DataError
-from ui.common import state
+from analysis.report import report_from_json
+from ui.common.exports import state
+from ui.common.exports.state import report, set_report
 
 STORAGE_KEY = "attention-dashboard.report"
 MAX_KEPT_BYTES = 5 * 2**20  # about what a browser's localStorage holds for one address
@@ -77,9 +80,6 @@ def signature(rep) -> str:
 def _restored(key: str) -> None:
     """The browser's answer to ``restore``: its kept report, taken when this session has no
     findings of its own yet."""
-    from analysis.report import report_from_json
-    from ui.common.findings import report, set_report
-
     answer = getattr(st.session_state[key], "kept", None)
     if not isinstance(answer, dict) or answer.get("nonce") != st.session_state.get(
             state.KEPT_NONCE):
@@ -103,10 +103,6 @@ def _refused(key: str) -> None:
 def keep_report(key: str) -> None:
     """Ask the browser for its kept report (a new session), or send it the report when it
     changed since it was last sent (see the module's text). ``key``: this call site's."""
-    import secrets
-
-    from ui.common.findings import report
-
     nonce = st.session_state.setdefault(state.KEPT_NONCE, secrets.token_hex(8))
     data: dict = {"storage_key": STORAGE_KEY, "nonce": nonce}
     if not st.session_state.get(state.KEPT_ASKED):

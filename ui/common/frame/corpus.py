@@ -25,7 +25,7 @@ from analysis.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_not
 from analysis.errors import DataError, InputError
 from ui.common.errors import plain, show_error
 from ui.common.settings import Settings, settings
-from ui.common.state import CorpusKeys, read
+from ui.common.frame.state import CorpusKeys, read
 
 SAMPLE, PASTE, UPLOAD, HF = "Sample corpus", "Paste", "Upload", "Hugging Face dataset"
 SOURCES = [SAMPLE, PASTE, UPLOAD, HF]
@@ -110,7 +110,7 @@ def cap_widget(st_col, key: str, label: str, default: int, maximum: int, step: i
 
 def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20000,
                   labels: bool = False, cap_help: str | None = None):
-    """Source and cap widgets (keys: ``keys``, ``ui.common.state.CorpusKeys``) and the chosen
+    """Source and cap widgets (keys: ``keys``, ``ui.common.frame.state.CorpusKeys``) and the chosen
     corpus, or None while there is none yet (the picker says what to do; a bad file gets a
     one-line error). With ``labels``, an upload's ``label`` column is added for the split by
     label. The reader's notes (blank lines skipped, the cap) are shown as captions."""

@@ -1,5 +1,5 @@
 """The findings report in the session: an "Add to report" button for any chart, table or view
-(:func:`add_button`), the glossary and "What am I looking at?" blocks the pages show.
+(:func:`add_button`) and the Report page's blocks (reorder, remove, the example finding).
 
 A finding keeps what the page showed: the chart as SVG (vl-convert, server side, cleaned by
 ``analysis.report.clean_svg``), a table's rows, the key numbers, the plain reading, the link that
@@ -8,27 +8,20 @@ settings). Findings live in ``st.session_state`` only: nothing is written to dis
 
 from __future__ import annotations
 
+import altair as alt
+import numpy as np
+import pandas as pd
 import streamlit as st
+import vl_convert as vlc
 
 from analysis.errors import DataError
-from analysis.report import (GLOSSARY, MAX_FINDINGS, Finding, Report, model_source,
-                             terms_in)
-from ui.common import state
+from analysis.maps import attention_for
+from analysis.report import MAX_FINDINGS, Finding, model_source
+from ui.common.exports import state
+from ui.common.exports.keep import keep_report
+from ui.common.exports.state import report
 from ui.common.errors import plain
-from ui.common.links import page_link
-
-
-
-def report() -> Report:
-    """This session's report (created empty on first use)."""
-    rep = st.session_state.get(state.REPORT)
-    if not isinstance(rep, Report):
-        rep = st.session_state[state.REPORT] = Report()
-    return rep
-
-
-def set_report(rep: Report) -> None:
-    st.session_state[state.REPORT] = rep
+from ui.common.frame.links import input_params, page_link, spec_params
 
 
 def model_lines(loaded) -> dict:
@@ -38,8 +31,6 @@ def model_lines(loaded) -> dict:
 
 
 def _svg(chart) -> str:
-    import vl_convert as vlc
-
     return vlc.vegalite_to_svg(chart.to_json(), allowed_base_urls=[])
 
 
@@ -85,28 +76,9 @@ def add_button(title: str, key: str, **kw) -> None:
         st.error(plain(str(exc)), icon=":material/error:")
         return
     rep.findings.append(finding)
-    from ui.common.keep import keep_report
-
     keep_report(state.KEEP_ADD)  # kept in the browser now: a reload straight away finds it
     st.toast(plain(f"Added to the report: {finding.title} ({len(rep.findings)} finding(s))."),
              icon=":material/playlist_add_check:")
-
-
-def explain(text: str, label: str = "What am I looking at?") -> None:
-    """A short everyday explanation beside a view, with the glossary's entries for the terms
-    it uses."""
-    with st.expander(label, icon=":material/help:"):
-        st.markdown(text)
-        terms = terms_in(text)
-        if terms:
-            st.markdown("\n".join(f"- **{plain(t)}**: {plain(GLOSSARY[t])}" for t in terms))
-        st.page_link("pages/report.py", label="Every term: the glossary on the Report page",
-                     icon=":material/menu_book:")
-
-
-def glossary_block() -> None:
-    """Every term the pages use, in everyday words."""
-    st.markdown("\n".join(f"- **{plain(t)}**: {plain(d)}" for t, d in GLOSSARY.items()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,13 +102,6 @@ def remove(k: int) -> None:
 def example_finding(ctx) -> Finding:
     """A first finding from the sidebar's model and text: per layer, the share of attention on
     [CLS], [SEP] and the token itself (mean over heads and tokens), with its reading."""
-    import altair as alt
-    import numpy as np
-    import pandas as pd
-
-    from analysis.maps import attention_for
-    from ui.common.links import input_params, spec_params
-
     res = attention_for(ctx.loaded, ctx.text, ctx.pair)
     att, sp = res.attentions, np.asarray(res.encoding.special, dtype=bool)
     n = att.shape[-1]

@@ -26,7 +26,8 @@ from typing import Callable
 
 import streamlit as st
 
-from ui.common.state import download_answer_key
+from analysis.errors import DataError, InputError
+from ui.common.exports.state import download_answer_key
 
 _LOG = logging.getLogger(__name__)
 _JS = Path(__file__).with_name("download") / "download.js"
@@ -52,6 +53,11 @@ WAIT_S = 60  # a click unanswered this long says so (the answer is still saved i
 _COMPONENT = None
 
 
+class ExportError(Exception):
+    """A file could not be made (``ui.common.exports.export``: a chart that could not be
+    drawn); its message is for visitors and is shown beside the button."""
+
+
 def _component():
     global _COMPONENT
     if _COMPONENT is None:
@@ -73,9 +79,6 @@ def answer(nonce: str, make: Callable) -> dict:
     """The browser's answer to the click ``nonce``: the file's bytes (base64), or the reason
     in plain words why there is none (an error's own message when it is one for visitors,
     i.e. ``ExportError`` / ``InputError`` / ``DataError``; else its kind, logged in full)."""
-    from analysis.errors import DataError, InputError
-    from ui.common.export import ExportError
-
     try:
         raw = file_bytes(make())
     except (ExportError, InputError, DataError) as exc:

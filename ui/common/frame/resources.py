@@ -14,8 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
+from huggingface_hub import try_to_load_from_cache
+from streamlit import config
+from streamlit.runtime import Runtime
 
-from analysis.models import DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp, load_model
+from analysis.aspects.checkpoints import clean_stale, clean_temps
+from analysis.corpus.jsonsafe import loads
+from analysis.models import (DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp,
+                             example_folder, load_model, resolve_spec)
+from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, config_params
 from ui.common.jobs import visitor_keys
 from ui.common.settings import SERVER_UPLOAD_MB, settings
 
@@ -98,16 +105,13 @@ def token_capped(loaded: LoadedModel) -> LoadedModel:
 def clean_leftovers() -> list[str]:
     """Once per server start: remove the temporary folders a killed process left (uploads
     being unpacked, .zips being made, checkpoint saves; by name pattern and age)."""
-    from analysis.aspects.checkpoints import clean_stale, clean_temps
-    from analysis.models import example_folder
-
     return clean_temps() + clean_stale(example_folder().parent)
 
 
 def _refusal(text: str) -> Exception:
     """An upload the server cannot hold now: HTTP 413 (the upload route is Starlette's: its
     exception becomes the answer's status; the browser's upload box says it failed)."""
-    try:
+    try:  # at call time: the server may not be Starlette's
         from starlette.exceptions import HTTPException
 
         return HTTPException(status_code=413, detail=text)
@@ -193,9 +197,6 @@ def session_upload_cap() -> bool:
     """Once per server: each session may hold one checkpoint .zip (the server's
     ``maxUploadSize``) and four other uploads' worth of bytes, all sessions together
     :data:`UPLOAD_SESSIONS` times that (:func:`cap_uploads`)."""
-    from streamlit import config
-    from streamlit.runtime import Runtime
-
     conf = settings()
     cap = config.get_option("server.maxUploadSize") * 2**20 \
         + 4 * (conf.max_upload_bytes or 2**20 * SERVER_UPLOAD_MB)
@@ -206,15 +207,9 @@ def session_upload_cap() -> bool:
 def _listed_params(spec: str) -> int | None:
     """The parameters of a listed model from its config.json alone (None when it cannot be
     found without loading or downloading it)."""
-    from analysis.sizes import MAX_CONFIG_BYTES, config_params
-    from analysis.corpus.jsonsafe import loads
-    from analysis.models import resolve_spec
-
     try:
         source = Path(resolve_spec(spec)[0])
         if not source.is_dir():
-            from huggingface_hub import try_to_load_from_cache
-
             cached = try_to_load_from_cache(str(source), "config.json")
             source = Path(cached).parent if isinstance(cached, str) else None
         if source is None:
@@ -227,8 +222,6 @@ def _listed_params(spec: str) -> int | None:
 
 @st.cache_resource(show_spinner=False)
 def _default_upload_params(specs: tuple) -> int:
-    from analysis.sizes import MAX_PARAMS
-
     sizes = [n for n in map(_listed_params, specs) if n]
     return 2 * max(sizes) if sizes else MAX_PARAMS
 
@@ -291,13 +284,9 @@ def visitor_models() -> VisitorModels:
 
 def hold_model(model, params: int) -> None:
     """Count a session model for the current visitor (session and address)."""
-    from ui.common.jobs import visitor_keys
-
     visitor_models().add(visitor_keys(), model, params)
 
 
 def admit_model(params: int) -> None:
     """ModelLoadError unless the current visitor may hold another model of ``params``."""
-    from ui.common.jobs import visitor_keys
-
     visitor_models().admit(visitor_keys(), params, visitor_param_cap())

@@ -1,4 +1,4 @@
-// The download button (ui/common/download.py). A click asks the server for the file with a
+// The download button (ui/common/exports/download.py). A click asks the server for the file with a
 // fresh nonce (a trigger: the server makes the bytes then, in the button's own fragment run);
 // the answer comes back in the component's data under that nonce and is saved here as a Blob.
 // Nothing refers to a server-side file id, so a rerun of the page (which drops Streamlit's

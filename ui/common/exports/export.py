@@ -5,7 +5,7 @@ Every export works at every size. Vega-Lite data go inline with Altair's 5,000-r
 SVG of a 512 x 512 map holds 262,144 rects: 63 MB, 7 s; its PNG 10 s) exports a smaller chart
 given by the caller instead (a map: in blocks of tokens), and the UI says so beside the
 buttons. A render that fails falls back to that smaller chart; failing that it raises
-``ExportError``, whose words the button shows beside it (``ui.common.download``: the
+``ExportError``, whose words the button shows beside it (``ui.common.exports.download``: the
 file is made when clicked and handed to the browser, which saves it; a click during a rerun
 still gets it). The CSV always holds every row.
 """
@@ -20,18 +20,17 @@ from typing import Callable
 import altair as alt
 import numpy as np
 import pandas as pd
+import vl_convert as vlc
 
+from analysis.report.raster import svg_png
 from ui.common.charts import attention_heatmap, map_frame
-from ui.common.download import Download, download_button, download_row
-from ui.common.state import download_keys
+from ui.common.exports.download import Download, ExportError, download_button, download_row
+from ui.common.exports.state import download_keys
+from ui.common.settings import settings
 
 EXPORT_MAX_ROWS = 40_000
 MAP_EXPORT_CELLS = 128  # a large map exports as at most 128 x 128 blocks
 _LOG = logging.getLogger(__name__)
-
-
-class ExportError(Exception):
-    """An export could not be rendered (message is user-facing)."""
 
 
 def _safe(name: str) -> str:
@@ -47,14 +46,10 @@ def chart_json(chart) -> str:
 def chart_png(chart, scale: float = 2.0) -> bytes:
     """The chart's SVG drawn as a PNG by the server's one bounded drawing path (pixels,
     memory and time; a child process: ``analysis.report.raster``)."""
-    from analysis.report.raster import svg_png
-
     return svg_png(chart_svg(chart), scale=scale)
 
 
 def chart_svg(chart) -> str:
-    import vl_convert as vlc
-
     return vlc.vegalite_to_svg(chart_json(chart))
 
 
@@ -197,11 +192,14 @@ def blocks_chart(labels, matrix: np.ndarray, title: str, **heatmap_kw) -> Callab
     return build
 
 
+def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
+    """A CSV download whose table is built only when clicked."""
+    download_button(label, lambda: df_fn().to_csv(index=False), file_name, "text/csv", key)
+
+
 def json_label(what: str, command: str = "the CLI") -> str:
     """A JSON download's label; outside demo mode it names the ``command`` whose JSON has the
     same schema (a demo's visitors have no command line)."""
-    from ui.common.settings import settings
-
     return f"Download {what} (JSON{settings().for_local(f', same schema as {command}')})"
 
 

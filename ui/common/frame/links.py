@@ -10,7 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlencode
 
+import streamlit as st
+
 from analysis.models import normalise_spec
+from ui.common.errors import plain
 from ui.common.settings import settings
 
 # Bound widgets write their visible label into the URL, so these labels are the URL values.
@@ -115,10 +118,6 @@ def copy_link(key: str = "copy_link", note: str | None = None) -> None:
     the browser refuses. ``note`` (e.g. :data:`CANNOT_CARRY` filled in) says what the link
     cannot carry. The labels travel as data: the component sets them as text."""
     global _COPY
-    import streamlit as st
-
-    from ui.common.errors import plain
-
     if _COPY is None:
         _COPY = st.components.v2.component("copy_link", js=_COPY_JS, css=_COPY_CSS)
     _COPY(key=key, data={"label": "Copy link", "copied": "Link copied.",
@@ -133,8 +132,6 @@ def page_link(page: str, params: dict | None = None) -> str:
     there is one, else relative to the app ("./page?query"). Never the address the server
     happens to be reached at here (127.0.0.1:PORT on the host's own machine), which a
     collaborator could not open."""
-    import streamlit as st
-
     if params is None:
         params = st.query_params.to_dict()
     query = urlencode(params)
