@@ -9,6 +9,8 @@ loss) and what the asked captures recorded through :mod:`analysis.hooks`:
 - ``"value_vectors"``: each layer's value projection output, bias included [B, N, D], and
   ``"attention_block"``: each layer's attention block output LN(W_O c + b_O + x) [B, N, D]
   (BERT-style layers only, :func:`analysis.hooks.layer_parts`; the attribution study);
+- ``"context"``: each layer's heads' context vectors side by side, the input of its attention
+  output projection [B, N, D] (head ``h`` is columns ``h*dh:(h+1)*dh``; the search study);
 
 with heads masked when ``head_mask`` is given, and gradients only when ``grad`` is set.
 Inputs go to the model's device (CUDA when :func:`analysis.models.pick_device` chose it);
@@ -39,7 +41,7 @@ from analysis import hooks
 from analysis.batching import batches, collate
 from analysis.errors import InputError
 
-CAPTURES = ("query", "key", "value_norms", "value_vectors", "attention_block")
+CAPTURES = ("query", "key", "value_norms", "value_vectors", "attention_block", "context")
 
 
 class CaptureUnavailable(InputError):
@@ -92,6 +94,8 @@ def _capture_modules(model, name: str):
                 "This architecture has no separate query/key projections, so the neuron view "
                 "cannot be shown for it.")
         return mods
+    if name == "context":
+        return hooks.attention_output_projections(model)
     if name in ("value_vectors", "attention_block"):
         parts = hooks.layer_parts(model)
         return [p.value if name == "value_vectors" else p.block for p in parts]
@@ -160,6 +164,8 @@ def forward(model, tokenizer=None, encodings: Sequence | None = None, *, inputs:
             mods = _capture_modules(model, name)
             if name == "value_norms":
                 stores[name] = (mods, stack.enter_context(hooks.capture([v for v, _ in mods])))
+            elif name == "context":
+                stores[name] = (mods, stack.enter_context(hooks.capture_inputs(mods)))
             else:
                 stores[name] = (mods, stack.enter_context(hooks.capture(mods)))
         stack.enter_context(torch.enable_grad() if grad else torch.inference_mode())
