@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "analysis.cli.attribution",
     "analysis.cli.importance",
     "analysis.cli.representations",
+    "analysis.cli.search",
 ]
 
 
