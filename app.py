@@ -57,6 +57,7 @@ PAGES = [
             url_path="representations"),
     st.Page("pages/importance.py", title="Head importance", icon=":material/content_cut:",
             url_path="importance"),
+    st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -70,7 +71,7 @@ def _moved(target: str):
     return page
 
 
-TEXT_PAGES = {"", "attention", "attribution", "representations", "report"}  # read the sidebar text
+TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search"}  # read the sidebar text
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
