@@ -111,3 +111,17 @@ def test_bad_url_values_fall_back_to_the_defaults():
     assert not at.error
     assert reading_md(at).startswith(f"- At layer {S.DEFAULT_LAYER},")
     assert len(re.findall(r"cosine \d", page_html(at))) == S.DEFAULT_K
+
+
+def test_attention_page_links_to_search_with_token_and_layer():
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"a": "The waiter recommended the house wine .", "view": "Heatmap",
+                            "layer": "3", "pin": "3"})
+    at.run()
+    assert not at.exception, at.exception
+    link = next(e for e in at.get("page_link") if "Find similar" in e.proto.label)
+    assert "«waiter» at layer 3" in link.proto.label
+    assert link.proto.page.endswith("search")
+    params = dict(p.split("=", 1) for p in link.proto.query_string.split("&"))
+    assert params[S.TOKEN] == "2" and params[S.LAYER] == "3"
+    assert params["a"].startswith("The+waiter")

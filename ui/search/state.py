@@ -47,3 +47,12 @@ def search_link(params: dict) -> str:
     """Relative URL of the Search page with ``params`` (the sidebar's model and text, and
     :func:`search_params`)."""
     return f"./search?{urlencode(params)}"
+
+
+def find_similar_params(spec: str, text: str, pair: str | None, token: int, layer: int) -> dict:
+    """Every URL parameter of the Search page opened on piece ``token`` of the input at
+    ``layer``: the model (by its listed name, never a path in demo mode), the input, the piece
+    and the layer."""
+    from ui.common.links import input_params, spec_params
+
+    return {**spec_params(spec), **input_params(text, pair), **search_params(token, layer)}
