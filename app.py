@@ -71,7 +71,8 @@ def _moved(target: str):
     return page
 
 
-TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search"}  # read the sidebar text
+# the pages that read the sidebar text
+TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",

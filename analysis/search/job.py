@@ -22,7 +22,6 @@ from analysis.forward import forward, forward_batches
 from analysis.search.corpus import SearchCorpus, search_corpus
 from analysis.search.index import (EXACT_MAX_CELLS, IndexData, SearchIndex, concat, unit_rows,
                                    write_index)
-from analysis.shards import rows_of
 
 Progress = Callable[[int, int], None]
 CACHE_FOLDER = "search"
