@@ -92,7 +92,7 @@ if label is not None:
     st.altair_chart(chart, width="stretch", key=S.CHART)
     st.caption("Each label's share of the matches (the query itself left out) against its "
                "share of all the corpus's tokens: the rate a random token would give.")
-    chart_downloads(chart, "search_labels", key=f"{S.CHART}-dl",
+    chart_downloads(chart, "search_labels", key=S.DL_CHART,
                     df=B.matches_frame(index, matches))
     add_button("Search: labels of the nearest tokens", S.ADD, chart=chart, reading=lines,
                data=data_name, settings=settings_, **report)

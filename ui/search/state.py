@@ -23,6 +23,7 @@ TEXT_CORPUS = CorpusKeys("s_text")  # the text corpus picker (sample, paste, upl
 # Widget keys that are not in the URL
 COPY = "s_copy"
 CHART = "s_chart"
+DL_CHART = "dl-search-labels"
 JSON = "s_json"
 
 # "Add to report" keys
