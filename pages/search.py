@@ -1,5 +1,5 @@
 """Search: the pieces of a corpus a model treats alike at a layer or in a head's context
-vectors, as exBERT does (Hoover et al. 2020). docs/METHODS.md section 14."""
+vectors, as exBERT does (Hoover et al. 2020). docs/METHODS.md section 15."""
 
 from __future__ import annotations
 

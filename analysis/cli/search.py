@@ -1,6 +1,6 @@
 """``search``: index a corpus (every word piece's hidden state at every layer and every head's
 context vector, for faiss search), then find the pieces nearest to one piece of a text (same
-numbers as the Search page; docs/METHODS.md section 14).
+numbers as the Search page; docs/METHODS.md section 15).
 
     python -m analysis search index --model M --data F --out DIR
     python -m analysis search query --index DIR --text T --token I --layer L --k K --out f.json

@@ -2,7 +2,7 @@
 at any layer. Every word piece's hidden state at every layer and every head's context
 vector, L2-normalised, stored as float16 and searched by cosine with faiss (exact up to a
 size, HNSW with its recall measured beyond); the matches' labels against the corpus's rates
-and the plain reading (docs/METHODS.md section 14).
+and the plain reading (docs/METHODS.md section 15).
 
 Modules: :mod:`.corpus` (a treebank, ABSA data or a text corpus -> sentences and per-piece
 labels), :mod:`.job` (the index built as a map/merge corpus job, its cache folder, the query

@@ -1,6 +1,6 @@
 """A corpus for the search index: its sentences, each sentence's number (the line number of a
 .txt file, 0-based; else the sentence's 0-based place in the corpus) and the labels its word
-pieces carry (docs/METHODS.md section 14, "Data").
+pieces carry (docs/METHODS.md section 15, "Data").
 
 - a treebank (``analysis.syntax.treebank`` Dataset): the sentence is its words joined by
   spaces; each piece carries its word's UPOS and dependency relation;

@@ -1,4 +1,4 @@
-"""The search index on disk and its nearest-neighbour search (docs/METHODS.md section 14).
+"""The search index on disk and its nearest-neighbour search (docs/METHODS.md section 15).
 
 What is stored (a folder): ``meta.json`` (the model's spec, name, weights hash and shape, the
 corpus's fingerprint and kind, each searched set's backend and measured recall),

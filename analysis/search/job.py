@@ -1,6 +1,6 @@
 """Building an index as a map/merge corpus job (:mod:`analysis.shards`), the cache folder of
 an index (corpus fingerprint x model weights), and the query vector of one piece of a text
-(docs/METHODS.md section 14).
+(docs/METHODS.md section 15).
 
 ``map`` runs one shard's sentences through the one batched forward path (hidden states of
 every layer, the heads' context vectors captured at each attention output projection) and

@@ -1,5 +1,5 @@
 """What the matches say in plain words: their labels against the corpus's rates (the chance
-level of a random piece) and the plain reading (docs/METHODS.md section 14, "Reading")."""
+level of a random piece) and the plain reading (docs/METHODS.md section 15, "Reading")."""
 
 from __future__ import annotations
 

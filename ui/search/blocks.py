@@ -1,7 +1,7 @@
 """The Search page's blocks: the corpus, its index (built once through the job queue, or for
 the bundled corpora in demo mode once per server in the background, and kept on disk under the
 corpus fingerprint and the model's weights hash), the query controls, the matches with their
-sentences, labels and links, the label histogram (docs/METHODS.md section 14). Keys come from
+sentences, labels and links, the label histogram (docs/METHODS.md section 15). Keys come from
 ``ui.search.state``."""
 
 from __future__ import annotations
