@@ -43,8 +43,9 @@ try:
 except (InputError, DataError) as exc:
     show_error(exc)
     st.stop()
-if index is None:  # the server's shared index is being built in the background
-    B.wait_and_rerun()
+if not isinstance(index, B.SearchIndex):  # the server's shared index, built in the background
+    B.watch(index)
+    st.stop()
 for note in index.meta.get("notes", []):
     st.caption(plain(note))
 

@@ -125,3 +125,32 @@ def test_attention_page_links_to_search_with_token_and_layer():
     params = dict(p.split("=", 1) for p in link.proto.query_string.split("&"))
     assert params[S.TOKEN] == "2" and params[S.LAYER] == "3"
     assert params["a"].startswith("The+waiter")
+
+
+def test_demo_mode_builds_the_bundled_index_once_per_server(monkeypatch, tmp_path):
+    import ui.common.settings
+    from ui.search.blocks import _BACKGROUND
+
+    conf = tmp_path / "s.toml"
+    conf.write_text("max_examples = 50\n")
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "demo-cache"))
+    ui.common.settings.settings.cache_clear()
+    _BACKGROUND.clear()
+    try:
+        first = open_page()
+        # the first visit starts the server's background build and shows its progress
+        assert not first.error and not page_html(first)
+        assert len(_BACKGROUND) == 1
+        job = next(iter(_BACKGROUND.values()))
+        assert job.done.wait(300) and job.error is None
+        first.run()
+        assert not first.exception and len(re.findall(r"cosine \d", page_html(first))) == 20
+        # a second visitor finds the same index: no second job, results at once
+        second = open_page(**{S.LAYER: "1"})
+        assert len(_BACKGROUND) == 1 and not second.error
+        assert reading_md(second).startswith("- At layer 1,")
+    finally:
+        _BACKGROUND.clear()
+        ui.common.settings.settings.cache_clear()

@@ -7,14 +7,17 @@ sentences, labels and links, the label histogram (docs/METHODS.md section 15). K
 from __future__ import annotations
 
 import threading
-import time
+import weakref
 from pathlib import Path
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from analysis.search import SearchIndex, build_index, cached_index
+from analysis.errors import DataError
+from analysis.models import checkpoint_stamp
+from analysis.search import SearchIndex, build_index, cache_folder
+from analysis.search.job import corpus_fingerprint, model_info
 from analysis.search.corpus import LABEL_NAMES
 from analysis.search.index import Match, piece_text
 from ui.common.corpus import cap_widget, corpus_picker
@@ -85,7 +88,7 @@ _BACKGROUND: dict[tuple, object] = {}
 _LOCK = threading.Lock()
 
 
-def _build(loaded, dataset, label: str):
+def _build(loaded, dataset):
     def job(progress):
         return build_index(loaded, dataset, progress=lambda d, t: progress(d / max(t, 1),
                                                                            f"{d}% done"))
@@ -103,39 +106,68 @@ def _open(index: SearchIndex) -> SearchIndex:
     return _opened(str(index.folder), meta.stat().st_mtime)
 
 
-def index_for(loaded, kind: str, dataset) -> SearchIndex | None:
+_FINGERPRINTS: dict[int, str] = {}  # id of a corpus object -> its search fingerprint
+
+
+def _fingerprint(dataset) -> str:
+    """The corpus's fingerprint computed once per corpus object (the pickers' corpora are
+    cached objects: a rerun hashes nothing again)."""
+    key = id(dataset)
+    fp = _FINGERPRINTS.get(key)
+    if fp is None:
+        fp = _FINGERPRINTS[key] = corpus_fingerprint(dataset)
+        weakref.finalize(dataset, _FINGERPRINTS.pop, key, None)
+    return fp
+
+
+def _cached(loaded, dataset) -> SearchIndex | None:
+    folder = cache_folder(model_info(loaded)["hash"], _fingerprint(dataset))
+    if not (folder / "meta.json").is_file():
+        return None
+    try:
+        return _opened(str(folder), (folder / "meta.json").stat().st_mtime)
+    except DataError:
+        return None
+
+
+def index_for(loaded, kind: str, dataset):
     """The index of ``dataset`` for ``loaded``: from the cache folder when built, else built
     now through the job queue; the bundled corpora in demo mode once per server, in the
-    background (None while it runs; the page shows its progress and looks again)."""
-    found = cached_index(loaded, dataset)
+    background (then the running :class:`BackgroundJob` instead of an index: the page shows
+    its progress with :func:`watch`)."""
+    found = _cached(loaded, dataset)
     if found is not None:
-        return _open(found)
+        return found
     n = len(dataset)
     if settings().demo and kind in BUNDLED:
-        key = (loaded.spec, kind)
+        key = (loaded.spec, checkpoint_stamp(loaded.spec), kind)
         with _LOCK:
             job = _BACKGROUND.get(key)
-            if job is None or (job.done.is_set() and job.error is not None):
+            if job is None:
                 job = _BACKGROUND[key] = start_background_job(
-                    f"Search index of the {kind} sample", _build(loaded, dataset, kind),
+                    f"Search index of the {kind} sample", _build(loaded, dataset),
                     key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
-        if job.done.is_set():
-            if job.error is not None:
-                raise job.error
-            return _open(job.result)
-        st.progress(job.fraction, text=plain(f"Building this server's index of the {kind} "
-                                             f"sample once for every visitor: "
-                                             f"{100 * job.fraction:.0f}% done."))
-        return None
-    index = run_job(f"Search index of {n} sentences: {loaded.name}",
-                    _build(loaded, dataset, kind), key=S.JOB_INDEX, kind=S.JOB_KIND, size=n,
-                    unit="sentences")
+        if not job.done.is_set():
+            return job
+        if job.error is not None:
+            with _LOCK:
+                _BACKGROUND.pop(key, None)
+            raise job.error
+        return _open(job.result)
+    index = run_job(f"Search index of {n} sentences: {loaded.name}", _build(loaded, dataset),
+                    key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
     return _open(index)
 
 
-def wait_and_rerun(seconds: float = 1.0) -> None:
-    time.sleep(seconds)
-    st.rerun()
+@st.fragment(run_every=2.0)
+def watch(job) -> None:
+    """The server's shared index being built: its progress every 2 s; the whole page reruns
+    once it is done."""
+    if job.done.is_set():
+        st.rerun(scope="app")
+    st.progress(job.fraction, text=plain(
+        "Building this server's index of the bundled corpus once, for every visitor: "
+        f"{100 * job.fraction:.0f}% done."))
 
 
 # ---------------------------------------------------------------------------------------------
