@@ -179,17 +179,19 @@ def query_controls(tokens: list[str], special, n_layers: int, n_heads: int,
     """(token, layer, head or None, k, label name) from the widgets (all in the URL)."""
     c1, c2, c3, c4 = st.columns([2, 1, 1.3, 1])
     first = next((i for i, s in enumerate(special) if not s), 0)
-    token = url_selectbox(c1, "Token", list(range(len(tokens))), key=S.TOKEN, default=first,
-                          format_func=lambda i: f"{i}: {tokens[i]}",
+    token_names = {i: f"{i}: {t}" for i, t in enumerate(tokens)}
+    token = url_selectbox(c1, "Token", list(token_names), key=S.TOKEN, default=first,
+                          format_func=token_names.get,
                           help="The word piece of the sidebar's text to search for ([CLS] = "
                                "0, as the tokenizer encodes the text).")
-    layer = url_selectbox(c2, "Layer", list(range(n_layers + 1)), key=S.LAYER,
-                          default=min(S.DEFAULT_LAYER, n_layers),
-                          format_func=lambda v: "0 (embeddings)" if v == 0 else str(v))
-    heads = [S.WHOLE_LAYER] + ([str(h) for h in range(1, n_heads + 1)] if layer else [])
-    head = url_selectbox(c3, "Vectors", heads, key=S.HEAD,
-                         format_func=lambda v: "whole layer" if v == S.WHOLE_LAYER
-                         else f"head {v} context",
+    layer_names = {v: "0 (embeddings)" if v == 0 else str(v) for v in range(n_layers + 1)}
+    layer = url_selectbox(c2, "Layer", list(layer_names), key=S.LAYER,
+                          default=min(S.DEFAULT_LAYER, n_layers), format_func=layer_names.get)
+    head_names = {S.WHOLE_LAYER: "whole layer"}
+    if layer:
+        head_names.update({str(h): f"head {h} context" for h in range(1, n_heads + 1)})
+    head = url_selectbox(c3, "Vectors", list(head_names), key=S.HEAD,
+                         format_func=head_names.get,
                          help="The whole layer's hidden states, or one head's context vectors "
                               "(what the head passes on: its attention-weighted values).")
     k = url_selectbox(c4, "Matches", [10, 20, 50, 100, S.MAX_K], key=S.K, default=S.DEFAULT_K)
