@@ -97,6 +97,11 @@ if label is not None:
                     df=B.matches_frame(index, matches))
     add_button("Search: labels of the nearest tokens", S.ADD, chart=chart, reading=lines,
                data=data_name, settings=settings_, **report)
+else:
+    st.caption("This corpus has no labels (a plain text corpus without a 'label' column), so "
+               "the matches are not counted by label.")
+    add_button("Search: the nearest tokens", S.ADD, reading=lines, data=data_name,
+               settings=settings_, **report)
 
 st.subheader(f"The {len(matches)} nearest tokens to «{q.piece}»")
 st.html(B.matches_html(ctx.spec, index, matches, layer, head, own))
