@@ -120,7 +120,7 @@ def main() -> int:
             firsts.append(time.perf_counter() - t0)
         print(f"first query of a layer builds its IndexFlatIP: median "
               f"{1000 * statistics.median(firsts):.0f} ms, max {1000 * max(firsts):.0f} ms")
-        times, checked = [], 0
+        times, checked, same = [], 0, []
         for k in range(args.queries):
             layer = int(rng.integers(0, big.shape[0]))
             q = np.asarray(big[layer, rng.integers(0, N)], np.float32) + \
@@ -128,14 +128,16 @@ def main() -> int:
             t0 = time.perf_counter()
             matches = ix.search(q, layer, None, 50)
             times.append(time.perf_counter() - t0)
-            if k % 20 == 0:
-                _, ref = exact_search(np.asarray(big[layer], np.float32), unit_rows(q[None]),
-                                      50)
-                assert [m.row for m in matches] == ref[0].tolist()
+            if k % 20 == 0:  # noisy copies of one piece tie to float rounding: scores agree
+                ref_s, ref = exact_search(np.asarray(big[layer], np.float32),
+                                          unit_rows(q[None]), 50)
+                assert np.allclose([m.score for m in matches], ref_s[0], atol=1e-3)
+                same.append(len({m.row for m in matches} & set(ref[0].tolist())) / 50)
                 checked += 1
         print(f"search alone (k=50, warm): p50 {1000 * statistics.median(times):.1f} ms, "
               f"p95 {1000 * p95(times):.1f} ms over {len(times)} queries ({checked} checked "
-              f"against numpy brute force: same neighbours) (load {load()})")
+              f"against numpy brute force: scores equal to 1e-3, {100 * np.mean(same):.0f}% "
+              f"the same rows) (load {load()})")
         whole = []
         texts = corpus.texts[:50]
         for k in range(min(args.queries, 100)):
