@@ -131,6 +131,33 @@ class SearchJob:
         return concat(parts)
 
 
+CACHE_KEEP = 8  # index folders kept in the cache (the oldest built go first)
+
+
+def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]:
+    """Remove the cache's index folders beyond the ``keep`` built last (``spare`` stays
+    whatever its age), so that visitors' uploads cannot fill the disk; returns those removed.
+    An index open elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
+    import shutil
+
+    from analysis.example import cache_root
+
+    root = cache_root() / CACHE_FOLDER
+    if not root.is_dir():
+        return []
+
+    def built(folder: Path) -> float:
+        meta = folder / "meta.json"
+        return meta.stat().st_mtime if meta.is_file() else 0.0
+
+    folders = sorted((f for f in root.iterdir() if f.is_dir() and f != spare), key=built,
+                     reverse=True)
+    gone = folders[max(0, keep - (1 if spare is not None else 0)):]
+    for folder in gone:
+        shutil.rmtree(folder, ignore_errors=True)
+    return gone
+
+
 def cache_folder(model_hash: str, fingerprint: str) -> Path:
     """Where the index of a corpus (fingerprint) for a model (weights hash) is kept."""
     from analysis.example import cache_root
@@ -172,6 +199,8 @@ def build_index(loaded, dataset, out=None, *, lines: Sequence[int] | None = None
     else:
         data = job.merge([job.map(loaded, dataset, range(len(dataset)), stage(0, 90))])
     index = write_index(data, folder, info, fp, exact_max_cells, progress=stage(90, 10))
+    if out is None:
+        prune_cache(spare=folder)
     if progress is not None:
         progress(100, 100)
     return index

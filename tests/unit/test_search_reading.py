@@ -61,3 +61,19 @@ def test_reading_without_the_query_in_the_corpus_names_the_commonest_label(index
     # red (ADJ), mat (NOUN), dog (NOUN): NOUN 67% against 67% of the corpus
     assert lines[2] == ("In the embeddings (layer 0) the most common part of speech among the "
                         "nearest pieces is NOUN (67%), against 67% of the corpus by chance.")
+
+
+def test_the_cache_keeps_the_folders_built_last(tmp_path, monkeypatch):
+    import os
+
+    from analysis.search.job import cache_folder, prune_cache
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path))
+    folders = [cache_folder(f"{k:016d}", "fp") for k in range(5)]
+    for k, f in enumerate(folders):
+        f.mkdir(parents=True)
+        (f / "meta.json").write_text("{}")
+        os.utime(f / "meta.json", (1000 + k, 1000 + k))
+    gone = prune_cache(keep=3, spare=folders[0])  # the oldest, but just opened: spared
+    assert sorted(gone) == sorted(folders[1:3])
+    assert [f.is_dir() for f in folders] == [True, False, False, True, True]
