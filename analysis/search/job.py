@@ -158,11 +158,12 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]
     return gone
 
 
-def cache_folder(model_hash: str, fingerprint: str) -> Path:
-    """Where the index of a corpus (fingerprint) for a model (weights hash) is kept."""
+def cache_folder(model_hash: str, fingerprint: str, max_length: int = 512) -> Path:
+    """Where the index of a corpus (fingerprint) for a model (weights hash, and the tokens
+    per sentence it reads: a demo's cap cuts long sentences) is kept."""
     from analysis.example import cache_root
 
-    return cache_root() / CACHE_FOLDER / f"{model_hash[:16]}-{fingerprint}"
+    return cache_root() / CACHE_FOLDER / f"{model_hash[:16]}-{fingerprint}-{int(max_length)}"
 
 
 def corpus_fingerprint(dataset, lines: Sequence[int] | None = None) -> str:
@@ -181,7 +182,7 @@ def build_index(loaded, dataset, out=None, *, lines: Sequence[int] | None = None
     ``progress(done, 100)``."""
     info = model_info(loaded)
     fp = corpus_fingerprint(dataset, lines)
-    folder = Path(out) if out is not None else cache_folder(info["hash"], fp)
+    folder = Path(out) if out is not None else cache_folder(info["hash"], fp, loaded.max_length)
     if out is None and (folder / "meta.json").is_file():
         try:
             return SearchIndex.open(folder)
@@ -208,7 +209,8 @@ def build_index(loaded, dataset, out=None, *, lines: Sequence[int] | None = None
 
 def cached_index(loaded, dataset, lines=None) -> SearchIndex | None:
     """The index of ``dataset`` for ``loaded`` already in the cache, or None."""
-    folder = cache_folder(model_info(loaded)["hash"], corpus_fingerprint(dataset, lines))
+    folder = cache_folder(model_info(loaded)["hash"], corpus_fingerprint(dataset, lines),
+                          loaded.max_length)
     if not (folder / "meta.json").is_file():
         return None
     try:

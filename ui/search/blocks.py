@@ -121,7 +121,7 @@ def _fingerprint(dataset) -> str:
 
 
 def _cached(loaded, dataset) -> SearchIndex | None:
-    folder = cache_folder(model_info(loaded)["hash"], _fingerprint(dataset))
+    folder = cache_folder(model_info(loaded)["hash"], _fingerprint(dataset), loaded.max_length)
     if not (folder / "meta.json").is_file():
         return None
     try:
