@@ -59,6 +59,7 @@ PAGES = [
             url_path="importance"),
     st.Page("pages/patching.py", title="Causal patching", icon=":material/swap_horiz:",
             url_path="patching"),
+    st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -72,7 +73,8 @@ def _moved(target: str):
     return page
 
 
-TEXT_PAGES = {"", "attention", "attribution", "representations", "report"}  # read the sidebar text
+# the pages that read the sidebar text
+TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",

@@ -9,6 +9,9 @@ loss) and what the asked captures recorded through :mod:`analysis.hooks`:
 - ``"value_vectors"``: each layer's value projection output, bias included [B, N, D], and
   ``"attention_block"``: each layer's attention block output LN(W_O c + b_O + x) [B, N, D]
   (BERT-style layers only, :func:`analysis.hooks.layer_parts`; the attribution study);
+- ``"context"``: each layer's heads' context vectors side by side, the input of its attention
+  output projection [B, N, D] (head ``h`` is columns ``h*dh:(h+1)*dh``; the search and
+  patching studies);
 
 with heads masked when ``head_mask`` is given, and gradients only when ``grad`` is set.
 Inputs go to the model's device (CUDA when :func:`analysis.models.pick_device` chose it);
@@ -23,8 +26,7 @@ gate on every head's output (docs/METHODS.md section 12). For the attribution st
 element) and :func:`rerun_after_attention` the part of a layer after its attention,
 :func:`embed_words` gives the word embeddings of token ids and :func:`class_probabilities` the
 classifier's probabilities from word embeddings (the function Captum differentiates). For the
-patching study, the captures ``"context"`` (each layer's concatenated heads' context vectors,
-the input of the attention output projection), ``"attention_output"`` (``W_O c + b_O``, before
+patching study, the captures ``"context"`` (above), ``"attention_output"`` (``W_O c + b_O``, before
 the residual and LayerNorm) and ``"mlp_output"`` (the feed-forward block's last projection,
 before its residual and LayerNorm) give a run's activations, and :func:`forward_patched` reruns
 one input with one site of one layer taken from another run, many patches at once (one per
@@ -101,11 +103,11 @@ def _capture_modules(model, name: str):
                 "This architecture has no separate query/key projections, so the neuron view "
                 "cannot be shown for it.")
         return mods
+    if name == "context":
+        return hooks.attention_output_projections(model)
     if name in ("value_vectors", "attention_block"):
         parts = hooks.layer_parts(model)
         return [p.value if name == "value_vectors" else p.block for p in parts]
-    if name == "context":
-        return hooks.attention_output_projections(model)
     if name in ("attention_output", "mlp_output"):
         return [p.dense if name == "attention_output" else p.layer.output.dense
                 for p in hooks.layer_parts(model)]

@@ -5,7 +5,8 @@ only on forwards run by the thread that registered it (:func:`this_thread_only`)
 removed when its ``with`` block ends. What the hooks serve:
 
 - :func:`capture`: keep a module's output per layer (query and key projections for the neuron
-  view, value projections for attention norms);
+  view, value projections for attention norms); :func:`capture_inputs`: a module's first
+  input per layer (the heads' context vectors at the attention output projection);
 - :func:`masked_heads`: zero heads' slices of the context vector before the attention output
   projection (what transformers' removed ``head_mask`` did; docs/METHODS.md section 7);
 - :func:`head_value_norms`: Kobayashi et al.'s ``||f_h(x_j)||`` from captured values
@@ -174,6 +175,20 @@ def capture(modules, transform=lambda out: out.detach()):
         def hook(module, args, output):
             store.append(transform(output))
         handles.append(mod.register_forward_hook(this_thread_only(hook)))
+    yield from _holding(handles, store)
+
+
+@contextlib.contextmanager
+def capture_inputs(modules, transform=lambda x: x.detach()):
+    """As :func:`capture`, for each call's first input instead of its output (a forward
+    pre-hook): the input of the attention output projection is every head's context vector
+    side by side (the search and patching studies)."""
+    store: list = []
+    handles = []
+    for mod in {id(m): m for m in modules}.values():
+        def hook(module, args):
+            store.append(transform(args[0]))
+        handles.append(mod.register_forward_pre_hook(this_thread_only(hook)))
     yield from _holding(handles, store)
 
 
@@ -409,19 +424,6 @@ def start_at_layer(model, layer: int, hidden):
 
 def _first_tensor(value):
     return value[0] if isinstance(value, (tuple, list)) else value
-
-
-@contextlib.contextmanager
-def capture_inputs(modules, transform=lambda x: x.detach()):
-    """As :func:`capture`, for the first input of each module (the concatenated heads' context
-    vectors at the input of an attention output projection)."""
-    store: list = []
-    handles = []
-    for mod in {id(m): m for m in modules}.values():
-        def hook(module, args):
-            store.append(transform(args[0]))
-        handles.append(mod.register_forward_pre_hook(this_thread_only(hook)))
-    yield from _holding(handles, store)
 
 
 @contextlib.contextmanager

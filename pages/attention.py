@@ -21,6 +21,7 @@ from ui.common.html import token_chips
 from ui.common.frame.links import copy_link, folder_note
 from ui.common.frame.resources import token_capped
 from ui.common.frame.sidebar import context
+from ui.search.state import find_similar_params
 
 LONG_INPUT = 96  # above this many tokens, the heatmap is drawn on a canvas in the component
 
@@ -114,3 +115,15 @@ else:  # Heatmap
     top = np.argsort(-matrix, axis=None, kind="stable")[:10]
     st.caption(plain("Strongest links: " + "; ".join(
         f"{labels[k // n]} -> {labels[k % n]} ({matrix.flat[k]:.2f})" for k in top)))
+
+# Find similar (exBERT): the Search page on the pinned token (the first word piece when none is
+# pinned, or the pin is not a token of the input) at this layer
+pin = state.url_pin(n) if level == "token" and not hide_special else None
+token = pin["index"] if pin is not None and pin["side"] == "from" else \
+    next((i for i, s in enumerate(enc.special) if not s), 0)
+st.page_link("pages/search.py", icon=":material/search:",
+             label=plain(f"Find similar tokens to «{enc.tokens[token]}» at layer {layer} in a "
+                         "corpus"),
+             query_params=find_similar_params(ctx.spec, enc.text, enc.pair, token, int(layer)),
+             help="Opens the Search page on this token and layer (pin a token in the head "
+                  "view to pick another).")

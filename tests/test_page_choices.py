@@ -28,7 +28,7 @@ TABS = {"aspects": "ah_tab", "attribution": "attr_tab", "drift": "drift_tab",
         "importance": "importance_tab", "noop": "noop_tab", "representations": "rep_tab",
         "syntax": "syntax_tab", "patching": "patching_tab"}
 PAGES = ("attention", "noop", "aspects", "drift", "syntax", "attribution", "importance",
-         "representations", "patching", "report")
+         "representations", "patching", "report", "search")
 SMALL = {"noop_max": "10", "drift_max": "10", "syntax_max": "10", "attr_fmax": "3",
          "attr_max": "10"}
 

@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "analysis.cli.importance",
     "analysis.cli.representations",
     "analysis.cli.patching",
+    "analysis.cli.search",
 ]
 
 

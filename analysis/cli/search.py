@@ -1,0 +1,201 @@
+"""``search``: index a corpus (every word piece's hidden state at every layer and every head's
+context vector, for faiss search), then find the pieces nearest to one piece of a text (same
+numbers as the Search page; docs/METHODS.md section 16).
+
+    python -m analysis search index --model M --data F --out DIR
+    python -m analysis search query --index DIR --text T --token I --layer L --k K --out f.json
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis.cli.options import OptionError, out_file, positive_int
+from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options
+from analysis.models import DEFAULT_SPEC
+
+MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
+BUNDLED = ("treebank", "absa", "sample")
+
+
+def data_file(text: str) -> str:
+    if text in BUNDLED:
+        return text
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise OptionError(f"names a file that does not exist: {text}")
+    if path.is_dir():
+        raise OptionError(f"is a folder, not a data file: {text}")
+    return text
+
+
+def index_folder(text: str) -> str:
+    """The output folder of ``index``: new, or empty, or an index of this command."""
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise OptionError(f"names a file, not a folder: {text}")
+    if path.is_dir() and any(path.iterdir()) and not (path / "meta.json").is_file():
+        raise OptionError(f"names a folder that holds other files (not an index): {text}")
+    parent = path.resolve().parent
+    if not parent.is_dir():
+        raise OptionError(f"names a folder whose parent does not exist: {parent}")
+    return text
+
+
+def layer_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise OptionError(f"must be a whole number (0 = the embeddings), not {text!r}") from None
+    if value < 0:
+        raise OptionError(f"must be 0 (the embeddings) or more, not {text!r}")
+    return value
+
+
+def token_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise OptionError(f"must be a whole number ([CLS] = 0), not {text!r}") from None
+    if value < 0:
+        raise OptionError(f"must be 0 ([CLS]) or more, not {text!r}")
+    return value
+
+
+def register(sub) -> None:
+    p = sub.add_parser("search", help="index a corpus; find the pieces a model treats alike",
+                       description="Corpus search (exBERT): index every word piece's hidden "
+                                   "state at every layer and every head's context vector, "
+                                   "then find the pieces nearest (cosine) to a piece of a text.")
+    cmds = p.add_subparsers(dest="search_command", metavar="index|query")
+    cmds.required = True
+    ix = cmds.add_parser("index", help="build an index folder",
+                         description="Index a corpus: one sentence per line (.txt; a tab "
+                                     "splits a pair), a .conllu treebank (UPOS and dependency "
+                                     "labels), ABSA data (aspect roles), a .csv / .jsonl corpus "
+                                     "(its 'label' column), or 'treebank' / 'absa' (the bundled "
+                                     "samples).")
+    ix.add_argument("--model", default=DEFAULT_SPEC, help=MODEL_HELP)
+    ix.add_argument("--data", required=True, type=data_file, help="the corpus file")
+    ix.add_argument("--out", required=True, type=index_folder, help="the index folder")
+    ix.add_argument("--max-examples", type=positive_int, default=None,
+                    help="index at most N sentences")
+    ix.add_argument("--batch-size", type=positive_int, default=32,
+                    help="sentences per forward (32)")
+    add_ray_options(ix)
+    ix.set_defaults(func=run_index)
+    q = cmds.add_parser("query", help="the pieces nearest to one piece of a text -> .json")
+    q.add_argument("--index", required=True, help="an index folder (search index)")
+    q.add_argument("--text", required=True, help="the text holding the query piece")
+    q.add_argument("--pair", default=None, help="second text of a sentence pair")
+    q.add_argument("--token", required=True, type=token_number,
+                   help="the piece's position in the text as the tokenizer encodes it "
+                        "([CLS] = 0)")
+    q.add_argument("--layer", required=True, type=layer_number,
+                   help="the layer (0 = the embeddings)")
+    q.add_argument("--head", type=positive_int, default=None,
+                   help="search this head's context vectors (1-based) instead of the layer's "
+                        "hidden states")
+    q.add_argument("--k", type=positive_int, default=20, help="matches (20)")
+    q.add_argument("--model", default=None,
+                   help="the model (default: the index's own); it must have the index's weights")
+    q.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
+    q.set_defaults(func=run_query)
+
+
+def read_data(source: str, max_examples: int | None = None):
+    """(Dataset, the .txt file's line numbers or None)."""
+    lower = source.lower()
+    if source in ("treebank",):
+        from analysis.syntax.treebank import sample_treebank
+
+        return sample_treebank(max_sentences=max_examples), None
+    if source in ("absa", "sample"):
+        from analysis.aspects.readers import load_sample
+
+        ds = load_sample()
+        return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
+    if lower.endswith(".txt") and not _looks_aste(source):  # one sentence per line
+        from analysis.corpus import read_corpus
+        from analysis.search.corpus import line_numbers
+
+        return read_corpus(source, max_examples=max_examples), line_numbers(source)
+    if lower.endswith(".conllu"):
+        from analysis.syntax.treebank import read_conllu
+
+        return read_conllu(source, max_sentences=max_examples), None
+    if lower.endswith((".csv", ".jsonl")):
+        from analysis.corpus import read_corpus, read_labels
+
+        ds = read_corpus(source, max_examples=max_examples)
+        gold, _ = read_labels(source, ds)
+        return (ds.add_column("label", gold) if gold is not None else ds), None
+    from analysis.aspects.readers import load_absa
+
+    ds = load_absa(source)
+    return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
+
+
+def _looks_aste(source: str) -> bool:
+    """An ASTE-v2 file (``sentence####[triplets]`` lines) rather than plain sentences."""
+    with open(source, "rb") as fh:
+        head = fh.read(4096)
+    return b"####" in head
+
+
+def run_index(args) -> int:
+    from analysis.models import load_model
+    from analysis.search.job import build_index
+
+    dataset, lines = read_data(args.data, args.max_examples)
+    loaded = load_model(args.model)
+    run = None
+    if args.ray:
+        from analysis.execution.raydata import run_ray
+
+        def run(job, ds, progress):
+            return run_ray(job, ds, args.ray, progress=progress, workers=args.ray_workers)
+    with progress_bar(100) as update:
+        index = build_index(loaded, dataset, args.out, lines=lines,
+                            batch_size=args.batch_size, progress=update, run=run)
+    for note in index.meta.get("notes", []):
+        print(f"note: {note}")
+    approx = [k for k, v in index.meta["sets"].items() if v["backend"] != "exact"]
+    size = index.size_bytes()
+    print(f"wrote {args.out}: {index.meta['n_sentences']} sentences, {index.n} pieces, "
+          f"{index.n_layers + 1} layers and {index.n_layers * index.n_heads} heads "
+          f"({size / 2 ** 20:.1f} MiB, {size / max(1, index.n) * 10000 / 2 ** 20:.1f} MiB per "
+          "10,000 pieces)")
+    if approx:
+        worst = min(index.meta["sets"][k]["recall"] for k in approx)
+        print(f"{len(approx)} set(s) searched approximately (HNSW); lowest recall@50 against "
+              f"exact search: {worst:.3f}")
+    else:
+        print("every set is searched exactly (faiss IndexFlatIP)")
+    return 0
+
+
+def run_query(args) -> int:
+    from analysis.models import load_model
+    from analysis.search import SearchIndex, own_row, query, reading
+
+    index = SearchIndex.open(args.index)
+    head = args.head - 1 if args.head is not None else None
+    index.check_set(args.layer, head)
+    loaded = load_model(args.model or index.meta["model"]["spec"])
+    q, matches = query(loaded, index, args.text, args.token, args.layer, args.k, head,
+                       args.pair)
+    own = own_row(index, q.encoding.text, q.token, q.encoding.pair)
+    payload = {"model": index.meta["model"]["name"], "text": q.encoding.text,
+               "pair": q.encoding.pair, "token": q.token, "piece": q.piece,
+               "layer": args.layer, "head": args.head, "k": len(matches),
+               "search": index.info(args.layer, head).to_json(),
+               "matches": [m.to_json() for m in matches]}
+    with open(args.out, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=1, ensure_ascii=False)
+    print(f"wrote {args.out}: {len(matches)} matches for «{q.piece}» (position {q.token})")
+    for line in reading(index, q.piece, matches, args.layer, head, own):
+        print(line)
+    return 0

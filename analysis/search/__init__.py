@@ -1,0 +1,23 @@
+"""Corpus search (exBERT, Hoover et al. 2020): the pieces of a corpus a model treats alike
+at any layer. Every word piece's hidden state at every layer and every head's context
+vector, L2-normalised, stored as float16 and searched by cosine with faiss (exact up to a
+size, HNSW with its recall measured beyond); the matches' labels against the corpus's rates
+and the plain reading (docs/METHODS.md section 16).
+
+Modules: :mod:`.corpus` (a treebank, ABSA data or a text corpus -> sentences and per-piece
+labels), :mod:`.job` (the index built as a map/merge corpus job, its cache folder, the query
+vector), :mod:`.index` (the folder on disk, exact and HNSW search, recall), :mod:`.reading`
+(label shares and the plain reading).
+"""
+
+from analysis.search.corpus import LABEL_NAMES, SearchCorpus, search_corpus
+from analysis.search.index import (EXACT_MAX_CELLS, MIN_RECALL, IndexData, Match, SearchIndex,
+                                   exact_search, recall_at, write_index)
+from analysis.search.job import (SearchJob, build_index, cache_folder, cached_index,
+                                 check_model, query, query_vector)
+from analysis.search.reading import label_rows, own_row, reading
+
+__all__ = ["EXACT_MAX_CELLS", "IndexData", "LABEL_NAMES", "MIN_RECALL", "Match", "SearchCorpus",
+           "SearchIndex", "SearchJob", "build_index", "cache_folder", "cached_index",
+           "check_model", "exact_search", "label_rows", "own_row", "query", "query_vector",
+           "reading", "recall_at", "search_corpus", "write_index"]

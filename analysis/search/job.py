@@ -1,0 +1,279 @@
+"""Building an index as a map/merge corpus job (:mod:`analysis.execution.corpus`), the cache folder of
+an index (corpus fingerprint x model weights), and the query vector of one piece of a text
+(docs/METHODS.md section 16).
+
+``map`` runs one shard's sentences through the one batched forward path (hidden states of
+every layer, the heads' context vectors captured at each attention output projection) and
+keeps every piece that is not a special token, its vectors L2-normalised and stored as
+float16; ``merge`` puts the shards back in corpus order. Ray runs the same job
+(:mod:`analysis.execution.raydata`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from analysis.encoding import encode
+from analysis.errors import DataError, InputError
+from analysis.forward import forward, forward_batches
+from analysis.search.corpus import SearchCorpus, search_corpus
+from analysis.search.index import (EXACT_MAX_CELLS, IndexData, SearchIndex, concat, unit_rows,
+                                   write_index)
+
+Progress = Callable[[int, int], None]
+CACHE_FOLDER = "search"
+
+
+def model_info(loaded) -> dict:
+    """What an index records of its model (the weights hash decides whether a query's model
+    is the index's)."""
+    from analysis.report.provenance import model_weights_hash
+
+    return {"spec": loaded.spec, "name": loaded.name, "hash": model_weights_hash(loaded.model),
+            "n_layers": loaded.n_layers, "n_heads": loaded.n_heads,
+            "max_length": loaded.max_length}
+
+
+def _vectors(fw, b: int, keep: np.ndarray, n_heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """(hidden [L+1, n, D], context [L, H, n, dh]) of example ``b``'s kept pieces, unit rows,
+    float16."""
+    hidden = unit_rows(fw.hidden(b)[:, keep])
+    n = fw.lengths[b]
+    ctx = np.stack([c[b, :n].float().numpy() for c in fw.captured["context"]])[:, keep]
+    L, m, D = ctx.shape
+    ctx = unit_rows(ctx.reshape(L, m, n_heads, D // n_heads).transpose(0, 2, 1, 3))
+    return hidden.astype(np.float16), ctx.astype(np.float16)
+
+
+def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
+               progress: Progress | None = None) -> IndexData | None:
+    """The pieces and vectors of ``corpus`` (None when no sentence has a piece the model
+    reads)."""
+    encs, kept = [], []
+    for i in range(len(corpus)):
+        try:
+            encs.append(encode(loaded.tokenizer, corpus.texts[i], corpus.pairs[i],
+                               max_length=loaded.max_length))
+        except InputError:
+            continue
+        kept.append(i)
+    if not encs:
+        return None
+    H = loaded.n_heads
+    hidden: list = [None] * len(encs)
+    heads: list = [None] * len(encs)
+    done = 0
+    for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
+                                   attentions=False, hidden_states=True, capture=("context",)):
+        for b, i in enumerate(idx):
+            keep = ~np.asarray(encs[i].special, bool)
+            hidden[i], heads[i] = _vectors(fw, b, keep, H)
+        done += len(idx)
+        if progress is not None:
+            progress(done, len(encs))
+    tokens, sentence, position, word = [], [], [], []
+    labels: dict[str, list[str]] = {name: [] for name in corpus.label_names}
+    for s, (i, enc) in enumerate(zip(kept, encs)):
+        per = corpus.piece_labels(i, enc)
+        for t in range(enc.n_tokens):
+            if enc.special[t]:
+                continue
+            tokens.append(enc.tokens[t])
+            sentence.append(s)
+            position.append(t)
+            word.append(int(enc.word_ids[t]))
+            for name in corpus.label_names:
+                labels[name].append(per[name][t])
+    notes = list(corpus.notes)
+    if len(encs) < len(corpus):
+        notes.append(f"Skipped {len(corpus) - len(encs)} sentence(s) with no token the model "
+                     "can read.")
+    n_cut = sum(e.truncated for e in encs)
+    if n_cut:
+        notes.append(f"{n_cut} sentence(s) longer than the model's {loaded.max_length} tokens "
+                     "were cut.")
+    return IndexData(tokens, np.asarray(sentence, np.int32), np.asarray(position, np.int32),
+                     np.asarray(word, np.int32), labels, [corpus.numbers[i] for i in kept],
+                     [corpus.texts[i] for i in kept], [corpus.pairs[i] for i in kept],
+                     np.concatenate(hidden, axis=1), np.concatenate(heads, axis=2),
+                     corpus.kind, corpus.label_names, notes)
+
+
+@dataclass
+class SearchJob:
+    """The index's vectors as a corpus job over a Dataset (treebank, ABSA or text): plain
+    parameters only, so it pickles to a Ray worker. ``lines``: a .txt file's line numbers
+    of its rows (the sentence numbers of the index)."""
+
+    spec: str
+    batch_size: int = 32
+    lines: Sequence[int] | None = None
+
+    def load(self):
+        from analysis.models import load_model
+
+        return load_model(self.spec)
+
+    def map(self, models, shard, rows, progress: Progress | None = None) -> IndexData | None:
+        rows = list(rows)
+        if not rows or shard is None or len(shard) == 0:
+            return None
+        corpus = search_corpus(shard)
+        corpus.numbers = [int(self.lines[r]) if self.lines is not None else int(r)
+                          for r in rows]
+        return index_data(models, corpus, self.batch_size, progress)
+
+    def merge(self, partials: Sequence[IndexData | None]) -> IndexData:
+        parts = sorted((p for p in partials if p is not None), key=lambda p: p.numbers[0])
+        return concat(parts)
+
+
+CACHE_KEEP = 8  # index folders kept in the cache (the oldest built go first)
+
+
+def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]:
+    """Remove the cache's index folders beyond the ``keep`` built last (``spare`` stays
+    whatever its age), so that visitors' uploads cannot fill the disk; returns those removed.
+    An index open elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
+    import shutil
+
+    from analysis.example import cache_root
+
+    root = cache_root() / CACHE_FOLDER
+    if not root.is_dir():
+        return []
+
+    def built(folder: Path) -> float:
+        meta = folder / "meta.json"
+        return meta.stat().st_mtime if meta.is_file() else 0.0
+
+    folders = sorted((f for f in root.iterdir() if f.is_dir() and f != spare), key=built,
+                     reverse=True)
+    gone = folders[max(0, keep - (1 if spare is not None else 0)):]
+    for folder in gone:
+        shutil.rmtree(folder, ignore_errors=True)
+    return gone
+
+
+def cache_folder(model_hash: str, fingerprint: str, max_length: int = 512) -> Path:
+    """Where the index of a corpus (fingerprint) for a model (weights hash, and the tokens
+    per sentence it reads: a demo's cap cuts long sentences) is kept."""
+    from analysis.example import cache_root
+
+    return cache_root() / CACHE_FOLDER / f"{model_hash[:16]}-{fingerprint}-{int(max_length)}"
+
+
+def corpus_fingerprint(dataset, lines: Sequence[int] | None = None) -> str:
+    corpus = search_corpus(dataset)
+    if lines is not None:
+        corpus.numbers = [int(n) for n in lines[:len(corpus)]]
+    return corpus.fingerprint()
+
+
+def build_index(loaded, dataset, out=None, *, lines: Sequence[int] | None = None,
+                batch_size: int = 32, exact_max_cells: int = EXACT_MAX_CELLS,
+                progress: Progress | None = None, run=None) -> SearchIndex:
+    """Index ``dataset`` for ``loaded`` into ``out`` (default: the cache folder of the corpus
+    and the model; an index already there is opened, not built again). ``run(job, dataset,
+    progress)``: another runner of the job (Ray); default: in this process.
+    ``progress(done, 100)``."""
+    info = model_info(loaded)
+    fp = corpus_fingerprint(dataset, lines)
+    folder = Path(out) if out is not None else cache_folder(info["hash"], fp, loaded.max_length)
+    if out is None and (folder / "meta.json").is_file():
+        try:
+            return SearchIndex.open(folder)
+        except DataError:
+            pass
+    job = SearchJob(loaded.spec, batch_size, list(lines) if lines is not None else None)
+
+    def stage(start, width):
+        if progress is None:
+            return None
+        return lambda d, t: progress(start + int(width * d / max(1, t)), 100)
+
+    if run is not None:
+        data = run(job, dataset, stage(0, 90))
+    else:
+        data = job.merge([job.map(loaded, dataset, range(len(dataset)), stage(0, 90))])
+    index = write_index(data, folder, info, fp, exact_max_cells, progress=stage(90, 10))
+    if out is None:
+        prune_cache(spare=folder)
+    if progress is not None:
+        progress(100, 100)
+    return index
+
+
+def cached_index(loaded, dataset, lines=None) -> SearchIndex | None:
+    """The index of ``dataset`` for ``loaded`` already in the cache, or None."""
+    folder = cache_folder(model_info(loaded)["hash"], corpus_fingerprint(dataset, lines),
+                          loaded.max_length)
+    if not (folder / "meta.json").is_file():
+        return None
+    try:
+        return SearchIndex.open(folder)
+    except DataError:
+        return None
+
+
+@dataclass
+class QueryPiece:
+    """The query: the text's encoding, the piece's position, its vector."""
+
+    encoding: object
+    token: int
+    vector: np.ndarray
+
+    @property
+    def piece(self) -> str:
+        return self.encoding.tokens[self.token]
+
+
+def check_model(loaded, index: SearchIndex) -> None:
+    """InputError unless ``loaded`` has the weights the index was built with."""
+    from analysis.report.provenance import model_weights_hash
+
+    if model_weights_hash(loaded.model) != index.meta["model"]["hash"]:
+        raise InputError(f"The index was built with {index.meta['model']['name']}; the model "
+                         "given has other weights, so its vectors cannot be compared.")
+
+
+def query_vector(loaded, text: str, token: int, layer: int, head: int | None = None,
+                 pair: str | None = None, n_layers: int | None = None) -> QueryPiece:
+    """The unit vector of piece ``token`` of ``text`` ([CLS] = 0) at ``layer`` (0 = the
+    embeddings), or head ``head``'s (0-based) context vector there."""
+    enc = encode(loaded.tokenizer, text, pair, max_length=loaded.max_length)
+    L = n_layers or loaded.n_layers
+    try:
+        token = int(token)
+    except (TypeError, ValueError):
+        raise InputError(f"The token must be a whole number, not {token!r}.") from None
+    if not 0 <= token < enc.n_tokens:
+        raise InputError(f"The token must be from 0 to {enc.n_tokens - 1} (the text has "
+                         f"{enc.n_tokens} pieces, [CLS] = 0), not {token}.")
+    if not 0 <= int(layer) <= L:
+        raise InputError(f"The layer must be from 0 (the embeddings) to {L}, not {layer}.")
+    if head is not None and (int(layer) == 0 or not 0 <= int(head) < loaded.n_heads):
+        raise InputError("A head's context vector needs a layer from 1 to "
+                         f"{L} and a head from 1 to {loaded.n_heads}.")
+    fw = forward(loaded.model, loaded.tokenizer, [enc], attentions=False, hidden_states=True,
+                 capture=("context",) if head is not None else ())
+    if head is None:
+        vec = fw.hidden(0)[int(layer), token]
+    else:
+        ctx = fw.captured["context"][int(layer) - 1][0, token].float().numpy()
+        dh = ctx.shape[0] // loaded.n_heads
+        vec = ctx[int(head) * dh:(int(head) + 1) * dh]
+    return QueryPiece(enc, token, unit_rows(vec[None])[0])
+
+
+def query(loaded, index: SearchIndex, text: str, token: int, layer: int, k: int = 20,
+          head: int | None = None, pair: str | None = None):
+    """(the query piece, its ``k`` nearest pieces in ``index``, best first)."""
+    check_model(loaded, index)
+    index.check_set(layer, head)
+    q = query_vector(loaded, text, token, layer, head, pair, index.n_layers)
+    return q, index.search(q.vector, layer, head, k)

@@ -1,0 +1,53 @@
+"""The Search page in Debian Chromium (Playwright) at 390 px and 1400 px: the default view (a
+token of the sidebar's default sentence over the bundled treebank) shows its matches with the
+match highlighted, and the label histogram is drawn inside its column (nothing scrolls
+sideways)."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from test_fit_browser import OVERFLOW
+
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
+                    "-r requirements-dev.txt to run the browser tests")
+
+
+@pytest.fixture(scope="module")
+def server():
+    from pathlib import Path
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
+    with tempfile.TemporaryDirectory() as cache:
+        with streamlit_server(env={"DASHBOARD_CACHE": cache,
+                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
+            yield url
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_search_page_shows_matches_and_fits(server, width):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 1000})
+            page.goto(f"{server}/search", timeout=120_000)
+            heading = page.get_by_text("The 20 nearest tokens to «the»")
+            expect(heading).to_be_visible(timeout=300_000)
+            _wait_idle(page, timeout=300_000)
+            marks = page.locator("mark")
+            assert marks.count() == 20
+            assert all(marks.nth(k).inner_text().strip() for k in range(20))
+            expect(page.locator(".vega-embed").first).to_be_visible(timeout=60_000)
+            page.wait_for_timeout(1000)
+            assert page.evaluate(OVERFLOW) == []
+            chart = page.locator(".vega-embed").first.bounding_box()
+            assert chart["width"] <= width and chart["width"] > 0.5 * min(width, 700)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+        finally:
+            browser.close()
