@@ -1,5 +1,5 @@
-"""Building an index as a map/merge corpus job (:mod:`analysis.execution.corpus`), the cache folder of
-an index (corpus fingerprint x model weights), and the query vector of one piece of a text
+"""Building an index as a map/merge corpus job (:mod:`analysis.execution.corpus`), the cache
+folder of an index (corpus fingerprint x model weights), and the query vector of one piece of a text
 (docs/METHODS.md section 16).
 
 ``map`` runs one shard's sentences through the one batched forward path (hidden states of

@@ -36,7 +36,8 @@ def _local(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
     host_settings.cache_clear()
-    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
+                        raising=False)
     yield
     host_settings.cache_clear()
 

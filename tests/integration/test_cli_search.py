@@ -107,7 +107,8 @@ def test_page_equals_cli_on_the_treebank(tmp_path, monkeypatch):
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
-    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
+                        raising=False)
     host_settings.cache_clear()
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params.update({S.TOKEN: "1", S.LAYER: "4"})

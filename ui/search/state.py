@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from ui.common.state import CorpusKeys
+from ui.common.frame.state import CorpusKeys
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 
