@@ -10,6 +10,12 @@
   the next job of that model is placed here from the start (:meth:`RayCluster.refuses`).
 
 A plain callable (light work on one input) runs in the worker thread under either placement.
+
+A program that runs one corpus job and ends (the CLI's ``--ray auto|ADDRESS``, ``--ray-workers``)
+chooses its placement the same way, once (:func:`placement` with ``workers``), and hands each
+corpus job to :meth:`Placement.map_merge`: in this process over the whole corpus as one shard
+(or the study's own in-process run, ``here``), on the cluster over shards
+(:func:`analysis.execution.raydata.run_ray`, which connects and lets go itself).
 A placement is a plain object with :meth:`Placement.run`; the queue (:mod:`.queue`) and the
 worker (:mod:`.worker`) know nothing of where work runs beyond :attr:`Placement.cluster` (a
 cluster ticket has its own lane). Ray is imported only when the Ray placement runs a job.
@@ -24,6 +30,7 @@ from typing import Any, Callable, Protocol
 from analysis.execution.work import Apart, Corpus, Study, heavy
 
 Progress = Callable[[float, str], None]
+Count = Callable[[int, int], None] | None  # progress(done, total) of a corpus job
 
 
 class Placement(Protocol):
@@ -40,6 +47,13 @@ class Placement(Protocol):
         :class:`analysis.execution.queue.JobCancelled` once its visitor left);
         ``on_workers(n)``: told the cluster's workers once known."""
 
+    def map_merge(self, job, models, dataset, progress: Count = None,
+                  here: Callable[[], Any] | None = None) -> Any:
+        """One corpus job over ``dataset`` for a program that runs it once (the CLI):
+        ``job.merge`` of its partials; ``progress(done, total)``; ``models``: the loaded models
+        (used in this process only); ``here()``: the study's own in-process run of the same
+        work (default: :func:`analysis.execution.corpus.run_local`)."""
+
 
 @dataclass(frozen=True)
 class InProcess:
@@ -55,12 +69,20 @@ class InProcess:
             return work.run_here(progress)
         return work(progress)
 
+    def map_merge(self, job, models, dataset, progress: Count = None, here=None):
+        if here is not None:
+            return here()
+        from analysis.execution.corpus import run_local
+
+        return run_local(job, models, dataset, progress)
+
 
 @dataclass(frozen=True)
 class RayCluster:
     """Heavy work on the Ray cluster at ``address`` (see the module docstring)."""
 
     address: str
+    workers: int | None = None  # map_merge's workers (None: one per GPU, else one per CPU)
 
     def refuses(self, work) -> bool:
         """Whether ``work``'s model is one this cluster's workers could not load (it then runs
@@ -81,9 +103,14 @@ class RayCluster:
             return work.fn(progress, self.address)
         return cluster.run_on_cluster(work, progress, self.address, on_workers)
 
+    def map_merge(self, job, models, dataset, progress: Count = None, here=None):
+        from analysis.execution.raydata import run_ray
+
+        return run_ray(job, dataset, self.address, progress=progress, workers=self.workers)
+
 
 @lru_cache(maxsize=None)
-def placement(address: str | None) -> InProcess | RayCluster:
+def placement(address: str | None, workers: int | None = None) -> InProcess | RayCluster:
     """The placement of the server's settings (``DASHBOARD_RAY_ADDRESS``, checked: None when
-    unset or refused), one per value."""
-    return RayCluster(address) if address else InProcess()
+    unset or refused), or of the CLI's ``--ray`` and ``--ray-workers``; one per value."""
+    return RayCluster(address, workers) if address else InProcess()

@@ -127,6 +127,31 @@ def test_the_placement_is_chosen_once_per_setting():
     assert placement("127.0.0.1:6379") == RayCluster("127.0.0.1:6379")
 
 
+def test_the_cli_placement_maps_one_corpus_job_here_or_on_the_cluster(monkeypatch, corpus):
+    """The CLI's ``--ray`` / ``--ray-workers`` choose the placement once; each corpus job goes
+    through ``map_merge``: in this process with the given models (or the study's own ``here``
+    run), on the cluster through run_ray with the address and the workers."""
+    from analysis.cli.scale import placed, run_job
+    from analysis.execution import raydata
+
+    class Args:
+        ray, ray_workers = None, None
+
+    counts = []
+    assert placed(Args()) == InProcess() and placed(Args()) is placement(None, None)
+    out = run_job(LengthJob(), Model(3), corpus, Args(), lambda d, t: counts.append((d, t)))
+    assert out.characters == 3 * 21 and counts[-1] == (5, 5)  # the given model, weight 3
+    assert run_job(LengthJob(), Model(3), corpus, Args(), here=lambda: "its own") == "its own"
+
+    sent = []
+    monkeypatch.setattr(raydata, "run_ray", lambda job, dataset, address, **kw: sent.append(
+        (address, kw["workers"])) or run_sharded(job, job.load(), dataset, [0, 2, 5]))
+    Args.ray, Args.ray_workers = "127.0.0.1:6379", 2
+    assert placed(Args()) is placement("127.0.0.1:6379", 2) == RayCluster("127.0.0.1:6379", 2)
+    out = run_job(LengthJob(), Model(3), corpus, Args(), here=lambda: "not used")
+    assert out.characters == 2 * 21 and sent == [("127.0.0.1:6379", 2)]  # the job's own load
+
+
 class _FakeRay:
     def __init__(self, fail=None):
         self.sent, self.fail = [], fail
