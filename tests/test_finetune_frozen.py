@@ -108,7 +108,7 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
 
     monkeypatch.setattr(models, "run_fine_tune_apart", fake_run)
     monkeypatch.setattr(models, "run_job",
-                        lambda label, work, key=None, cluster=None, **about:
+                        lambda label, work, key=None, **about:
                         work(lambda *a: None))
     monkeypatch.setattr(models, "admit_model", lambda n: None)
     monkeypatch.setattr(models, "show_error", lambda exc: seen.setdefault("error", str(exc)))

@@ -143,26 +143,15 @@ class Apart:
     __call__ = run_here
 
 
-def describe(work, dataset=None, cluster=None, **corpus):
+def describe(work, dataset=None, **corpus):
     """One description from what a caller hands over: a description as it is; a bare
     CorpusJob (``load``/``map``/``merge``) with its ``dataset`` (and :class:`Corpus`'s options
-    ``corpus``); a callable with a ``cluster`` description of the same work (the older form:
-    the callable is then its in-process run); a plain callable alone; or a callable
-    ``cluster`` (a training process of its own: :class:`Apart`)."""
+    ``corpus``); or a plain callable (light work, run in the worker thread)."""
     if isinstance(work, (Corpus, Study, Apart)):
         return work
     if hasattr(work, "map") and hasattr(work, "merge"):
         return Corpus(work, dataset, **corpus)
-    if cluster is None:
-        return work
-    if isinstance(cluster, Corpus):
-        return replace(cluster, here=work)
-    if isinstance(cluster, Study):
-        return cluster  # its in-process run is its own study with run_local
-    if callable(cluster):
-        return Apart(lambda progress, address: (work(progress) if address is None
-                                                else cluster(address, progress)))
-    raise TypeError(f"cannot run {cluster!r}")
+    return work
 
 
 def heavy(work) -> bool:

@@ -108,17 +108,15 @@ def test_in_process_runs_every_kind_of_description(corpus):
                     lambda f, t: None) == ("apart", None)  # a child process of its own
 
 
-def test_the_older_form_becomes_one_description(corpus):
+def test_what_a_caller_hands_becomes_one_description(corpus):
     def fn(progress):
         return "here"
 
-    one = describe(fn, cluster=Corpus(LengthJob(), corpus))
-    assert isinstance(one, Corpus) and one.here is fn and one.run_here(None) == "here"
+    one = Corpus(LengthJob(), corpus, here=fn)
+    assert describe(one) is one and one.run_here(None) == "here"
     assert describe(fn) is fn
     bare = describe(LengthJob(), corpus, max_length=4)
     assert isinstance(bare, Corpus) and bare.max_length == 4 and bare.dataset is corpus
-    apart = describe(fn, cluster=lambda address, progress: ("cluster", address))
-    assert apart.fn(None, None) == "here" and apart.fn(None, "h:1") == ("cluster", "h:1")
 
 
 def test_the_placement_is_chosen_once_per_setting():
