@@ -3,11 +3,13 @@
 - :class:`InProcess`: in the queue's worker thread of this process (corpus jobs mapped as one
   shard, studies with :func:`analysis.execution.corpus.run_local`); a training process
   (:class:`analysis.execution.work.Apart`) in a child process of its own
-  (:mod:`analysis.execution.child`), so that the server keeps its interpreter lock and cores;
+  (:mod:`analysis.execution.child`), so that the server keeps its interpreter lock and cores
+  (:class:`Away` with no address: the training process only says what to run);
 - :class:`RayCluster`: corpus jobs and a study's corpus jobs on the Ray cluster at ``address``
   (:mod:`analysis.execution.cluster`; the worker thread only waits), a training process as one
-  Ray task; a model the workers cannot load runs in this process when the work allows it, and
-  the next job of that model is placed here from the start (:meth:`RayCluster.refuses`).
+  Ray task (:class:`Away` with the address); a model the workers cannot load runs in this
+  process when the work allows it, and the next job of that model is placed here from the
+  start (:meth:`RayCluster.refuses`).
 
 A plain callable (light work on one input) runs in the worker thread under either placement.
 
@@ -56,6 +58,42 @@ class Placement(Protocol):
 
 
 @dataclass(frozen=True)
+class Away:
+    """Where a training process (:class:`~analysis.execution.work.Apart`) runs, handed to it
+    by its placement: ``away(fn, *args, on_message=..., on_poll=..., nice=..., **kwargs)`` calls
+    the module-level ``fn(*args, send=send, **kwargs)`` there, each ``send(*message)`` reaching
+    ``on_message(*message)`` here, ``on_poll()`` every 0.2 s (what it raises stops the work).
+
+    ``address`` None: a child process of its own on this machine
+    (:func:`analysis.execution.child.run_in_child`, at priority ``nice``), which shares this
+    machine's disk (:attr:`here`); else one task on the Ray cluster at ``address``
+    (:func:`analysis.execution.raydata.run_task`: a GPU where it has one), connected first
+    (:func:`analysis.execution.cluster.connect`: one line when it cannot be reached), whose
+    results come back as values only."""
+
+    address: str | None = None
+
+    @property
+    def here(self) -> bool:
+        """Whether it runs on this machine (a folder it writes can be read here)."""
+        return self.address is None
+
+    def __call__(self, fn, *args, on_message=None, on_poll=None, nice: int | None = 10,
+                 **kwargs):
+        if self.address is None:
+            from analysis.execution.child import run_in_child
+
+            return run_in_child(fn, *args, on_message=on_message, on_poll=on_poll, nice=nice,
+                                **kwargs)
+        from analysis.execution.cluster import connect
+        from analysis.execution.raydata import run_task
+
+        connect(self.address)
+        return run_task(fn, *args, address=self.address, on_message=on_message,
+                        on_poll=on_poll, **kwargs)
+
+
+@dataclass(frozen=True)
 class InProcess:
     """Everything in this process (a training process: in a child process of its own)."""
 
@@ -65,6 +103,8 @@ class InProcess:
         return False
 
     def run(self, work, progress: Progress, on_workers=None):
+        if isinstance(work, Apart):
+            return work.fn(progress, Away())
         if heavy(work):
             return work.run_here(progress)
         return work(progress)
@@ -99,8 +139,8 @@ class RayCluster:
             return InProcess().run(work, progress)
         from analysis.execution import cluster
 
-        if isinstance(work, Apart):  # it connects itself, once its bar says where it goes
-            return work.fn(progress, self.address)
+        if isinstance(work, Apart):  # it connects, once its bar says where it goes
+            return work.fn(progress, Away(self.address))
         return cluster.run_on_cluster(work, progress, self.address, on_workers)
 
     def map_merge(self, job, models, dataset, progress: Count = None, here=None):

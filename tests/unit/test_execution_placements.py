@@ -15,7 +15,7 @@ import pytest
 
 from analysis.execution import cluster
 from analysis.execution.corpus import run_sharded
-from analysis.execution.placements import InProcess, RayCluster, placement
+from analysis.execution.placements import Away, InProcess, RayCluster, placement
 from analysis.execution.queue import JobQueue
 from analysis.execution.work import Apart, Capped, Corpus, Study, capped, describe
 
@@ -104,8 +104,8 @@ def test_in_process_runs_every_kind_of_description(corpus):
     study = Study(lambda progress, run: run(LengthJob(), Model(1), corpus, None).characters,
                   "hand-made")
     assert here.run(study, lambda f, t: None) == 21
-    assert here.run(Apart(lambda progress, address: ("apart", address)),
-                    lambda f, t: None) == ("apart", None)  # a child process of its own
+    away = here.run(Apart(lambda progress, away: away), lambda f, t: None)
+    assert away == Away() and away.here  # a child process of its own, on this machine
 
 
 def test_what_a_caller_hands_becomes_one_description(corpus):
