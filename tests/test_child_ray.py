@@ -64,6 +64,7 @@ def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_
 
     from analysis.aspects.data import split_dataset
     from analysis.aspects.pipeline import run_fine_tune, run_fine_tune_apart
+    from analysis.execution.placements import Away
     from analysis.aspects.readers import load_sample
     from analysis.models import load_model
 
@@ -74,7 +75,7 @@ def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_
     here = run_fine_tune(load_model(spec), train, test, "qa_m", **options)
     steps, said = [], []
     there = run_fine_tune_apart(spec, train, test, "qa_m", progress=steps.append,
-                                status=said.append, ray_address="auto", **options)
+                                status=said.append, away=Away("auto"), **options)
     assert there.result.losses == pytest.approx(here.result.losses, abs=1e-5)
     assert len(steps) == len(here.result.losses)
     assert said[-1] == "Sending the fine-tuned model back..."

@@ -101,6 +101,7 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
 
     from analysis.example import RECIPE, recipe_dict, train_options
     from ui.aspects import models
+    from analysis.execution.placements import Away, InProcess
 
     seen = {}
 
@@ -110,8 +111,8 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
 
     monkeypatch.setattr(models, "run_fine_tune_apart", fake_run)
     monkeypatch.setattr(models, "run_job",
-                        lambda label, work, key=None, cluster=None, **about:
-                        work(lambda *a: None))
+                        lambda label, work, key=None, **about:
+                        InProcess().run(work, lambda *a: None))
     monkeypatch.setattr(models, "admit_model", lambda n: None)
     monkeypatch.setattr(models, "show_error", lambda exc: seen.setdefault("error", str(exc)))
     from analysis.models import load_model
@@ -127,7 +128,8 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
         RECIPE.task, RECIPE.pair_order, RECIPE.epochs, RECIPE.seed)
     assert (seen["n_train"], seen["n_test"]) == (189, 33)
     assert seen["spec"] == seen["base_spec"] == "default" and seen["nice"] == 10
-    assert seen["ray_address"] is None  # no DASHBOARD_RAY_ADDRESS: a child process here
+    assert seen["away"] == Away() and seen["away"].here  # the in-process placement's: a
+    # child process of its own on this machine
     assert set(recipe_dict()) == set(train_options()) | {
         "task", "pair_order", "epochs", "heldout", "seed", "base", "data", "version"}
 

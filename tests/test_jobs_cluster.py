@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from analysis.execution import cluster
+from analysis.execution.work import Corpus
 from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobLimit, JobQueue, run_job
 from analysis.errors import DataError
@@ -145,8 +146,8 @@ def test_the_per_visitor_cap_counts_cluster_jobs():
 def test_run_job_waits_on_the_cluster_with_bar_caption_and_slots(fake):
     fc, page = fake(workers=3)
     q = JobQueue(slots=1)
-    job = cluster.ClusterJob("the corpus job", list(range(10)), max_length=7)
-    out = run_job("Corpus statistics", _local, key="s", queue=q, cluster=job)
+    job = Corpus("the corpus job", list(range(10)), max_length=7, here=_local)
+    out = run_job("Corpus statistics", job, key="s", queue=q)
     assert out.value == 45 and out.seconds > 0  # the page's "in S s" is the cluster's time
     assert fc.calls[0] == ("connect", ADDRESS)
     _, sent, kw = fc.calls[1]
@@ -169,8 +170,7 @@ def test_a_cluster_job_waits_its_turn_behind_cluster_jobs_only(fake, monkeypatch
     holder = q.join("other visitor", "o", cluster=True)
     assert q.wait_turn(holder) is None
     threading.Timer(0.5, q.leave, args=(holder,)).start()
-    out = run_job("Drift", _local, key="d", queue=q,
-                  cluster=cluster.ClusterJob("job", [1, 2, 3]))
+    out = run_job("Drift", Corpus("job", [1, 2, 3], here=_local), key="d", queue=q)
     assert out.value == 6
     infos = [args[0] for kind, args, _ in page.sent if kind == "info"]
     assert infos and all("waiting for 1 job(s) ahead of yours" in m for m in infos)
@@ -182,8 +182,8 @@ def test_a_worker_lost_mid_job_is_said_and_frees_the_slot(fake):
     fake(fail=WorkerLost("A Ray worker died mid-job (the CLI's words)"))
     q = JobQueue(slots=1)
     with pytest.raises(WorkerLost) as err:
-        run_job("Corpus statistics", _local, key="s", queue=q,
-                cluster=cluster.ClusterJob("job", list(range(8))))
+        run_job("Corpus statistics", Corpus("job", list(range(8)), here=_local), key="s",
+                queue=q)
     assert str(err.value) == cluster.LOST and "Run it again" in str(err.value)
     assert q.state() == {"running": [], "waiting": 0}
     assert run_job("next", lambda p: 42, key="n", queue=q) == 42
@@ -200,8 +200,7 @@ def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(fake):
     fake(fail=RayTaskError(ModelLoadError("Cannot load /tmp/upload-1: no such folder.")))
     q = JobQueue(slots=1)
     with pytest.raises(DataError) as err:  # what every corpus page shows
-        run_job("Drift", _local, key="d", queue=q,
-                cluster=cluster.ClusterJob("job", list(range(8))))
+        run_job("Drift", Corpus("job", list(range(8)), here=_local), key="d", queue=q)
     assert str(err.value) == ("The Ray cluster's workers cannot load the model: Cannot load "
                               "/tmp/upload-1: no such folder.")
     assert q.state() == {"running": [], "waiting": 0}
@@ -230,8 +229,7 @@ def test_a_visitor_who_leaves_stops_waiting_on_the_cluster(fake, monkeypatch):
     monkeypatch.setattr(jobs, "st", _Fake(4))  # placeholder, its clearing, bar, caption
     q = JobQueue(slots=1)
     with pytest.raises(RuntimeError, match="visitor left"):
-        run_job("Syntax", _local, key="x", queue=q,
-                cluster=cluster.ClusterJob("job", list(range(12))))
+        run_job("Syntax", Corpus("job", list(range(12)), here=_local), key="x", queue=q)
     assert fc.first.wait(WAIT)
     gate.set()  # the next progress call of the worker raises JobCancelled
     assert _until(lambda: q.state() == {"running": [], "waiting": 0})
@@ -242,8 +240,8 @@ def test_a_bad_address_is_said_and_the_job_runs_here(fake):
     bad = load_settings({"DASHBOARD_RAY_ADDRESS": "nowhere"})
     fc, page = fake(settings=bad)
     q = JobQueue(slots=1)
-    assert run_job("Corpus statistics", lambda p: "here", key="s", queue=q,
-                   cluster=cluster.ClusterJob("job", [1])) == "here"
+    assert run_job("Corpus statistics", Corpus("job", [1], here=lambda p: "here"), key="s",
+                   queue=q) == "here"
     warnings = [args[0] for kind, args, _ in page.sent if kind == "warning"]
     assert warnings == [plain(bad.ray_error)]
     assert "nowhere" in warnings[0]

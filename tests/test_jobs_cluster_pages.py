@@ -10,7 +10,7 @@ tests/test_jobs_cluster_ray_pages.py."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -21,7 +21,9 @@ from analysis.execution.raydata import WorkerLost
 from analysis.execution import cluster
 from ui.common import jobs
 from ui.common.errors import plain
-from ui.common.jobs import JobQueue, or_here, run_job, start_background_job
+from analysis.execution.placements import placement
+from analysis.execution.work import Corpus
+from ui.common.jobs import JobQueue, run_job, start_background_job
 from ui.common.settings import Settings
 
 from tests.test_jobs import WAIT, _until
@@ -48,8 +50,9 @@ def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, mon
     monkeypatch.setattr("ui.common.settings.settings", lambda: Settings(ray_address=ADDRESS))
     captions = []
     monkeypatch.setattr(jobs.st, "caption", lambda text, **kw: captions.append(text))
-    cj = cluster.ClusterJob(_Job(SPEC), list(range(8)), here_if_unloadable=True)
-    assert or_here(cj) is cj and captions == []
+    where = placement(ADDRESS)
+    cj = Corpus(_Job(SPEC), list(range(8)), here_if_unloadable=True)
+    assert where.cluster(cj) and not where.refuses(cj) and captions == []
 
     bar = plain(f"half ({cluster.HERE_BAR})")  # the bar says where it runs
 
@@ -59,7 +62,8 @@ def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, mon
         return "computed here"
 
     q = JobQueue(slots=1)
-    assert run_job("Faithfulness", here, key="f", queue=q, cluster=cj) == "computed here"
+    cj = replace(cj, here=here)  # its in-process run
+    assert run_job("Faithfulness", cj, key="f", queue=q) == "computed here"
     assert [c[0] for c in fc.calls] == ["connect", "run"]  # tried on the cluster once
     assert ("progress", (0.5,), bar) in page.sent
     assert cluster._UNLOADABLE == {(ADDRESS, SPEC)}
@@ -67,17 +71,18 @@ def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, mon
 
     # the next job of that model: queued here from the start, with the caption
     captions.clear()  # (run_job's own caption under the bar: where it went)
-    assert or_here(cj) is None and captions == [cluster.HERE]
-    assert or_here(cluster.ClusterJob(_Job("default"), [1])) is not None
-    assert run_job("Faithfulness", here, key="f", queue=q, cluster=None) == "computed here"
+    assert where.refuses(cj) and not where.cluster(cj)
+    assert not where.refuses(Corpus(_Job("default"), [1]))
+    assert run_job("Faithfulness", cj, key="f", queue=q) == "computed here"
+    assert captions == [cluster.HERE]  # said above the bar
     assert len(fc.calls) == 2
 
 
 def test_without_the_fallback_a_model_the_workers_cannot_load_is_said(fake):
     fake(fail=RayTaskError(ModelLoadError(SAID)))
     with pytest.raises(DataError) as err:
-        run_job("Corpus statistics", _local, key="c", queue=JobQueue(slots=1),
-                cluster=cluster.ClusterJob(_Job(SPEC), list(range(8))))
+        run_job("Corpus statistics", Corpus(_Job(SPEC), list(range(8)), here=_local), key="c",
+                queue=JobQueue(slots=1))
     assert str(err.value) == f"The Ray cluster's workers cannot load the model: {SAID}"
 
 
@@ -99,8 +104,8 @@ def test_an_actor_that_died_loading_the_model_is_said_in_the_loaders_words(fake)
         lost = exc
     fake(fail=lost)
     with pytest.raises(cluster.Unloadable) as err:
-        run_job("Corpus statistics", _local, key="c", queue=JobQueue(slots=1),
-                cluster=cluster.ClusterJob(_Job(SPEC), list(range(8))))
+        run_job("Corpus statistics", Corpus(_Job(SPEC), list(range(8)), here=_local), key="c",
+                queue=JobQueue(slots=1))
     assert str(err.value) == f"The Ray cluster's workers cannot load the model: {SAID}"
 
 
@@ -112,9 +117,8 @@ def test_the_background_job_takes_a_cluster_ticket_and_waits_on_the_cluster(fake
     busy = q.join("Fine-tuning", "busy")  # the server's only in-process slot is taken
     assert q.wait_turn(busy) is None
     told = []
-    job = start_background_job("Head importance", _local, key="bg", queue=q,
-                               cluster=cluster.ClusterJob("job", list(range(8))),
-                               on_progress=lambda f, t: told.append((f, t)))
+    job = start_background_job("Head importance", Corpus("job", list(range(8)), here=_local),
+                               key="bg", queue=q, on_progress=lambda f, t: told.append((f, t)))
     assert job.done.wait(WAIT) and job.error is None, job.error
     assert job.result.value == sum(range(8))  # the cluster's result
     assert [c[0] for c in fc.calls] == ["connect", "run"]
@@ -125,9 +129,9 @@ def test_the_background_job_takes_a_cluster_ticket_and_waits_on_the_cluster(fake
 
 def test_without_the_address_the_background_job_runs_here(fake):
     fc, _ = fake(settings=Settings())
-    job = start_background_job("Head importance", lambda progress: 42, key="bg",
-                               queue=JobQueue(slots=1),
-                               cluster=cluster.ClusterJob("job", list(range(8))))
+    job = start_background_job("Head importance",
+                               Corpus("job", list(range(8)), here=lambda progress: 42),
+                               key="bg", queue=JobQueue(slots=1))
     assert job.done.wait(WAIT) and job.result == 42 and fc.calls == []
 
 

@@ -89,7 +89,8 @@ def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_mo
     import datasets
 
     from analysis.execution.raydata import WorkerLost
-    from analysis.execution.cluster import LOST, ClusterJob
+    from analysis.execution.cluster import LOST
+    from analysis.execution.work import Corpus
     from ui.common.jobs import JobQueue, run_job
 
     cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it
@@ -100,8 +101,9 @@ def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_mo
         raise AssertionError("ran in process")
 
     with pytest.raises(WorkerLost) as err:
-        run_job("Corpus statistics", here, key="crash", queue=q,
-                cluster=ClusterJob(builders.CrashingNoopJob(str(tiny_model_dir("bert"))), ds))
+        run_job("Corpus statistics",
+                Corpus(builders.CrashingNoopJob(str(tiny_model_dir("bert"))), ds, here=here),
+                key="crash", queue=q)
     assert str(err.value) == LOST
     assert q.state() == {"running": [], "waiting": 0}
     assert run_job("next", lambda p: 42, key="next", queue=q) == 42

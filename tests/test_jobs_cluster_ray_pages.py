@@ -84,7 +84,8 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     from attribution_models import tiny_classifier, tiny_classifier_dir
     from ui.attribution import blocks as B
     from analysis.execution import cluster
-    from ui.common.jobs import or_here
+    from analysis.execution.placements import placement
+    from analysis.execution.work import Corpus
     from ui.common.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)
@@ -107,8 +108,9 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     unnamed = {"model": None, "reading": None}
     same_json({**out.to_json_dict(), **unnamed}, {**local, **unnamed})
     assert ("auto", gone.spec) in cluster._UNLOADABLE
-    again = cluster.ClusterJob(FaithfulnessJob(gone.spec), examples_dataset(TEXTS))
+    again = Corpus(FaithfulnessJob(gone.spec), examples_dataset(TEXTS))
     assert cluster.workers_may_load(again, settings().ray_address) is False
-    assert or_here(again, say=False) is None  # ...and then queued here from the start
-    ok = cluster.ClusterJob(FaithfulnessJob(tiny.spec), examples_dataset(TEXTS))
-    assert or_here(ok, say=False) is ok
+    where = placement(settings().ray_address)
+    assert where.refuses(again) and not where.cluster(again)  # ...then queued here from the start
+    ok = Corpus(FaithfulnessJob(tiny.spec), examples_dataset(TEXTS))
+    assert not where.refuses(ok) and where.cluster(ok)

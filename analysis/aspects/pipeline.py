@@ -97,45 +97,42 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
                         progress: Callable[[TrainProgress], None] | None = None,
                         status: Callable[[str], None] | None = None,
                         on_poll: Callable[[], None] | None = None, nice: int | None = 10,
-                        ray_address: str | None = None, **options) -> FineTuneRun:
+                        away=None, **options) -> FineTuneRun:
     """:func:`run_fine_tune` of the model ``spec`` away from the calling process (the web
-    server keeps its interpreter lock and cores): in a child process of its own
-    (:func:`analysis.execution.child.run_in_child`, at lower priority ``nice``; the checkpoint
-    is written to a private temporary folder, loaded back here and the folder deleted), or with
-    ``ray_address`` as one task on that Ray cluster
-    (:func:`analysis.execution.raydata.run_task`: a GPU where it has one; the checkpoint comes
-    back as a full-precision .zip). ``progress`` and
-    ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()`` is called every
-    0.2 s (what it raises stops the work). ``options`` as for :func:`run_fine_tune` (``out``
-    excepted). Same seed, same numbers as in this process."""
+    server keeps its interpreter lock and cores), where ``away`` runs it
+    (:class:`analysis.execution.placements.Away`, chosen by the server's placement; None: a
+    child process of its own at lower priority ``nice``). On this machine the checkpoint is
+    written to a private temporary folder, loaded back here and the folder deleted; elsewhere
+    (one Ray task: a GPU where the cluster has one) it comes back as a full-precision .zip.
+    ``progress`` and ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()``
+    is called every 0.2 s (what it raises stops the work). ``options`` as for
+    :func:`run_fine_tune` (``out`` excepted). Same seed, same numbers as in this process."""
     import os
     import shutil
     import tempfile
 
     from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.execution.placements import Away
+
+    away = away or Away()
 
     def relay(kind: str, value) -> None:
         tell = progress if kind == "step" else status
         if tell is not None:
             tell(value)
 
-    if ray_address is not None:
-        from analysis.execution.raydata import run_task
-
-        info = run_task(_fine_tune_apart, spec, train, test, task, None, address=ray_address,
-                        on_message=relay, on_poll=on_poll, **options)
+    if not away.here:
+        info = away(_fine_tune_apart, spec, train, test, task, None, on_message=relay,
+                    on_poll=on_poll, nice=nice, **options)
         loaded, card = load_checkpoint_zip(info.pop("zip"), name="fine-tuned",
                                            max_bytes=2**40, max_params=2**40)
     else:
-        from analysis.execution.child import run_in_child
-
         from analysis.aspects.checkpoints import FINETUNE_PREFIX
 
         tmp = Path(tempfile.mkdtemp(prefix=f"{FINETUNE_PREFIX}{os.getpid()}-"))
         try:
-            info = run_in_child(_fine_tune_apart, spec, train, test, task,
-                                str(tmp / "checkpoint"), on_message=relay, on_poll=on_poll,
-                                nice=nice, **options)
+            info = away(_fine_tune_apart, spec, train, test, task, str(tmp / "checkpoint"),
+                        on_message=relay, on_poll=on_poll, nice=nice, **options)
             loaded, card = load_checkpoint(tmp / "checkpoint")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

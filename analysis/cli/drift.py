@@ -62,6 +62,7 @@ def run(args) -> int:
     from tqdm import tqdm
 
     from analysis.drift import PatternThresholds, compare_models, load_pair
+    from analysis.drift.job import DriftJob, has_labels, models_of
     from analysis.encoding import encode_dataset
 
     thresholds = PatternThresholds(*(getattr(args, name) for name, _, _ in THRESHOLDS))
@@ -70,15 +71,15 @@ def run(args) -> int:
     corpus = encode_dataset(before.tokenizer, dataset, max_length=before.max_length,
                             max_examples=args.max_examples)
     bar = tqdm(total=len(corpus.encodings), unit="ex", file=sys.stderr, leave=False)
-    if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
-        from analysis.drift.job import DriftJob, has_labels, models_of
+    job = DriftJob(before.spec, after.spec, args.batch_size, has_labels(dataset))
 
-        job = DriftJob(before.spec, after.spec, args.batch_size, has_labels(dataset))
-        result = run_job(job, models_of(before, after), dataset, args,
-                         lambda done, total: bar.update(done - bar.n))
-    else:
-        result = compare_models(before, after, corpus, batch_size=args.batch_size,
-                                progress=lambda done, total: bar.update(done - bar.n))
+    def step(done: int, total: int) -> None:
+        bar.update(done - bar.n)
+
+    # in this process (its run over the encoded corpus) or on a Ray cluster (--ray)
+    result = run_job(job, models_of(before, after), dataset, args, step,
+                     here=lambda: compare_models(before, after, corpus,
+                                                 batch_size=args.batch_size, progress=step))
     bar.close()
     out = result.to_json(thresholds)
     if note:

@@ -41,7 +41,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from analysis.corpus import corpus_notes, read_corpus
-    from analysis.noop import CLI_METRICS, corpus_stats
+    from analysis.noop import CLI_METRICS
     from analysis.noop.corpus import NoopJob
 
     dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
@@ -51,14 +51,10 @@ def run(args) -> int:
     loaded = load_model(args.model)
     head = _loss_head(loaded.spec) if args.gradients else None
     with progress_bar(len(dataset), unit="ex") as update:
-        if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
-            t0 = time.perf_counter()
-            stats = run_job(NoopJob(loaded.spec, args.batch_size, norms=False), loaded,
-                            dataset, args, update)
-            stats.seconds = time.perf_counter() - t0
-        else:
-            stats = corpus_stats(loaded, dataset, batch_size=args.batch_size, norms=False,
-                                 progress=update)
+        t0 = time.perf_counter()  # in this process or on a Ray cluster (--ray)
+        stats = run_job(NoopJob(loaded.spec, args.batch_size, norms=False), loaded, dataset,
+                        args, update)
+        stats.seconds = time.perf_counter() - t0
     for note in stats.notes:
         print(f"note: {note}")
     data = stats.to_json_dict(CLI_METRICS)

@@ -151,16 +151,14 @@ def run_representations(args) -> int:
     probes = check_probes(dataset, args.probe)
     loaded, compare = _load_pair(args)
     with progress_bar(100) as update:
-        if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
-            job, dataset = corpus_job(loaded, dataset, compare, probes, args.max_examples,
-                                      batch_size=args.batch_size, seed=args.seed,
-                                      scatter=False)
-            result = run_job(job, (loaded, compare), dataset, args, update)
-        else:
-            result = corpus_representations(loaded, dataset, compare, probes,
-                                            max_sentences=args.max_examples,
-                                            batch_size=args.batch_size, seed=args.seed,
-                                            scatter=False, progress=update)
+        job, cut = corpus_job(loaded, dataset, compare, probes, args.max_examples,
+                              batch_size=args.batch_size, seed=args.seed, scatter=False)
+        # in this process (its staged run) or on a Ray cluster (--ray)
+        result = run_job(job, (loaded, compare), cut, args, update,
+                         here=lambda: corpus_representations(
+                             loaded, dataset, compare, probes, max_sentences=args.max_examples,
+                             batch_size=args.batch_size, seed=args.seed, scatter=False,
+                             progress=update))
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())

@@ -1,7 +1,9 @@
 """``--ray auto|ADDRESS`` (and ``--ray-workers N``) on the corpus commands: the study's
 map/merge job (:mod:`analysis.execution.corpus`) runs on a Ray cluster
 (:mod:`analysis.execution.raydata`) instead of this process; the numbers are the same
-(docs/METHODS.md, "Shards merge exactly"). Without ``--ray`` nothing is imported from Ray."""
+(docs/METHODS.md, "Shards merge exactly"). Where it runs is chosen once, by the placement of
+these options (:func:`analysis.execution.placements.placement`); a command hands it each corpus
+job (:func:`run_job`) and never asks itself. Without ``--ray`` nothing is imported from Ray."""
 
 from __future__ import annotations
 
@@ -29,12 +31,15 @@ def add_ray_options(p) -> None:
                         "GPU of the cluster, else one per CPU)")
 
 
-def run_job(job, models, dataset, args, progress=None):
-    """``job`` over ``dataset``: on Ray with ``--ray``, else in this process with ``models``."""
-    if getattr(args, "ray", None):
-        from analysis.execution.raydata import run_ray
+def placed(args):
+    """The placement of the command's ``--ray`` and ``--ray-workers`` (in this process without
+    ``--ray``), chosen once."""
+    from analysis.execution.placements import placement
 
-        return run_ray(job, dataset, args.ray, progress=progress, workers=args.ray_workers)
-    from analysis.execution.corpus import run_local
+    return placement(getattr(args, "ray", None), getattr(args, "ray_workers", None))
 
-    return run_local(job, models, dataset, progress)
+
+def run_job(job, models, dataset, args, progress=None, here=None):
+    """``job`` over ``dataset`` where :func:`placed` puts it: on Ray with ``--ray``, else in
+    this process with ``models`` (``here()``: the study's own in-process run of the job)."""
+    return placed(args).map_merge(job, models, dataset, progress, here)

@@ -5,6 +5,7 @@ page; docs/METHODS.md section 10)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
@@ -80,7 +81,8 @@ def _write(path: str, payload: dict) -> None:
 
 
 def run_syntax(args) -> int:
-    from analysis.syntax import read_conllu, syntax_heads
+    from analysis.syntax import read_conllu
+    from analysis.syntax.job import HeadsJob
     from analysis.syntax.treebank import treebank_notes
 
     dataset = read_conllu(args.data, max_sentences=args.max_examples)
@@ -88,13 +90,9 @@ def run_syntax(args) -> int:
         print(f"note: {note}")
     loaded = load_model(args.model)
     with progress_bar(len(dataset)) as update:
-        if args.ray:  # the same job on a Ray cluster (analysis/execution/raydata.py)
-            from analysis.syntax.job import HeadsJob
-
-            result = run_job(HeadsJob(loaded.spec, args.batch_size), loaded, dataset, args,
-                             update)
-        else:
-            result = syntax_heads(loaded, dataset, batch_size=args.batch_size, progress=update)
+        t0 = time.perf_counter()  # in this process or on a Ray cluster (--ray)
+        result = run_job(HeadsJob(loaded.spec, args.batch_size), loaded, dataset, args, update)
+        result.seconds = time.perf_counter() - t0
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())

@@ -32,8 +32,6 @@ from analysis.errors import DataError
 from analysis.execution.progress import rate_step
 from analysis.execution.work import Capped, Corpus, Study
 
-ClusterJob, ClusterStudy = Corpus, Study  # the names a study's description went by
-
 LOST = ("A Ray worker died while running this job (stopped, out of memory, or its machine was "
         "lost), so nothing was kept. Run it again; on fewer examples if memory ran out.")
 HERE = ("Runs on this server: the Ray cluster's workers cannot load this model (a folder or "

@@ -12,8 +12,9 @@
   the pruning masks chosen from their result), run in the worker thread; each of its corpus
   jobs goes through ``run(job, models, dataset, progress)``, which the placement supplies;
 - :class:`Apart`: one training process (a fine-tune) that runs away from the server in any
-  case: ``fn(progress, address)``, with ``address`` None for a child process of its own
-  (:mod:`analysis.execution.child`) or the Ray cluster's address (one Ray task).
+  case: ``fn(progress, away)``, where ``away`` (:class:`analysis.execution.placements.Away`,
+  chosen by the placement) runs its module-level function in a child process of its own
+  (:mod:`analysis.execution.child`) or as one Ray task; the work never asks which.
 
 The token cap is applied in ONE place, :func:`capped`: the first model of a job reads at most
 ``max_length`` tokens, in this process and on every Ray worker alike (a job whose models are
@@ -132,37 +133,21 @@ class Study:
 
 @dataclass(frozen=True)
 class Apart:
-    """``fn(progress, address)``: one training process away from the server (module
-    docstring); ``address`` None: a child process of its own."""
+    """``fn(progress, away)``: one training process away from the server (module docstring);
+    its placement hands ``away`` (:class:`analysis.execution.placements.Away`)."""
 
-    fn: Callable[[Progress, str | None], Any]
-
-    def run_here(self, progress: Progress):
-        return self.fn(progress, None)
-
-    __call__ = run_here
+    fn: Callable[[Progress, Any], Any]
 
 
-def describe(work, dataset=None, cluster=None, **corpus):
+def describe(work, dataset=None, **corpus):
     """One description from what a caller hands over: a description as it is; a bare
     CorpusJob (``load``/``map``/``merge``) with its ``dataset`` (and :class:`Corpus`'s options
-    ``corpus``); a callable with a ``cluster`` description of the same work (the older form:
-    the callable is then its in-process run); a plain callable alone; or a callable
-    ``cluster`` (a training process of its own: :class:`Apart`)."""
+    ``corpus``); or a plain callable (light work, run in the worker thread)."""
     if isinstance(work, (Corpus, Study, Apart)):
         return work
     if hasattr(work, "map") and hasattr(work, "merge"):
         return Corpus(work, dataset, **corpus)
-    if cluster is None:
-        return work
-    if isinstance(cluster, Corpus):
-        return replace(cluster, here=work)
-    if isinstance(cluster, Study):
-        return cluster  # its in-process run is its own study with run_local
-    if callable(cluster):
-        return Apart(lambda progress, address: (work(progress) if address is None
-                                                else cluster(address, progress)))
-    raise TypeError(f"cannot run {cluster!r}")
+    return work
 
 
 def heavy(work) -> bool:

@@ -15,7 +15,7 @@ import pytest
 
 from analysis.execution import cluster
 from analysis.execution.corpus import run_sharded
-from analysis.execution.placements import InProcess, RayCluster, placement
+from analysis.execution.placements import Away, InProcess, RayCluster, placement
 from analysis.execution.queue import JobQueue
 from analysis.execution.work import Apart, Capped, Corpus, Study, capped, describe
 
@@ -104,27 +104,50 @@ def test_in_process_runs_every_kind_of_description(corpus):
     study = Study(lambda progress, run: run(LengthJob(), Model(1), corpus, None).characters,
                   "hand-made")
     assert here.run(study, lambda f, t: None) == 21
-    assert here.run(Apart(lambda progress, address: ("apart", address)),
-                    lambda f, t: None) == ("apart", None)  # a child process of its own
+    away = here.run(Apart(lambda progress, away: away), lambda f, t: None)
+    assert away == Away() and away.here  # a child process of its own, on this machine
 
 
-def test_the_older_form_becomes_one_description(corpus):
+def test_what_a_caller_hands_becomes_one_description(corpus):
     def fn(progress):
         return "here"
 
-    one = describe(fn, cluster=Corpus(LengthJob(), corpus))
-    assert isinstance(one, Corpus) and one.here is fn and one.run_here(None) == "here"
+    one = Corpus(LengthJob(), corpus, here=fn)
+    assert describe(one) is one and one.run_here(None) == "here"
     assert describe(fn) is fn
     bare = describe(LengthJob(), corpus, max_length=4)
     assert isinstance(bare, Corpus) and bare.max_length == 4 and bare.dataset is corpus
-    apart = describe(fn, cluster=lambda address, progress: ("cluster", address))
-    assert apart.fn(None, None) == "here" and apart.fn(None, "h:1") == ("cluster", "h:1")
 
 
 def test_the_placement_is_chosen_once_per_setting():
     assert placement(None) == InProcess() and placement(None) is placement(None)
     assert placement("127.0.0.1:6379") is placement("127.0.0.1:6379")
     assert placement("127.0.0.1:6379") == RayCluster("127.0.0.1:6379")
+
+
+def test_the_cli_placement_maps_one_corpus_job_here_or_on_the_cluster(monkeypatch, corpus):
+    """The CLI's ``--ray`` / ``--ray-workers`` choose the placement once; each corpus job goes
+    through ``map_merge``: in this process with the given models (or the study's own ``here``
+    run), on the cluster through run_ray with the address and the workers."""
+    from analysis.cli.scale import placed, run_job
+    from analysis.execution import raydata
+
+    class Args:
+        ray, ray_workers = None, None
+
+    counts = []
+    assert placed(Args()) == InProcess() and placed(Args()) is placement(None, None)
+    out = run_job(LengthJob(), Model(3), corpus, Args(), lambda d, t: counts.append((d, t)))
+    assert out.characters == 3 * 21 and counts[-1] == (5, 5)  # the given model, weight 3
+    assert run_job(LengthJob(), Model(3), corpus, Args(), here=lambda: "its own") == "its own"
+
+    sent = []
+    monkeypatch.setattr(raydata, "run_ray", lambda job, dataset, address, **kw: sent.append(
+        (address, kw["workers"])) or run_sharded(job, job.load(), dataset, [0, 2, 5]))
+    Args.ray, Args.ray_workers = "127.0.0.1:6379", 2
+    assert placed(Args()) is placement("127.0.0.1:6379", 2) == RayCluster("127.0.0.1:6379", 2)
+    out = run_job(LengthJob(), Model(3), corpus, Args(), here=lambda: "not used")
+    assert out.characters == 2 * 21 and sent == [("127.0.0.1:6379", 2)]  # the job's own load
 
 
 class _FakeRay:

@@ -150,11 +150,11 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
     try:
         train, test = split_dataset(load_sample(), RECIPE.heldout, seed=seed)
 
-        def work(progress, address: str | None = None):
-            # away from the server: a process of its own, or one task on the Ray cluster (the
-            # server keeps its lock and cores); every poll re-sends the bar, so a visitor who
-            # left stops it
-            last = [0.0, "Starting the fine-tune in a process of its own..." if address is None
+        def work(progress, away):
+            # away from the server, where its placement puts it (``away``: a process of its
+            # own, or one task on the Ray cluster; the server keeps its lock and cores); every
+            # poll re-sends the bar, so a visitor who left stops it
+            last = [0.0, "Starting the fine-tune in a process of its own..." if away.here
                     else "Sending the fine-tune to the Ray cluster..."]
 
             def tell(fraction: float, text: str) -> None:
@@ -166,16 +166,11 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
                      f"{p.epoch + 1} · loss {p.loss:.4f} · {p.examples_per_s:.1f} examples/s")
 
             tell(*last)
-            if address is not None:
-                from analysis.execution.cluster import connect
-
-                connect(address)  # said in one line when it cannot be reached
             return run_fine_tune_apart(ctx.spec, train, test, task, data="bundled sample",
                                        pair_order=order, base_spec=ctx.spec, epochs=epochs,
                                        **page_train_options(ctx.loaded.model), seed=seed,
                                        progress=step, status=lambda text: tell(last[0], text),
-                                       on_poll=lambda: progress(*last), nice=nice,
-                                       ray_address=address)
+                                       on_poll=lambda: progress(*last), nice=nice, away=away)
 
         nice = settings().job_nice
         admit_model(ctx.loaded.n_params)

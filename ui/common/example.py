@@ -97,14 +97,16 @@ def _left() -> float | None:
 
 
 def _build(progress) -> None:
-    """The build in a process of its own (:func:`analysis.execution.child.run_in_child`): the server
-    keeps its interpreter lock and cores for the visitors meanwhile."""
+    """The build in a process of its own on this server, whatever the server's placement
+    (:class:`analysis.execution.placements.Away` without an address: a child process; the
+    example is written to this server's cache, and its job stays in the background lane): the
+    server keeps its interpreter lock and cores for the visitors meanwhile."""
     from analysis.aspects import example as example_build
-    from analysis.execution.child import run_in_child
+    from analysis.execution.placements import Away
 
     try:
-        run_in_child(example_build.build_example, on_message=progress, send_as="progress",
-                     nice=BACKGROUND_NICE)
+        Away()(example_build.build_example, on_message=progress, send_as="progress",
+               nice=BACKGROUND_NICE)
     except Exception as exc:  # noqa: BLE001 - kept for the pages as one line
         _BUILD["error"] = first_line(exc)
 

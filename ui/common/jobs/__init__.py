@@ -47,7 +47,7 @@ from ui.common.settings import settings
 __all__ = ["BACKGROUND", "BACKGROUND_NICE", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT",
            "TRAINING", "Apart", "BackgroundJob", "Corpus", "JobCancelled", "JobLimit",
            "JobQueue", "Study", "Ticket", "run_job", "start_background_job", "job_queue",
-           "measured_words", "or_here"]
+           "measured_words"]
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
@@ -141,34 +141,21 @@ def _placed(work, conf, say: bool = True):
     return where
 
 
-def or_here(work, say: bool = True):
-    """``work``, or None when it is a model the cluster's workers could not load (then, with
-    ``say``, the caption :data:`analysis.execution.cluster.HERE` is drawn). :func:`run_job`
-    does this itself; for a caller that still hands ``cluster=``."""
-    where = placement(settings().ray_address)
-    if isinstance(where, RayCluster) and where.refuses(work):
-        if say:
-            st.caption(HERE)
-        return None
-    return work
-
-
 def run_job(label: str, work, dataset=None, *, key: str, queue: JobQueue | None = None,
-            cluster=None, lane: str = CORPUS, kind: str = "", size: int = 0, unit: str = "",
+            lane: str = CORPUS, kind: str = "", size: int = 0, unit: str = "",
             exclusive: str = "", **corpus):
     """Run ``work`` (one description of the job: module docstring) through the server-wide
     queue and return its result (its exception is raised here). ``label`` names the job for
     the visitor, ``key`` identifies it (thread name, logs). Call it only for work that is not
     cached yet. A visitor over the per-visitor limit gets a warning saying so and the page
     stops there. ``dataset`` and ``corpus`` (:class:`Corpus`'s options): with a bare CorpusJob.
-    ``cluster``: the older form, a :class:`Corpus` / :class:`Study` description of the same
-    work beside an in-process ``work(progress)``. ``lane``: :data:`CORPUS` (work over many
+    ``lane``: :data:`CORPUS` (work over many
     inputs) or :data:`SHORT` (work on one input, bounded by the caps); ``kind``, ``size``,
     ``unit``: the work's public description and the key of its measured rate; ``exclusive``:
     :data:`TRAINING` for a training process, which does not start beside the example's build
     (:mod:`analysis.execution.queue`)."""
     queue, conf = queue or job_queue(), settings()
-    work = describe(work, dataset, cluster, **{"unit": unit or "examples", **corpus})
+    work = describe(work, dataset, **{"unit": unit or "examples", **corpus})
     where = _placed(work, conf)
     on_cluster = where.cluster(work)
     try:
@@ -222,7 +209,7 @@ def measured_words(kind: str, unit: str = "", size: int = 0,
 
 def start_background_job(label: str, work, *, key: str, queue: JobQueue | None = None,
                          on_progress: Callable[[float, str], None] | None = None,
-                         cluster=None, kind: str = "", size: int = 0, unit: str = "",
+                         kind: str = "", size: int = 0, unit: str = "",
                          exclusive: str = "") -> BackgroundJob:
     """Queue ``work`` (as for :func:`run_job`) in the background lane without a waiting
     visitor (work no visitor waits for: the example checkpoint's build, Head importance's
@@ -231,7 +218,7 @@ def start_background_job(label: str, work, *, key: str, queue: JobQueue | None =
     cluster it takes a cluster ticket. ``on_progress(fraction, text)`` is told each step. Call
     from the script thread; returns the job."""
     conf, queue = settings(), queue or job_queue()
-    work = describe(work, None, cluster)
+    work = describe(work)
     where = _placed(work, conf, say=False)
     return BackgroundJob(label, lambda progress: where.run(work, progress,
                                                            queue.set_cluster_slots),
