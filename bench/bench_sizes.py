@@ -61,9 +61,10 @@ SIZES = ("embedded", "distilbert", "bert-base", "roberta-base", "bert-large")
 ROWS = ("attention128", "attention512", "noop", "drift", "syntax_heads", "syntax_probe",
         "attribution128", "attribution512", "faithfulness", "importance", "reps_input",
         "reps_corpus", "finetune")
-FULL = dict(noop=1000, drift=500, syntax=500, faith=165, importance=200, reps=1000,
+# importance: sentences of the bundled sample (5 aspect pairs each: 40 -> 200 pairs)
+FULL = dict(noop=1000, drift=500, syntax=500, faith=165, importance=40, reps=1000,
             finetune_epochs=1.0)
-QUICK = dict(noop=64, drift=32, syntax=32, faith=3, importance=12, reps=64,
+QUICK = dict(noop=64, drift=32, syntax=32, faith=3, importance=2, reps=64,
              finetune_epochs=0.05)
 AUX = "what do you think of the food of it ?"
 
@@ -325,8 +326,6 @@ def layer_floor(model, x, mask_2d, block: int) -> float:
 def ig_floor(loaded, text, pair, steps: int) -> float:
     """Seconds of IG's forward + backward passes: ``steps`` copies of the input embeddings
     through the classifier, batched as gradient_scores batches them."""
-    import torch
-
     from analysis.attribution.gradients import _internal_batch
 
     model, dev = loaded.model, device_of(loaded.model)
@@ -360,13 +359,16 @@ def row_attribution(ctx, n_tokens: int):
     n = len(loaded.tokenizer(text, pair)["input_ids"])
     subrows = []
     for method in MIXING + ("integrated_gradients",):
+        if ctx.methods and method not in ctx.methods:
+            continue
         if ctx.quick and method in ("value_zeroing", "integrated_gradients") and n > 200:
             subrows.append((method, None, None, "unmeasured: skipped in --quick (long)"))
             continue
         steps = 8 if ctx.quick else IG_STEPS
-        study = (lambda m=method: attribute(loaded, text, pair, methods=[m], steps=steps))
+        study = (lambda m=method: attribute(loaded, text, pair, methods=[m],  # noqa: E731
+                                            steps=steps))
         if method == "integrated_gradients":
-            floor = (lambda: ig_floor(loaded, text, pair, steps) + forward_floor(
+            floor = (lambda: ig_floor(loaded, text, pair, steps) + forward_floor(  # noqa: E731
                 loaded, [text], [pair]))
         elif method == "value_zeroing":
             def floor():
@@ -377,8 +379,9 @@ def row_attribution(ctx, n_tokens: int):
                     layer_floor(loaded.model, hs, enc["attention_mask"],
                                 block_size(n, loaded.model.config))
         else:
-            floor = (lambda: forward_floor(loaded, [text], [pair], output_attentions=True,
-                                           output_hidden_states=True))
+            floor = (lambda: forward_floor(  # noqa: E731
+                loaded, [text], [pair], output_attentions=True,
+                output_hidden_states=True))
         subrows.append((method, study, floor, f"{n} tokens" + (
             f", {steps} IG steps" if method == "integrated_gradients" else "")))
     return subrows
@@ -516,7 +519,8 @@ def row_finetune(ctx):
 
 
 ROW_FUNS = {
-    "attention128": lambda c: row_attention(c, 128), "attention512": lambda c: row_attention(c, 512),
+    "attention128": lambda c: row_attention(c, 128),
+    "attention512": lambda c: row_attention(c, 512),
     "noop": row_noop, "drift": row_drift, "syntax_heads": row_syntax_heads,
     "syntax_probe": row_syntax_probe,
     "attribution128": lambda c: row_attribution(c, 128),
@@ -543,8 +547,9 @@ def run_row(size, row, ctx) -> list[dict]:
     try:
         made = ROW_FUNS[row](ctx)
     except Exception as exc:
+        first = str(exc).splitlines()[0][:160] if str(exc) else ""
         return [{"size": size, "row": row, "what": row,
-                 "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}",
+                 "error": f"{type(exc).__name__}: {first}",
                  "traceback": traceback.format_exc(limit=-6)}]
     subrows = made if isinstance(made, list) else [(row, *made)]
     out = []
@@ -603,6 +608,11 @@ def main(argv=None) -> int:
     p.add_argument("--root", default=None, help="stand-ins' folder (bench/standins.py)")
     p.add_argument("--work", default="/tmp/bench_sizes", help="scratch (fine-tune output)")
     p.add_argument("--list", action="store_true", help="print the sizes and rows")
+    p.add_argument("--data", default=None, help="bench/cuda_prep.py's folder (.gpu) instead "
+                   "of ../shared/data: its data/ files and minilm/ tokenizer (a GPU machine)")
+    p.add_argument("--methods", default=None, help="attribution rows: only these methods "
+                   "(comma-separated: attention,norm,norm_resln,alti,value_zeroing,"
+                   "integrated_gradients)")
     p.add_argument("--max-minutes", type=float, default=None, help="start no row after this")
     args = p.parse_args(argv)
     if args.list:
@@ -610,6 +620,11 @@ def main(argv=None) -> int:
         print("rows:", ", ".join(ROWS))
         return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if args.data:
+        global SEMEVAL, UD_DEV
+        SEMEVAL = Path(args.data) / "data" / "semeval14_restaurants.xml"
+        UD_DEV = Path(args.data) / "data" / "ud_ewt_dev.conllu"
+        os.environ.setdefault("STANDIN_TOKENIZER", str(Path(args.data) / "minilm"))
     sizes = [s for s in args.sizes.split(",") if s]
     rows = [r for r in args.rows.split(",") if r]
     bad = [s for s in sizes if s not in SIZES] + [r for r in rows if r not in ROWS]
@@ -624,7 +639,7 @@ def main(argv=None) -> int:
     for size in sizes:
         base, clf = spec_of(size, root)
         ctx = SimpleNamespace(size=size, base=base, clf=clf, n=n, quick=args.quick,
-                              work=args.work)
+                              work=args.work, methods=args.methods and args.methods.split(","))
         for row in rows:
             if args.max_minutes and time.perf_counter() - t0 > 60 * args.max_minutes:
                 results.append({"size": size, "row": row, "what": row,

@@ -119,16 +119,24 @@ def make_config(values: dict, task: str):
                                 label2id={v: k for k, v in enumerate(labels)})
 
 
+def tokenizer_source() -> str:
+    """The embedded model's folder, or ``$STANDIN_TOKENIZER`` (a folder with its tokenizer
+    files: bench/cuda_prep.py's ``.gpu/minilm`` on a machine without the package)."""
+    import os
+
+    from analysis.models import default_model_path
+
+    return os.environ.get("STANDIN_TOKENIZER") or default_model_path()
+
+
 def save_tokenizer(model_type: str, out: Path) -> None:
     """The embedded model's tokenizer, without token type ids for RoBERTa and DistilBERT."""
     from transformers import AutoTokenizer
 
-    from analysis.models import default_model_path
-
     kwargs = {}
     if model_type in NO_TOKEN_TYPES:
         kwargs["model_input_names"] = ["input_ids", "attention_mask"]
-    tok = AutoTokenizer.from_pretrained(default_model_path(), **kwargs)
+    tok = AutoTokenizer.from_pretrained(tokenizer_source(), **kwargs)
     tok.save_pretrained(out)
     cfg = out / "tokenizer_config.json"
     data = json.loads(cfg.read_text("utf-8"))
