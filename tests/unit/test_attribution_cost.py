@@ -39,3 +39,25 @@ def test_words_and_bad_input():
     assert duration_words(2 * 3600) == "about 2.0 hours"
     with pytest.raises(ValueError):
         estimate_seconds(["alti"], 0, 1.0)
+
+
+def test_estimate_input_times_again_before_holding_back(monkeypatch, tmp_path_factory):
+    """A slow-looking first forward is timed again and the faster one is used; a fast one is
+    timed once."""
+    from analysis.attribution import cost, load_for_attribution
+    from attribution_models import tiny_classifier_dir
+
+    loaded = load_for_attribution(str(tiny_classifier_dir(tmp_path_factory)))
+    n = len(loaded.tokenizer("the soup was cold", "service")["input_ids"])
+    times = [5.0, 0.01]
+    monkeypatch.setattr(cost, "time_forward", lambda loaded, enc: times.pop(0))
+    est = cost.estimate_input(loaded, "the soup was cold", "service")
+    assert times == []  # timed twice
+    assert est["value_zeroing"] == pytest.approx(n * 0.01)
+    assert est["integrated_gradients"] == pytest.approx(177 * 0.01)
+    assert set(est) == {"attention", "norm", "norm_resln", "alti", "value_zeroing",
+                        "grad_input", "integrated_gradients"}
+    times[:] = [0.001, 99.0]
+    est = cost.estimate_input(loaded, "the soup was cold", "service")
+    assert times == [99.0]  # fast: timed once
+    assert est["value_zeroing"] == pytest.approx(n * 0.001)
