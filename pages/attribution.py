@@ -10,15 +10,17 @@ import streamlit as st
 from analysis.aspects.checkpoints import finite_json
 from analysis.aspects.example import example_ready
 from analysis.aspects.tasks import ASPECT_WORDS
-from analysis.attribution import MIXING, NAMES, agreement, attribution_json, input_reading
+from analysis.attribution import MIXING, NAMES, agreement, attribution_json, cost, \
+    input_reading
 from analysis.attribution.data import HELDOUT_NAME, dataset_examples, heldout_examples
 from analysis.attribution.gradients import no_head_message
 from analysis.errors import DataError, InputError
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.attribution import state
-from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, corpus_faithfulness, explain_input,
-                                   faith_cap, faith_help, has_task_head, map_block,
-                                   page_model, prediction_text, sources)
+from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, ask_slow, corpus_faithfulness,
+                                   explain_input, faith_cap, faith_help, has_task_head,
+                                   map_block, page_model, prediction_text, slow_to_ask,
+                                   sources)
 from ui.attribution.views import (FALLS, agreement_chart, agreement_frame, coloured_rows,
                                   curves_chart, curves_frame, faithfulness_frame)
 from ui.common.charts import side_by_side
@@ -67,8 +69,10 @@ tab_input, tab_corpus = st.tabs(["This input", "Which explanation to trust"], ke
                                 bind="query-params")
 
 with tab_input:
+    slow = {}
     try:
-        result = explain_input(loaded, ctx.text, pair)
+        slow = slow_to_ask(loaded, ctx.text, pair)
+        result = explain_input(loaded, ctx.text, pair, cost.methods_to_hold(slow))
         state.set_last_good(loaded.spec, result)
     except InputError as exc:
         show_error(exc)
@@ -79,6 +83,8 @@ with tab_input:
         st.caption("Showing the last input that worked.")
     for line in result.notes:
         st.info(plain(line), icon=":material/info:")
+    if slow:
+        ask_slow(loaded, ctx.text, pair, slow)
     source = sources(loaded, {"second text": pair or "none"})
     if result.prediction is not None:
         p1, p2 = st.columns([1, 3])

@@ -12,7 +12,8 @@ import numpy as np
 import streamlit as st
 
 from analysis.attention.views import heatmap_payload, views_payload
-from analysis.attribution import NAMES, attribute, load_for_attribution
+from analysis.attribution import NAMES, attribute, cost, load_for_attribution
+from analysis.attribution.run import check_methods
 from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
 from analysis.attribution.gradients import has_task_head
 from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
@@ -94,10 +95,42 @@ def token_cap(loaded) -> int:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _explain(spec: str, stamp: str, text: str, pair: str | None, max_tokens: int, _loaded):
+def _estimate(spec: str, stamp: str, text: str, pair: str | None, max_tokens: int, _loaded
+              ) -> dict[str, float]:
+    return cost.estimate_input(_loaded, text, pair, max_tokens)
+
+
+def slow_to_ask(loaded, text: str, pair: str | None) -> dict[str, float]:
+    """{method: estimated seconds} of the methods that would take longer than
+    ``cost.SLOW_AFTER_SECONDS`` on this input, unless the visitor chose to run them for it
+    (InputError for an input attribution refuses)."""
+    if st.session_state.get(state.RUN_SLOW) == (loaded.spec, text, pair):
+        return {}
+    est = _estimate(loaded.spec, checkpoint_stamp(loaded.spec), text, pair, token_cap(loaded),
+                    loaded)
+    return cost.slow_methods(est, cost.SLOW_AFTER_SECONDS)
+
+
+def ask_slow(loaded, text: str, pair: str | None, slow: dict[str, float]) -> None:
+    """Say how long the held-back methods would take and offer to run them."""
+    names = " and ".join(NAMES[m] for m in slow)
+    total = cost.duration_words(sum(slow.values()))
+    extra = (" (gradient x input waits with it: one pass computes both)"
+             if "integrated_gradients" in slow else "")
+    st.info(plain(f"{names} would take {total} on this input on this server, so they have not "
+                  f"been started{extra}. The other methods are shown below."),
+            icon=":material/schedule:")
+    if st.button(f"Run {names} too ({total})", key=state.W_RUN_SLOW):
+        st.session_state[state.RUN_SLOW] = (loaded.spec, text, pair)
+        st.rerun()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _explain(spec: str, stamp: str, text: str, pair: str | None, max_tokens: int, _loaded,
+             methods: tuple[str, ...] | None = None):
     def job(progress):
         progress(0.0, "Explaining the input by every method...")
-        result = attribute(_loaded, text, pair, max_tokens=max_tokens)
+        result = attribute(_loaded, text, pair, methods=methods, max_tokens=max_tokens)
         progress(1.0, f"{len(result.methods)} methods, {result.n_tokens} tokens")
         return result
 
@@ -106,10 +139,14 @@ def _explain(spec: str, stamp: str, text: str, pair: str | None, max_tokens: int
                    kind="Attribution of one input")
 
 
-def explain_input(loaded, text: str, pair: str | None):
-    """One input's :class:`analysis.attribution.Attribution` (InputError for bad input)."""
+def explain_input(loaded, text: str, pair: str | None, hold: tuple[str, ...] = ()):
+    """One input's :class:`analysis.attribution.Attribution` (InputError for bad input), by
+    every method the model allows but those in ``hold``."""
+    methods = None
+    if hold:
+        methods = tuple(m for m in check_methods(None, loaded) if m not in hold)
     return _explain(loaded.spec, checkpoint_stamp(loaded.spec), text, pair, token_cap(loaded),
-                    loaded)
+                    loaded, methods)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -32,9 +32,11 @@ VIEWS = "attr_views"  # the map component
 LAST_GOOD = "_attr_last_good"  # (spec, result) of the last input that worked
 DIMS = "_attr_dims"  # (layers, tokens) of the map shown, to check the component's state
 FAITH_RUN = "_attr_faith_run"  # the settings of the faithfulness run the visitor started
+RUN_SLOW = "_attr_run_slow"  # (spec, text, pair) whose slow methods the visitor chose to run
 
 # widget keys (buttons and downloads; not in the URL)
 W_READING = "attr-reading"
+W_RUN_SLOW = "attr-run-slow"
 W_AGREE_DL = "attr-agree-dl"
 W_AGREE = "attr-agree"
 W_AGREE_CHART = "attr-agree-chart"

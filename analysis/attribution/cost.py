@@ -1,0 +1,89 @@
+"""How long the slow attribution methods will take on one input, from one forward's time, so
+that a page can say so (and let the visitor choose) before starting them (issue 30).
+
+Measured on the embedded model and BERT-base stand-ins (bench/README.md, "Sizes"): value
+zeroing reruns, for each of the n tokens, the part of every layer after attention: about n
+forwards of the input; integrated gradients runs its ``steps`` forwards and backwards (a
+backward is about twice a forward) plus Captum's and the prediction's extra forwards: about
+``3.5 * steps + 2`` forwards. Every other method costs about one forward (the one the mixing
+methods share). The estimate scales with the forward that was timed on this machine and
+input, so it follows model size, token count, device and load.
+"""
+
+from __future__ import annotations
+
+SLOW_AFTER_SECONDS = 10.0  # longer than this: the page asks before starting
+FORWARDS_PER_IG_STEP = 3.5
+IG_EXTRA_FORWARDS = 2.0
+
+
+def forwards_needed(method: str, n_tokens: int, steps: int = 50) -> float:
+    """How many forwards of the input ``method`` costs (about)."""
+    if method == "value_zeroing":
+        return float(n_tokens)
+    if method == "integrated_gradients":
+        return FORWARDS_PER_IG_STEP * steps + IG_EXTRA_FORWARDS
+    return 1.0
+
+
+def estimate_seconds(methods, n_tokens: int, forward_seconds: float,
+                     steps: int = 50) -> dict[str, float]:
+    """{method: seconds} for one input of ``n_tokens`` whose forward took
+    ``forward_seconds`` here."""
+    if n_tokens < 1 or forward_seconds < 0:
+        raise ValueError("n_tokens must be positive and forward_seconds not negative.")
+    return {m: forwards_needed(m, n_tokens, steps) * forward_seconds for m in methods}
+
+
+def slow_methods(estimates: dict[str, float], limit: float = SLOW_AFTER_SECONDS
+                 ) -> dict[str, float]:
+    """The methods whose estimate is over ``limit`` seconds (the page asks first)."""
+    return {m: s for m, s in estimates.items() if s > limit}
+
+
+def duration_words(seconds: float) -> str:
+    """'about 40 seconds', 'about 3 minutes', 'about 1.5 hours'."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds)):d} seconds"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60):d} minutes"
+    return f"about {seconds / 3600:.1f} hours"
+
+
+def time_forward(loaded, enc) -> float:
+    """Seconds of one forward of the encoding ``enc`` on ``loaded`` (this machine, now)."""
+    import time
+
+    from analysis.forward import forward
+
+    t0 = time.perf_counter()
+    forward(loaded.model, loaded.tokenizer, [enc])
+    return time.perf_counter() - t0
+
+
+def estimate_input(loaded, text: str, pair: str | None = None, max_tokens: int = 512,
+                   steps: int = 50) -> dict[str, float]:
+    """{method: seconds} of every method the model allows on this input, from one timed
+    forward; when that says some method is slow, from the faster of two (a first forward can
+    carry one-time costs, and a busy moment should not hold a method back: the second costs
+    at most a tenth of the method it may release). InputError (one line) for an input
+    attribution refuses."""
+    from analysis.attribution.run import check_methods, encode_input
+
+    methods = check_methods(None, loaded)
+    enc = encode_input(loaded, text, pair, max_tokens)
+    seconds = time_forward(loaded, enc)
+    est = estimate_seconds(methods, enc.n_tokens, seconds, steps)
+    if slow_methods(est, SLOW_AFTER_SECONDS):
+        seconds = min(seconds, time_forward(loaded, enc))
+        est = estimate_seconds(methods, enc.n_tokens, seconds, steps)
+    return est
+
+
+def methods_to_hold(slow: dict[str, float]) -> tuple[str, ...]:
+    """What to leave out when ``slow`` are held back: gradient x input comes with integrated
+    gradients (one Captum pass computes both), so it waits with it."""
+    held = set(slow)
+    if "integrated_gradients" in held:
+        held.add("grad_input")
+    return tuple(sorted(held))

@@ -1,0 +1,84 @@
+"""Peak memory of the largest single steps at BERT-large and 512 tokens (issue 30's 8 GB
+target), without running the whole studies (each would take hours on 2 CPU cores): the
+attention first view, ``--ig-steps`` steps of integrated gradients through the page's call
+(its batch is one step at this size: ``gradients._internal_batch``), and value zeroing of
+``--vz-layers`` layers (every block of zeroed copies of those layers, the blocks sized by
+``zeroing.BUDGET_BYTES``). Peak RSS as in bench_sizes.py.
+
+    nice python bench/bench_sizes_memory.py --size bert-large
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (str(ROOT), str(ROOT / "bench")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import bench_sizes as bs  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", default="bert-large", choices=bs.SIZES)
+    p.add_argument("--tokens", type=int, default=512)
+    p.add_argument("--ig-steps", type=int, default=2)
+    p.add_argument("--vz-layers", type=int, default=1)
+    args = p.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import analysis.attention
+    import analysis.attention.views as views
+    from analysis.attribution import attribute, load_for_attribution
+    from analysis.attribution.mixing import layer_inputs
+    from analysis.attribution.zeroing import block_size, value_zeroing_layer
+    from analysis.forward import forward
+    from analysis.hooks import layer_parts
+    from analysis.maps import level_view
+
+    print("load", os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    _, clf = bs.spec_of(args.size, None)
+    loaded = load_for_attribution(clf)
+    text, pair = bs.pair_of_length(loaded.tokenizer, args.tokens)
+    n = len(loaded.tokenizer(text, pair)["input_ids"])
+    print(f"{args.size} classifier loaded: RSS {bs.rss_bytes() / 2**20:,.0f} MiB, {n} tokens")
+
+    def first_view():
+        res = analysis.attention.attention_for(loaded, text, pair)
+        labels, maps, segments, special = level_view(res, "token", False)
+        return views.views_payload(labels, maps, segments, special, is_pair=True)
+
+    def ig():
+        return attribute(loaded, text, pair, methods=["integrated_gradients"],
+                         steps=args.ig_steps)
+
+    def vz():
+        from analysis.encoding import encode
+
+        enc = encode(loaded.tokenizer, text, pair, max_length=loaded.max_length)
+        fw = forward(loaded.model, loaded.tokenizer, [enc], hidden_states=True,
+                     capture=("value_vectors",))
+        lis = layer_inputs(fw, layer_parts(loaded.model))
+        for layer in range(args.vz_layers):
+            value_zeroing_layer(loaded.model, layer, lis[layer],
+                                fw.hidden_states[layer + 1][0, :n].float())
+
+    block = block_size(n, loaded.model.config)
+    for name, fn in (("attention first view", first_view),
+                     (f"integrated gradients, {args.ig_steps} steps", ig),
+                     (f"value zeroing, {args.vz_layers} layer(s), blocks of {block} copies",
+                      vz)):
+        with bs.Peak() as pk:
+            _, s = bs.timed(fn)
+        print(f"| {args.size} | {n} | {name} | {s:.1f} s | {pk.peak / 2**20:,.0f} MiB | "
+              f"{(pk.peak - pk.start) / 2**20:,.0f} MiB |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
