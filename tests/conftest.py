@@ -4,6 +4,7 @@ architecture built from configs (no download), and the real data folder beside t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,20 @@ os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 
+# The tiers (README, "Tests"): one folder each, the marker follows the folder.
+#   unit/         the library on tiny models and hand-made inputs (fast)
+#   app/          Streamlit AppTest of one page (fast)
+#   integration/  the real default model, the whole app, subprocesses, a venv, nginx, Ray (slow)
+#   browser/      Debian Chromium against a running server (slow, browser)
+# Modules of one tier import helpers from another (``from test_drift_run import ...``) and from
+# tests/ itself (apptest_util.py, builders.py, ...): every tier folder is on sys.path.
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "app", "integration", "browser")
+for _tier in (TESTS, *(TESTS / t for t in TIERS)):
+    if str(_tier) not in sys.path:
+        sys.path.insert(0, str(_tier))
+SLOW_TIERS = {"integration", "browser"}
+
 # Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup): each module runs
 # whole in one process, so its module-scoped servers and models are made once; the modules that
 # start or join a local Ray cluster (``--ray auto`` joins whichever cluster runs on this
@@ -35,10 +50,24 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
+def tier_of(path: Path) -> str | None:
+    """The tier folder a test file lies in (None for a file directly under tests/)."""
+    try:
+        parts = path.resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.stem
+        tier = tier_of(item.path)
+        if tier in SLOW_TIERS:
+            item.add_marker(pytest.mark.slow)
+        if tier == "browser":
+            item.add_marker(pytest.mark.browser)
         if module in RAY_MODULES:
             item.add_marker(pytest.mark.ray)
             item.add_marker(pytest.mark.xdist_group("ray"))
