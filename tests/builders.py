@@ -72,3 +72,16 @@ class CrashingNoopJob:
 
     def merge(self, partials):
         return self.inner.merge(partials)
+
+
+def example_cache_from(finetuned: Path, cache: Path) -> Path:
+    """``cache`` holding a copy of ``finetuned`` as a ready example checkpoint (the example's
+    card beside it), so that the pages open on it."""
+    import json
+    import shutil
+
+    from analysis.example import CARD_NAME, FOLDER, recipe_dict
+
+    folder = Path(shutil.copytree(finetuned, cache / FOLDER))
+    (folder / CARD_NAME).write_text(json.dumps({"example_recipe": recipe_dict()}))
+    return cache

@@ -75,6 +75,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(module))
 
 
+@pytest.fixture(autouse=True)
+def no_legacy_navigation(request, monkeypatch):
+    """In tests/app and tests/integration, app.py's ``leave_legacy_navigation()`` (ui/common/
+    legacy_pages.py) does nothing. Under AppTest every run starts in Streamlit's legacy
+    pages-folder mode again (each AppTest makes a new PagesManager), so the workaround would
+    rerun the first script run of every test, and that rerun drops the page chosen with
+    ``switch_page``; on a real server it happens once. A test of the workaround itself puts it
+    back (``monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", ...)``)."""
+    if tier_of(request.node.path) not in ("app", "integration"):
+        yield
+        return
+    import ui.common.sidebar
+
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
+    yield
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
@@ -130,6 +147,27 @@ def tiny_mlm_dir(tmp_path_factory) -> str:
     BertForMaskedLM(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return str(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory) -> Path:
+    """A small fine-tuned ABSA checkpoint folder (tiny BERT, the default tokenizer, QA-M, two
+    steps on 8 sentences of the sample: ``test_aspects_checkpoints.make_tiny_checkpoint``),
+    made once per test process. Tests read it and never write into it."""
+    from test_aspects_checkpoints import make_tiny_checkpoint
+
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny-checkpoint") / "ck")
+
+
+@pytest.fixture(scope="session")
+def finetuned_copy(tmp_path_factory) -> Path:
+    """A small fine-tuned copy of the default model (2-way classifier, six AdamW steps:
+    ``test_drift_run.make_finetuned_copy``), made once per test process: the slowest
+    checkpoint the tests build (about 10 s), which six modules used to build each. Tests read
+    it and never write into it (copy it to change it)."""
+    from test_drift_run import make_finetuned_copy
+
+    return make_finetuned_copy(tmp_path_factory.mktemp("finetuned-copy") / "model")
 
 
 @pytest.fixture(scope="session")

@@ -144,12 +144,9 @@ def test_the_sidebars_folder_is_refused_on_the_page(tiny_model_dir, tmp_path, mo
     no page runs on the random model."""
     from streamlit.testing.v1 import AppTest
 
-    import ui.common.sidebar
 
     bad = copy_of(tiny_model_dir("bert"), tmp_path / "bad")
     rewrite_weights(bad, lambda t: {"unrelated": torch.zeros(3)})
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"),
                            default_timeout=240)
     at.query_params.update({"src": "Local folder", "model": str(bad)})

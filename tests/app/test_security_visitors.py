@@ -145,11 +145,8 @@ def test_every_upload_reader_checks_its_own_cap(demo, monkeypatch):
 def test_report_numbers_are_plain_text_on_the_report_page(monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    import ui.common.sidebar
     from analysis.report import Finding, Report
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.run()
     at.switch_page("pages/report.py")

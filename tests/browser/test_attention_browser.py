@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from test_browser import SHOTS, _launch, _query, _wait_idle, server  # noqa: F401 (fixture)
+from browser_util import SHOTS, _launch, _query, _wait_idle
 
 # a 512-token pair (truncated): real review text with tokens that are words of JavaScript and
 # of the Vega expression language, quotes, backslashes, braces and markup

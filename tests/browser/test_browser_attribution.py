@@ -10,23 +10,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from test_browser import CHROMIUM, SHOTS, _launch, _saturated_pixels, _wait_idle, \
-    streamlit_server
+from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle
 
 HOSTILE = 'The <b>x</b> soup ${x} was "cold" \\ and `rude` <img src=x onerror=alert(1)> '
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    empty = tmp_path_factory.mktemp("no-example")  # the page falls back to the default model
-    with streamlit_server(env={"DASHBOARD_CACHE": str(empty),
-                               "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-        yield url
+# the app on an empty cache (the default model): the tier's ``server`` (conftest.py)
 
 
 @pytest.mark.parametrize("width", [390, 1400])

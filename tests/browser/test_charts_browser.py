@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from test_browser import (CHROMIUM, ROOT, SHOTS, _launch, _pick, _saturated_pixels, _wait_idle,
+from browser_util import (CHROMIUM, ROOT, SHOTS, _launch, _pick, _saturated_pixels, _wait_idle,
                           streamlit_server)
 
 expect = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip "
@@ -161,9 +161,9 @@ def test_hostile_tokens_in_the_neuron_view_charts(chart_app, browser):
 
 
 @pytest.fixture(scope="module")
-def app_server(chart_app):
-    with streamlit_server(ROOT / "app.py", env={"PYTHONPATH": str(ROOT)}) as url:
-        yield url
+def app_server(server):
+    """The app itself: the tier's shared server (conftest.py)."""
+    return server
 
 
 def test_issue_link_in_the_app(app_server, browser):

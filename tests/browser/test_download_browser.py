@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHROMIUM, ROOT, _launch, _wait_idle, streamlit_server
-from test_browser import server  # noqa: F401 - the module's app server (a pytest fixture)
+from browser_util import CHROMIUM, ROOT, _launch, _wait_idle, streamlit_server
 
 FLAKY_APP = r'''
 import streamlit as st

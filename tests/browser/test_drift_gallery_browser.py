@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from test_browser import CHROMIUM, SHOTS, _launch, _wait_idle, streamlit_server
+from browser_util import SHOTS, _launch, _wait_idle
 
 URL = ("/drift?drift_after=default&drift_max=6&drift_tab=Pattern+types"
        "&drift_gallery_type=vertical&drift_gallery_model=before")
@@ -41,16 +41,9 @@ INK = """(c) => {
 
 
 @pytest.fixture(scope="module")
-def drift_server(tmp_path_factory):
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    pytest.importorskip("playwright.sync_api")
-    cache = tmp_path_factory.mktemp("cache")  # no example checkpoint, none built
-    with streamlit_server(env={"DASHBOARD_CACHE": str(cache),
-                               "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-        yield url
+def drift_server(server):
+    """The app on an empty cache: no example checkpoint, none built (conftest.py)."""
+    return server
 
 
 def gallery_problems(page) -> list[str]:

@@ -5,11 +5,10 @@ the page's."""
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
-from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from browser_util import _launch, _wait_idle
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -32,16 +31,7 @@ OVERFLOW = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server():
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    with tempfile.TemporaryDirectory() as cache:
-        with streamlit_server(env={"DASHBOARD_CACHE": cache,
-                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-            yield url
+# the app on an empty cache (the default model): the tier's ``server`` (conftest.py)
 
 
 @pytest.mark.parametrize("width", [1400, 390])

@@ -7,11 +7,10 @@ one under the other on the phone. One server for the module, on a stand-in examp
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
-from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from browser_util import _launch, _wait_idle
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -34,20 +33,9 @@ DRAWN_OUTSIDE = """(vw) => {
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    from analysis.example import CARD_NAME, FOLDER, recipe_dict
-    from test_drift_run import make_finetuned_copy
-
-    cache = tmp_path_factory.mktemp("cache")
-    folder = make_finetuned_copy(cache / FOLDER)
-    (folder / CARD_NAME).write_text(json.dumps({"example_recipe": recipe_dict()}))
-    with streamlit_server(env={"DASHBOARD_CACHE": str(cache),
-                               "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-        yield url
+def server(app_server, finetuned_copy):
+    """The app with a fine-tuned copy of the default model as its example checkpoint."""
+    return app_server(finetuned=finetuned_copy)
 
 
 def _open(browser, url: str, width: int):

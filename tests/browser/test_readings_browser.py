@@ -8,24 +8,16 @@ overclaim")."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from importance_util import stand_in_example
-from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from browser_util import _launch, _wait_idle
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    cache = tmp_path_factory.mktemp("readings-cache")
-    stand_in_example(cache)
-    with streamlit_server(env={"DASHBOARD_CACHE": str(cache),
-                               "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-        yield url
+def server(example_server):
+    """The tier's app server with the tiny stand-in example checkpoint (conftest.py)."""
+    return example_server
 
 
 @pytest.fixture(scope="module")

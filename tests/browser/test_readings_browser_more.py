@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from importance_util import stand_in_example
-from test_browser import CHROMIUM, _wait_idle, streamlit_server
+from browser_util import _wait_idle
 from test_readings_browser import _frame_with, _items, _open, _table
 from test_readings_browser import browser  # noqa: F401  (the module's Chromium, one per module)
 
@@ -34,16 +34,12 @@ def _shaken_copy(folder: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    cache = tmp_path_factory.mktemp("readings-more-cache")
-    before = stand_in_example(cache)
+def server(example_server, tmp_path_factory):
+    """The tier's app server with the stand-in example (conftest.py), and a pair of folders for
+    the Drift page: the same stand-in checkpoint and a shaken copy of it."""
+    before = stand_in_example(tmp_path_factory.mktemp("readings-more"))
     after = _shaken_copy(before, tmp_path_factory.mktemp("shaken") / "after")
-    with streamlit_server(env={"DASHBOARD_CACHE": str(cache),
-                               "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-        yield url, str(before), str(after)
+    return example_server, str(before), str(after)
 
 
 def _reading(page, starts: str) -> str:

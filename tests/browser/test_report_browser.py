@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlparse
 
-from test_browser import SHOTS, _launch, _wait_idle
+from browser_util import SHOTS, _launch, _wait_idle
 from ui.common.keep import STORAGE_KEY
-from test_browser import server  # noqa: F401 - the module's app server (a pytest fixture)
 
 
 def _nav(page, title: str) -> None:

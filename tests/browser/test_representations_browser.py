@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from test_browser import SHOTS, _launch, _saturated_pixels, _wait_idle
-from test_browser import server  # noqa: F401 - the module's app server (a pytest fixture)
+from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle
 
 HOSTILE = '<b>x</b> ${x} "q" \'s\' back\\slash <img src=x onerror=alert(1)> '
 TEXT = HOSTILE * 60  # far more than 512 tokens: cut to the model's maximum

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from test_browser import SHOTS, _launch, _wait_idle
-from test_browser import server  # noqa: F401 - the module's app server (a pytest fixture)
+from browser_util import SHOTS, _launch, _wait_idle
 
 ROW = "{i}\t{w}\t_\tX\t_\t_\t{h}\t{r}\t_\t_"
 # HTML, quotes, braces, Markdown, LaTeX and an emoji code as words and relations

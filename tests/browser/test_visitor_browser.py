@@ -5,12 +5,11 @@ own server (every other host is blocked, as offline)."""
 from __future__ import annotations
 
 import io
-import tempfile
 from urllib.parse import urlparse
 
 import pytest
 
-from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from browser_util import _launch, _wait_idle
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -44,16 +43,7 @@ def _coloured_columns(png: bytes, right: int) -> int:
     return sum(1 for r, g, b in box.getdata() if max(r, g, b) - min(r, g, b) > 60)
 
 
-@pytest.fixture(scope="module")
-def server():
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    with tempfile.TemporaryDirectory() as cache:  # no example checkpoint: pages open fast
-        with streamlit_server(env={"DASHBOARD_CACHE": cache,
-                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-            yield url
+# the app on an empty cache (the default model): the tier's ``server`` (conftest.py)
 
 
 def test_colour_bar_stays_after_an_in_page_url_change(server):

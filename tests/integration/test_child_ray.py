@@ -90,11 +90,9 @@ def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir
     from streamlit.testing.v1 import AppTest
 
     import analysis.raydata
-    import ui.common.sidebar
     from ui.aspects import state as aspects_state
     from ui.common.settings import settings
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", "auto")

@@ -4,7 +4,6 @@ folder. Every spec that reaches the model layer is recorded: only the host's lis
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ import analysis.models
 import ui.drift.blocks
 import ui.common.resources
 import ui.common.settings
-from analysis.example import CARD_NAME, FOLDER, recipe_dict
 from ui.common.errors import plain
 from ui.common.settings import DEFAULT_MODELS, SettingsError, load_settings
 from ui.common.sidebar import UNLISTED
@@ -32,15 +30,12 @@ HOSTILE = ["/etc/passwd", "../../etc", "~/.ssh", "/nonexistent/model", "bert-bas
 
 
 @pytest.fixture(scope="module")
-def example_cache(tmp_path_factory):
+def example_cache(tmp_path_factory, finetuned_copy):
     """A cache folder holding a ready 'example checkpoint' (a small fine-tuned copy of the
     default model with the example's card), so that demo pages open on it."""
-    from test_drift_run import make_finetuned_copy
+    from builders import example_cache_from
 
-    root = tmp_path_factory.mktemp("cache")
-    folder = make_finetuned_copy(root / FOLDER)
-    (folder / CARD_NAME).write_text(json.dumps({"example_recipe": recipe_dict()}))
-    return root
+    return example_cache_from(finetuned_copy, tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture
@@ -75,7 +70,6 @@ def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path
     ui.common.settings.settings.cache_clear()
     # AppTest resets Streamlit's pages mode every run; a real server leaves it once (see
     # tests/test_page_noop.py)
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
 
 
 @pytest.fixture
@@ -502,7 +496,7 @@ def test_local_pages_keep_their_path_boxes(local, tiny_model_dir):
 def demo_server(tmp_path):
     """A server in demo mode that allows long pasted corpora (so that one job lasts long enough
     for a second visitor to queue behind it)."""
-    from test_browser import CHROMIUM, streamlit_server
+    from browser_util import CHROMIUM, streamlit_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
@@ -515,13 +509,14 @@ def demo_server(tmp_path):
         yield url
 
 
+@pytest.mark.browser
 def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
     """Visitor A runs a long job (1,500 pasted lines); visitor B, whose own job is not cached,
     sees their place in the queue and gets the result after A's job; visitor C opens the
     Attention page while A's job still runs."""
     from playwright.sync_api import expect, sync_playwright
 
-    from test_browser import _launch, _wait_idle
+    from browser_util import _launch, _wait_idle
 
     lines = "\n".join(f"The soup number {k} was cold, but the staff were kind." for k in
                       range(1500))

@@ -40,13 +40,10 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
     from streamlit.testing.v1 import AppTest
 
-    import ui.common.sidebar
     from analysis.corpus import sample_corpus
     from analysis.noop import corpus_stats
     from ui.common import cluster
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
     sent = []
     real = cluster._run_ray
 

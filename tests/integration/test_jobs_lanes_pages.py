@@ -29,8 +29,6 @@ def queue(monkeypatch):
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
     ui.common.settings.settings.cache_clear()
     q = JobQueue(slots=1)
     build = q.join(BUILD, "example-build", lane=BACKGROUND, kind="Example checkpoint build",

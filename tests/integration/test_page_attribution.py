@@ -24,10 +24,7 @@ HOSTILE = 'The <b>x</b> soup ${x} was "cold" \\ and `rude`'
 
 
 def open_page(monkeypatch, **params) -> AppTest:
-    import ui.common.sidebar
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     for k, v in params.items():
         at.query_params[k] = v

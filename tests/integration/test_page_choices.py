@@ -42,10 +42,7 @@ def base(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _no_legacy_rerun(monkeypatch, tmp_path):
-    import ui.common.sidebar
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))  # the example is not built
 
 

@@ -14,7 +14,6 @@ from analysis.encoding import encode_dataset
 from apptest_util import chart_frames
 from ui.common.errors import plain
 from test_drift_pair import make_two_layer_folder
-from test_drift_run import make_finetuned_copy
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -28,8 +27,8 @@ def no_example(monkeypatch, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def finetuned(tmp_path_factory):
-    return str(make_finetuned_copy(tmp_path_factory.mktemp("ft-page") / "model"))
+def finetuned(finetuned_copy):
+    return str(finetuned_copy)  # tests/conftest.py: made once per test process
 
 
 def _frame(at, column):

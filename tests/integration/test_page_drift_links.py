@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from test_drift_run import make_finetuned_copy
 from url_util import bound, open_page
 
 
@@ -17,8 +16,8 @@ def no_example(monkeypatch, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def finetuned(tmp_path_factory):
-    return str(make_finetuned_copy(tmp_path_factory.mktemp("ft-links") / "model"))
+def finetuned(finetuned_copy):
+    return str(finetuned_copy)  # tests/conftest.py: made once per test process
 
 
 def test_a_link_restores_every_control_and_the_numbers(monkeypatch, finetuned):

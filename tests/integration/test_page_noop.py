@@ -21,10 +21,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 def app(monkeypatch):
     # ui.common.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run (AppTest
     # resets PagesManager.uses_pages_directory each run), and that rerun drops the page chosen with
-    # switch_page; a real server only does it once. Keep it out of the test.
-    import ui.common.sidebar
-
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
+    # switch_page; a real server only does it once. tests/conftest.py keeps it out of the test.
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.session_state["noop_max"] = CAP
@@ -138,7 +135,6 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    import ui.common.sidebar
     from analysis.models import default_model_path
     from ui.common.links import SOURCE_FOLDER
 
@@ -148,7 +144,6 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
                      num_attention_heads=4, intermediate_size=37, max_position_embeddings=128)
     BertForMaskedLM(cfg).save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     # the shared sidebar's model picker (URL-bound): a local folder
     at.query_params["src"] = SOURCE_FOLDER

@@ -18,9 +18,7 @@ XSS = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture
 def app(monkeypatch):
-    import ui.common.sidebar
 
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.switch_page("pages/report.py")
@@ -100,10 +98,7 @@ def test_demo_mode_caps_the_report_upload(monkeypatch):
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()
     try:
-        import ui.common.sidebar
 
-        monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None,
-                            raising=False)
         at = AppTest.from_file(APP, default_timeout=240)
         at.run()
         at.switch_page("pages/report.py")

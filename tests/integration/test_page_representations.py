@@ -32,7 +32,6 @@ def _local(monkeypatch):
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
     host_settings.cache_clear()
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     yield
     host_settings.cache_clear()
 

@@ -44,7 +44,8 @@ PROBE = [("The", "DET", 2, "det"), ("<b>x</b>", "NOUN", 3, "nsubj"),
 @pytest.fixture(autouse=True)
 def _local(monkeypatch):
     """Local mode, no example build; ui.common.sidebar.leave_legacy_navigation() reruns the first
-    AppTest run and can forget the switched page (a real server does it once only)."""
+    AppTest run and can forget the switched page (a real server does it once only): tests/
+    conftest.py's no_legacy_navigation switches it off."""
     import ui.common.sidebar
     import ui.common.models
 
@@ -53,7 +54,6 @@ def _local(monkeypatch):
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.models, "example_ready", lambda: False)
     ui.common.settings.settings.cache_clear()
-    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None, raising=False)
     yield
     ui.common.settings.settings.cache_clear()
 

@@ -89,11 +89,12 @@ def test_show_error_shows_an_exception_as_plain_text():
     assert at.error[0].value == plain("Model: [Click here](https://example.com/login)")
 
 
+@pytest.mark.browser
 def test_messages_show_literally_in_chromium(tmp_path):
     """Each hostile string in st.error (through ``plain``) renders as its own text: no link,
     no image, no icon, no formula, no request to the planted address. A control message without
     ``plain`` does make a link, so the check can fail."""
-    from test_browser import CHROMIUM, IDLE, _launch, streamlit_server
+    from browser_util import CHROMIUM, IDLE, _launch, streamlit_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
@@ -467,17 +468,17 @@ def test_cli_out_in_a_missing_folder_or_a_folder(tmp_path, capsys):
     assert rc == 2 and err[0].startswith("error: --out is a folder, not a .json file")
 
 
-def test_cli_write_failure_after_the_work_is_one_line(tmp_path, capsys, monkeypatch):
+def test_cli_write_failure_after_the_work_is_one_line(tmp_path, capsys, monkeypatch,
+                                                      tiny_checkpoint):
     """An output that fails at the very end (disk full, a file system turned read-only) ends
     with one line, not a traceback."""
     from analysis.cli import aspects as cli_aspects
-    from test_aspects_checkpoints import make_tiny_checkpoint
 
     def full(*a, **k):
         raise OSError(28, "No space left on device", str(tmp_path / "m.json"))
 
     monkeypatch.setattr(cli_aspects, "_write", full)
-    ckpt = make_tiny_checkpoint(tmp_path / "ck")
+    ckpt = tiny_checkpoint
     rc, err = _run(["aspects", "heads", "--model", str(ckpt), "--data", "sample",
                     "--max-sentences", "2", "--out", str(tmp_path / "m.json")], capsys)
     # (the progress bar shares stderr; the error is its last line, with no traceback)

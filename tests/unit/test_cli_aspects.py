@@ -15,7 +15,6 @@ from analysis.aspects.finetune import evaluate
 from analysis.aspects.gold import KINDS
 from analysis.aspects.readers import load_sample
 from analysis.aspects.tasks import build_examples
-from test_aspects_checkpoints import make_tiny_checkpoint
 
 
 def test_cli_finetune_with_heldout_records_the_curve(tiny_model_dir, tmp_path, capsys):
@@ -88,10 +87,11 @@ def test_cli_refuses_a_bad_out_folder_before_training(tmp_path, capsys, monkeypa
     assert (taken / "mine.txt").read_text() == "keep me"
 
 
-def test_cli_aspect_heads_refuses_another_task_than_the_checkpoints(tmp_path, capsys):
+def test_cli_aspect_heads_refuses_another_task_than_the_checkpoints(tmp_path, capsys,
+                                                                    tiny_checkpoint):
     from analysis.cli import main
 
-    ck = make_tiny_checkpoint(tmp_path / "ck", "qa_m")
+    ck = tiny_checkpoint  # QA-M
     rc = main(["aspect-heads", "--model", str(ck), "--data", "sample", "--task", "qa_b",
                "--causal", "--out", str(tmp_path / "h.json")])
     assert rc == 2
@@ -109,10 +109,10 @@ def test_cli_json_has_null_for_undefined_metrics(tmp_path):
     assert "NaN" not in out.read_text()
 
 
-def test_cli_aspect_heads(tmp_path, capsys):
+def test_cli_aspect_heads(tmp_path, capsys, tiny_checkpoint):
     from analysis.cli import main
 
-    ck = make_tiny_checkpoint(tmp_path / "ck")
+    ck = tiny_checkpoint
     out = tmp_path / "heads.json"
     rc = main(["aspect-heads", "--model", str(ck), "--data", "sample", "--max-sentences", "6",
                "--top-k", "3", "--out", str(out)])
@@ -129,12 +129,12 @@ def test_cli_aspect_heads(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "error: --out must name a .json file."
 
 
-def test_aspects_subcommands_write_what_the_old_names_write(tmp_path, capsys):
+def test_aspects_subcommands_write_what_the_old_names_write(tmp_path, capsys, tiny_checkpoint):
     """``aspects evaluate`` / ``aspects heads`` are the old ``evaluate`` / ``aspect-heads``:
     the same options, the same JSON (the run time aside)."""
     from analysis.cli import main
 
-    ck = make_tiny_checkpoint(tmp_path / "ck")
+    ck = tiny_checkpoint
     runs = {
         "evaluate": (["evaluate"], ["aspects", "evaluate"],
                      ["--model", str(ck), "--data", "sample", "--task", "qa_m"]),

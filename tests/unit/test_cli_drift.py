@@ -11,12 +11,12 @@ import pytest
 from analysis.drift import PATTERN_TYPES, compare_models, load_pair
 from analysis.encoding import encode_corpus
 
-from test_drift_run import LABELS, SENTENCES, make_finetuned_copy
+from test_drift_run import LABELS, SENTENCES
 
 
 @pytest.fixture(scope="module")
-def finetuned(tmp_path_factory):
-    return str(make_finetuned_copy(tmp_path_factory.mktemp("ft-cli") / "model"))
+def finetuned(finetuned_copy):
+    return str(finetuned_copy)  # tests/conftest.py: made once per test process
 
 
 def test_cli_writes_the_measures_and_fails_plainly(tmp_path, finetuned, capsys, default_model):

@@ -62,8 +62,8 @@ def base():
 
 
 @pytest.fixture(scope="module")
-def finetuned(tmp_path_factory):
-    return str(make_finetuned_copy(tmp_path_factory.mktemp("ft") / "model"))
+def finetuned(finetuned_copy):
+    return str(finetuned_copy)  # tests/conftest.py: made once per test process
 
 
 @pytest.fixture(scope="module")
