@@ -23,40 +23,22 @@ os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 
-# The tiers (README, "Tests"): one folder each, the marker follows the folder.
-#   unit/         the library on tiny models and hand-made inputs (fast)
-#   app/          Streamlit AppTest of one page (fast)
-#   integration/  the real default model, the whole app, subprocesses, a venv, nginx, Ray (slow)
-#   browser/      Debian Chromium against a running server (slow, browser)
-# Modules of one tier import helpers from another (``from test_drift_run import ...``) and from
-# tests/ itself (apptest_util.py, builders.py, ...): every tier folder is on sys.path.
-TESTS = Path(__file__).resolve().parent
-TIERS = ("unit", "app", "integration", "browser")
-for _tier in (TESTS, *(TESTS / t for t in TIERS)):
+# Every tier folder on sys.path (tests/tiers.py); tests/ itself is there already (apptest_util.py,
+# builders.py, ...).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiers import RAY_MODULES, SLOW_TIERS, TESTS, TIERS, tier_of  # noqa: E402
+
+for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
         sys.path.insert(0, str(_tier))
-SLOW_TIERS = {"integration", "browser"}
 
 # Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup): each module runs
-# whole in one process, so its module-scoped servers and models are made once; the modules that
-# start or join a local Ray cluster (``--ray auto`` joins whichever cluster runs on this
-# machine) share one process, so that two clusters never run at once.
-RAY_MODULES = {"test_child_ray", "test_cli_representations", "test_jobs_cluster",
-               "test_jobs_cluster_pages", "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages",
-               "test_scale_cli", "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"}
+# whole in one process, so its module-scoped servers and models are made once; the Ray modules
+# (tests/tiers.py) share one process.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # one compute thread per process (and per server it starts): two processes share 2 cores
     os.environ.setdefault("OMP_NUM_THREADS", str(max(
         1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
-
-
-def tier_of(path: Path) -> str | None:
-    """The tier folder a test file lies in (None for a file directly under tests/)."""
-    try:
-        parts = path.resolve().relative_to(TESTS).parts
-    except ValueError:
-        return None
-    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,0 +1,36 @@
+"""The test tiers (README, "Tests"): one folder each; tests/conftest.py marks every test by its
+folder and puts every folder on sys.path (a module imports helpers from another tier's module by
+its basename: ``from test_drift_run import make_finetuned_copy``).
+
+  unit/         the library on tiny models and hand-made inputs (fast)
+  app/          Streamlit AppTest of one page (fast)
+  integration/  the real default model, the whole app, subprocesses, a venv, nginx, Ray (slow)
+  browser/      Debian Chromium against a running server (slow, browser)
+
+``python3 -m pytest -q tests/unit tests/app`` (the same tests as ``-m "not slow"``) is the fast
+loop; ``python3 -m pytest -q`` runs every tier (what CI runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "app", "integration", "browser")
+SLOW_TIERS = frozenset({"integration", "browser"})
+
+# The modules that start or join a local Ray cluster (``--ray auto`` joins whichever cluster
+# runs on this machine): one test process runs them all (pytest-xdist group "ray"), so that two
+# clusters never run at once.
+RAY_MODULES = frozenset({
+    "test_child_ray", "test_cli_representations", "test_jobs_cluster", "test_jobs_cluster_pages",
+    "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages", "test_scale_cli",
+    "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"})
+
+
+def tier_of(path: Path) -> str | None:
+    """The tier folder a test file lies in (None for a file directly under tests/)."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
