@@ -26,7 +26,7 @@ os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 # Every tier folder on sys.path (tests/tiers.py); tests/ itself is there already (apptest_util.py,
 # builders.py, ...).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tiers import RAY_MODULES, SLOW_TIERS, TESTS, TIERS, tier_of  # noqa: E402
+from tiers import RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS, TIERS, tier_of  # noqa: E402
 
 for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
@@ -41,12 +41,20 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
+# The order the two processes take the modules in (pytest-xdist hands out whole modules, the
+# next one to whichever process is free): the longest first, the many short unit modules last to
+# fill the gaps, so that neither process waits long for the other at the end.
+RUN_ORDER = {"ray": 0, "browser": 1, "integration": 2, "app": 3, "unit": 4, None: 5}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: RUN_ORDER["ray" if item.path.stem in RAY_MODULES
+                                          else tier_of(item.path)])
     for item in items:
         module = item.path.stem
         tier = tier_of(item.path)
-        if tier in SLOW_TIERS:
+        if tier in SLOW_TIERS or f"{module}::{item.originalname}" in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
         if tier == "browser":
             item.add_marker(pytest.mark.browser)

@@ -7,8 +7,8 @@ its basename: ``from test_drift_run import make_finetuned_copy``).
   integration/  the real default model, the whole app, subprocesses, a venv, nginx, Ray (slow)
   browser/      Debian Chromium against a running server (slow, browser)
 
-``python3 -m pytest -q tests/unit tests/app`` (the same tests as ``-m "not slow"``) is the fast
-loop; ``python3 -m pytest -q`` runs every tier (what CI runs)."""
+``python3 -m pytest -q -m "not slow"`` (tests/unit and tests/app without the few tests of
+SLOW_TESTS) is the fast loop; ``python3 -m pytest -q`` runs every tier (what CI runs)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,17 @@ RAY_MODULES = frozenset({
     "test_child_ray", "test_cli_representations", "test_jobs_cluster", "test_jobs_cluster_pages",
     "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages", "test_scale_cli",
     "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"})
+
+
+# The slowest tests of the fast tiers (several seconds each on an idle 2-core machine: a
+# 512-token payload, gradients over every example, a timing check, four CLI runs), also marked
+# ``slow`` so that ``-m "not slow"`` leaves them out; ``module::test`` (any parameters).
+SLOW_TESTS = frozenset({
+    "test_attention_views::test_views_payload_of_a_512_token_pair_is_under_two_megabytes",
+    "test_importance_gradients::test_importance_is_the_mean_absolute_gradient_per_example",
+    "test_security_json::test_the_scan_is_linear_on_the_issues_hostile_strings",
+    "test_cli_aspects::test_aspects_subcommands_write_what_the_old_names_write",
+})
 
 
 def tier_of(path: Path) -> str | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tiers import RAY_MODULES, SLOW_TIERS, TIERS, tier_of
+from tiers import RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TIERS, tier_of
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -24,6 +24,10 @@ def test_every_test_module_is_in_a_tier_and_basenames_are_unique():
     twice = [name for name, n in Counter(p.name for p in modules).items() if n > 1]
     assert not twice, twice
     assert RAY_MODULES <= {p.stem for p in modules}
+    for name in SLOW_TESTS:  # each names a test that exists, in a fast tier
+        module, test = name.split("::")
+        path = next(p for p in modules if p.stem == module)
+        assert tier_of(path) in ("unit", "app") and f"def {test}(" in path.read_text()
 
 
 def test_tier_of_reads_the_folder():
