@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
@@ -26,7 +27,8 @@ os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 # Every tier folder on sys.path (tests/tiers.py); tests/ itself is there already (apptest_util.py,
 # builders.py, ...).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tiers import RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS, TIERS, tier_of  # noqa: E402
+from tiers import (KEEP_LEGACY_NAVIGATION, RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS,  # noqa: E402
+                   TIERS, tier_of)
 
 for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
@@ -73,7 +75,8 @@ def no_legacy_navigation(request, monkeypatch):
     rerun the first script run of every test, and that rerun drops the page chosen with
     ``switch_page``; on a real server it happens once. A test of the workaround itself puts it
     back (``monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", ...)``)."""
-    if tier_of(request.node.path) not in ("app", "integration"):
+    if tier_of(request.node.path) not in ("app", "integration") or \
+            request.node.path.stem in KEEP_LEGACY_NAVIGATION:
         yield
         return
     import ui.common.sidebar
@@ -94,30 +97,6 @@ def default_model():
     from analysis.models import load_model
 
     return load_model("default")
-
-
-def _tiny_config(arch: str):
-    import transformers as T
-
-    common = dict(vocab_size=30522, max_position_embeddings=130)
-    if arch == "bert":
-        return T.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                            intermediate_size=37, **common)
-    if arch == "roberta":
-        return T.RobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                               intermediate_size=37, type_vocab_size=2, **common)
-    if arch == "distilbert":
-        return T.DistilBertConfig(dim=32, n_layers=2, n_heads=4, hidden_dim=37,
-                                  vocab_size=30522, max_position_embeddings=128)
-    if arch == "albert":
-        return T.AlbertConfig(embedding_size=16, hidden_size=32, num_hidden_layers=3,
-                              num_attention_heads=4, intermediate_size=37, **common)
-    if arch == "electra":
-        return T.ElectraConfig(embedding_size=16, hidden_size=32, num_hidden_layers=2,
-                               num_attention_heads=4, intermediate_size=37, **common)
-    if arch == "gpt2":
-        return T.GPT2Config(vocab_size=30522, n_embd=32, n_layer=2, n_head=4)
-    raise ValueError(arch)
 
 
 @pytest.fixture(scope="session")
@@ -175,6 +154,8 @@ def tiny_model_dir(tmp_path_factory):
         if arch not in made:
             torch.manual_seed(0)
             folder = tmp_path_factory.mktemp(f"tiny-{arch}")
+            from builders import _tiny_config
+
             AutoModel.from_config(_tiny_config(arch)).save_pretrained(folder)
             AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
             made[arch] = folder

@@ -33,9 +33,9 @@ DRAWN_OUTSIDE = """(vw) => {
 
 
 @pytest.fixture(scope="module")
-def server(app_server, finetuned_copy):
+def server(streamlit_app, finetuned_copy):
     """The app with a fine-tuned copy of the default model as its example checkpoint."""
-    return app_server(finetuned=finetuned_copy)
+    return streamlit_app(finetuned=finetuned_copy)
 
 
 def _open(browser, url: str, width: int):

@@ -309,10 +309,12 @@ def test_head_and_model_views_offer_csv():
 
 
 def test_reading_is_computed_from_the_shown_head_and_reports_pin_it(default_model, monkeypatch):
+    import ui.common.sidebar
     from analysis.attention.reading import attention_reading, layer_reading, model_reading
 
     # AppTest starts every run in Streamlit's legacy pages mode, whose one-off rerun would eat
     # a button's click (a real server leaves that mode once)
+    monkeypatch.setattr(ui.common.sidebar, "leave_legacy_navigation", lambda: None)
     ref = attention_for(default_model, EXAMPLE_A)
     # the heatmap of layer 3, head 5: the reading is that head's, in plain text
     at = open_app(view="Heatmap", layer="3", head="5")

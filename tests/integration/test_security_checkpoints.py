@@ -103,7 +103,7 @@ def test_config_params_bound_the_real_models_from_above(tmp_path):
     """The estimate is at least the real count and at most 2 % above it (ALBERT shares its
     layers: counted once per layer, so only from above)."""
     import transformers as T
-    from conftest import _tiny_config
+    from builders import _tiny_config
 
     for arch in ("bert", "distilbert", "albert"):  # the three ways of naming the sizes
         cfg = _tiny_config(arch)
