@@ -379,7 +379,10 @@ def cmd_ci(args) -> None:
         times["start"] = time.monotonic() - t
         _say(f"started in demo mode, healthy at {url}", times["start"])
 
-        if browser:
+        if browser and args.no_pages:
+            print("deploy check: browser step left to the replicas check (--no-pages: "
+                  "deploy/replicas.py check opens every page with the same checks)")
+        elif browser:
             t = time.monotonic()
             pages = subprocess.run(
                 [python, str(ROOT / "deploy" / "check.py"), "pages", url,
@@ -445,6 +448,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", type=Path, default=None,
                    help="example cache folder (default: a fresh temporary one)")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder and logs")
+    p.add_argument("--no-pages", action="store_true",
+                   help="skip the Chromium step: for a run that goes on with deploy/replicas.py "
+                        "check, whose visitor opens every page with the same checks")
     p.set_defaults(fn=cmd_ci)
     args = ap.parse_args(argv)
 

@@ -72,3 +72,40 @@ class CrashingNoopJob:
 
     def merge(self, partials):
         return self.inner.merge(partials)
+
+
+def example_cache_from(finetuned: Path, cache: Path) -> Path:
+    """``cache`` holding a copy of ``finetuned`` as a ready example checkpoint (the example's
+    card beside it), so that the pages open on it."""
+    import json
+    import shutil
+
+    from analysis.example import CARD_NAME, FOLDER, recipe_dict
+
+    folder = Path(shutil.copytree(finetuned, cache / FOLDER))
+    (folder / CARD_NAME).write_text(json.dumps({"example_recipe": recipe_dict()}))
+    return cache
+
+
+def _tiny_config(arch: str):
+    import transformers as T
+
+    common = dict(vocab_size=30522, max_position_embeddings=130)
+    if arch == "bert":
+        return T.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                            intermediate_size=37, **common)
+    if arch == "roberta":
+        return T.RobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                               intermediate_size=37, type_vocab_size=2, **common)
+    if arch == "distilbert":
+        return T.DistilBertConfig(dim=32, n_layers=2, n_heads=4, hidden_dim=37,
+                                  vocab_size=30522, max_position_embeddings=128)
+    if arch == "albert":
+        return T.AlbertConfig(embedding_size=16, hidden_size=32, num_hidden_layers=3,
+                              num_attention_heads=4, intermediate_size=37, **common)
+    if arch == "electra":
+        return T.ElectraConfig(embedding_size=16, hidden_size=32, num_hidden_layers=2,
+                               num_attention_heads=4, intermediate_size=37, **common)
+    if arch == "gpt2":
+        return T.GPT2Config(vocab_size=30522, n_embd=32, n_layer=2, n_head=4)
+    raise ValueError(arch)

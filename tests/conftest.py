@@ -4,9 +4,11 @@ architecture built from configs (no download), and the real data folder beside t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -22,28 +24,65 @@ os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 
+# Every tier folder on sys.path (tests/tiers.py); tests/ itself is there already (apptest_util.py,
+# builders.py, ...).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiers import (KEEP_LEGACY_NAVIGATION, RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS,  # noqa: E402
+                   TIERS, tier_of)
+
+for _tier in (TESTS / t for t in TIERS):
+    if str(_tier) not in sys.path:
+        sys.path.insert(0, str(_tier))
+
 # Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup): each module runs
-# whole in one process, so its module-scoped servers and models are made once; the modules that
-# start or join a local Ray cluster (``--ray auto`` joins whichever cluster runs on this
-# machine) share one process, so that two clusters never run at once.
-RAY_MODULES = {"test_child_ray", "test_cli_representations", "test_jobs_cluster",
-               "test_jobs_cluster_pages", "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages",
-               "test_scale_cli", "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"}
+# whole in one process, so its module-scoped servers and models are made once; the Ray modules
+# (tests/tiers.py) share one process.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # one compute thread per process (and per server it starts): two processes share 2 cores
     os.environ.setdefault("OMP_NUM_THREADS", str(max(
         1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
+# The order the two processes take the modules in (pytest-xdist hands out whole modules, the
+# next one to whichever process is free): the longest first, the many short unit modules last to
+# fill the gaps, so that neither process waits long for the other at the end.
+RUN_ORDER = {"ray": 0, "browser": 1, "integration": 2, "app": 3, "unit": 4, None: 5}
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: RUN_ORDER["ray" if item.path.stem in RAY_MODULES
+                                          else tier_of(item.path)])
     for item in items:
         module = item.path.stem
+        tier = tier_of(item.path)
+        if tier in SLOW_TIERS or f"{module}::{item.originalname}" in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        if tier == "browser":
+            item.add_marker(pytest.mark.browser)
         if module in RAY_MODULES:
             item.add_marker(pytest.mark.ray)
             item.add_marker(pytest.mark.xdist_group("ray"))
         else:
             item.add_marker(pytest.mark.xdist_group(module))
+
+
+@pytest.fixture(autouse=True)
+def no_legacy_navigation(request, monkeypatch):
+    """In tests/app and tests/integration, app.py's ``leave_legacy_navigation()`` (ui/common/
+    legacy_pages.py) does nothing. Under AppTest every run starts in Streamlit's legacy
+    pages-folder mode again (each AppTest makes a new PagesManager), so the workaround would
+    rerun the first script run of every test, and that rerun drops the page chosen with
+    ``switch_page``; on a real server it happens once. A test of the workaround itself puts it
+    back (``monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", ...)``)."""
+    if tier_of(request.node.path) not in ("app", "integration") or \
+            request.node.path.stem in KEEP_LEGACY_NAVIGATION:
+        yield
+        return
+    import ui.common.frame.sidebar
+
+    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None)
+    yield
 
 
 @pytest.fixture(scope="session")
@@ -58,30 +97,6 @@ def default_model():
     from analysis.models import load_model
 
     return load_model("default")
-
-
-def _tiny_config(arch: str):
-    import transformers as T
-
-    common = dict(vocab_size=30522, max_position_embeddings=130)
-    if arch == "bert":
-        return T.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                            intermediate_size=37, **common)
-    if arch == "roberta":
-        return T.RobertaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                               intermediate_size=37, type_vocab_size=2, **common)
-    if arch == "distilbert":
-        return T.DistilBertConfig(dim=32, n_layers=2, n_heads=4, hidden_dim=37,
-                                  vocab_size=30522, max_position_embeddings=128)
-    if arch == "albert":
-        return T.AlbertConfig(embedding_size=16, hidden_size=32, num_hidden_layers=3,
-                              num_attention_heads=4, intermediate_size=37, **common)
-    if arch == "electra":
-        return T.ElectraConfig(embedding_size=16, hidden_size=32, num_hidden_layers=2,
-                               num_attention_heads=4, intermediate_size=37, **common)
-    if arch == "gpt2":
-        return T.GPT2Config(vocab_size=30522, n_embd=32, n_layer=2, n_head=4)
-    raise ValueError(arch)
 
 
 @pytest.fixture(scope="session")
@@ -104,6 +119,27 @@ def tiny_mlm_dir(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory) -> Path:
+    """A small fine-tuned ABSA checkpoint folder (tiny BERT, the default tokenizer, QA-M, two
+    steps on 8 sentences of the sample: ``test_aspects_checkpoints.make_tiny_checkpoint``),
+    made once per test process. Tests read it and never write into it."""
+    from test_aspects_checkpoints import make_tiny_checkpoint
+
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("tiny-checkpoint") / "ck")
+
+
+@pytest.fixture(scope="session")
+def finetuned_copy(tmp_path_factory) -> Path:
+    """A small fine-tuned copy of the default model (2-way classifier, six AdamW steps:
+    ``test_drift_run.make_finetuned_copy``), made once per test process: the slowest
+    checkpoint the tests build (about 10 s), which six modules used to build each. Tests read
+    it and never write into it (copy it to change it)."""
+    from test_drift_run import make_finetuned_copy
+
+    return make_finetuned_copy(tmp_path_factory.mktemp("finetuned-copy") / "model")
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """Factory: folder with a randomly initialised tiny model of ``arch`` and the default
     model's WordPiece tokenizer (seeded, so values are reproducible)."""
@@ -118,6 +154,8 @@ def tiny_model_dir(tmp_path_factory):
         if arch not in made:
             torch.manual_seed(0)
             folder = tmp_path_factory.mktemp(f"tiny-{arch}")
+            from builders import _tiny_config
+
             AutoModel.from_config(_tiny_config(arch)).save_pretrained(folder)
             AutoTokenizer.from_pretrained(default_model_path()).save_pretrained(folder)
             made[arch] = folder

@@ -40,11 +40,7 @@ def _walk(node):
 
 def open_page(page: str, monkeypatch, timeout: int = 240, **params) -> AppTest:
     """A fresh session opened on ``page`` (e.g. "noop") by a link with ``params``."""
-    import ui.common.frame.sidebar
 
-    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
-
-                        raising=False)
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in params.items():
         at.query_params[k] = str(v)

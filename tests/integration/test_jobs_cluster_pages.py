@@ -1,0 +1,189 @@
+"""The cluster path of Head importance and Attribution faithfulness (analysis/execution/cluster.py),
+with the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the workers cannot load
+runs here once, the bar says so, and its next job is queued here with the caption; a Ray
+Data actor that died loading the model is said in the loader's words, not as a lost worker;
+the first-visit background job takes a cluster ticket (it waits behind no in-process job) and
+waits on the cluster, or runs here without the address; AppTest: Head importance's first view
+goes to the cluster and shows the library's numbers. The real cluster:
+tests/test_jobs_cluster_ray_pages.py."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+import pytest
+
+from analysis.errors import DataError
+from analysis.importance.reading import free_heads, removable_together
+from analysis.models import ModelLoadError
+from analysis.execution.raydata import WorkerLost
+from analysis.execution import cluster
+from ui.common import jobs
+from ui.common.errors import plain
+from analysis.execution.placements import placement
+from analysis.execution.work import Corpus
+from ui.common.jobs import JobQueue, run_job, start_background_job
+from ui.common.settings import Settings
+
+from test_jobs import WAIT, _until
+from test_jobs_cluster import ADDRESS, _local, fake  # noqa: F401
+
+SPEC = "/srv/models/gone"
+SAID = f"The folder {SPEC} does not exist."
+
+
+@dataclass
+class _Job:
+    spec: str
+
+
+class RayTaskError(Exception):  # Ray's wrapper keeps the worker's exception as ``cause``
+    def __init__(self, cause):
+        super().__init__("ray: task failed")
+        self.cause = cause
+
+
+def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, monkeypatch):
+    fc, page = fake(fail=RayTaskError(ModelLoadError(SAID)))
+    monkeypatch.setattr(cluster, "_UNLOADABLE", set())
+    monkeypatch.setattr("ui.common.settings.settings", lambda: Settings(ray_address=ADDRESS))
+    captions = []
+    monkeypatch.setattr(jobs.st, "caption", lambda text, **kw: captions.append(text))
+    where = placement(ADDRESS)
+    cj = Corpus(_Job(SPEC), list(range(8)), here_if_unloadable=True)
+    assert where.cluster(cj) and not where.refuses(cj) and captions == []
+
+    bar = plain(f"half ({cluster.HERE_BAR})")  # the bar says where it runs
+
+    def here(progress):
+        progress(0.5, "half")
+        assert _until(lambda: any(text == bar for _, _, text in list(page.sent)))
+        return "computed here"
+
+    q = JobQueue(slots=1)
+    cj = replace(cj, here=here)  # its in-process run
+    assert run_job("Faithfulness", cj, key="f", queue=q) == "computed here"
+    assert [c[0] for c in fc.calls] == ["connect", "run"]  # tried on the cluster once
+    assert ("progress", (0.5,), bar) in page.sent
+    assert cluster._UNLOADABLE == {(ADDRESS, SPEC)}
+    assert q.state() == {"running": [], "waiting": 0}
+
+    # the next job of that model: queued here from the start, with the caption
+    captions.clear()  # (run_job's own caption under the bar: where it went)
+    assert where.refuses(cj) and not where.cluster(cj)
+    assert not where.refuses(Corpus(_Job("default"), [1]))
+    assert run_job("Faithfulness", cj, key="f", queue=q) == "computed here"
+    assert captions == [cluster.HERE]  # said above the bar
+    assert len(fc.calls) == 2
+
+
+def test_without_the_fallback_a_model_the_workers_cannot_load_is_said(fake):
+    fake(fail=RayTaskError(ModelLoadError(SAID)))
+    with pytest.raises(DataError) as err:
+        run_job("Corpus statistics", Corpus(_Job(SPEC), list(range(8)), here=_local), key="c",
+                queue=JobQueue(slots=1))
+    assert str(err.value) == f"The Ray cluster's workers cannot load the model: {SAID}"
+
+
+def test_an_actor_that_died_loading_the_model_is_said_in_the_loaders_words(fake):
+    class ActorDiedError(Exception):  # what Ray Data raises: the init error as text only
+        actor_init_failed = True
+
+        def __init__(self, msg):
+            super().__init__("The actor died because of an error raised in its creation task")
+            self.error_msg = msg
+
+    try:
+        try:
+            raise ActorDiedError("Traceback (most recent call last):\n  File \"models.py\"\n"
+                                 f"analysis.models.ModelLoadError: {SAID}")
+        except ActorDiedError:
+            raise WorkerLost("A Ray worker died mid-job") from None  # analysis.execution.raydata's
+    except WorkerLost as exc:
+        lost = exc
+    fake(fail=lost)
+    with pytest.raises(cluster.Unloadable) as err:
+        run_job("Corpus statistics", Corpus(_Job(SPEC), list(range(8)), here=_local), key="c",
+                queue=JobQueue(slots=1))
+    assert str(err.value) == f"The Ray cluster's workers cannot load the model: {SAID}"
+
+
+def test_the_background_job_takes_a_cluster_ticket_and_waits_on_the_cluster(fake):
+    gate = threading.Event()
+    gate.set()  # no visitor draws a background job's bar: the fake runner does not wait for it
+    fc, _ = fake(gate=gate)
+    q = JobQueue(slots=1)
+    busy = q.join("Fine-tuning", "busy")  # the server's only in-process slot is taken
+    assert q.wait_turn(busy) is None
+    told = []
+    job = start_background_job("Head importance", Corpus("job", list(range(8)), here=_local),
+                               key="bg", queue=q, on_progress=lambda f, t: told.append((f, t)))
+    assert job.done.wait(WAIT) and job.error is None, job.error
+    assert job.result.value == sum(range(8))  # the cluster's result
+    assert [c[0] for c in fc.calls] == ["connect", "run"]
+    assert told[-1][0] == 1.0 and "on the cluster" in told[-1][1]
+    assert q.state() == {"running": ["Fine-tuning"], "waiting": 0}
+    q.leave(busy)
+
+
+def test_without_the_address_the_background_job_runs_here(fake):
+    fc, _ = fake(settings=Settings())
+    job = start_background_job("Head importance",
+                               Corpus("job", list(range(8)), here=lambda progress: 42),
+                               key="bg", queue=JobQueue(slots=1))
+    assert job.done.wait(WAIT) and job.result == 42 and fc.calls == []
+
+
+def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_path):
+    """AppTest: the example's first view (a background job) sends its two ablation jobs to the
+    cluster (a stand-in runner: the job loads its model by spec and maps the whole set, as one
+    worker would) and the page shows the library's numbers."""
+    pytest.importorskip("ray", reason="Ray is not installed: DASHBOARD_RAY_ADDRESS is refused")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from analysis.importance import importance_study
+    from analysis.importance.evalset import load_classifier, load_eval_set
+    from analysis.execution.corpus import run_local
+    from importance_util import stand_in_example
+    from ui.common.settings import settings
+    from ui.importance.compute import _BACKGROUND
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+    monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", ADDRESS)
+    settings.cache_clear()
+    stand_in_example(tmp_path / "cache")
+    sent = []
+
+    def runner(job, dataset, progress=None, **kw):
+        sent.append((type(job).__name__, job.spec, len(dataset)))
+        return run_local(job, job.load(), dataset, progress)
+
+    monkeypatch.setattr(cluster, "connect", lambda address: 2)
+    monkeypatch.setattr(cluster, "_run_ray", runner)
+    try:
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"),
+                               default_timeout=240)
+        at.run()
+        at.switch_page("pages/importance.py")
+        at.run()
+        assert not at.exception, at.exception
+        for job in list(_BACKGROUND.values()):
+            assert job.done.wait(240)
+        at.run()
+        assert not at.exception and not at.error, at.exception or at.error
+    finally:
+        monkeypatch.delenv("DASHBOARD_RAY_ADDRESS")
+        settings.cache_clear()
+    loaded, card = load_classifier("example")
+    ev = load_eval_set(loaded, card, "sample", max_examples=40)
+    assert sent == [("AblationJob", "example", ev.n_examples)] * 2
+    ref = importance_study(loaded, ev, prune=True)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Intact aspect F1"] == f"{ref.intact['aspect_f1']:.1f}"
+    assert metrics["Heads free to go one at a time"] == f"{free_heads(ref)} of 8"
+    assert metrics["Removable together within 1 point"] == \
+        f"{ref.pruning['prunable']['by_importance']:.0%} ({removable_together(ref)[1]} heads)"
