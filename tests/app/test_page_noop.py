@@ -21,7 +21,8 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 def app(monkeypatch):
     # ui.common.frame.sidebar.leave_legacy_navigation() calls st.rerun() on every AppTest run
     # (AppTest resets PagesManager.uses_pages_directory each run), and that rerun drops the page
-    # chosen with switch_page; a real server only does it once. tests/conftest.py keeps it out of the test.
+    # chosen with switch_page; a real server only does it once. tests/conftest.py keeps it out of
+    # the test.
     at = AppTest.from_file(APP, default_timeout=240)
     at.run()
     at.session_state["noop_max"] = CAP
