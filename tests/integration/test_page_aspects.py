@@ -46,8 +46,8 @@ def tiny_ckpt(tiny_model_dir, tmp_path_factory):
 def _stay_on_page(monkeypatch, tmp_path):
     """ui.common.frame.sidebar.leave_legacy_navigation() reruns the first script run under AppTest,
     and the rerun can forget the page switched to; it only matters for a real server, so it is
-    switched off (tests/conftest.py, no_legacy_navigation). The example's cache is an empty folder and
-    nothing builds it."""
+    switched off (tests/conftest.py, no_legacy_navigation). The example's cache is an empty folder
+    and nothing builds it."""
 
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
