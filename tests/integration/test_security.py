@@ -370,7 +370,7 @@ def test_cli_finetune_refuses_bad_options_before_any_work(tmp_path, capsys, monk
     def no_work(*a, **k):
         raise AssertionError("work started although an option is bad")
 
-    patch_everywhere(monkeypatch, analysis.models, "load_model", no_work)
+    patch_everywhere(monkeypatch, analysis.models, "load_model", no_work, ("analysis",))
     out = tmp_path / "ck"
     rc, err = _run(["finetune", "--data", "sample", "--task", "qa_m", "--out", str(out),
                     *extra], capsys)
@@ -444,7 +444,8 @@ def test_cli_refuses_a_read_only_out_before_any_work(read_only_dir, capsys, monk
     import analysis.models
 
     patch_everywhere(monkeypatch, analysis.models, "load_model",
-                     lambda *a, **k: pytest.fail("work started with a read-only --out"))
+                     lambda *a, **k: pytest.fail("work started with a read-only --out"),
+                     ("analysis",))
     runs = [
         ["attention", "--text", "hi", "--out", str(read_only_dir / "m.npz")],
         COMMANDS["noop"] + ["--out", str(read_only_dir / "s.json")],
