@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from analysis.example import example_path
 
 CARD_NAME = "absa_card.json"  # = analysis.aspects.checkpoints.CARD_NAME (not imported: light)
 CONFIG_KEY = "dashboard_training"  # the record's key in a model's config
@@ -153,8 +154,6 @@ def trained_layers(card, n_layers: int) -> Trained:
 def card_file(spec) -> Path | None:
     """The card of a model spec: the example checkpoint's for ``"example"``, a folder's own;
     None for anything else (a hub id, the embedded model)."""
-    from analysis.example import example_path
-
     if not spec:
         return None
     path = example_path() if str(spec) == "example" else Path(str(spec)).expanduser()

@@ -344,6 +344,7 @@ def forward_patched(model, inputs: dict, site: str, layer: int, source, mask) ->
     if inputs["input_ids"].shape[0] != 1:
         raise ValueError("forward_patched takes one input row.")
     module, on_input = patch_site_module(model, site, layer)
+    # lazy: imported when used: torch (heavy)
     import torch
 
     with hooks.fan_out(model, layer, R), hooks.patched(module, torch.as_tensor(source),

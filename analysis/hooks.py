@@ -434,6 +434,7 @@ def patched(module, source, mask, *, on_input: bool = False):
     from another run (the counterfactual's), ``mask`` a bool tensor [R, T, D] or broadcastable
     ([R, T, 1]: whole positions). Forwards with another number of rows (the layers below a
     :func:`fan_out`) are left alone. A tuple output keeps its other elements."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     mask = torch.as_tensor(mask, dtype=torch.bool)

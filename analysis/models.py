@@ -30,7 +30,7 @@ from analysis.errors import InputError
 from analysis.example import example_path, example_ready, missing_message
 from analysis.forward import forward
 from analysis.hub import hub_reachable
-from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
+from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, _words, check_checkpoint_size
 
 DEFAULT_SPEC = "default"
 DEFAULT_NAME = "all-MiniLM-L6-v2 (embedded)"
@@ -284,12 +284,10 @@ def _check_hub_weights(repo: str, cap: int, spec: str) -> None:
     declare (huggingface_hub reads the headers alone, by HTTP range requests, a few KB) checked
     against ``cap`` before the weights are fetched. Offline, or a repository without
     safetensors: nothing more to check here (the config's count was)."""
-    from analysis.errors import InputError
-    from analysis.sizes import _words
-
     if os.environ.get("HF_HUB_OFFLINE") == "1" or not hub_reachable():
         return
     try:
+        # lazy: looked up when called (tests swap huggingface_hub's function)
         from huggingface_hub import get_safetensors_metadata
 
         declared = int(sum(get_safetensors_metadata(repo).parameter_count.values()))

@@ -1,10 +1,31 @@
 """Small helpers shared by the test modules."""
 
+import importlib
 import os
+import pkgutil
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def patch_everywhere(monkeypatch, module, name: str, value,
+                     packages=("analysis", "ui")) -> list[str]:
+    """Swap ``module.name`` for ``value`` in ``module`` and in every module of ``packages`` that
+    imported it by name (``from module import name`` binds it at import time, so patching
+    ``module`` alone misses those callers); the names of the modules patched. All of them are
+    imported first: one imported while the patch holds would keep ``value`` for good."""
+    for root in packages:
+        for info in pkgutil.walk_packages([str(ROOT / root)], prefix=root + "."):
+            importlib.import_module(info.name)
+    real = getattr(module, name)
+    where = [m for m, mod in list(sys.modules.items())
+             if m.split(".")[0] in packages and mod is not None
+             and getattr(mod, name, None) is real]
+    for m in where:
+        monkeypatch.setattr(sys.modules[m], name, value)
+    return where
 
 
 def process_gone(pid: int, within: float, every: float = 0.1) -> bool:

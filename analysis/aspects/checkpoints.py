@@ -29,6 +29,7 @@ from analysis.aspects.data import CATEGORIES
 from analysis.aspects.tasks import LABELS, TASK_NAMES, TASKS, check_task, num_labels
 from analysis.corpus.jsonsafe import loads
 from analysis.errors import DataError, InputError
+from analysis.models import load_model
 
 CARD_NAME = "absa_card.json"
 # The files a checkpoint folder may hold (what save_pretrained of a model and a tokenizer and
@@ -287,9 +288,8 @@ def load_checkpoint(path, task: str | None = None, max_params: int | None = None
     safetensors header declare more than ``max_params`` parameters (default: the machine's
     memory), checked before loading, and weights that do not match the config
     (:func:`analysis.models.load_model`)."""
+    # lazy: imported when used: transformers (heavy)
     from transformers import AutoModelForSequenceClassification
-
-    from analysis.models import load_model
 
     card = read_card(path)
     if task is not None and card["task"] != check_task(task):
@@ -333,8 +333,6 @@ def as_loaded(loaded, model, spec: str | None = None):
 def load_any(spec: str):
     """(LoadedModel, card) of a checkpoint folder, or (LoadedModel, None) of any other model
     spec; a checkpoint folder that fails to load is an error, not a plain model."""
-    from analysis.models import load_model
-
     try:
         return load_checkpoint(spec)
     except InputError:

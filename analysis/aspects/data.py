@@ -30,6 +30,7 @@ COLUMNS = ("id", "text", "terms", "categories", "source")
 
 
 def _features():
+    # lazy: imported when used: datasets (heavy)
     from datasets import Features, List, Value
 
     opinion = {"word": Value("string"), "start": Value("int32"), "end": Value("int32")}
@@ -53,6 +54,7 @@ def to_dataset(rows: list[dict], skip_invalid: bool = False):
     With ``skip_invalid`` sentences that fail validation are dropped and counted in
     ``dataset.info.description`` ("skipped N invalid sentence(s)"); otherwise the first
     problem raises DataError."""
+    # lazy: imported when used: datasets (heavy)
     from datasets import Dataset, DatasetInfo
 
     kept, skipped, first = [], 0, None

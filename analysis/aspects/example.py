@@ -6,17 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
+from dataclasses import replace
 
 from analysis.example import RECIPE, Recipe, example_path, example_ready, machine_threads, \
     missing_message, recipe_dict
 from analysis.example import train_options as recipe_train_options
+from analysis.aspects.checkpoints import check_checkpoint_target, load_checkpoint
+from analysis.aspects.data import split_dataset
+from analysis.aspects.pipeline import run_fine_tune
+from analysis.aspects.readers import load_sample
+from analysis.models import EXAMPLE_NAME, EXAMPLE_SPEC, ModelLoadError, load_model
 
 
 def split_sample(recipe: Recipe = RECIPE):
     """(train, held-out) sentences of the bundled sample under the recipe's split."""
-    from analysis.aspects.data import split_dataset
-    from analysis.aspects.readers import load_sample
-
     return split_dataset(load_sample(), recipe.heldout, seed=recipe.seed)
 
 
@@ -32,6 +35,7 @@ def build_example(out=None, progress: Callable[[float, str], None] | None = None
     (a GPU where present: :func:`analysis.models.load_model`) with ``threads`` torch threads
     (default :func:`analysis.example.machine_threads`; the caller's count is restored after).
     Returns the folder."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     saved = torch.get_num_threads()
@@ -43,10 +47,6 @@ def build_example(out=None, progress: Callable[[float, str], None] | None = None
 
 
 def _build(out, progress, recipe: Recipe, loaded, train_options: dict) -> Path:
-    from analysis.aspects.checkpoints import check_checkpoint_target
-    from analysis.aspects.pipeline import run_fine_tune
-    from analysis.models import load_model
-
     out = check_checkpoint_target(out if out is not None else example_path())
     say = progress or (lambda fraction, text: None)
     say(0.0, "loading the base model")
@@ -77,11 +77,6 @@ def _build(out, progress, recipe: Recipe, loaded, train_options: dict) -> Path:
 def load_example(path=None):
     """(LoadedModel with its classifier, card) of the example checkpoint, named ``example``
     (never its folder, which a demo must not show); ModelLoadError when it is not built."""
-    from dataclasses import replace
-
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.models import EXAMPLE_NAME, EXAMPLE_SPEC, ModelLoadError
-
     folder = Path(path or example_path())
     if not example_ready(folder):
         raise ModelLoadError(missing_message())

@@ -22,6 +22,8 @@ from analysis.aspects.tasks import LABELS, PairExample, is_binary, metrics_from_
 from analysis.batching import batches, pad_features
 from analysis.errors import DataError, InputError
 from analysis.forward import forward
+from analysis.cards import CONFIG_KEY, training_record
+from analysis.hooks import encoder_layers
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias")
 
@@ -29,6 +31,7 @@ NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "LayerNorm.bias")
 def make_classifier(loaded, task: str, seed: int = 0):
     """A NEW sequence classifier for ``task`` whose encoder weights are a copy of
     ``loaded.model`` (the given model is never touched)."""
+    # lazy: imported when used: torch (heavy), transformers (heavy)
     import torch
     from transformers import AutoModelForSequenceClassification
 
@@ -87,8 +90,6 @@ class FineTuneResult:
     def record(self) -> dict:
         """What was trained (:func:`analysis.cards.training_record`): the card's ``trained``
         and the model config's ``dashboard_training``."""
-        from analysis.cards import training_record
-
         return training_record(self.frozen_layers, self.model.config.num_hidden_layers,
                                self.word_embeddings_trained)
 
@@ -124,8 +125,6 @@ def freeze_lower_layers(model, k: int) -> int:
     """Stop training the embeddings and the lowest ``k`` encoder layers (Lee et al. 2019,
     "What would Elsa do? Freezing layers during transformer fine-tuning"); return how many
     weights stay trainable. ``k == 0`` freezes nothing."""
-    from analysis.hooks import encoder_layers
-
     if k:
         layers = encoder_layers(model)
         if not 0 < k <= len(layers):
@@ -156,6 +155,7 @@ def lower_layer_outputs(model, tokenizer, features: dict, k: int, batch_size: in
 
 def _padded(rows: list, n: int):
     """[B, n, D] of the rows [n_i, D], zero-padded (the attention mask hides the padding)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     batch = torch.zeros(len(rows), n, rows[0].shape[-1], dtype=rows[0].dtype)
@@ -169,6 +169,7 @@ def _optimizer(model, lr: float):
     weights; the fused implementation (one kernel over all weights: the same update, about a
     quarter of the for-loop's time a step on a CPU) where torch has it for the device, else the
     multi-tensor (foreach) one."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -210,6 +211,7 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     (:func:`freeze_lower_layers`; none when t >= L) and their outputs are computed once
     (:func:`lower_layer_outputs`), so each step runs layers k.. only (docs/METHODS.md
     section 7). None trains every layer."""
+    # lazy: imported when used: torch (heavy)
     import torch
     if not examples:
         raise DataError("No training examples.")
@@ -291,8 +293,6 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     model.eval()
     result = FineTuneResult(model, tok, losses, time.perf_counter() - t0, per_epoch,
                             len(examples), frozen_layers, bool(train_word_embeddings))
-    from analysis.cards import CONFIG_KEY
-
     setattr(model.config, CONFIG_KEY, result.record)  # saved with the weights (config.json)
     return result
 
@@ -302,6 +302,7 @@ def predict_probs(model, tokenizer, examples: Sequence[PairExample], batch_size:
                   progress: Callable[[int, int], None] | None = None) -> np.ndarray:
     """Softmax probabilities [n, num_labels] for the pairs (optionally with heads masked:
     ``head_mask[l, h] == 0`` zeroes head h of layer l)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     enc = _tokenize(tokenizer, examples, max_length)

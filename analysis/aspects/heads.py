@@ -20,6 +20,7 @@ from analysis.aspects.gold import KINDS, PairGold, build_pairs, candidates_for
 from analysis.encoding import word_level
 from analysis.errors import DataError
 from analysis.forward import forward, forward_batches
+from analysis.maps import AttentionResult, level_view
 
 # ---------------------------------------------------------------------------------------------
 # Pure scoring over word-level maps
@@ -114,8 +115,6 @@ def score_heads(loaded, encs, pairs: Sequence[PairGold], batch_size: int = 16,
 def pair_word_view(loaded, enc):
     """(word labels, word-level maps [L, H, W, W], segments, special) of one pair's encoding
     on one model: what the page draws for an example."""
-    from analysis.maps import AttentionResult, level_view
-
     maps = forward(loaded.model, loaded.tokenizer, [enc]).maps(0)
     return level_view(AttentionResult(enc, maps), "word")
 

@@ -4,13 +4,26 @@ benchmark: pairs -> fine-tune (held-out evaluation after each full epoch: the le
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
+import io
+import os
+import shutil
+import tempfile
+import zipfile
+import zlib
 
-from analysis.aspects.checkpoints import check_checkpoint_target, make_card, save_checkpoint
+from analysis.aspects.checkpoints import (
+    CARD_NAME, FINETUNE_PREFIX, check_checkpoint_target, json_text, load_checkpoint, make_card,
+    save_checkpoint,
+)
 from analysis.aspects.finetune import FineTuneResult, TrainProgress, evaluate, fine_tune
 from analysis.aspects.tasks import PairExample, build_examples, default_pair_order
+from analysis.errors import InputError
+from analysis.execution.placements import Away
+from analysis.models import ModelLoadError, load_model
+from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
 
 
 @dataclass
@@ -78,8 +91,6 @@ def _fine_tune_apart(spec: str, train, test, task: str, out: str | None, *, send
     """The far side of :func:`run_fine_tune_apart` (a child process or a Ray worker): the model
     loaded by its spec and fine-tuned; the checkpoint written to ``out``, or with ``out`` None
     returned as the bytes of a full-precision .zip (``"zip"``); the training figures back."""
-    from analysis.models import load_model
-
     send("status", "Loading the model in the fine-tune's own process...")
     run = run_fine_tune(load_model(spec), train, test, task, out=out,
                         progress=lambda p: send("step", p), status=lambda t: send("status", t),
@@ -107,13 +118,6 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
     ``progress`` and ``status`` are told what :func:`run_fine_tune` tells them; ``on_poll()``
     is called every 0.2 s (what it raises stops the work). ``options`` as for
     :func:`run_fine_tune` (``out`` excepted). Same seed, same numbers as in this process."""
-    import os
-    import shutil
-    import tempfile
-
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.execution.placements import Away
-
     away = away or Away()
 
     def relay(kind: str, value) -> None:
@@ -127,8 +131,6 @@ def run_fine_tune_apart(spec: str, train, test, task: str, *,
         loaded, card = load_checkpoint_zip(info.pop("zip"), name="fine-tuned",
                                            max_bytes=2**40, max_params=2**40)
     else:
-        from analysis.aspects.checkpoints import FINETUNE_PREFIX
-
         tmp = Path(tempfile.mkdtemp(prefix=f"{FINETUNE_PREFIX}{os.getpid()}-"))
         try:
             info = away(_fine_tune_apart, spec, train, test, task, str(tmp / "checkpoint"),
@@ -163,14 +165,8 @@ def checkpoint_zip(model, tokenizer, card: dict, half: bool = True) -> bytes:
     stored in half precision (float16: half the size, so the example checkpoint's .zip fits
     the server's upload cap and comes back; :func:`load_checkpoint_zip` loads them back as
     float32; attention maps change by about 1e-3)."""
-    import io
-    import shutil
-    import tempfile
-    import zipfile
-
+    # lazy: imported when used: torch (heavy)
     import torch
-
-    from analysis.aspects.checkpoints import CARD_NAME, json_text
 
     tmp = Path(tempfile.mkdtemp(prefix="absa-zip-"))
     try:
@@ -195,8 +191,6 @@ def checkpoint_zip(model, tokenizer, card: dict, half: bool = True) -> bytes:
 def _zip_members(zf, max_bytes: int) -> dict[str, object]:
     """Allowed member name -> ZipInfo; one optional top folder is stripped; anything else
     (other names, nested folders, links, absolute or '..' paths) is refused or ignored."""
-    from analysis.errors import InputError
-
     infos = [i for i in zf.infolist() if not i.is_dir()]
     tops = {i.filename.split("/", 1)[0] for i in infos if "/" in i.filename}
     prefix = f"{tops.pop()}/" if len(tops) == 1 and all("/" in i.filename for i in infos) else ""
@@ -225,19 +219,8 @@ def load_checkpoint_zip(data: bytes, name: str = "uploaded checkpoint",
     removed on every way out (a leftover of a killed process: ``clean_temps``), loaded in
     float32, and the folder is deleted. The model's spec is ``name`` (never a server path).
     InputError with one line on anything else."""
-    import io
-    import shutil
-    import tempfile
-    import zipfile
-    import zlib
-    from dataclasses import replace
-
+    # lazy: imported when used: torch (heavy)
     import torch
-
-    from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
-    from analysis.sizes import MAX_CONFIG_BYTES, MAX_PARAMS, check_checkpoint_size
-    from analysis.errors import InputError
-    from analysis.models import ModelLoadError
 
     if len(data) > max_bytes:
         raise InputError(f"The .zip is {_mb(len(data))}; the limit is {_mb(max_bytes)}.")

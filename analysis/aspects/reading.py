@@ -9,6 +9,7 @@ the page's explanation for the shown checkpoint's task."""
 from __future__ import annotations
 
 from typing import Sequence
+import math
 
 import numpy as np
 
@@ -122,8 +123,6 @@ def task_explanation(task: str, category: str = "service") -> str:
 def one_label_hint(metrics: dict, recipe_hint: str = "") -> str | None:
     """A plain hint when a classifier gives one label to every held-out pair (its metrics'
     ``top_label_share`` is 100): what that means and what to try; None otherwise."""
-    import math
-
     share, label = metrics.get("top_label_share"), metrics.get("top_label")
     if share is None or not math.isfinite(share) or share < 100.0 or label is None:
         return None

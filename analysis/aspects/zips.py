@@ -14,6 +14,8 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from analysis.aspects.checkpoints import json_text
+from analysis.aspects.pipeline import checkpoint_zip
 
 BUILDS = 2  # .zips made at the same time (each holds a copy of its model's weights)
 KEEP = 4    # finished .zips kept (about 42 MB each for the example checkpoint)
@@ -38,9 +40,6 @@ class ZipCache:
             self._models.pop(key, None)
 
     def get(self, model, tokenizer, card: dict, half: bool = True) -> bytes:
-        from analysis.aspects.checkpoints import json_text
-        from analysis.aspects.pipeline import checkpoint_zip
-
         key = (id(model), json_text(card), bool(half))
         while True:
             with self._lock:

@@ -11,6 +11,9 @@ input, so it follows model size, token count, device and load.
 """
 
 from __future__ import annotations
+import time
+from analysis.attribution.run import check_methods, encode_input
+from analysis.forward import forward
 
 SLOW_AFTER_SECONDS = 10.0  # longer than this: the page asks before starting
 FORWARDS_PER_IG_STEP = 3.5
@@ -52,10 +55,6 @@ def duration_words(seconds: float) -> str:
 
 def time_forward(loaded, enc) -> float:
     """Seconds of one forward of the encoding ``enc`` on ``loaded`` (this machine, now)."""
-    import time
-
-    from analysis.forward import forward
-
     t0 = time.perf_counter()
     forward(loaded.model, loaded.tokenizer, [enc])
     return time.perf_counter() - t0
@@ -68,8 +67,6 @@ def estimate_input(loaded, text: str, pair: str | None = None, max_tokens: int =
     carry one-time costs, and a busy moment should not hold a method back: the second costs
     at most a tenth of the method it may release). InputError (one line) for an input
     attribution refuses."""
-    from analysis.attribution.run import check_methods, encode_input
-
     methods = check_methods(None, loaded)
     enc = encode_input(loaded, text, pair, max_tokens)
     seconds = time_forward(loaded, enc)

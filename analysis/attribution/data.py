@@ -3,6 +3,9 @@ as the pairs it classifies (its recipe's task and pair order), or any corpus fil
 (text and optional text_pair columns), read through :mod:`analysis.corpus`."""
 
 from __future__ import annotations
+from analysis.aspects.example import RECIPE, split_sample
+from analysis.aspects.tasks import build_examples
+from analysis.corpus import corpus_notes, read_corpus
 
 HELDOUT_NAME = "the ABSA sample's held-out sentences (the example checkpoint's test split)"
 
@@ -10,9 +13,6 @@ HELDOUT_NAME = "the ABSA sample's held-out sentences (the example checkpoint's t
 def heldout_examples(max_examples: int | None = None):
     """(texts, pairs, notes) of the held-out sentences of the example recipe as classifier
     pairs (one per sentence and aspect, in the recipe's pair order), at most ``max_examples``."""
-    from analysis.aspects.example import RECIPE, split_sample
-    from analysis.aspects.tasks import build_examples
-
     _, test = split_sample(RECIPE)
     pairs = build_examples(test, RECIPE.task, RECIPE.pair_order)
     if max_examples is not None:
@@ -24,8 +24,6 @@ def heldout_examples(max_examples: int | None = None):
 def dataset_examples(dataset, max_examples: int | None = None):
     """(texts, pairs, notes) of a ``datasets.Dataset`` with ``text`` and optional
     ``text_pair``."""
-    from analysis.corpus import corpus_notes
-
     n = len(dataset) if max_examples is None else min(len(dataset), max_examples)
     part = dataset.select(range(n))
     texts = list(part["text"])
@@ -35,6 +33,4 @@ def dataset_examples(dataset, max_examples: int | None = None):
 
 def corpus_examples(path, max_examples: int | None = None):
     """(texts, pairs, notes) of a corpus file (.txt .jsonl .csv .xml)."""
-    from analysis.corpus import read_corpus
-
     return dataset_examples(read_corpus(path, max_examples=max_examples), max_examples)

@@ -23,9 +23,12 @@ from typing import Callable
 import numpy as np
 
 from analysis.attribution.gradients import has_task_head, no_head_message
-from analysis.attribution.run import GRADIENT, METHODS, attribute, check_methods
+from analysis.attribution.run import (
+    GRADIENT, METHODS, attribute, check_methods, load_for_attribution,
+)
 from analysis.errors import DataError, InputError
 from analysis.forward import forward_batches
+from analysis.attribution.reading import faithfulness_reading
 
 KS = (1, 5, 10, 20, 50)
 REMOVALS = ("drop", "mask")
@@ -69,6 +72,7 @@ def perturbed(enc, remove, removal: str, mask_id: int | None):
 
 
 def _probabilities(loaded, encodings, target: int, batch_size: int = 64) -> np.ndarray:
+    # lazy: imported when used: torch (heavy)
     import torch
 
     out = np.zeros(len(encodings))
@@ -80,6 +84,7 @@ def _probabilities(loaded, encodings, target: int, batch_size: int = 64) -> np.n
 
 
 def _spearman(a, b) -> float:
+    # lazy: imported when used: scipy (heavy)
     from scipy.stats import spearmanr
 
     if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
@@ -158,8 +163,6 @@ class Faithfulness:
     notes: list[str] = field(default_factory=list)
 
     def to_json_dict(self) -> dict:
-        from analysis.attribution.reading import faithfulness_reading
-
         return {"model": self.model, "n_examples": self.n_examples, "ks": list(self.ks),
                 "removal": self.removal, "methods": self.methods, "random": self.random,
                 "reading": faithfulness_reading(self), "notes": list(self.notes)}
@@ -269,6 +272,7 @@ def faithfulness(loaded, texts, pairs=None, methods=None, ks=KS, removal: str = 
 def examples_dataset(texts, pairs=None):
     """The examples as the Dataset a :class:`FaithfulnessJob` maps (``text``, ``text_pair``
     when any example has a pair)."""
+    # lazy: imported when used: datasets (heavy)
     import datasets
 
     cols = {"text": list(texts)}
@@ -292,8 +296,6 @@ class FaithfulnessJob:
     max_tokens: int = 512
 
     def load(self):
-        from analysis.attribution.run import load_for_attribution
-
         return load_for_attribution(self.spec)
 
     def map(self, loaded, shard, rows, progress=None) -> FaithPartial:

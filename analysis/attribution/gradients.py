@@ -49,6 +49,7 @@ class GradientScores:
 
 def model_inputs(loaded, enc):
     """Tensors [1, n] (input ids, attention mask, token types or None) of one encoding."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     ids = torch.tensor([enc.input_ids])
@@ -61,6 +62,7 @@ def model_inputs(loaded, enc):
 
 def baseline_ids(loaded, enc):
     """The IG baseline: every non-special token replaced by [PAD], specials kept."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
@@ -78,6 +80,7 @@ def gradient_scores(loaded, enc, steps: int = IG_STEPS, target: int | None = Non
                     ) -> GradientScores:
     """Gradient x input and integrated gradients for one encoding, for ``target`` (default:
     the predicted class)."""
+    # lazy: imported when used: captum (heavy, pulls torch)
     from captum.attr import InputXGradient, IntegratedGradients
 
     model = loaded.model

@@ -101,6 +101,7 @@ def head_mean(probs) -> np.ndarray:
 
 def _head_vectors(li: LayerInputs):
     """f_h(x_j) = W_O^h v_h(x_j) for every head and token: [H, n, d]."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     H = li.probs.shape[0]
@@ -117,6 +118,7 @@ def _ln_part(y, scale, gamma):
 
 def pre_ln(li: LayerInputs, f=None):
     """The input of the LayerNorm: ``sum_j z_ij + b_O + x_i`` [n, d]."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     f = _head_vectors(li) if f is None else f
@@ -132,6 +134,7 @@ def decompose(li: LayerInputs, rows=None, f=None, dtype=None):
     ``T.sum(1) + rest`` is the block's output LN(pre-LN). ``T`` is computed in ``dtype``
     (default float64; the mixing matrices use float32, whose [r, n, d] products are several
     times faster)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     f = _head_vectors(li) if f is None else f
@@ -153,6 +156,7 @@ def sent(probs, f):
     [H, r, n] and head vectors ``f`` [H, n, d]: one batched matrix product over the sources j
     (torch.einsum picks a path several times slower for this contraction, and bmm over
     permuted views is ~50x slower than copying them contiguous first)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     return torch.bmm(probs.permute(2, 1, 0).contiguous(), f.permute(1, 0, 2).contiguous())
@@ -162,6 +166,7 @@ def attention_norms(li: LayerInputs, f=None) -> np.ndarray:
     """Kobayashi et al. 2020, all heads together: ``||z_ij|| = ||sum_h A_h[i,j] f_h(x_j)||``
     [n, n] (unnormalised), through the Gram matrix ``G_j[h, k] = <f_h(x_j), f_k(x_j)>``:
     ``||z_ij||^2 = sum_hk A_h[i,j] A_k[i,j] G_j[h, k]`` (float64, no [n, n, d] product)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     f = _head_vectors(li) if f is None else f
@@ -173,6 +178,7 @@ def attention_norms(li: LayerInputs, f=None) -> np.ndarray:
 def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray]:
     """The [n, n] matrices of ``names`` (among ``norm``, ``norm_resln``, ``alti``) for one
     layer, row-normalised; the decomposition is computed a block of rows at a time."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     f = _head_vectors(li)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from analysis.attribution.run import agreement
 
 # What each method is, said plainly (no internal names).
 PLAIN = {
@@ -45,8 +46,6 @@ def top_words(result, method: str, k: int = 3) -> list[str]:
 def input_reading(result) -> str:
     """A few sentences on one input: the prediction, the words the most faithful-looking
     methods point at, and whether raw attention agrees with them."""
-    from analysis.attribution.run import agreement
-
     parts = []
     if result.prediction is not None:
         label = result.prediction["label"]

@@ -23,6 +23,7 @@ from analysis.attribution.zeroing import value_zeroing
 from analysis.encoding import encode
 from analysis.errors import InputError
 from analysis.forward import forward
+from analysis.models import load_config, load_model
 
 MIXING = ("attention", "norm", "norm_resln", "alti", "value_zeroing")
 GRADIENT = ("grad_input", "integrated_gradients")
@@ -94,6 +95,7 @@ def encode_input(loaded, text, pair=None, max_tokens: int = MAX_TOKENS):
 
 def prediction_of(model, logits) -> dict:
     """{"label", "probabilities": {label: p}} of one example's logits [C]."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     probs = torch.softmax(logits.detach().float().cpu(), -1).numpy().astype(float)
@@ -171,6 +173,7 @@ def attribution_json(result: Attribution) -> dict:
 def agreement(result: Attribution) -> tuple[list[str], np.ndarray]:
     """Spearman correlation [M, M] between the methods' input scores over the non-special
     tokens (NaN where a method's scores are constant)."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.stats import spearmanr
 
     names = list(result.methods)
@@ -190,9 +193,8 @@ def agreement(result: Attribution) -> tuple[list[str], np.ndarray]:
 def load_for_attribution(spec: str):
     """The model of ``spec`` with its classification head when its checkpoint has one (the
     example checkpoint, a fine-tuned classifier), else the encoder alone."""
+    # lazy: imported when used: transformers (heavy)
     from transformers import AutoModelForSequenceClassification
-
-    from analysis.models import load_config, load_model
 
     archs = list(getattr(load_config(spec), "architectures", None) or [])
     if any(a.endswith("ForSequenceClassification") for a in archs):

@@ -50,6 +50,7 @@ def value_zeroing_layer(model, layer: int, li, original) -> np.ndarray:
     cosine distance between token i's original output ``original`` [n, d] and its output when
     token j's values are zeroed, from the layer's :class:`analysis.attribution.mixing.
     LayerInputs` ``li`` (see the module docstring)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     n = li.x.shape[0]

@@ -13,6 +13,8 @@ import argparse
 import importlib
 import re
 import sys
+from analysis.errors import DataError, InputError
+from analysis.models import ModelLoadError
 
 
 class UsageError(Exception):
@@ -44,10 +46,8 @@ COMMAND_MODULES = [
 
 def user_error_types() -> tuple[type[BaseException], ...]:
     """Exception types whose message is meant for the user."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.attention.neuron import NeuronViewUnavailable
-    from analysis.errors import DataError, InputError
-    from analysis.models import ModelLoadError
-
     return (InputError, DataError, ModelLoadError, NeuronViewUnavailable, FileNotFoundError,
             IsADirectoryError, PermissionError, UnicodeDecodeError)
 

@@ -8,10 +8,14 @@ import math
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from analysis.cli.options import (check_max_length, fraction, out_file, out_folder,
                                   positive_float, positive_int, seed)
 from analysis.errors import InputError
-from analysis.models import DEFAULT_SPEC
+from analysis.models import DEFAULT_SPEC, load_model
+from analysis.aspects.data import attach_opinions, split_dataset
+from analysis.aspects.tasks import TASKS, TASK_NAMES, build_examples
 
 DATA_HELP = ("data file: SemEval-2014 XML, SemEval-2016 XML, ASTE triplets, this project's "
              "JSON, or 'sample' for the bundled sample")
@@ -38,8 +42,6 @@ def register(sub) -> None:
 
 
 def _add_finetune(sub, name: str, help: str | None = None) -> None:
-    from analysis.aspects.tasks import TASKS
-
     p = sub.add_parser(name, help=help or "fine-tune an encoder on ABSA sentence pairs",
                        description="Fine-tune a copy of a model as an auxiliary-sentence pair "
                                    "classifier (AdamW, lr 2e-5, warmup 0.1, batch 24).")
@@ -65,8 +67,6 @@ def _add_finetune(sub, name: str, help: str | None = None) -> None:
 
 
 def _add_evaluate(sub, name: str, help: str | None = None) -> None:
-    from analysis.aspects.tasks import TASKS
-
     p = sub.add_parser(name, help=help or "paper metrics of an ABSA checkpoint on a data file")
     p.add_argument("--model", required=True, help="checkpoint folder written by finetune")
     p.add_argument("--data", required=True, help=DATA_HELP)
@@ -77,8 +77,6 @@ def _add_evaluate(sub, name: str, help: str | None = None) -> None:
 
 
 def _add_heads(sub, name: str, help: str | None = None) -> None:
-    from analysis.aspects.tasks import TASKS
-
     p = sub.add_parser(name, help=help or "rank heads attending to aspects, opinions, the other "
                                           "aspect and [SEP] when absent")
     p.add_argument("--model", required=True, help="checkpoint folder (or any model spec)")
@@ -104,6 +102,7 @@ def _json_out(path: str) -> Path:
 
 
 def _write(path: Path, data: dict) -> None:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.checkpoints import json_text
 
     tmp = path.with_name(f".{path.name}.tmp")
@@ -116,14 +115,10 @@ def _fmt(value) -> str:
 
 
 def run_finetune(args) -> int:
-    from tqdm import tqdm
-
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.checkpoints import check_checkpoint_target
-    from analysis.aspects.data import split_dataset
     from analysis.aspects.pipeline import run_fine_tune
     from analysis.aspects.readers import load_absa
-    from analysis.models import load_model
-
     check_checkpoint_target(args.out)  # before hours of training, not after
     loaded = load_model(args.model)
     # a pair needs its special tokens and one token of each text
@@ -161,6 +156,7 @@ def run_finetune(args) -> int:
 
 def _hint(metrics: dict) -> None:
     """A hint when the model gives one label to every pair (aspect F1 0.00 says only that)."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.reading import one_label_hint
 
     hint = one_label_hint(metrics, " (the example checkpoint's recipe: `python -m analysis "
@@ -170,11 +166,10 @@ def _hint(metrics: dict) -> None:
 
 
 def run_evaluate(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.checkpoints import load_checkpoint
     from analysis.aspects.finetune import evaluate
     from analysis.aspects.readers import load_absa
-    from analysis.aspects.tasks import build_examples
-
     out = _json_out(args.out)
     loaded, card = load_checkpoint(args.model, task=args.task)
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
@@ -191,16 +186,12 @@ def run_evaluate(args) -> int:
 
 
 def run_heads(args) -> int:
-    from tqdm import tqdm
-
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.causal import causal_check
     from analysis.aspects.checkpoints import load_any
-    from analysis.aspects.data import attach_opinions
     from analysis.aspects.gold import KINDS
     from analysis.aspects.heads import discover, to_json
     from analysis.aspects.readers import load_absa, read_aste
-    from analysis.aspects.tasks import TASK_NAMES, build_examples
-
     out = _json_out(args.out)
     loaded, card = load_any(args.model)
     if card is not None and args.task and args.task != card["task"]:
@@ -244,8 +235,7 @@ def run_heads(args) -> int:
 
 
 def run_example(args) -> int:
-    from tqdm import tqdm
-
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.example import build_example
 
     bar = tqdm(total=1.0, unit="", bar_format="{l_bar}{bar}| {desc}")
@@ -257,6 +247,7 @@ def run_example(args) -> int:
 
     out = build_example(args.out, progress)
     bar.close()
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.checkpoints import read_card
 
     card = read_card(out)

@@ -13,6 +13,7 @@ from analysis.cli.options import OptionError, out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC
+from analysis.errors import InputError
 
 MAX_TEXT_CHARS = 512 * 64  # no input of at most 512 tokens needs more characters
 
@@ -26,6 +27,7 @@ def _text(text: str) -> str:
 
 
 def _methods(text: str) -> tuple[str, ...]:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.attribution.run import METHODS
 
     names = [m.strip() for m in text.replace(" ", ",").split(",") if m.strip()]
@@ -38,9 +40,8 @@ def _methods(text: str) -> tuple[str, ...]:
 
 
 def _ks(text: str) -> tuple[int, ...]:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.attribution.faithfulness import check_ks
-    from analysis.errors import InputError
-
     try:
         return check_ks([k for k in text.split(",") if k.strip()])
     except InputError:
@@ -92,8 +93,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.errors import InputError
-
     if args.faithfulness and args.text is not None:
         raise InputError("--text and --faithfulness do not go together: explain one input, "
                          "or measure faithfulness over --data.")
@@ -109,6 +108,7 @@ def run(args) -> int:
 
 
 def _one(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.attribution import attribute, attribution_json, check_methods
     from analysis.attribution import load_for_attribution
 
@@ -125,6 +125,7 @@ def _one(args) -> int:
 
 
 def _faithfulness(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.attribution import load_for_attribution
     from analysis.attribution.data import corpus_examples, heldout_examples
     from analysis.attribution.faithfulness import (FaithfulnessJob, check_settings,
@@ -151,6 +152,7 @@ def _faithfulness(args) -> int:
 
 
 def _finite(obj):
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.checkpoints import finite_json
 
     return finite_json(obj)

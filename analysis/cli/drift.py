@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 import sys
 
+from tqdm import tqdm
+
 from analysis.cli.options import out_file, positive_int, unit
 from analysis.cli.scale import add_ray_options, run_job
+from analysis.corpus import read_corpus, read_labels
+from analysis.encoding import encode_dataset
 
 THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
               ("diagonal", 0.5, "mass on i-1, i, i+1"),
@@ -47,8 +51,6 @@ def register(sub) -> None:
 def _dataset(args):
     """The corpus file's rows, with its gold labels where it has them, and a note when labels
     were asked for but cannot be used."""
-    from analysis.corpus import read_corpus, read_labels
-
     dataset = read_corpus(args.data, fmt=args.fmt, text_column=args.text_column,
                           pair_column=args.pair_column, max_examples=args.max_examples)
     labels, note = read_labels(args.data, dataset, fmt=args.fmt, text_column=args.text_column,
@@ -59,12 +61,9 @@ def _dataset(args):
 
 
 def run(args) -> int:
-    from tqdm import tqdm
-
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.drift import PatternThresholds, compare_models, load_pair
     from analysis.drift.job import DriftJob, has_labels, models_of
-    from analysis.encoding import encode_dataset
-
     thresholds = PatternThresholds(*(getattr(args, name) for name, _, _ in THRESHOLDS))
     dataset, note = _dataset(args)
     before, after = load_pair(args.before, args.after)

@@ -9,13 +9,13 @@ import json
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
+from analysis.aspects.tasks import TASKS
+from analysis.errors import InputError
 
 METRICS = ("aspect_f1", "acc_4way", "accuracy", "loss")
 
 
 def register(sub) -> None:
-    from analysis.aspects.tasks import TASKS
-
     p = sub.add_parser(
         "importance", help="disable heads and layers of a classifier: what it loses -> .json",
         description="Disable every attention head and every layer of a fine-tuned classifier, "
@@ -50,6 +50,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.importance import importance_study
     from analysis.importance.evalset import load_classifier, load_eval_set
     from analysis.importance.scoring import LOSS
@@ -60,8 +61,6 @@ def run(args) -> int:
                        label_column=args.label_column)
     names = tuple(ev.scorer.metrics) + (LOSS,)
     if args.metric is not None and args.metric not in names:
-        from analysis.errors import InputError
-
         raise InputError(f"--metric {args.metric} does not fit this data; use one of "
                          f"{', '.join(names)}.")
     for note in ev.notes:

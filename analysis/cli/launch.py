@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from analysis.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]  # the project folder (an editable install points here)
 APP = ROOT / "app.py"
@@ -41,8 +42,6 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] == "app":
         return start_app(argv[1:])
-    from analysis.cli import main as cli_main
-
     return cli_main(argv)
 
 

@@ -10,6 +10,8 @@ from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC, load_model
+from analysis.corpus import corpus_notes, read_corpus
+from analysis.errors import DataError
 
 
 def register(sub) -> None:
@@ -40,7 +42,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.corpus import corpus_notes, read_corpus
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.noop import CLI_METRICS
     from analysis.noop.corpus import NoopJob
 
@@ -69,7 +71,7 @@ def run(args) -> int:
 
 def _loss_head(spec: str):
     """The checkpoint's loss (refused in one line, before any work, when it has none)."""
-    from analysis.errors import DataError
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.noop import loss_head
 
     head = loss_head(spec)
@@ -80,6 +82,7 @@ def _loss_head(spec: str):
 
 def _gradients(head, loaded, dataset, args) -> dict:
     """Gradient importance (the page's job, batch size 8) as JSON, on Ray with ``--ray``."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.noop.gradients import GradientsJob
 
     job = GradientsJob(loaded.spec, max_length=loaded.max_length)

@@ -13,6 +13,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
+from analysis.errors import InputError
 
 
 class OptionError(argparse.ArgumentTypeError):
@@ -79,8 +80,6 @@ def unit(text: str) -> float:
 def check_max_length(value: int, model_max: int, minimum: int = 1,
                      option: str = "--max-length") -> None:
     """``value`` tokens must fit the model (``minimum`` .. its maximum); raises InputError."""
-    from analysis.errors import InputError
-
     if not minimum <= value <= model_max:
         raise InputError(f"{option} must be from {minimum} to {model_max} (this model's "
                          f"maximum), not {value}.")
@@ -124,9 +123,8 @@ def out_file(suffix: str):
 def out_folder(text: str) -> str:
     """A checkpoint folder: new, empty or an earlier checkpoint of this project, in a
     writable place (:func:`analysis.aspects.checkpoints.check_checkpoint_target`)."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.checkpoints import check_checkpoint_target
-    from analysis.errors import InputError
-
     try:
         out = check_checkpoint_target(text)
     except InputError as exc:

@@ -8,6 +8,7 @@ import json
 
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
+from analysis.errors import InputError
 
 
 def register(sub) -> None:
@@ -45,7 +46,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from analysis.errors import InputError
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.importance.evalset import load_classifier, load_eval_set
     from analysis.patching import patch_pair
     from analysis.patching.run import pair_max_length
@@ -73,6 +74,7 @@ def run(args) -> int:
             a, b = res.classes
             said.append(f"{len(res.tokens)} tokens, '{a}' vs '{b}', {res.seconds:.1f}s")
         if args.data is not None:
+            # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
             from analysis.patching.corpus import corpus_patching
 
             ev = load_eval_set(loaded, card, args.data, max_examples=args.max_examples)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
+from tqdm import tqdm
+
 
 @contextmanager
 def progress_bar(total: int, unit: str = "it"):
@@ -13,8 +15,6 @@ def progress_bar(total: int, unit: str = "it"):
     if not sys.stderr.isatty():
         yield None
         return
-    from tqdm import tqdm
-
     bar = tqdm(total=total, unit=unit, file=sys.stderr)
 
     def update(done: int, new_total: int) -> None:

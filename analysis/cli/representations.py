@@ -11,8 +11,14 @@ from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
 from analysis.models import DEFAULT_SPEC, load_model
-from analysis.representations.corpus import PROBES
+from analysis.representations.corpus import PROBES, check_probes
 from analysis.representations.projection import METHODS
+from analysis.corpus import read_corpus, read_labels
+from analysis.errors import InputError
+from analysis.representations import corpus_reading, input_reading
+from analysis.representations.run import corpus_job, corpus_representations
+from analysis.representations.single import input_representations
+from analysis.representations.states import check_same_shape
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
 
@@ -69,8 +75,6 @@ def register(sub) -> None:
 
 
 def _check(args) -> None:
-    from analysis.errors import InputError
-
     if args.text is not None:
         for flag, value in (("--probe", args.probe), ("--max-examples", args.max_examples),
                             ("--ray", args.ray)):
@@ -87,8 +91,6 @@ def _check(args) -> None:
 def read_labelled(source: str, max_sentences: int | None = None):
     """A .csv / .jsonl corpus with its ``label`` column (none where the file has none: the
     study then refuses in one line)."""
-    from analysis.corpus import read_corpus, read_labels
-
     ds = read_corpus(source, max_examples=max_sentences)
     gold, _ = read_labels(source, ds)
     return ds.add_column("label", gold) if gold is not None else ds
@@ -98,11 +100,13 @@ def read_data(source: str, max_sentences: int | None = None):
     """A treebank (.conllu), a labelled corpus (.csv / .jsonl) or ABSA Dataset."""
     lower = str(source).lower()
     if lower.endswith(".conllu"):
+        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.syntax.treebank import read_conllu
 
         return read_conllu(source, max_sentences=max_sentences)
     if lower.endswith((".csv", ".jsonl")):
         return read_labelled(source, max_sentences)
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.readers import load_absa
 
     ds = load_absa(source)
@@ -117,8 +121,6 @@ def _write(path: str, payload: dict) -> None:
 
 
 def _load_pair(args):
-    from analysis.representations.states import check_same_shape
-
     loaded = load_model(args.model)
     compare = load_model(args.compare) if args.compare else None
     if compare is not None:
@@ -127,12 +129,8 @@ def _load_pair(args):
 
 
 def run_representations(args) -> int:
-    from analysis.representations import corpus_reading, input_reading
-
     _check(args)
     if args.text is not None:
-        from analysis.representations.single import input_representations
-
         loaded, compare = _load_pair(args)
         result = input_representations(loaded, args.text, args.pair, compare,
                                        method=args.method or "pca", seed=args.seed)
@@ -144,9 +142,6 @@ def run_representations(args) -> int:
         for line in input_reading(result):
             print(line)
         return 0
-    from analysis.representations.corpus import check_probes
-    from analysis.representations.run import corpus_job, corpus_representations
-
     dataset = read_data(args.data, args.max_examples)
     probes = check_probes(dataset, args.probe)
     loaded, compare = _load_pair(args)
@@ -164,6 +159,7 @@ def run_representations(args) -> int:
     _write(args.out, result.to_json())
     print(f"wrote {args.out}: {result.n_sentences} sentences, {result.n_words} words, "
           f"{result.n_layers} layers")
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.cards import trained_of
 
     trained = trained_of(compare) if compare is not None else None  # its fine-tune's card

@@ -8,11 +8,12 @@ job (:func:`run_job`) and never asks itself. Without ``--ray`` nothing is import
 from __future__ import annotations
 
 from analysis.cli.options import OptionError, positive_int
+from analysis.errors import InputError
 
 
 def ray_address(text: str) -> str:
     """``auto`` or ``[ray://]HOST:PORT``, with Ray installed (checked while parsing)."""
-    from analysis.errors import InputError
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.execution.raydata import check_address
 
     try:
@@ -34,6 +35,7 @@ def add_ray_options(p) -> None:
 def placed(args):
     """The placement of the command's ``--ray`` and ``--ray-workers`` (in this process without
     ``--ray``), chosen once."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.execution.placements import placement
 
     return placement(getattr(args, "ray", None), getattr(args, "ray_workers", None))

@@ -14,7 +14,8 @@ from pathlib import Path
 from analysis.cli.options import OptionError, out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options
-from analysis.models import DEFAULT_SPEC
+from analysis.models import DEFAULT_SPEC, load_model
+from analysis.corpus import read_corpus, read_labels
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
 BUNDLED = ("treebank", "absa", "sample")
@@ -109,29 +110,31 @@ def read_data(source: str, max_examples: int | None = None):
     """(Dataset, the .txt file's line numbers or None)."""
     lower = source.lower()
     if source in ("treebank",):
+        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.syntax.treebank import sample_treebank
 
         return sample_treebank(max_sentences=max_examples), None
     if source in ("absa", "sample"):
+        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.aspects.readers import load_sample
 
         ds = load_sample()
         return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
     if lower.endswith(".txt") and not _looks_aste(source):  # one sentence per line
-        from analysis.corpus import read_corpus
+        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.search.corpus import line_numbers
 
         return read_corpus(source, max_examples=max_examples), line_numbers(source)
     if lower.endswith(".conllu"):
+        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.syntax.treebank import read_conllu
 
         return read_conllu(source, max_sentences=max_examples), None
     if lower.endswith((".csv", ".jsonl")):
-        from analysis.corpus import read_corpus, read_labels
-
         ds = read_corpus(source, max_examples=max_examples)
         gold, _ = read_labels(source, ds)
         return (ds.add_column("label", gold) if gold is not None else ds), None
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.readers import load_absa
 
     ds = load_absa(source)
@@ -146,13 +149,14 @@ def _looks_aste(source: str) -> bool:
 
 
 def run_index(args) -> int:
-    from analysis.models import load_model
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.search.job import build_index
 
     dataset, lines = read_data(args.data, args.max_examples)
     loaded = load_model(args.model)
     run = None
     if args.ray:
+        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.execution.raydata import run_ray
 
         def run(job, ds, progress):
@@ -178,7 +182,7 @@ def run_index(args) -> int:
 
 
 def run_query(args) -> int:
-    from analysis.models import load_model
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.search import SearchIndex, own_row, query, reading
 
     index = SearchIndex.open(args.index)

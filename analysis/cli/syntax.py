@@ -19,6 +19,7 @@ MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a fold
 def probe_rank(text: str) -> int:
     """A probe's rank: a whole number from 1 to :data:`analysis.syntax.probes.MAX_RANK`
     (checked while parsing, before the model loads)."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.syntax.probes import MAX_RANK
 
     value = positive_int(text)
@@ -81,6 +82,7 @@ def _write(path: str, payload: dict) -> None:
 
 
 def run_syntax(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.syntax import read_conllu
     from analysis.syntax.job import HeadsJob
     from analysis.syntax.treebank import treebank_notes
@@ -102,6 +104,7 @@ def run_syntax(args) -> int:
 
 
 def run_probe(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.syntax import probe_layers, read_conllu
 
     train = read_conllu(args.train, max_sentences=args.max_examples)

@@ -17,6 +17,7 @@ class BatchMasks:
     distribution over the non-special keys of its own segment."""
 
     def __init__(self, valid, special, segments):
+        # lazy: imported when used: torch (heavy)
         import torch
 
         f = torch.float32
@@ -32,6 +33,7 @@ class BatchMasks:
     @classmethod
     def of(cls, encodings: Sequence) -> "BatchMasks":
         """Masks of a group of :class:`analysis.encoding.Encoding` padded to the longest."""
+        # lazy: imported when used: torch (heavy)
         import torch
 
         lengths = torch.tensor([e.n_tokens for e in encodings])
@@ -52,6 +54,7 @@ class BatchMasks:
 def batch_cosine(am, bm):
     """Per-example per-head cosine of cropped maps [B,H,T,T] x2 -> [B,H] (0 where a norm
     is 0); equals :func:`analysis.drift.similarity.head_cosine` on each example."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     fa, fb = am.flatten(2), bm.flatten(2)
@@ -68,6 +71,7 @@ def batch_features(am, masks: BatchMasks):
     - block = 1 - (1/n) sum_i TV(A[i,:], U_i), TV(p, q) = 0.5 sum_j |p_j - q_j|, U_i uniform
       over the non-special keys of token i's segment.
     """
+    # lazy: imported when used: torch (heavy)
     import torch
 
     n = masks.n[:, None]
@@ -81,6 +85,7 @@ def batch_rsa(hid_before, hid_after, valid):
     """Per-example RSA (Merchant et al. 2020) for one layer: [B,T,d1], [B,T,d2], valid [B,T]
     -> [B] float64: the Pearson r of the upper triangles (i < j, real tokens) of the two
     token-by-token cosine-similarity matrices; nan where a triangle is constant."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from analysis.drift.run import DriftPartial, DriftResult, map_corpus, merge_partials, model_meta
 from analysis.encoding import Corpus, encode_dataset
 from analysis.errors import DataError
+from analysis.drift.pair import load_pair
 
 
 @dataclass
@@ -25,8 +26,6 @@ class DriftJob:
     max_batch_mb: float = 256.0  # the No-op study's budget (analysis.noop.corpus.NoopJob)
 
     def load(self):
-        from analysis.drift.pair import load_pair
-
         return models_of(*load_pair(self.before, self.after))
 
     def map(self, models, shard, rows, progress=None) -> DriftPartial:

@@ -30,6 +30,7 @@ def load_after(spec: str, loader: Callable[[str], LoadedModel] = load_model) -> 
     """Load the fine-tuned checkpoint, keeping its classification head when it has one;
     ``loader`` loads a plain encoder."""
     if has_classifier(spec):
+        # lazy: imported when used: transformers (heavy)
         from transformers import AutoModelForSequenceClassification
 
         return load_model(spec, model_class=AutoModelForSequenceClassification)
@@ -100,6 +101,7 @@ def _encoder(model):
 
 def identical_weights(before: LoadedModel, after: LoadedModel) -> bool:
     """True when every encoder parameter of the two checkpoints is equal."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     sb = _encoder(before.model).state_dict()

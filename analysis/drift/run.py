@@ -22,6 +22,8 @@ from analysis.encoding import EMPTY_CORPUS, Corpus, encode
 from analysis.errors import DataError
 from analysis.forward import forward, forward_batches
 from analysis.models import LoadedModel
+from analysis.drift.reading import layer_cosine_ci
+from analysis.measures import batch_stats  # Clark et al. statistics (section 3)
 
 NOOP_STATS = ("cls", "sep", "punct")  # Clark et al. statistics whose drift is measured
 
@@ -98,8 +100,6 @@ class DriftResult:
     def layers_ci(self) -> list:
         """Per layer [low, high]: the 95% interval over examples of the mean head cosine (the
         reading's; None where fewer than two examples)."""
-        from analysis.drift.reading import layer_cosine_ci
-
         _, lo, hi = layer_cosine_ci(self.cosine_examples)
         return [[round(float(a), 6), round(float(b), 6)] if np.isfinite(a) else None
                 for a, b in zip(lo, hi)]
@@ -163,8 +163,6 @@ class _Measures:
 
     def add(self, idx: list[int], group: list, out_b, out_a) -> None:
         """Add one batch: rows ``idx`` of the corpus, their encodings and both forwards."""
-        from analysis.measures import batch_stats  # Clark et al. statistics (section 3)
-
         rows = np.asarray(idx, dtype=np.int64)  # (a one-element tensor would index as a scalar)
         masks = BatchMasks.of(group)
         for l, (att_b, att_a) in enumerate(zip(out_b.attentions, out_a.attentions)):
@@ -269,6 +267,7 @@ def map_corpus(before: LoadedModel, after: LoadedModel, corpus: Corpus, batch_si
     tokenizer); every measure accumulated. ``rows`` are the corpus rows in the whole corpus.
     A batch holds at most ``batch_size`` examples and ``max_batch_mb`` of maps and their
     temporaries (:func:`bytes_per_token_pair`): long inputs get smaller batches."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     meta = meta if meta is not None else model_meta(before, after)

@@ -38,6 +38,7 @@ class CKAAccumulator:
 
     def update(self, x, y) -> None:
         """Add the rows of ``x`` and ``y`` (numpy arrays or torch tensors, same row count)."""
+        # lazy: imported when used: torch (heavy)
         import torch
 
         x = torch.as_tensor(np.asarray(x) if not torch.is_tensor(x) else x)

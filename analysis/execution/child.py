@@ -32,6 +32,8 @@ import subprocess
 import sys
 from multiprocessing.connection import Connection
 from typing import Any, Callable
+import threading
+import time
 
 from analysis.errors import DataError
 
@@ -66,8 +68,6 @@ def _watch_parent(parent: int, every: float) -> None:
     """End this process as soon as ``parent`` is gone (this process is handed to another
     parent then): a killed server's child stops within ``every`` seconds, not at its next
     message (a long training step: minutes)."""
-    import time
-
     while os.getppid() == parent:
         time.sleep(every)
     os._exit(1)
@@ -77,8 +77,6 @@ def _child_main(conn_in, conn, parent: int | None = None) -> None:
     """The child's side: the work from ``conn_in``, its messages and answer to ``conn``;
     stopped when ``parent`` (the caller's pid) goes away."""
     if parent is not None:
-        import threading
-
         threading.Thread(target=_watch_parent, args=(parent, WATCH_S), daemon=True,
                          name="watch-parent").start()
     fn, args, kwargs, nice, send_as = conn_in.recv()

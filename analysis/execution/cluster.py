@@ -28,9 +28,12 @@ import threading
 import time
 from typing import Callable
 
-from analysis.errors import DataError
+from analysis.errors import DataError, InputError
 from analysis.execution.progress import rate_step
 from analysis.execution.work import Capped, Corpus, Study
+from analysis.execution.raydata import (
+    WorkerLost, cluster_workers, connect as ray_connect, model_error, run_ray,
+)
 
 LOST = ("A Ray worker died while running this job (stopped, out of memory, or its machine was "
         "lost), so nothing was kept. Run it again; on fewer examples if memory ran out.")
@@ -74,10 +77,8 @@ def connect(address: str) -> int:
     """Connect this process to the cluster (the first job does; later ones reuse the session)
     and return its workers now."""
     with _lock:
+        # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
         import ray
-
-        from analysis.errors import InputError
-        from analysis.execution.raydata import cluster_workers, connect as ray_connect
 
         if not ray.is_initialized():
             reachable(address)
@@ -89,15 +90,11 @@ def connect(address: str) -> int:
 
 
 def _run_ray(job, dataset, **kw):
-    from analysis.execution.raydata import run_ray
-
     return run_ray(job, dataset, None, **kw)
 
 
 def _send(job, dataset, progress, workers: int):
     """``job`` over ``dataset`` on the connected cluster, its failures in the page's words."""
-    from analysis.execution.raydata import WorkerLost, model_error
-
     try:
         return _run_ray(job, dataset, progress=progress, workers=workers, min_workers=1)
     except Exception as exc:  # a model the workers cannot load: the loader's own message

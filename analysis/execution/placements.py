@@ -29,6 +29,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Protocol
 
+# modules, not their functions: a placement looks them up when it runs (tests swap them there)
+from analysis.execution import cluster, raydata
+from analysis.execution.child import run_in_child
+from analysis.execution.corpus import run_local
 from analysis.execution.work import Apart, Corpus, Study, heavy
 
 Progress = Callable[[float, str], None]
@@ -81,16 +85,11 @@ class Away:
     def __call__(self, fn, *args, on_message=None, on_poll=None, nice: int | None = 10,
                  **kwargs):
         if self.address is None:
-            from analysis.execution.child import run_in_child
-
             return run_in_child(fn, *args, on_message=on_message, on_poll=on_poll, nice=nice,
                                 **kwargs)
-        from analysis.execution.cluster import connect
-        from analysis.execution.raydata import run_task
-
-        connect(self.address)
-        return run_task(fn, *args, address=self.address, on_message=on_message,
-                        on_poll=on_poll, **kwargs)
+        cluster.connect(self.address)
+        return raydata.run_task(fn, *args, address=self.address, on_message=on_message,
+                                on_poll=on_poll, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -112,8 +111,6 @@ class InProcess:
     def map_merge(self, job, models, dataset, progress: Count = None, here=None):
         if here is not None:
             return here()
-        from analysis.execution.corpus import run_local
-
         return run_local(job, models, dataset, progress)
 
 
@@ -127,9 +124,8 @@ class RayCluster:
     def refuses(self, work) -> bool:
         """Whether ``work``'s model is one this cluster's workers could not load (it then runs
         in this process from the start)."""
-        from analysis.execution.cluster import workers_may_load
-
-        return isinstance(work, (Corpus, Study)) and not workers_may_load(work, self.address)
+        return (isinstance(work, (Corpus, Study))
+                and not cluster.workers_may_load(work, self.address))
 
     def cluster(self, work) -> bool:
         return heavy(work) and not self.refuses(work)
@@ -137,16 +133,12 @@ class RayCluster:
     def run(self, work, progress: Progress, on_workers=None):
         if not self.cluster(work):
             return InProcess().run(work, progress)
-        from analysis.execution import cluster
-
         if isinstance(work, Apart):  # it connects, once its bar says where it goes
             return work.fn(progress, Away(self.address))
         return cluster.run_on_cluster(work, progress, self.address, on_workers)
 
     def map_merge(self, job, models, dataset, progress: Count = None, here=None):
-        from analysis.execution.raydata import run_ray
-
-        return run_ray(job, dataset, self.address, progress=progress, workers=self.workers)
+        return raydata.run_ray(job, dataset, self.address, progress=progress, workers=self.workers)
 
 
 @lru_cache(maxsize=None)

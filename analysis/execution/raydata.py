@@ -25,6 +25,7 @@ import warnings
 from pathlib import Path
 
 from analysis.errors import DataError, InputError
+from analysis.models import ModelLoadError
 
 ROW = "__row__"
 ADDRESS = re.compile(r"^(ray://)?[A-Za-z0-9._-]+:\d{1,5}$")
@@ -51,6 +52,7 @@ def check_address(text: str) -> str:
 def _connect(address: str) -> bool:
     """Connect to ``address`` (see the module docstring); True when this call started a
     local cluster (which the caller then shuts down)."""
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
     if ray.is_initialized():  # this process already holds a Ray session: use it
@@ -84,6 +86,7 @@ class _Worker:
         self.models = job.load()
 
     def __call__(self, table):
+        # lazy: imported when used: datasets (heavy), pyarrow (heavy)
         import datasets
         import pyarrow as pa
 
@@ -96,6 +99,7 @@ class _Worker:
 
 def cluster_workers() -> tuple[int, bool]:
     """(workers, on GPUs): one worker per GPU where the cluster has GPUs, else one per CPU."""
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
     res = ray.cluster_resources()
@@ -116,6 +120,7 @@ def _chain(exc: BaseException | None, context: bool = False):
 
 def _lost(exc: BaseException) -> WorkerLost | None:
     """A clear error when ``exc`` (or what caused it) says a worker or node died."""
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray.exceptions as rx
 
     died = tuple(getattr(rx, n) for n in ("ActorDiedError", "ActorUnavailableError",
@@ -133,8 +138,6 @@ def model_error(exc: BaseException | None):
     """The :class:`analysis.models.ModelLoadError` behind ``exc``, or None: Ray wraps a task's
     exception in its own, keeping it as ``cause``; a Ray Data actor whose model failed to load
     dies in its creation task, which Ray keeps only as text (``ActorDiedError.error_msg``)."""
-    from analysis.models import ModelLoadError
-
     name = f"{ModelLoadError.__module__}.{ModelLoadError.__name__}: "
     for e in _chain(exc, context=True):
         if isinstance(e, ModelLoadError):
@@ -166,6 +169,7 @@ def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
     ``min_workers``: an actor pool that Ray Data grows from this many workers up to
     ``workers`` as the cluster has room (the app, where jobs share the cluster); default: a
     fixed pool of ``workers``."""
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
     started = False if address is None and ray.is_initialized() else _connect(address or "auto")
@@ -179,6 +183,7 @@ def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
 
 
 def _pool(n_workers: int, min_workers: int | None):
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
     if min_workers is None:
@@ -197,6 +202,7 @@ def connect(address: str) -> tuple[int, bool]:
 
 def _with_rows(dataset):
     """The corpus without an indices mapping, with its row numbers as a column."""
+    # lazy: imported when used: datasets (heavy)
     import datasets
 
     quiet = datasets.is_progress_bar_enabled()
@@ -209,6 +215,7 @@ def _with_rows(dataset):
 
 
 def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
     ray.data.DataContext.get_current().enable_progress_bars = False
@@ -253,6 +260,7 @@ def _task_main(queue, fn, args: tuple, kwargs: dict, send_as: str):
 def task_resources() -> dict:
     """What one heavy task asks for: a GPU where the cluster has one, else every CPU of its
     largest node (torch's threads follow the task's CPUs)."""
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
     if ray.cluster_resources().get("GPU", 0) >= 1:
@@ -276,6 +284,7 @@ def run_task(fn, *args, address: str | None = None, on_message=None, on_poll=Non
     whatever either raises cancels the task. Returns what ``fn`` returns; its InputError,
     DataError or ModelLoadError is raised again as it was, a lost worker as
     :class:`WorkerLost`. ``fn`` must be importable on the workers (a module-level function)."""
+    # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
     from ray.util.queue import Queue
 

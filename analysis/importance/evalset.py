@@ -16,6 +16,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analysis.errors import DataError, InputError
+from analysis.aspects.causal import evaluation_data
+from analysis.aspects.checkpoints import is_checkpoint, load_checkpoint
+from analysis.aspects.example import load_example
+from analysis.aspects.finetune import _tokenize
+from analysis.aspects.readers import load_absa
+from analysis.aspects.tasks import (
+    TASK_NAMES, build_examples, check_task, default_pair_order, num_labels,
+)
+from analysis.corpus import read_corpus, read_labels
+from analysis.encoding import encode_corpus
+from analysis.importance.scoring import AbsaScorer, AccuracyScorer
+from analysis.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
 
 
 @dataclass
@@ -66,15 +78,11 @@ def load_classifier(spec: str):
     """(LoadedModel with its task head, ABSA card or None) for a model spec: ``example``, a
     checkpoint folder of this dashboard, or any fine-tuned sequence classifier. A model whose
     config names no ``...ForSequenceClassification`` architecture is refused."""
+    # lazy: imported when used: transformers (heavy)
     from transformers import AutoModelForSequenceClassification
-
-    from analysis.aspects.checkpoints import is_checkpoint, load_checkpoint
-    from analysis.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
 
     spec = normalise_spec(spec)
     if spec == EXAMPLE_SPEC:
-        from analysis.aspects.example import load_example
-
         return load_example()
     if is_checkpoint(spec):
         return load_checkpoint(spec)
@@ -94,12 +102,6 @@ def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,
     checkpoint: the card's task, pair order and maximum length, and, when the card names
     held-out sentences found in ``data``, only those (:func:`analysis.aspects.causal.
     evaluation_data`); without a card ``task`` is required and must fit the classifier."""
-    from analysis.aspects.causal import evaluation_data
-    from analysis.aspects.finetune import _tokenize
-    from analysis.aspects.tasks import TASK_NAMES, build_examples, check_task, \
-        default_pair_order, num_labels
-    from analysis.importance.scoring import AbsaScorer
-
     check_classifier(loaded)
     if card is not None:
         if task is not None and check_task(task) != card["task"]:
@@ -160,9 +162,6 @@ def label_ids(loaded, labels) -> np.ndarray:
 def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) -> EvalSet:
     """A labelled corpus (``dataset`` of :func:`analysis.corpus.read_corpus`, ``labels`` from
     :func:`analysis.corpus.read_labels`) encoded once through :mod:`analysis.encoding`."""
-    from analysis.encoding import encode_corpus
-    from analysis.importance.scoring import AccuracyScorer
-
     check_classifier(loaded)
     if labels is None:
         raise DataError("The data has no labels (a 'label' column matching the texts): head "
@@ -201,12 +200,8 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
     an ABSA card or ``task`` is given, else a labelled .csv/.jsonl corpus (``max_examples``
     caps sentences, or examples; ``max_bytes`` the file's size, as in the readers)."""
     if card is not None or task is not None:
-        from analysis.aspects.readers import load_absa
-
         return absa_eval_set(loaded, card, load_absa(source, name=name, max_bytes=max_bytes),
                              task, max_examples)
-    from analysis.corpus import read_corpus, read_labels
-
     check_classifier(loaded)
     if isinstance(source, str) and source in ("sample", "bundled"):
         raise DataError(SAMPLE_NEEDS_CARD)

@@ -7,6 +7,7 @@ the measured drops by Spearman's rank correlation."""
 from __future__ import annotations
 
 from typing import Callable
+import warnings
 
 import numpy as np
 
@@ -45,8 +46,7 @@ def normalise_per_layer(importance: np.ndarray) -> np.ndarray:
 def spearman(importance: np.ndarray, drops: np.ndarray) -> float:
     """Spearman's rank correlation of importance and measured drop over all heads (scipy;
     NaN when either is constant)."""
-    import warnings
-
+    # lazy: imported when used: scipy (heavy)
     from scipy.stats import spearmanr
 
     a, b = np.ravel(importance), np.ravel(drops)

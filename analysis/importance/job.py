@@ -18,6 +18,8 @@ import numpy as np
 
 from analysis.importance.ablate import BATCH_SIZE, MAX_TOKENS, padded_batches, run_ablations
 from analysis.importance.gradients import gate_gradient_sum
+from analysis.errors import DataError
+from analysis.importance.evalset import EvalSet, load_classifier
 
 LABEL = "label"
 
@@ -25,6 +27,7 @@ LABEL = "label"
 def eval_dataset(ev):
     """The encoded examples of ``ev`` as a ``datasets.Dataset``: one column per tokenizer
     output (``input_ids``, ``attention_mask``, ...) and ``label`` (the gold class index)."""
+    # lazy: imported when used: datasets (heavy)
     import datasets
 
     cols = {k: list(v) for k, v in ev.features.items()}
@@ -35,8 +38,6 @@ def eval_dataset(ev):
 def shard_eval_set(shard):
     """An EvalSet of a shard of :func:`eval_dataset` (features and labels; every example its
     own unit, no scorer: the shard is only run through the model)."""
-    from analysis.importance.evalset import EvalSet
-
     n = len(shard) if shard is not None else 0
     names = [c for c in (shard.column_names if shard is not None else []) if c != LABEL]
     features = {k: list(shard[k]) for k in names} if n else {}
@@ -79,8 +80,6 @@ class AblationJob:
     batch_size: int = BATCH_SIZE
 
     def load(self):
-        from analysis.importance.evalset import load_classifier
-
         return load_classifier(self.spec)[0]
 
     def map(self, loaded, shard, rows, progress=None) -> AblationPartial:
@@ -113,8 +112,6 @@ class AblationJob:
         rows = np.concatenate([np.asarray(p.rows, dtype=np.int64) for p in parts]) \
             if parts else np.zeros(0, dtype=np.int64)
         if not len(rows):
-            from analysis.errors import DataError
-
             raise DataError("The data has no examples to score.")
         order = np.argsort(rows, kind="stable")
         logits = np.concatenate([p.logits for p in parts], axis=1)[:, order]

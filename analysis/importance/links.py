@@ -7,6 +7,9 @@ their attention on [SEP])."""
 from __future__ import annotations
 
 import numpy as np
+from analysis.aspects.heads import discover
+from analysis.corpus import make_dataset
+from analysis.noop import corpus_stats
 
 ASPECT_TOP = 3
 SEP_SHARE = 0.5
@@ -15,8 +18,6 @@ SEP_SHARE = 0.5
 def aspect_heads(loaded, ev, top: int = ASPECT_TOP) -> list[tuple[int, int]]:
     """The ``top`` ranked aspect heads (0-indexed layer, head) on the ABSA sentences of ``ev``
     (none for other data or when no pair has an aspect term)."""
-    from analysis.aspects.heads import discover
-
     if ev.sentences is None or ev.task is None:
         return []
     disc = discover(loaded, ev.sentences, ev.task, ev.pair_order)
@@ -26,9 +27,6 @@ def aspect_heads(loaded, ev, top: int = ASPECT_TOP) -> list[tuple[int, int]]:
 def sep_heads(loaded, ev, share: float = SEP_SHARE) -> list[tuple[int, int]]:
     """Heads whose mean attention to [SEP] over the inputs of ``ev`` is above ``share``
     (0-indexed layer, head), the highest first."""
-    from analysis.corpus import make_dataset
-    from analysis.noop import corpus_stats
-
     ds = make_dataset([a for a, _ in ev.texts], [b for _, b in ev.texts])
     sep = corpus_stats(loaded, ds, norms=False).metrics["sep"]
     flat = [int(i) for i in np.argsort(-sep, axis=None) if sep.flat[i] > share]

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from analysis.importance.scoring import LOSS, METRIC_LABELS, higher_is_better
+from analysis.importance.pruning import n_removed
 
 METHOD_WORDS = {"uniform": "its attention spread evenly over the words (Kovaleva et al.)",
                 "mask": "its output set to zero (Michel et al.)"}
@@ -63,8 +64,6 @@ def removable_together(result) -> tuple[float, int] | None:
     """(fraction, heads) of the pruning curve in the order of the measured changes before the
     model loses more than the tolerance (1 point): the page's "Removable together within 1
     point"; None without pruning curves."""
-    from analysis.importance.pruning import n_removed
-
     if result.pruning is None:
         return None
     L, H = result.shape

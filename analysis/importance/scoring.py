@@ -28,6 +28,7 @@ def higher_is_better(metric: str) -> bool:
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Class probabilities as :func:`analysis.aspects.finetune.predict_probs` makes them
     (float32 softmax, then float64)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     return torch.softmax(torch.from_numpy(np.asarray(logits, dtype=np.float32)), -1) \

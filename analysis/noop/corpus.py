@@ -26,6 +26,7 @@ from analysis.errors import DataError
 from analysis.forward import capture_unavailable, forward_batches
 from analysis.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
 from analysis.execution.corpus import add_arrays, run_local
+from analysis.models import load_model
 
 Z95 = 1.959964  # the normal 97.5% quantile
 SPECIAL = "special"  # [CLS] + [SEP], summed per example before squaring
@@ -184,8 +185,6 @@ class NoopJob:
     max_batch_mb: float = 256.0
 
     def load(self):
-        from analysis.models import load_model
-
         return load_model(self.spec)
 
     def map(self, loaded, shard, rows, progress=None) -> NoopPartial:

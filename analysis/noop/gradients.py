@@ -20,6 +20,11 @@ from analysis.errors import DataError
 from analysis.forward import forward
 from analysis.measures import CATEGORIES, PUNCT, selectors
 from analysis.execution.corpus import add_arrays
+from analysis.encoding import EMPTY_CORPUS, encode_dataset
+from analysis.models import (
+    ModelLoadError, _quiet_transformers, check_weights, load_config, normalise_spec, pick_device,
+    resolve_spec,
+)
 
 
 @dataclass
@@ -34,6 +39,7 @@ class LossHead:
 
 def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
     """The checkpoint's own masked-LM head when it is complete, else (None, why not)."""
+    # lazy: imported when used: transformers (heavy)
     from transformers import AutoModelForMaskedLM
 
     if getattr(tokenizer, "mask_token_id", None) is None:
@@ -57,8 +63,6 @@ def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
 def _to_device(model) -> None:
     """Put the loss head's model on :func:`analysis.models.pick_device`'s device (CUDA when
     present, as ``load_model`` does), in eval mode."""
-    from analysis.models import ModelLoadError, pick_device
-
     try:
         model.to(pick_device())
     except ValueError as exc:  # a host's bad DASHBOARD_DEVICE: one plain line
@@ -70,10 +74,8 @@ def loss_head(spec: str) -> LossHead:
     """Find a real loss for ``spec``: the masked-LM loss when the checkpoint ships a complete LM
     head, else the task loss of a fine-tuned sequence-classification checkpoint, else none
     (the note says why). Loads a separate model instance (the shared one is never touched)."""
+    # lazy: imported when used: transformers (heavy)
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from analysis.models import (ModelLoadError, _quiet_transformers, check_weights,
-                                 load_config, normalise_spec, resolve_spec)
 
     _quiet_transformers()
     spec = normalise_spec(spec)
@@ -127,6 +129,7 @@ class GradientImportance:
 def _masked_inputs(head: LossHead, group, mask_rate: float, seed: int):
     """Padded inputs for a batch and, for the MLM loss, the labels [B, N] (-100 where not
     masked) with the chosen positions replaced by the mask token."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     batch = collate(head.tokenizer, group)
@@ -146,6 +149,7 @@ def _masked_inputs(head: LossHead, group, mask_rate: float, seed: int):
 def _batch_loss(kind: str, logits, labels):
     """Sum over the batch of each example's loss: mean cross-entropy over its masked positions
     (MLM), or cross-entropy against the model's own predicted label (task)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     logits = logits.float()
@@ -161,6 +165,7 @@ def _batch_loss(kind: str, logits, labels):
 
 def _add_categories(sums: dict, g, group, punct) -> None:
     """Add each example's mean |dL/dA| over the cells whose key is in each category."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     for b, enc in enumerate(group):
@@ -183,6 +188,7 @@ def gradient_sums(head: LossHead, encodings, batch_size: int = 8,
                   progress: Callable[[int, int], None] | None = None) -> dict[str, list]:
     """{category: [sum over examples of the example's mean |dL/dA| [L, H], examples counted]}:
     the sums :func:`gradient_importance` divides (the partial of :class:`GradientsJob`)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     if head.kind is None:
@@ -245,8 +251,6 @@ class GradientsJob:
         return loss_head(self.spec)
 
     def map(self, head: LossHead, shard, rows, progress=None) -> GradientsPartial:
-        from analysis.encoding import encode_dataset
-
         rows = list(rows)
         if head.kind is None:
             raise DataError(head.note)
@@ -263,8 +267,6 @@ class GradientsJob:
         return part
 
     def merge(self, partials) -> GradientImportance:
-        from analysis.encoding import EMPTY_CORPUS
-
         parts = sorted(partials, key=lambda p: p.first_row)
         total = sum(p.n_examples for p in parts)
         if not total:

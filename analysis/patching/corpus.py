@@ -16,6 +16,10 @@ from analysis.errors import DataError
 from analysis.intervals import N_BOOT, resamples
 from analysis.patching.counterfactuals import KINDS, opinion_pool, suggest
 from analysis.patching.run import patch_pair
+from analysis.aspects.tasks import build_examples
+from analysis.importance import importance_study
+from analysis.importance.links import aspect_heads, sep_heads
+from analysis.patching import metric
 
 
 @dataclass
@@ -74,6 +78,7 @@ def sentence_ci(effects: np.ndarray, units: np.ndarray, n_boot: int = N_BOOT,
 
 def spearman(a, b) -> float:
     """Spearman's rank correlation (scipy) over the heads; NaN when either is constant."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.stats import spearmanr
 
     a, b = np.ravel(a), np.ravel(b)
@@ -95,9 +100,6 @@ def corpus_patching(loaded, ev, *, contrast: str = "aspect", direction: str = "n
     (counted). With ``importance`` Head importance's study runs on the same pairs (its default
     method and metric) and the Spearman of the mean effects' size against its drops is given;
     with ``marks`` the Aspect heads page's top heads and the [SEP] heads."""
-    from analysis.aspects.tasks import build_examples
-    from analysis.patching import metric
-
     min_gap = metric.MIN_GAP if min_gap is None else float(min_gap)
     if contrast not in KINDS:
         raise DataError(f"Unknown counterfactual kind {contrast!r}: use aspect or opinion.")
@@ -139,16 +141,12 @@ def corpus_patching(loaded, ev, *, contrast: str = "aspect", direction: str = "n
                             len(set(units)), {k: v for k, v in skipped.items() if v},
                             effects_a, mean, ci)
     if importance:
-        from analysis.importance import importance_study
-
         imp = importance_study(loaded, ev, progress=lambda f, t: say(
             share + 0.2 * f, f"Head importance: {t}"))
         result.importance = imp.drops()
         result.importance_metric = imp.metric
         result.spearman = spearman(np.abs(mean), result.importance)
     if marks:
-        from analysis.importance.links import aspect_heads, sep_heads
-
         say(0.92, "marking the aspect heads and the [SEP] heads")
         result.aspect_heads, result.sep_heads = aspect_heads(loaded, ev), sep_heads(loaded, ev)
     result.seconds = time.perf_counter() - t0

@@ -18,6 +18,11 @@ from analysis.errors import InputError
 from analysis.forward import PATCH_SITES, forward, forward_patched
 from analysis.patching.metric import DIRECTIONS, MIN_GAP, Contrast, contrast, logit_diff, \
     normalised, softmax
+from analysis.aspects.data import CATEGORIES
+from analysis.aspects.tasks import build_examples
+from analysis.hooks import layer_parts
+from analysis.importance.evalset import check_classifier
+from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
 
 POSITION_SITES = ("residual", "attention", "mlp")
 
@@ -119,8 +124,6 @@ def class_names(model) -> list[str]:
 
 
 def _layer_parts_or_refuse(model) -> None:
-    from analysis.hooks import layer_parts
-
     try:
         layer_parts(model)
     except InputError:
@@ -135,8 +138,6 @@ def patch_pair(loaded, text: str, pair: str | None, counter_text: str,
                progress: Callable[[float, str], None] | None = None) -> PairPatching:
     """Patch every head, and every layer x position of ``sites``, between (text, pair) and
     (counter_text, counter_pair) on the classifier ``loaded`` in ``direction``."""
-    from analysis.importance.evalset import check_classifier
-
     check_classifier(loaded)
     if direction not in DIRECTIONS:
         raise InputError(f"Unknown direction {direction!r}: use noising or denoising.")
@@ -209,9 +210,6 @@ def default_pair(loaded, ev, max_length: int | None = None) -> tuple[int, str]:
     a positive or negative gold label whose opposite-opinion counterfactual changes the
     classifier's answer (the sentiment flips: a clear contrast), else the first with an
     opposite-opinion counterfactual, else the first sentence's first category."""
-    from analysis.aspects.tasks import build_examples
-    from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
-
     pool = opinion_pool(ev.sentences)
     first = None
     for i in range(len(ev.sentences)):
@@ -229,6 +227,4 @@ def default_pair(loaded, ev, max_length: int | None = None) -> tuple[int, str]:
                                      max_length)
             if clean != counter:
                 return i, ex.category
-    from analysis.aspects.data import CATEGORIES
-
     return first or (0, CATEGORIES[0])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import platform
 from importlib import metadata
+from analysis.cards import trained_of
 
 PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "datasets", "altair",
             "vl-convert-python", "streamlit")
@@ -42,8 +43,6 @@ def model_source(loaded, weights: str | None = None) -> dict[str, str]:
     record (:func:`analysis.cards.trained_of`: "trained layers: 5-6 of 6; the embeddings and
     layers 1-4 were frozen by the recipe", "trained layers: all 6 (embeddings included)",
     or "what was trained is unknown (...)")."""
-    from analysis.cards import trained_of
-
     return {"model": loaded.name,
             "architecture": f"{loaded.model_type}, {loaded.n_layers} layers x "
                             f"{loaded.n_heads} heads",

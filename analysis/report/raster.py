@@ -19,6 +19,7 @@ import struct
 import subprocess
 import sys
 import threading
+import resource
 
 from analysis.errors import DataError
 from analysis.report.svg import raster_size
@@ -54,8 +55,6 @@ def png_scale(svg: str, scale: float = 2.0, max_pixels: int | None = None) -> fl
 
 
 def _limits() -> None:  # in the child, before it runs
-    import resource
-
     resource.setrlimit(resource.RLIMIT_AS, (RENDER_MEMORY_BYTES, RENDER_MEMORY_BYTES))
 
 

@@ -17,6 +17,8 @@ from typing import Callable
 
 from analysis.encoding import Encoding
 from analysis.errors import InputError
+from analysis.aspects.data import to_dataset
+from analysis.representations.states import ABSA_ORDER, ABSA_TASK, _role
 
 SPECIAL = "special token"
 ASKED = "asked category"
@@ -39,10 +41,8 @@ def absa_categories(row: dict) -> list[str]:
 
 
 def _absa_pair(tokenizer, row: dict, category: str, max_length: int):
-    from analysis.aspects.data import to_dataset
+    # lazy: keeps this module, loaded at `python -m analysis` start, light
     from analysis.aspects.gold import build_pairs
-    from analysis.representations.states import ABSA_ORDER, ABSA_TASK
-
     encs, golds = build_pairs(tokenizer, to_dataset([row]), ABSA_TASK, ABSA_ORDER,
                               max_length=max_length)
     for enc, gold in zip(encs, golds):
@@ -53,8 +53,6 @@ def _absa_pair(tokenizer, row: dict, category: str, max_length: int):
 
 def absa_input(loaded, row: dict, category: str) -> LabelledInput:
     """A review (a row of ABSA data) asked about ``category``, each token with its role."""
-    from analysis.representations.states import _role
-
     if category not in absa_categories(row):
         raise InputError(f"The review names no aspect term of the category {category!r}; "
                          f"pick one of: {', '.join(absa_categories(row)) or 'none'}.")
@@ -70,6 +68,7 @@ def absa_input(loaded, row: dict, category: str) -> LabelledInput:
 def treebank_input(loaded, row: dict) -> LabelledInput:
     """A treebank sentence (a row with ``words`` and ``upos``), each token with its word's
     UPOS."""
+    # lazy: keeps this module, loaded at `python -m analysis` start, light
     from analysis.syntax.words import encode_words, needs_prefix_space
 
     words, upos = list(row["words"]), list(row["upos"])

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from analysis.errors import DataError
-from analysis.representations.states import WordCorpus, absa_words, treebank_words
+from analysis.representations.states import WordCorpus, absa_words, concat_words, treebank_words
+from analysis.models import load_model
+from analysis.representations.corpus import result_of
+from analysis.representations.labelled import labelled_words
 
 Progress = Callable[[int, int], None]
 
@@ -35,8 +38,6 @@ class RepresentationsPartial:
 def read_words(loaded, dataset, kind: str, max_sentences: int | None = None,
                batch_size: int = 32, progress: Progress | None = None) -> WordCorpus:
     """One model's word rows of a treebank, ABSA data or a labelled corpus."""
-    from analysis.representations.labelled import labelled_words
-
     read = {"treebank": treebank_words, "absa": absa_words, "labelled": labelled_words}[kind]
     return read(loaded, dataset, max_sentences=max_sentences, batch_size=batch_size,
                 progress=progress)
@@ -59,8 +60,6 @@ class RepresentationsJob:
     scatter: bool = True
 
     def load(self):
-        from analysis.models import load_model
-
         return (load_model(self.spec),
                 load_model(self.compare_spec) if self.compare_spec else None)
 
@@ -86,9 +85,6 @@ class RepresentationsJob:
 
     def merge(self, partials: Sequence[RepresentationsPartial],
               progress: Progress | None = None):
-        from analysis.representations.corpus import result_of
-        from analysis.representations.states import concat_words
-
         parts = sorted(partials, key=lambda p: p.first_row)
         full = [p for p in parts if p.words and p.words[0] is not None]
         if not full:

@@ -17,6 +17,7 @@ import numpy as np
 
 from analysis.encoding import encode_dataset
 from analysis.errors import DataError
+from analysis.representations.states import WordCorpus, word_layers
 
 MAX_LABELS = 10
 OTHER = "other labels"
@@ -57,8 +58,6 @@ def labelled_words(loaded, dataset, max_sentences: int | None = None, batch_size
                    progress: Callable[[int, int], None] | None = None):
     """:class:`analysis.representations.states.WordCorpus` of a labelled Dataset: word vectors
     of every example (one batched pass), ``labels["label"]`` its sentence's label per word."""
-    from analysis.representations.states import WordCorpus, word_layers
-
     if "label" not in (dataset.column_names or ()):
         raise DataError(NO_LABEL)
     corpus = encode_dataset(loaded.tokenizer, dataset, max_length=loaded.max_length,
@@ -98,6 +97,7 @@ def review_sentiment(row) -> str:
 def sentiment_corpus(absa):
     """A labelled corpus from ABSA data: every review with :func:`review_sentiment` as its
     label (the bundled labelled corpus of the page)."""
+    # lazy: imported when used: datasets (heavy)
     import datasets
 
     return datasets.Dataset.from_dict({

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
+import warnings
 
 import numpy as np
 
@@ -87,6 +88,7 @@ def lead_ci(curve: ProbeCurve, layer: int) -> tuple[float, float] | None:
 
 
 def _folds(groups: np.ndarray, folds: int):
+    # lazy: imported when used: scikit-learn (heavy)
     from sklearn.model_selection import GroupKFold
 
     k = min(int(folds), len(np.unique(groups)))
@@ -114,6 +116,7 @@ def probe_accuracy(x: np.ndarray, labels: np.ndarray, splits, seed: int = 0
                    ) -> tuple[float, np.ndarray]:
     """(out-of-fold accuracy, the out-of-fold predictions) of a logistic regression on the
     standardised ``x``."""
+    # lazy: imported when used: scikit-learn (heavy)
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
@@ -134,8 +137,7 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
                  progress: Callable[[int, int], None] | None = None) -> ProbeCurve:
     """Cross-validated probe accuracy at every layer (``layers[l]`` is [N, D], ``labels`` and
     ``groups`` (the sentence of each word) have N entries)."""
-    import warnings
-
+    # lazy: imported when used: scikit-learn (heavy)
     from sklearn.exceptions import ConvergenceWarning
 
     labels = np.asarray([str(v) for v in labels])

@@ -16,6 +16,7 @@ with that one fit, so the two panels share their axes.
 from __future__ import annotations
 
 from typing import Sequence
+import warnings
 
 import numpy as np
 
@@ -41,6 +42,7 @@ def pca_scores(x: np.ndarray) -> np.ndarray:
     scikit-learn's full SVD (LAPACK gesdd) can stop with "SVD did not converge" on
     rank-deficient input, e.g. two identical models' vectors stacked; the same components then
     come from the eigenvectors of the covariance matrix (:func:`_pca_by_eigh`)."""
+    # lazy: imported when used: scikit-learn (heavy)
     from sklearn.decomposition import PCA
 
     x = np.asarray(x, dtype=np.float64)
@@ -59,6 +61,7 @@ def _pca_by_eigh(x: np.ndarray, k: int) -> np.ndarray:
     """The first ``k`` principal-component scores of the centred ``x`` from a symmetric
     eigendecomposition (of x^T x, or of x x^T when there are fewer rows than columns), signed as
     scikit-learn signs them: each component's largest-magnitude loading is positive."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.linalg import eigh
 
     n, d = x.shape
@@ -79,6 +82,7 @@ def _pca_by_eigh(x: np.ndarray, k: int) -> np.ndarray:
 def procrustes_rotation(points: np.ndarray, target: np.ndarray) -> np.ndarray:
     """The orthogonal 2 x 2 matrix R minimising ||points @ R - target||_F (both centred;
     a reflection is allowed, as PCA's signs are arbitrary)."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.linalg import orthogonal_procrustes
 
     rot, _ = orthogonal_procrustes(np.asarray(points, float), np.asarray(target, float))
@@ -95,6 +99,7 @@ def align_layers(layers: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def _tsne(x: np.ndarray, seed: int) -> np.ndarray:
+    # lazy: imported when used: scikit-learn (heavy)
     from sklearn.manifold import TSNE
 
     n = x.shape[0]
@@ -104,8 +109,7 @@ def _tsne(x: np.ndarray, seed: int) -> np.ndarray:
 
 
 def _umap(x: np.ndarray, seed: int) -> np.ndarray:
-    import warnings
-
+    # lazy: imported when used: umap (heavy, slow to import)
     import umap
 
     n = x.shape[0]

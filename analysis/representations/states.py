@@ -158,6 +158,7 @@ def merge_notes(notes: Sequence[Sequence[str]]) -> list[str]:
 def treebank_words(loaded, dataset, max_sentences: int | None = None, batch_size: int = 32,
                    progress: Callable[[int, int], None] | None = None) -> WordCorpus:
     """Word vectors and UPOS of a treebank Dataset (one batched pass)."""
+    # lazy: keeps this module, loaded at `python -m analysis` start, light
     from analysis.syntax.states import extract_word_states
 
     ws = extract_word_states(loaded, dataset, max_sentences=max_sentences,
@@ -186,6 +187,7 @@ def _role(w: int, sets: dict) -> str:
 
 def absa_pairs(loaded, dataset, max_sentences: int | None = None):
     """(encodings, PairGold) of every pair whose category has terms in the review."""
+    # lazy: keeps this module, loaded at `python -m analysis` start, light
     from analysis.aspects.gold import build_pairs
 
     encs, golds = build_pairs(loaded.tokenizer, dataset, ABSA_TASK, ABSA_ORDER,

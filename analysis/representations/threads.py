@@ -13,6 +13,7 @@ import contextlib
 
 @contextlib.contextmanager
 def one_thread():
+    # lazy: imported when used: threadpoolctl (comes with scikit-learn, used only with it)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):

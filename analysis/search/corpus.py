@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from analysis.errors import DataError
+from analysis.corpus.files import iter_lines, read_bytes
 
 KINDS = ("treebank", "absa", "labelled", "text")
 LABEL_NAMES = {"upos": "part of speech (UPOS)", "deprel": "dependency relation",
@@ -208,7 +209,5 @@ def search_corpus(dataset) -> SearchCorpus:
 def line_numbers(source, name: str | None = None) -> list[int]:
     """The 0-based line numbers of a .txt file's non-blank lines (the rows the corpus reader
     keeps, in order)."""
-    from analysis.corpus.files import iter_lines, read_bytes
-
     data, label = read_bytes(source, name)
     return [i for i, line in enumerate(iter_lines(data, label)) if line.strip()]

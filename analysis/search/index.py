@@ -112,6 +112,7 @@ def exact_search(vectors, queries, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _faiss():
+    # lazy: imported when used: faiss (heavy, optional)
     import faiss
 
     return faiss

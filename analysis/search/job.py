@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
+import shutil
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from analysis.forward import forward, forward_batches
 from analysis.search.corpus import SearchCorpus, search_corpus
 from analysis.search.index import (EXACT_MAX_CELLS, IndexData, SearchIndex, concat, unit_rows,
                                    write_index)
+from analysis.example import cache_root
+from analysis.models import load_model
+from analysis.report.provenance import model_weights_hash
 
 Progress = Callable[[int, int], None]
 CACHE_FOLDER = "search"
@@ -30,8 +34,6 @@ CACHE_FOLDER = "search"
 def model_info(loaded) -> dict:
     """What an index records of its model (the weights hash decides whether a query's model
     is the index's)."""
-    from analysis.report.provenance import model_weights_hash
-
     return {"spec": loaded.spec, "name": loaded.name, "hash": model_weights_hash(loaded.model),
             "n_layers": loaded.n_layers, "n_heads": loaded.n_heads,
             "max_length": loaded.max_length}
@@ -113,8 +115,6 @@ class SearchJob:
     lines: Sequence[int] | None = None
 
     def load(self):
-        from analysis.models import load_model
-
         return load_model(self.spec)
 
     def map(self, models, shard, rows, progress: Progress | None = None) -> IndexData | None:
@@ -138,10 +138,6 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]
     """Remove the cache's index folders beyond the ``keep`` built last (``spare`` stays
     whatever its age), so that visitors' uploads cannot fill the disk; returns those removed.
     An index open elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
-    import shutil
-
-    from analysis.example import cache_root
-
     root = cache_root() / CACHE_FOLDER
     if not root.is_dir():
         return []
@@ -161,8 +157,6 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]
 def cache_folder(model_hash: str, fingerprint: str, max_length: int = 512) -> Path:
     """Where the index of a corpus (fingerprint) for a model (weights hash, and the tokens
     per sentence it reads: a demo's cap cuts long sentences) is kept."""
-    from analysis.example import cache_root
-
     return cache_root() / CACHE_FOLDER / f"{model_hash[:16]}-{fingerprint}-{int(max_length)}"
 
 
@@ -234,8 +228,6 @@ class QueryPiece:
 
 def check_model(loaded, index: SearchIndex) -> None:
     """InputError unless ``loaded`` has the weights the index was built with."""
-    from analysis.report.provenance import model_weights_hash
-
     if model_weights_hash(loaded.model) != index.meta["model"]["hash"]:
         raise InputError(f"The index was built with {index.meta['model']['name']}; the model "
                          "given has other weights, so its vectors cannot be compared.")

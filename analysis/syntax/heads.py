@@ -25,6 +25,8 @@ from analysis.encoding import word_level
 from analysis.intervals import paired_ci
 from analysis.syntax.reading import (compare_rows, example_sentences, reading,
                                      relation_rows)
+from analysis.forward import forward
+from analysis.syntax.words import encode_words
 
 __all__ = ["ALL", "DIRECTIONS", "OFFSETS", "HeadsAccumulator", "RelationResult", "SyntaxResult",
            "best_head", "best_offset", "compare_rows", "example_sentences", "gap_ci",
@@ -285,9 +287,6 @@ def result_of(acc: HeadsAccumulator, loaded, seconds: float = 0.0) -> SyntaxResu
 def sentence_attention(loaded, words):
     """(Encoding, token maps [L, H, T, T], word maps [L, H, n, n]) of one treebank sentence,
     for drawing an example (the word maps are :func:`word_map`'s)."""
-    from analysis.forward import forward
-    from analysis.syntax.words import encode_words
-
     enc = encode_words(loaded.tokenizer, words, loaded.max_length)
     maps = forward(loaded.model, loaded.tokenizer, [enc]).maps(0)
     return enc, maps, word_map(maps, enc.word_ids)

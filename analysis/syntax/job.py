@@ -13,6 +13,7 @@ from analysis.errors import DataError
 from analysis.syntax.heads import DIRECTIONS, HeadsAccumulator, SyntaxResult
 from analysis.syntax.passes import treebank_pass
 from analysis.syntax.words import encode_treebank, none_fits, skipped_notes
+from analysis.models import load_model
 
 
 @dataclass
@@ -45,8 +46,6 @@ class HeadsJob:
     max_batch_mb: float = 256.0
 
     def load(self):
-        from analysis.models import load_model
-
         return load_model(self.spec)
 
     def map(self, loaded, shard, rows, progress=None) -> HeadsPartial:

@@ -34,6 +34,7 @@ from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearma
                                    linear_chain_uuas, mst_edges, non_punct, root_accuracy,
                                    row_spearman, sentence_uuas_counts, tree_depths,
                                    tree_distances, uuas)
+from analysis.batching import batches
 
 __all__ = ["Probe", "ProbeResult", "WordStates", "corpus_uuas", "depth_spearman",
            "distance_spearman", "evaluate_layer", "example_tree", "extract_word_states",
@@ -61,6 +62,7 @@ def torch_threads(n: int | None = TRAIN_THREADS):
     """Run the block with ``n`` torch intra-op threads (None: unchanged) and restore the
     previous number when the last concurrent user leaves. Probe batches are small: on a busy
     machine more threads mostly wait on each other (bench/bench_syntax.py)."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     if n is None:
@@ -104,6 +106,7 @@ class Probe:
 
 def _batch(X, T, idx, kind):
     """Padded vectors [B, n, D], targets ([B, n, n] or [B, n]), mask [B, n] and lengths."""
+    # lazy: imported when used: torch (heavy)
     import torch
 
     n_max = max(X[i].shape[0] for i in idx)
@@ -136,9 +139,8 @@ def _losses(B, xb, tb, mask, lengths, kind):
 def _train(vectors, targets, kind: str, *, rank: int, seed: int, max_epochs: int,
            patience: int, lr: float, batch_size: int, decay: float = DECAY,
            threads: int | None = TRAIN_THREADS) -> Probe:
+    # lazy: imported when used: torch (heavy)
     import torch
-
-    from analysis.batching import batches
 
     t0 = time.perf_counter()
     if not len(vectors):
@@ -164,9 +166,8 @@ def _train(vectors, targets, kind: str, *, rank: int, seed: int, max_epochs: int
 def _epochs(X, T, kind, B, opt, rng, train_idx, stop_idx, stop_batches, max_epochs, patience,
             decay, batch_size):
     """The training loop; returns (epochs run, best stopping loss, best B)."""
+    # lazy: imported when used: torch (heavy)
     import torch
-
-    from analysis.batching import batches
 
     lengths = [X[i].shape[0] for i in train_idx]
     best, best_B, bad, epoch = float("inf"), B.detach().clone(), 0, 0

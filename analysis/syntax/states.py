@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+from analysis.syntax.passes import treebank_pass
+from analysis.syntax.words import encode_treebank
 
 
 @dataclass
@@ -74,6 +76,7 @@ class StatesCollector:
         self.layers: list[np.ndarray] = []  # allocated at the first batch (widths from it)
 
     def __call__(self, idx, fw) -> None:
+        # lazy: imported when used: torch (heavy)
         import torch
 
         hs = fw.hidden_states  # L + 1 tensors [B, T, D]
@@ -109,9 +112,6 @@ def extract_word_states(loaded, dataset, *, max_sentences: int | None = None,
                         encoded=None) -> WordStates:
     """Word vectors of every layer (embeddings included) for a treebank Dataset, in one
     batched length-sorted pass (see the module docstring)."""
-    from analysis.syntax.passes import treebank_pass
-    from analysis.syntax.words import encode_treebank
-
     t0 = time.perf_counter()
     if encoded is None:
         encoded = encode_treebank(loaded, dataset, max_sentences)

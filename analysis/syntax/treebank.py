@@ -14,9 +14,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from conllu.exceptions import ParseException
+from conllu.parser import DEFAULT_FIELDS, parse_comment_line, parse_line
+
 from analysis.corpus.files import decode, read_bytes
 from analysis.corpus.table import check_cap, corpus_notes
 from analysis.errors import DataError
+from analysis.corpus.hf import _offline_datasets
 
 SAMPLE_TREEBANK = Path(__file__).resolve().parents[2] / "data" / "treebank" / "sample.conllu"
 COLUMNS = ("id", "words", "heads", "deprels", "upos")
@@ -60,6 +64,7 @@ def validate_tree(heads) -> str | None:
 
 
 def _features():
+    # lazy: imported when used: datasets (heavy)
     from datasets import Features, Sequence, Value
 
     return Features({"id": Value("string"), "words": Sequence(Value("string")),
@@ -70,6 +75,7 @@ def _features():
 def make_treebank(rows: dict, notes=None):
     """A Dataset with :data:`COLUMNS` from column lists; ``notes`` are kept in
     ``info.description`` (one per line, read back by :func:`treebank_notes`)."""
+    # lazy: imported when used: datasets (heavy)
     from datasets import Dataset, DatasetInfo
 
     features = _features()
@@ -111,9 +117,6 @@ def _blocks(text: str):
 def _parse_block(block, where: str, label: str, first: bool):
     """The block's sent_id and its word rows as (line, conllu token); ranges and empty nodes
     are counted, not kept. A line without any tab before the first sentence: not CoNLL-U."""
-    from conllu.exceptions import ParseException
-    from conllu.parser import DEFAULT_FIELDS, parse_comment_line, parse_line
-
     sent_id, rows, skipped = None, [], 0
     for ln, line in block:
         if line.startswith("#"):
@@ -218,12 +221,11 @@ def read_hf_treebank(name: str, split: str = "validation", max_sentences: int | 
     """A Hugging Face dataset with UD-style columns (``tokens`` or ``words`` or ``form``;
     ``head``/``heads`` as ints or strings; ``deprel``/``deprels``; optional ``upos``, class
     labels resolved to their names) -> Dataset with :data:`COLUMNS`."""
-    from analysis.corpus.hf import _offline_datasets
-
     max_sentences = check_cap(max_sentences)
     name, split = (name or "").strip(), (split or "").strip() or "validation"
     if not name:
         raise DataError("Give a Hugging Face dataset id with UD-style columns.")
+    # lazy: imported when used: datasets (heavy)
     import datasets
 
     try:

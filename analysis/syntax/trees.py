@@ -18,6 +18,7 @@ SPEARMAN_LENGTHS = (5, 50)  # sentence lengths (words) whose Spearman values are
 
 def tree_distances(heads) -> np.ndarray:
     """[n, n] number of edges between every two words of the tree (scipy shortest paths)."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import shortest_path
 
@@ -64,6 +65,7 @@ def mst_edges(distance_matrix) -> list[tuple[int, int]]:
     """Edges of the minimum spanning tree of a symmetric distance matrix (scipy's
     ``minimum_spanning_tree`` on the upper triangle, rescaled to [1, 2] so that zero distances
     stay edges; a shift and a positive scale leave the tree unchanged)."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.sparse.csgraph import minimum_spanning_tree
 
     D = np.asarray(distance_matrix, dtype=np.float64)
@@ -130,6 +132,7 @@ def linear_chain_uuas(heads_list, upos_list) -> float:
 def row_spearman(P, G) -> np.ndarray:
     """Spearman correlation of every row of P with the same row of G (average ranks for ties,
     as ``scipy.stats.spearmanr``); NaN for a constant row."""
+    # lazy: imported when used: scipy (heavy)
     from scipy.stats import rankdata
 
     rp = rankdata(np.asarray(P, dtype=np.float64), axis=-1)

@@ -13,6 +13,7 @@ import analysis.models
 import ui.drift.blocks
 import ui.common.frame.resources
 import ui.common.settings
+from builders import patch_everywhere
 from ui.common.errors import plain
 from ui.common.settings import DEFAULT_MODELS, SettingsError, load_settings
 from ui.common.frame.sidebar import UNLISTED
@@ -50,11 +51,11 @@ def specs_seen(monkeypatch):
             return fn(spec, *a, **kw)
         return recorder
 
-    resolve = wrap(analysis.models.resolve_spec)
-    for module in (analysis.models, ui.common.frame.resources):  # (resources: listed models' sizes)
-        monkeypatch.setattr(module, "resolve_spec", resolve)
-    for module in (analysis.models, ui.common.frame.resources, ui.drift.blocks):
-        monkeypatch.setattr(module, "checkpoint_stamp", wrap(analysis.models.checkpoint_stamp))
+    # every module that holds them by name (ui.common.frame.resources: the listed models' sizes)
+    patch_everywhere(monkeypatch, analysis.models, "resolve_spec",
+                     wrap(analysis.models.resolve_spec))
+    patch_everywhere(monkeypatch, analysis.models, "checkpoint_stamp",
+                     wrap(analysis.models.checkpoint_stamp))
     return seen
 
 

@@ -22,7 +22,7 @@ from analysis.aspects.readers import MAX_ABSA_BYTES, load_absa, read_aste
 from analysis.corpus import (MAX_BYTES, corpus_notes, csv_columns, read_corpus, read_labels,
                              read_pasted)
 from analysis.errors import DataError, InputError
-from builders import one_line
+from builders import one_line, patch_everywhere
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -370,7 +370,7 @@ def test_cli_finetune_refuses_bad_options_before_any_work(tmp_path, capsys, monk
     def no_work(*a, **k):
         raise AssertionError("work started although an option is bad")
 
-    monkeypatch.setattr(analysis.models, "load_model", no_work)
+    patch_everywhere(monkeypatch, analysis.models, "load_model", no_work, ("analysis",))
     out = tmp_path / "ck"
     rc, err = _run(["finetune", "--data", "sample", "--task", "qa_m", "--out", str(out),
                     *extra], capsys)
@@ -443,8 +443,9 @@ def read_only_dir(tmp_path):
 def test_cli_refuses_a_read_only_out_before_any_work(read_only_dir, capsys, monkeypatch):
     import analysis.models
 
-    monkeypatch.setattr(analysis.models, "load_model",
-                        lambda *a, **k: pytest.fail("work started with a read-only --out"))
+    patch_everywhere(monkeypatch, analysis.models, "load_model",
+                     lambda *a, **k: pytest.fail("work started with a read-only --out"),
+                     ("analysis",))
     runs = [
         ["attention", "--text", "hi", "--out", str(read_only_dir / "m.npz")],
         COMMANDS["noop"] + ["--out", str(read_only_dir / "s.json")],

@@ -94,9 +94,9 @@ def test_loss_head_runs_on_the_picked_device(tiny_heads, monkeypatch):
     """The loss head's model goes where load_model's would (pick_device: CUDA when present):
     it stayed on the CPU before, so gradient importance never used the GPU. Checked on the
     'meta' device, which any machine has."""
-    import analysis.models
+    import analysis.noop.gradients as gradients
 
-    monkeypatch.setattr(analysis.models, "pick_device", lambda prefer=None: "meta")
+    monkeypatch.setattr(gradients, "pick_device", lambda prefer=None: "meta")
     for kind in ("mlm", "task"):
         head = loss_head(tiny_heads[kind])
         assert head.kind == kind

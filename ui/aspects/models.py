@@ -23,7 +23,7 @@ from analysis.aspects.readers import load_sample
 from analysis.aspects.reading import TASK_FORMS
 from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence, build_examples
 from analysis.errors import DataError, InputError
-from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
+from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp, normalise_spec
 from ui.common.chart_cache import draw, owned_chart
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
@@ -84,8 +84,6 @@ def model_words(spec) -> str:
     """A model as a visitor knows it: its name in the model list, else its spec."""
     if not spec:
         return "an unnamed model"
-    from analysis.models import normalise_spec
-
     try:
         return settings().model_name(normalise_spec(str(spec))) or str(spec)
     except Exception:  # an odd spec from a card: shown as written

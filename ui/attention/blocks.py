@@ -15,6 +15,8 @@ from ui.common.chart_cache import show
 from ui.common.charts import position_labels, side_by_side, vector_frame, vector_heatmap
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads
+from analysis.attention.reading import attention_reading, heads_table, layer_reading, model_reading
+from ui.common.exports.findings import add_button
 
 
 @st.cache_resource(max_entries=4, show_spinner="Capturing the queries and keys...")
@@ -141,8 +143,6 @@ def _reading_lines(spec: str, tokens: tuple, segments: tuple, view: str, layer: 
                    _result) -> list[str]:
     """The reading's sentences, once per (model, tokens, view, layer, head): a rerun computes
     nothing."""
-    from analysis.attention.reading import attention_reading, layer_reading, model_reading
-
     if view == "Model view":
         return [model_reading(_result)]
     if view == "Head view":
@@ -165,9 +165,6 @@ def attention_report(view: str, result, layer: int, head: int, level: str, lines
                      ctx, loaded, chart=None) -> None:
     """"Add to report" for the current view: the heatmap's chart (``chart``: a callable, built
     only on a click) or, for the other views, every head's habit on this input as a table."""
-    from analysis.attention.reading import heads_table
-    from ui.common.exports.findings import add_button
-
     enc = result.encoding
     numbers = {"Tokens": str(enc.n_tokens), "Layer": str(layer)}
     if view not in ("Head view", "Model view"):

@@ -17,6 +17,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import altair as alt
+import pandas as pd
 import streamlit as st
 
 _LOG = logging.getLogger(__name__)
@@ -55,9 +57,6 @@ def vega_lite_spec(chart) -> dict | None:
     (the chart is then drawn by ``st.altair_chart``, rebuilt on each rerun: slower, same view).
     Altair's data transformer is process-wide and ``st.altair_chart`` switches it too (under
     its own lock), so a spec whose named data did not all land in ``datasets`` is made again."""
-    import altair as alt
-    import pandas as pd
-
     for _ in range(3):
         try:
             with _ALTAIR_LOCK:

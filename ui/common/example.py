@@ -28,6 +28,9 @@ from analysis.example import BUILD_COMMAND, example_ready
 from ui.common.errors import first_line, plain
 from ui.common.jobs import BACKGROUND_NICE, TRAINING, start_background_job
 from ui.common.state import EXAMPLE_BUILD_JOB
+from analysis.aspects import example as example_build
+from analysis.execution.placements import Away
+from ui.common.settings import settings
 
 AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
 PREFIX = "Building the example checkpoint"
@@ -101,9 +104,6 @@ def _build(progress) -> None:
     (:class:`analysis.execution.placements.Away` without an address: a child process; the
     example is written to this server's cache, and its job stays in the background lane): the
     server keeps its interpreter lock and cores for the visitors meanwhile."""
-    from analysis.aspects import example as example_build
-    from analysis.execution.placements import Away
-
     try:
         Away()(example_build.build_example, on_message=progress, send_as="progress",
                nice=BACKGROUND_NICE)
@@ -168,8 +168,6 @@ def wait_for_example(hint: str = "") -> bool:
 def local_build_hint() -> None:
     """How to build the example from the command line: for local users only, under an
     expander (a demo's visitors get no command to run)."""
-    from ui.common.settings import settings
-
     if settings().demo:
         return
     with st.expander("For local users: build it from the command line"):

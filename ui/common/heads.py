@@ -9,6 +9,7 @@ from typing import Mapping
 import altair as alt
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 
 def heads_frame(matrices: Mapping[str, np.ndarray] | np.ndarray, value: str = "value",
@@ -65,7 +66,5 @@ DECIMALS = 3  # every table of per-head numbers shows this many decimals
 def decimals(df: pd.DataFrame, places: int = DECIMALS) -> dict:
     """``st.dataframe`` column_config giving every float column of ``df`` ``places`` decimals
     (one number of decimals across a page's tables)."""
-    import streamlit as st
-
     return {c: st.column_config.NumberColumn(format=f"%.{places}f")
             for c in df.columns if pd.api.types.is_float_dtype(df[c])}

@@ -29,6 +29,7 @@ from ui.common.frame.resources import check_listed, get_model
 from ui.common.settings import settings
 from ui.common.frame.models import pick_models
 from ui.drift import state as drift_state
+from analysis.drift.reading import layer_rows
 
 KINDS = {"cls": "attention to [CLS]", "sep": "attention to [SEP]",
          "punct": "attention to . and ,"}
@@ -385,8 +386,6 @@ def groups(result: DriftResult, rkey: tuple = ()) -> None:
 def layer_table(result) -> None:
     """Per layer, the mean head cosine the reading states and its 95% interval over
     examples."""
-    from analysis.drift.reading import layer_rows
-
     frame = pd.DataFrame(layer_rows(result.cosine_examples))
     st.caption("Per layer: mean head cosine over examples (1 = unchanged); the 95% interval is "
                "over examples (normal approximation).")

@@ -23,6 +23,7 @@ from ui.common.jobs import (BackgroundJob, Study, measured_words, run_job,
 from ui.common.frame.resources import check_listed, token_capped
 from ui.common.settings import settings
 from ui.importance import state as S
+from analysis.errors import InputError
 
 
 @dataclass
@@ -45,8 +46,6 @@ def classifier(spec: str):
         check_listed(spec)
     loaded, card = _classifier(spec, checkpoint_stamp(spec))
     if settings().demo and loaded.n_layers * loaded.n_heads > S.DEMO_MAX_HEADS:
-        from analysis.errors import InputError
-
         raise InputError(f"This server disables at most {S.DEMO_MAX_HEADS} heads per model; "
                          f"{loaded.name} has {loaded.n_layers * loaded.n_heads}.")
     return loaded, card

@@ -26,6 +26,7 @@ from ui.common.exports.findings import add_button
 from ui.common.settings import settings
 from ui.noop import state as noop_state
 from ui.noop.state import StatsKey
+from analysis.noop.reading import layer_rows
 
 PROPORTIONS = ["cls", "sep", "punct", "self", "prev", "next"]
 CAT_LABEL = {"cls": "[CLS]", "sep": "[SEP]", "punct": ". and ,", "other": "other tokens"}
@@ -259,8 +260,6 @@ def gradients_block(spec: str, fingerprint: str, n_examples: int, loaded, datase
 def layer_table(stats) -> None:
     """Per layer, the numbers the reading states in its units (percent, nats) with their 95%
     intervals over examples."""
-    from analysis.noop.reading import layer_rows
-
     frame = pd.DataFrame(layer_rows(stats))
     st.caption("Per layer, mean over the layer's heads and over examples; the 95% intervals "
                "are over examples (normal approximation).")

@@ -13,10 +13,12 @@ from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
 from analysis.patching import patch_pair
 from analysis.patching.corpus import corpus_patching
 from analysis.patching.counterfactuals import opinion_pool, suggest
-from analysis.patching.run import pair_max_length
+from analysis.patching.run import default_pair as first_pair, pair_max_length
 from ui.common.jobs import SHORT, run_job
 from ui.common.frame.resources import check_listed
 from ui.patching import state as S
+from analysis.aspects.readers import load_sample
+from analysis.aspects.tasks import build_examples
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the classifier...")
@@ -33,8 +35,6 @@ def classifier(spec: str):
 
 @st.cache_resource(max_entries=3, show_spinner="Reading the held-out sentences...")
 def _heldout(spec: str, stamp: str, _loaded, _card):
-    from analysis.aspects.readers import load_sample
-
     return absa_eval_set(_loaded, _card, load_sample())
 
 
@@ -48,8 +48,6 @@ def heldout(spec: str, loaded, card):
 
 def pairs_of(ev, i: int):
     """The sentence row ``i`` of ``ev`` and its pairs (one per category, in order)."""
-    from analysis.aspects.tasks import build_examples
-
     rows = ev.sentences.select([i])
     return ev.sentences[i], build_examples(rows, ev.task, ev.pair_order)
 
@@ -67,8 +65,6 @@ def suggestions(spec: str, stamp: str, i: int, category: str, _loaded, _ev, max_
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _default_pair(spec: str, stamp: str, _loaded, _ev, max_length: int) -> tuple[int, str]:
-    from analysis.patching.run import default_pair as first_pair
-
     return first_pair(_loaded, _ev, max_length)
 
 

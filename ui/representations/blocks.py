@@ -10,12 +10,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from analysis.aspects.readers import load_sample
+from analysis.aspects.readers import load_absa, load_sample
 from analysis.models import checkpoint_stamp
 from analysis.representations import corpus_representations, input_representations
 from analysis.representations.corpus import MAX_POINTS
 from analysis.representations.projection import METHOD_NAMES, METHODS
-from analysis.syntax.treebank import sample_treebank
+from analysis.syntax.treebank import read_conllu, sample_treebank
 from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain
 from ui.common.jobs import SHORT, run_job
@@ -23,6 +23,9 @@ from ui.common.frame.models import second_model
 from ui.common.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.representations import state as S
+from analysis.corpus import read_corpus, read_labels
+from analysis.representations.inputs import absa_categories, absa_input, treebank_input
+from analysis.representations.labelled import sentiment_corpus
 
 CORPORA = {"treebank": "Treebank sample (UPOS)", "absa": "ABSA sample (aspect roles)",
            "sentiment": "ABSA sample reviews by sentiment (labels)",
@@ -59,8 +62,6 @@ def _stamp(loaded) -> tuple:
 @st.cache_data(max_entries=4, show_spinner=False)
 def _absa_rows() -> dict[str, dict]:
     """The ABSA sample's reviews that name an aspect term with a category, by id."""
-    from analysis.representations.inputs import absa_categories
-
     return {str(r["id"]): dict(r) for r in load_sample() if absa_categories(r)}
 
 
@@ -72,8 +73,6 @@ def _treebank_rows() -> dict[str, dict]:
 def labelled_input(loaded, src: S.InputSource):
     """The :class:`analysis.representations.inputs.LabelledInput` of ``src`` (None for the
     sidebar's text)."""
-    from analysis.representations.inputs import absa_input, treebank_input
-
     if src.kind == "absa":
         return absa_input(loaded, _absa_rows()[src.example], src.category)
     if src.kind == "treebank":
@@ -106,14 +105,9 @@ def input_result(loaded, compare, text: str, pair: str | None, method: str,
 
 
 def _read_upload(data: bytes, name: str, n: int):
-    from analysis.aspects.readers import load_absa
-    from analysis.syntax.treebank import read_conllu
-
     if name.lower().endswith((".conllu", ".txt")):
         return read_conllu(data, name=name, max_sentences=n)
     if name.lower().endswith((".csv", ".jsonl")):  # a labelled corpus: text, label
-        from analysis.corpus import read_corpus, read_labels
-
         cap = settings().max_upload_bytes
         ds = read_corpus(data, name=name, max_examples=n, max_bytes=cap)
         gold, _ = read_labels(data, ds, name=name, max_bytes=cap)
@@ -129,12 +123,8 @@ def corpus_data(kind: str, n: int, upload=None):
     if kind == "absa":
         return load_sample().select(range(min(n, SIZES["absa"])))
     if kind == "sentiment":
-        from analysis.representations.labelled import sentiment_corpus
-
         return sentiment_corpus(load_sample().select(range(min(n, SIZES["sentiment"]))))
     if kind == "ewt":
-        from analysis.syntax.treebank import read_conllu
-
         return read_conllu(EWT, max_sentences=n)
     return _read_upload(*upload, n)
 
@@ -179,8 +169,6 @@ def input_source() -> S.InputSource:
                               "of the asked category, opinion word, other aspect, other) or by "
                               "part of speech (treebank UPOS).")
     if kind == "absa":
-        from analysis.representations.inputs import absa_categories
-
         rows = _absa_rows()
         ex = url_selectbox(c2, "Review", list(rows), key=S.EXAMPLE,
                            format_func=lambda i: f"{i}: {_short(rows[i]['text'])}")

@@ -11,6 +11,7 @@ import pandas as pd
 from analysis.representations.corpus import PROBE_NAMES
 from analysis.representations.projection import METHOD_NAMES
 from ui.common.charts import fit_width
+from analysis.representations.labelled import NONE, OTHER
 
 LAYER_PARAM = "layer"
 PANEL_W, PANEL_H = 330, 300
@@ -33,8 +34,6 @@ def role_scale() -> alt.Scale:
 def label_scale(legend: list[str]) -> alt.Scale:
     """The colour scale of a labelled corpus: ``legend``'s labels in order, a fixed colour
     each (the label text is a domain value, never an expression)."""
-    from analysis.representations.labelled import NONE, OTHER
-
     colours = [OTHER_COLOUR if v == OTHER else NONE_COLOUR if v == NONE
                else PALETTE[k % len(PALETTE)] for k, v in enumerate(legend)]
     return alt.Scale(domain=list(legend), range=colours)

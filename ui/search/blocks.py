@@ -28,6 +28,8 @@ from ui.common.frame.links import attention_link
 from ui.common.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.search import state as S
+from analysis.aspects.readers import load_sample
+from analysis.syntax.treebank import read_conllu, sample_treebank
 
 CORPORA = {"treebank": "Treebank sample (UPOS, dependency relations)",
            "absa": "ABSA sample (aspect roles)",
@@ -47,18 +49,12 @@ def corpus_sources() -> list[str]:
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _bundled(kind: str):
     if kind == "treebank":
-        from analysis.syntax.treebank import sample_treebank
-
         return sample_treebank()
-    from analysis.aspects.readers import load_sample
-
     return load_sample()
 
 
 @st.cache_resource(max_entries=4, show_spinner="Reading the treebank...")
 def _ewt(n: int):
-    from analysis.syntax.treebank import read_conllu
-
     return read_conllu(EWT, max_sentences=n)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from ui.common.frame.state import CorpusKeys
+from ui.common.frame.links import input_params, spec_params
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view
 
@@ -54,6 +55,4 @@ def find_similar_params(spec: str, text: str, pair: str | None, token: int, laye
     """Every URL parameter of the Search page opened on piece ``token`` of the input at
     ``layer``: the model (by its listed name, never a path in demo mode), the input, the piece
     and the layer."""
-    from ui.common.frame.links import input_params, spec_params
-
     return {**spec_params(spec), **input_params(text, pair), **search_params(token, layer)}

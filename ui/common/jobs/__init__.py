@@ -33,6 +33,7 @@ import time
 from typing import Callable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from analysis.execution.cluster import HERE, WHERE
 from analysis.execution.estimates import expected_words, outlook_words, rate_words
@@ -67,8 +68,6 @@ def visitor_keys() -> tuple[str, ...]:
     host allows telling it (``visitor_address``: the connection's peer, or behind a proxy the
     address the proxy appended to X-Forwarded-For, :func:`forwarded_address`); no address on
     a local connection."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
     ctx = get_script_run_ctx()
     keys = [f"session:{ctx.session_id}"] if ctx is not None else []
     mode = settings().visitor_address
