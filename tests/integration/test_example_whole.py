@@ -10,6 +10,8 @@ builds it into a temporary folder otherwise (minutes on a 2-core CPU)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 
 import numpy as np
@@ -54,13 +56,20 @@ def test_a_short_build_of_the_recipe_moves_every_parameter(default_model, tmp_pa
 
 @pytest.fixture(scope="module")
 def example_folder(tmp_path_factory):
-    """The cached example checkpoint when it is built with this recipe, else the recipe built
-    here into a temporary folder (the shared cache is left alone)."""
+    """The cached example checkpoint when it is built with this recipe (the user's cache, or
+    the one .ci/run's deploy check built, named by $ATTENTION_TEST_EXAMPLE: the same recipe and
+    code, built once per CI run), else the recipe built here into a temporary folder (the
+    shared cache is left alone)."""
+    import os
+
     from analysis.aspects.example import build_example
     from analysis.example import FOLDER, example_path, example_ready
 
     if example_ready():
         return example_path()
+    built = os.environ.get("ATTENTION_TEST_EXAMPLE")
+    if built and example_ready(built):
+        return Path(built)
     return build_example(tmp_path_factory.mktemp("cache") / FOLDER)
 
 
