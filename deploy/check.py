@@ -15,7 +15,7 @@ One script, so that the Dockerfile, CI and a person at a shell run the same step
 
 ``ci`` creates a venv (python3 -m venv), installs requirements.txt and playwright, builds the
 example into a fresh cache folder, starts the app in demo mode on a free port through ``start``,
-waits for health and opens /, /noop, /aspects, /drift, /syntax and /report in Debian's Chromium
+waits for health and opens every page (PAGES: /, /noop, ..., /patching, /search, /report) in Debian's Chromium
 (/usr/bin/chromium): each page shows its title, no exception box, no "Page not found", its first
 results without a click, and the Aspect heads page the example checkpoint's. It prints each
 step's time; on failure it exits 1 with one line saying what failed (and where the logs are).
@@ -54,6 +54,8 @@ PAGES = [("/", "Attention", ".av-head .av-col-from .av-tok"),
          ("/attribution", "Attribution", ".attr-rows .attr-tok"),
          ("/representations", "Representations", "[data-testid='stVegaLiteChart']"),
          ("/importance", "Head importance", "[data-testid='stVegaLiteChart']"),
+         ("/patching", "Causal patching", "[data-testid='stVegaLiteChart']"),
+         ("/search", "Search", "[data-testid='stVegaLiteChart']"),
          ("/report", "Report", "button:has-text('Add an example finding')")]
 PAGE_TIMEOUT_S = 300  # a fresh server computes each page's first results on first visit
 
