@@ -18,8 +18,8 @@ example into a fresh cache folder, starts the app in demo mode on a free port th
 waits for health and opens every page (PAGES: /, /noop, ..., /patching, /search, /report) in
 Debian's Chromium (/usr/bin/chromium): each page shows its title, no exception box, no "Page
 not found", its first results without a click, and the Aspect heads page the example
-checkpoint's. It prints each step's time; on failure it exits 1 with one line saying what failed (and where the logs are).
-Without Chromium the browser step is skipped, saying so.
+checkpoint's. It prints each step's time; on failure it exits 1 with one line saying what
+failed (and where the logs are). Without Chromium the browser step is skipped, saying so.
 
 Only the standard library is imported at the top: ``health`` runs as the image's HEALTHCHECK.
 """
