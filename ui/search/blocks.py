@@ -7,7 +7,6 @@ sentences, labels and links, the label histogram (docs/METHODS.md section 16). K
 from __future__ import annotations
 
 import threading
-import weakref
 from pathlib import Path
 
 import altair as alt
@@ -20,7 +19,7 @@ from analysis.search import SearchIndex, build_index, cache_folder
 from analysis.search.job import corpus_fingerprint, model_info
 from analysis.search.corpus import LABEL_NAMES
 from analysis.search.index import Match, piece_text
-from ui.common.frame.corpus import cap_widget, corpus_picker
+from ui.common.frame.corpus import cap_widget, corpus_picker, fingerprint
 from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import run_job, start_background_job
@@ -102,22 +101,9 @@ def _open(index: SearchIndex) -> SearchIndex:
     return _opened(str(index.folder), meta.stat().st_mtime)
 
 
-_FINGERPRINTS: dict[int, str] = {}  # id of a corpus object -> its search fingerprint
-
-
-def _fingerprint(dataset) -> str:
-    """The corpus's fingerprint computed once per corpus object (the pickers' corpora are
-    cached objects: a rerun hashes nothing again)."""
-    key = id(dataset)
-    fp = _FINGERPRINTS.get(key)
-    if fp is None:
-        fp = _FINGERPRINTS[key] = corpus_fingerprint(dataset)
-        weakref.finalize(dataset, _FINGERPRINTS.pop, key, None)
-    return fp
-
-
 def _cached(loaded, dataset) -> SearchIndex | None:
-    folder = cache_folder(model_info(loaded)["hash"], _fingerprint(dataset), loaded.max_length)
+    folder = cache_folder(model_info(loaded)["hash"], fingerprint(dataset, corpus_fingerprint),
+                          loaded.max_length)
     if not (folder / "meta.json").is_file():
         return None
     try:

@@ -51,16 +51,17 @@ def bundled_sample(cap: int):
     return _sample((st_.st_size, st_.st_mtime_ns), cap)
 
 
-_FINGERPRINTS: dict[int, str] = {}  # id of a corpus object -> its fingerprint
+_FINGERPRINTS: dict[tuple, str] = {}  # (id of a corpus object, the hash) -> its fingerprint
 
 
-def fingerprint(dataset) -> str:
-    """``analysis.corpus.corpus_fingerprint`` computed once per corpus object (a cached corpus
-    is the same object on every rerun)."""
-    key = id(dataset)
+def fingerprint(dataset, compute=corpus_fingerprint) -> str:
+    """``compute(dataset)`` (default ``analysis.corpus.corpus_fingerprint``; a study may hash
+    its corpus its own way, as Search does) computed once per corpus object (a cached corpus is
+    the same object on every rerun)."""
+    key = (id(dataset), compute)
     fp = _FINGERPRINTS.get(key)
     if fp is None:
-        fp = _FINGERPRINTS[key] = corpus_fingerprint(dataset)
+        fp = _FINGERPRINTS[key] = compute(dataset)
         weakref.finalize(dataset, _FINGERPRINTS.pop, key, None)
     return fp
 
