@@ -32,6 +32,17 @@ def heads_frame(matrices: Mapping[str, np.ndarray] | np.ndarray, value: str = "v
     return pd.concat(frames, ignore_index=True)
 
 
+def head_marks(df: pd.DataFrame, aspect, sep) -> list[str]:
+    """Per row of a :func:`heads_frame` table, its head's mark: "A" for an aspect head, "S" for
+    a [SEP] head, "AS" for both, "" otherwise (``aspect``, ``sep``: 0-indexed (layer, head))."""
+    tags: dict = {}
+    for (l, h) in aspect:
+        tags[(l + 1, h + 1)] = "A"
+    for (l, h) in sep:
+        tags[(l + 1, h + 1)] = tags.get((l + 1, h + 1), "") + "S"
+    return [tags.get((l, h), "") for l, h in zip(df["layer"], df["head"])]
+
+
 def heads_heatmap(df: pd.DataFrame, value: str = "value", *, title: str = "",
                   scale: alt.Scale | None = None, scheme: str = "blues", domain=None,
                   legend: str | None = None, fmt: str = ".3f", facet: str | None = None,

@@ -14,7 +14,7 @@ from analysis.importance.reading import beyond_interval
 from analysis.importance.scoring import LOSS, higher_is_better
 from ui.common.chart_cache import cached_chart, draw
 from ui.common.exports.export import chart_downloads
-from ui.common.heads import decimals, heads_frame, heads_heatmap
+from ui.common.heads import decimals, head_marks, heads_frame, heads_heatmap
 from ui.common.frame.links import attention_link
 from ui.importance.state import METHODS, METRIC_NAMES, download_key
 
@@ -34,12 +34,7 @@ def map_frame(result, metric: str, marks) -> pd.DataFrame:
     df = heads_frame(result.heads[metric], value="change")
     ci = result.heads_ci[metric].reshape(-1, 2)
     df["low"], df["high"] = ci[:, 0], ci[:, 1]
-    tags = {}
-    for (l, h) in marks.aspect:
-        tags[(l + 1, h + 1)] = "A"
-    for (l, h) in marks.sep:
-        tags[(l + 1, h + 1)] = tags.get((l + 1, h + 1), "") + "S"
-    df["mark"] = [tags.get((l, h), "") for l, h in zip(df["layer"], df["head"])]
+    df["mark"] = head_marks(df, marks.aspect, marks.sep)
     df["gradient"] = result.gradient.reshape(-1)
     return df
 

@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from ui.common.heads import heads_frame, heads_heatmap
+from ui.common.heads import head_marks, heads_frame, heads_heatmap
 from ui.patching.state import SITE_NAMES
 
 FIT = alt.AutoSizeParams(type="fit-x", contains="padding")
@@ -80,12 +80,7 @@ def corpus_frame(cr) -> pd.DataFrame:
     df = heads_frame(cr.mean, value="mean")
     ci = cr.ci.reshape(-1, 2)
     df["low"], df["high"] = ci[:, 0], ci[:, 1]
-    tags = {}
-    for (l, h) in cr.aspect_heads:
-        tags[(l + 1, h + 1)] = "A"
-    for (l, h) in cr.sep_heads:
-        tags[(l + 1, h + 1)] = tags.get((l + 1, h + 1), "") + "S"
-    df["mark"] = [tags.get((l, h), "") for l, h in zip(df["layer"], df["head"])]
+    df["mark"] = head_marks(df, cr.aspect_heads, cr.sep_heads)
     if cr.importance is not None:
         df["importance drop"] = cr.importance.reshape(-1)
     return df
