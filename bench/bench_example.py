@@ -109,6 +109,54 @@ def build(loaded, recipe, **options) -> tuple[float, float, dict]:
         return wall, cpu, read_card(folder)
 
 
+def step_floor(loaded, recipe, n_batches: int = 40) -> dict[str | int, float]:
+    """Seconds of the forward and backward passes alone (no optimiser step, no clipping) over
+    the same ``n_batches`` training batches of ``recipe`` (length-bucketed, its batch size and
+    length), per number of trained layers: every layer (``"all"``, the embeddings' gradient
+    included) and the frozen recipe's top t layers (from the lower layers' outputs computed
+    once, as ``fine_tune`` does). Their ratio is the floor of the build-time ratio: the work a
+    step cannot skip without changing what is learned."""
+    import random
+
+    import torch
+
+    from analysis.aspects import tasks
+    from analysis.aspects.example import split_sample
+    from analysis.aspects.finetune import (_padded, _tokenize, freeze_lower_layers,
+                                           lower_layer_outputs, make_classifier)
+    from analysis.batching import batches, pad_features
+    from analysis.example import PREVIOUS_RECIPE
+    from analysis.forward import forward
+
+    train, _ = split_sample(recipe)
+    examples = tasks.build_examples(train, recipe.task, recipe.pair_order)
+    labels = torch.tensor([e.label for e in examples], dtype=torch.long)
+    out = {}
+    for t in (None, PREVIOUS_RECIPE.trained_layers):
+        model = make_classifier(loaded, recipe.task, recipe.seed)
+        frozen = 0 if t is None else loaded.n_layers - t
+        freeze_lower_layers(model, frozen)
+        enc = _tokenize(loaded.tokenizer, examples, recipe.max_length)
+        cached = lower_layer_outputs(model, loaded.tokenizer, enc, frozen) if frozen else None
+        plan = list(batches([len(x) for x in enc["input_ids"]], recipe.batch_size,
+                            rng=random.Random(recipe.seed)))[:n_batches]
+        model.train()
+        spent = 0.0
+        for k, idx in enumerate([plan[0]] + plan):  # the first one warms up, untimed
+            inputs = pad_features(loaded.tokenizer, enc, idx)
+            start = {} if cached is None else {"start_layer": frozen, "layer_inputs": _padded(
+                [cached[i] for i in idx], inputs["input_ids"].shape[1])}
+            t0 = time.perf_counter()
+            loss = forward(model, inputs=inputs, labels=labels[idx], grad=True,
+                           attentions=False, **start).output.loss
+            loss.backward()
+            if k:
+                spent += time.perf_counter() - t0
+            model.zero_grad(set_to_none=True)
+        out["all" if t is None else t] = spent
+    return out
+
+
 def main(argv=None) -> int:
     import torch
 
@@ -199,6 +247,15 @@ def main(argv=None) -> int:
     if "old defaults" in rows and rows["old defaults"]["aspect_f1"]:
         print("aspect F1 recipe / old defaults: "
               f"{rec['aspect_f1'] / rows['old defaults']['aspect_f1']:.2f}")
+    floor = None
+    if "previous" in times and not args.max_steps:
+        f = step_floor(loaded, recipe)
+        floor = f["all"] / f[PREVIOUS_RECIPE.trained_layers]
+        print(f"forward + backward alone over the same 40 training batches: every layer "
+              f"{f['all']:.1f}s, top {PREVIOUS_RECIPE.trained_layers} "
+              f"{f[PREVIOUS_RECIPE.trained_layers]:.1f}s: the floor of "
+              f"the ratio is {floor:.2f} (what a step must compute when every layer learns)",
+              flush=True)
     wall, cpu = wall + load_wall, cpu + load_cpu  # the whole first start: load included
     print(f"\n{'build':<10}{'trained':>16}{'ready s':>9}{'CPU s':>8}{'ratio':>7}"
           f"{'aspect F1':>11}{'4-way':>8}")
@@ -218,7 +275,8 @@ def main(argv=None) -> int:
           f"(F1 {rec['aspect_f1']:.1f}, 4-way {rec['acc_4way']:.1f}, {wall:.0f} s wall, "
           f"{cpu:.0f} CPU-s incl. load, ratio "
           f"{'n/a' if ratio is None else f'{ratio:.2f}'}; "
-          f"{'CPU within' if cpu <= TARGET_CPU_S else 'CPU over'} budget)")
+          f"{'CPU within' if cpu <= TARGET_CPU_S else 'CPU over'} budget"
+          f"{'' if floor is None else f'; ratio floor (forward + backward alone) {floor:.2f}'})")
     return 0
 
 

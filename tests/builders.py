@@ -61,6 +61,9 @@ def local_ray_cluster():
     try:
         yield
     finally:
+        from analysis.execution.raydata import settle
+
+        settle()  # no Ray Data thread left to call into the worker once it is shut down
         ray.shutdown()
 
 

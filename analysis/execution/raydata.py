@@ -15,12 +15,15 @@ Addresses: ``auto`` = the cluster already running on this machine (``ray start``
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import logging
 import math
 import os
 import pickle
 import re
+import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -178,8 +181,22 @@ def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
             warnings.simplefilter("ignore")
             return _run(job, dataset, progress, workers, rows_per_block, min_workers)
     finally:
+        settle()
         if started:
             ray.shutdown()
+
+
+def settle(timeout_s: float = 5.0) -> None:
+    """Wait for the threads a finished Ray Data iteration leaves behind in this process (its
+    block prefetcher, stopped when the iterator is collected) to end. One still running when
+    ``ray.shutdown()`` is called calls into the shut-down worker, and Ray then ends the whole
+    process ("The core worker has already been shutdown ... The process will exit"): a CLI run
+    with ``--ray`` that started its own cluster, or a server or test that shuts one down."""
+    gc.collect()  # the finished iterators' prefetchers stop when collected
+    deadline = time.monotonic() + timeout_s
+    for thread in threading.enumerate():
+        if thread.name == "Prefetcher" and thread is not threading.current_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _pool(n_workers: int, min_workers: int | None):

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -55,18 +54,6 @@ def test_a_short_build_of_the_recipe_moves_every_parameter(default_model, tmp_pa
     assert json.loads((out / CARD_NAME).read_text())["example_recipe"]["version"] == 3
 
 
-def _alive(pid: int) -> bool:
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @pytest.fixture(scope="module")
 def example_folder(tmp_path_factory):
     """The cached example checkpoint when it is built with this recipe (the user's cache, or
@@ -81,14 +68,8 @@ def example_folder(tmp_path_factory):
     if example_ready():
         return example_path()
     built = os.environ.get("ATTENTION_TEST_EXAMPLE")
-    if built:
-        # .ci/run's deploy check builds it while the tests run: wait for its (atomic) save
-        # while the process building it ($ATTENTION_TEST_EXAMPLE_PID) runs, else build here
-        builder = int(os.environ.get("ATTENTION_TEST_EXAMPLE_PID", "0") or 0)
-        while builder and not example_ready(built) and _alive(builder):
-            time.sleep(2)
-        if example_ready(built):
-            return Path(built)
+    if built and example_ready(built):
+        return Path(built)
     return build_example(tmp_path_factory.mktemp("cache") / FOLDER)
 
 

@@ -350,10 +350,15 @@ def test_demo_mode_has_no_server_path_boxes_and_caps(stand_in_example, demo_mode
     assert any("Fine-tune a model" in i.value for i in at.info)
 
 
-def test_demo_mode_zip_download_and_upload_round_trip(stand_in_example, demo_mode):
+def test_demo_mode_zip_download_and_upload_round_trip(stand_in_example, demo_mode, tmp_path,
+                                                      monkeypatch):
     """A checkpoint leaves as a .zip and comes back by upload (read from memory, unpacked in a
-    private temporary folder that is deleted); a bad .zip is one message."""
+    private temporary folder that is deleted); a bad .zip is one message. The temporary
+    folders are counted in a folder of this test's own (another process may be unpacking an
+    upload into the shared one)."""
     import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
     from analysis.aspects.checkpoints import load_checkpoint
     from analysis.aspects.pipeline import checkpoint_zip

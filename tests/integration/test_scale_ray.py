@@ -46,6 +46,11 @@ def test_noop_on_ray_equals_in_process(cluster, tiny, shared_data):
     remote = run_ray(NoopJob(tiny.spec, 4), ds, None, workers=2, rows_per_block=4,
                      progress=lambda done, total: seen.append((done, total)))
     assert [t for _, t in seen] == [14] * 4 and seen[-1] == (14, 14)  # 4 shards: 4,4,4,2
+    # no Ray Data prefetcher thread is left to call into the worker after a ray.shutdown()
+    # (Ray then ends the process: what crashed a test process, and a CLI run with --ray)
+    import threading
+
+    assert [t.name for t in threading.enumerate() if t.name == "Prefetcher"] == []
     assert (remote.n_examples, remote.n_tokens, remote.n_pairs, remote.notes) == (
         local.n_examples, local.n_tokens, local.n_pairs, local.notes)
     assert remote.n_examples == 14

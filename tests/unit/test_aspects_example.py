@@ -154,7 +154,16 @@ def _temp_folders() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("absa-*")}
 
 
-def test_zip_round_trip_gives_equal_weights(built):
+@pytest.fixture
+def own_tempdir(tmp_path, monkeypatch):
+    """A temporary-files folder of this test's own (``tempfile.tempdir``), so that the folders
+    counted are this test's: another test process or a server on the machine may be unpacking
+    an upload into the shared one at the same moment."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def test_zip_round_trip_gives_equal_weights(built, own_tempdir):
     import torch
 
     from analysis.aspects.checkpoints import load_checkpoint
@@ -179,7 +188,7 @@ def test_zip_round_trip_gives_equal_weights(built):
     assert _temp_folders() == before  # the private temporary folders are gone
 
 
-def test_bad_zips_are_one_line_each(built):
+def test_bad_zips_are_one_line_each(built, own_tempdir):
     from analysis.aspects.pipeline import load_checkpoint_zip
 
     files = {p.name: p.read_bytes() for p in built[0].iterdir()}
