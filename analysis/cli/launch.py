@@ -12,7 +12,6 @@ run from. Nothing here imports Streamlit (the app runs in its own process).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 from analysis.cli import main as cli_main
@@ -32,10 +31,12 @@ def start_app(streamlit_args: list[str]) -> int:
               "install the project from its folder with `python3 -m pip install -e .`",
               file=sys.stderr)
         return 2
-    try:
-        return subprocess.call(app_command(streamlit_args), cwd=ROOT, env=dict(os.environ))
-    except KeyboardInterrupt:
-        return 0
+    # Streamlit replaces this process (same pid): a stop signal from a terminal, systemd or a
+    # container runtime reaches the server itself (a child process would outlive this one)
+    os.chdir(ROOT)
+    command = app_command(streamlit_args)
+    os.execv(command[0], command)
+    return 0  # not reached
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -93,3 +93,7 @@ def test_app_starts_from_any_folder(venv, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+    # the server was the command's own process (Streamlit replaces it): stopping the command
+    # stopped the server, nothing is left listening on the port
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0
