@@ -28,7 +28,7 @@ os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 # builders.py, ...).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiers import (KEEP_LEGACY_NAVIGATION, RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS,  # noqa: E402
-                   TIERS, module_scheduler, tier_of)
+                   TIERS, tier_of)
 
 for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
@@ -41,12 +41,6 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # one compute thread per process (and per server it starts): two processes share 2 cores
     os.environ.setdefault("OMP_NUM_THREADS", str(max(
         1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
-
-
-def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scheduler for ``--dist loadgroup`` (pytest.ini): tests/tiers.py's
-    ``module_scheduler``, whole modules and the Ray modules as one unit, each to one process."""
-    return module_scheduler(config, log)
 
 
 # The order the two processes take the modules in (pytest-xdist hands out whole modules, the
