@@ -1,6 +1,5 @@
 """Small helpers shared by the test modules."""
 
-import atexit
 import importlib
 import os
 import pkgutil
@@ -51,29 +50,21 @@ def process_gone(pid: int, within: float, every: float = 0.1) -> bool:
 
 @contextmanager
 def local_ray_cluster():
-    """A local 2-CPU Ray cluster on 127.0.0.1 (its workers import this checkout and run on the
-    CPU) for the test process's Ray modules (tests/tiers.py: one process runs them all): the
-    first module to ask starts it, the others join it, and it is shut down when the process
-    ends. Starting and stopping one per module cost each module its cluster's processes and
-    their imports (a few CPU-seconds each, on the two cores every test shares). The CLI tests'
-    ``--ray auto`` in this process uses the same session."""
+    """A local 2-CPU Ray cluster on 127.0.0.1 for one test module (its workers import this
+    checkout and run on the CPU), shut down at the end. Module-scoped on purpose: a session-wide
+    one would be joined by the CLI tests' ``--ray auto`` subprocesses."""
     import ray
 
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-                 log_to_driver=False, logging_level="ERROR",
-                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-        atexit.register(_shutdown_ray)
-    yield
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False, logging_level="ERROR",
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
+    try:
+        yield
+    finally:
+        from analysis.execution.raydata import settle
 
-
-def _shutdown_ray() -> None:
-    import ray
-
-    from analysis.execution.raydata import settle
-
-    settle()  # no Ray Data thread left to call into the worker once it is shut down
-    ray.shutdown()
+        settle()  # no Ray Data thread left to call into the worker once it is shut down
+        ray.shutdown()
 
 
 def rows(ds):

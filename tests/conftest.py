@@ -34,9 +34,12 @@ for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
         sys.path.insert(0, str(_tier))
 
-# Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup): each module runs
-# whole in one process, so its module-scoped servers and models are made once; the Ray modules
-# (tests/tiers.py) share one process.
+# Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup). Meant: each module
+# whole in one process, the Ray modules (tests/tiers.py) in one. Under pytest 9 xdist 3.8's
+# loadgroup does not group (it renames node ids, which pytest now derives), so tests are spread
+# as with --dist load and a module's fixtures may be made in both processes. A scheduler that
+# groups again (xdist's pytest_xdist_make_scheduler hook) made the whole run slower on 2 cores
+# (723 s against 608 s, with the Ray modules sharing one cluster) and was taken back.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # one compute thread per process (and per server it starts): two processes share 2 cores
     os.environ.setdefault("OMP_NUM_THREADS", str(max(

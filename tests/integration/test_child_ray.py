@@ -1,7 +1,7 @@
-"""One heavy task on a real local Ray cluster (2 CPUs on 127.0.0.1, shared by the Ray modules:
-tests/builders.py): analysis.execution.raydata.run_task relays messages, raises the task's own
-errors, says a lost worker in one line and cancels a task its caller stops; the fine-tune sent
-there gives the numbers of the fine-tune in this process."""
+"""One heavy task on a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut down by the
+test): analysis.execution.raydata.run_task relays messages, raises the task's own errors, says a
+lost worker in one line and cancels a task its caller stops; the fine-tune sent there gives the
+numbers of the fine-tune in this process."""
 
 from __future__ import annotations
 

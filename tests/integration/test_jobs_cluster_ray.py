@@ -1,7 +1,7 @@
-"""The No-op page's corpus job on a real local Ray cluster (2 CPUs on 127.0.0.1, shared by the Ray
-modules: tests/builders.py) through the app's job queue with DASHBOARD_RAY_ADDRESS=auto: the
-page shows the in-process numbers, and the job really went to the cluster; a worker killed mid-
-job gives the visitor the page's message and frees the queue slot."""
+"""The No-op page's corpus job on a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut
+down by the test) through the app's job queue with DASHBOARD_RAY_ADDRESS=auto: the page shows
+the in-process numbers, and the job really went to the cluster; a worker killed mid-job gives the
+visitor the page's message and frees the queue slot."""
 
 from __future__ import annotations
 

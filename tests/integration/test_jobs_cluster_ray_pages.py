@@ -1,10 +1,9 @@
 """Head importance and Attribution faithfulness through the app's job queue on a real local Ray
-cluster (2 CPUs on 127.0.0.1, shared by the Ray modules: tests/builders.py) with
-DASHBOARD_RAY_ADDRESS=auto: the page's job sends its corpus jobs to the cluster and gives the
-in-process numbers; a model the workers cannot load (its folder gone after the server loaded it)
-runs in this process, with the in-process numbers, and the next job of it is queued here from
-the start. (The first-visit background job's cluster ticket: tests/test_jobs_cluster_pages.py,
-with a fake cluster.)"""
+cluster (2 CPUs on 127.0.0.1, started and shut down here) with DASHBOARD_RAY_ADDRESS=auto: the
+page's job sends its corpus jobs to the cluster and gives the in-process numbers; a model the
+workers cannot load (its folder gone after the server loaded it) runs in this process, with
+the in-process numbers, and the next job of it is queued here from the start. (The first-visit
+background job's cluster ticket: tests/test_jobs_cluster_pages.py, with a fake cluster.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The Ray Data path (analysis.execution.raydata) gives the in-process numbers: no-op statistics,
-drift and syntactic heads on small slices of the shared data, on the local 2-CPU cluster on
-127.0.0.1 that the Ray modules share (tests/builders.py); a worker killed mid-job gives a clear
-message."""
+drift and syntactic heads on small slices of the shared data, on a local 2-CPU cluster that the test
+starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
 
 from __future__ import annotations
 

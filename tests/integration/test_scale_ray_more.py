@@ -1,6 +1,6 @@
 """The Ray Data path (analysis.execution.raydata) gives the in-process numbers for no-op gradients,
 attribution faithfulness and head importance (one small case each, in one local 2-CPU
-cluster on 127.0.0.1 that the Ray modules share: tests/builders.py), and ``--ray`` on the importance
+cluster that the test starts on 127.0.0.1 and shuts down), and ``--ray`` on the importance
 command writes the in-process JSON."""
 
 from __future__ import annotations
