@@ -143,13 +143,14 @@ def run_step(cmd: list[str], what: str, log: Path, env: dict | None = None) -> N
 def install(python: str, log: Path, browser: bool = False,
             requirements: Path | None = None) -> None:
     """pip install the requirements file (and playwright), at the pinned versions of the
-    constraints.txt beside it (``bash .ci/lock`` writes it) when there is one. Without
-    compiling every installed module ahead (``--no-compile``: the processes compile what they
-    import, once): 23 s instead of 53 s on 2 cores, most of it torch's files never imported."""
+    constraints.txt beside it (``bash .ci/lock`` writes it) when there is one. Modules are
+    compiled at install (pip's default): with ``--no-compile`` the install took 23 s instead of
+    53 s, but where PYTHONDONTWRITEBYTECODE is set (as on CI's machine) every later process then
+    compiles torch and the rest again at each import (the test run took 878 s against 608 s)."""
     requirements = requirements or ROOT / "requirements.txt"
     pins = requirements.parent / "constraints.txt"
     extra = ["playwright"] if browser else []
-    run_step([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
+    run_step([python, "-m", "pip", "install", "-q", "--disable-pip-version-check",
               "-r", str(requirements), *(["-c", str(pins)] if pins.is_file() else []), *extra],
              "pip install", log)
 
