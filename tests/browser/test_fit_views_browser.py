@@ -47,11 +47,22 @@ def _open(browser, url: str, width: int):
     return page
 
 
-def _drawn(locator):
-    """The bounding box of the chart drawn in ``locator`` (its canvas or SVG)."""
+def _drawn(locator, settle_s: float = 10.0):
+    """The bounding box of the chart drawn in ``locator`` (its canvas or SVG), once it has
+    settled: Vega redraws a container-wide chart when its column is laid out again, which on a
+    busy machine can come after the run has ended (a first reading of 470 px, then 560+)."""
+    import time
+
     box = locator.locator(".marks").first
     box.scroll_into_view_if_needed()
-    return box.bounding_box()
+    last, deadline = box.bounding_box(), time.monotonic() + settle_s
+    while time.monotonic() < deadline:
+        box.page.wait_for_timeout(300)
+        now = box.bounding_box()
+        if now == last:
+            return now
+        last = now
+    return last
 
 
 def _shown(page, key: str):
