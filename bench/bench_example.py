@@ -122,11 +122,10 @@ def step_floor(loaded, recipe, n_batches: int = 40) -> dict[str | int, float]:
 
     from analysis.aspects import tasks
     from analysis.aspects.example import split_sample
-    from analysis.aspects.finetune import (_padded, _tokenize, freeze_lower_layers,
-                                           lower_layer_outputs, make_classifier)
-    from analysis.batching import batches, pad_features
+    from analysis.aspects.finetune import (_tokenize, freeze_lower_layers, lower_layer_outputs,
+                                           make_classifier, training_forward)
+    from analysis.batching import batches
     from analysis.example import PREVIOUS_RECIPE
-    from analysis.forward import forward
 
     train, _ = split_sample(recipe)
     examples = tasks.build_examples(train, recipe.task, recipe.pair_order)
@@ -143,13 +142,9 @@ def step_floor(loaded, recipe, n_batches: int = 40) -> dict[str | int, float]:
         model.train()
         spent = 0.0
         for k, idx in enumerate([plan[0]] + plan):  # the first one warms up, untimed
-            inputs = pad_features(loaded.tokenizer, enc, idx)
-            start = {} if cached is None else {"start_layer": frozen, "layer_inputs": _padded(
-                [cached[i] for i in idx], inputs["input_ids"].shape[1])}
             t0 = time.perf_counter()
-            loss = forward(model, inputs=inputs, labels=labels[idx], grad=True,
-                           attentions=False, **start).output.loss
-            loss.backward()
+            training_forward(model, loaded.tokenizer, enc, labels, idx, cached,
+                             frozen).loss.backward()
             if k:
                 spent += time.perf_counter() - t0
             model.zero_grad(set_to_none=True)

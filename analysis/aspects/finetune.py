@@ -184,6 +184,17 @@ def _optimizer(model, lr: float):
         return torch.optim.AdamW(groups, lr=lr, foreach=True)
 
 
+def training_forward(model, tokenizer, enc: dict, labels, idx, cached=None, frozen: int = 0):
+    """One training step's forward (with gradients, no attentions) on the examples ``idx`` of
+    the tokenised ``enc``: from the embeddings, or, with ``cached`` (the lower layers' outputs,
+    :func:`lower_layer_outputs`), from layer ``frozen`` on. Returns the model's output."""
+    inputs = pad_features(tokenizer, enc, idx)
+    start = {} if cached is None else {"start_layer": frozen, "layer_inputs": _padded(
+        [cached[i] for i in idx], inputs["input_ids"].shape[1])}
+    return forward(model, inputs=inputs, labels=labels[idx], grad=True, attentions=False,
+                   **start).output
+
+
 def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float = 4,
               lr: float = 2e-5, warmup: float = 0.1, batch_size: int = 24, max_length: int = 128,
               seed: int = 0, max_steps: int | None = None,
@@ -257,12 +268,7 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
             if step >= plan["total"] or (should_stop and should_stop()):
                 full_pass = False
                 break
-            inputs = pad_features(tok, enc, idx)
-            start = {} if cached is None else {"start_layer": frozen_layers, "layer_inputs":
-                                               _padded([cached[i] for i in idx],
-                                                       inputs["input_ids"].shape[1])}
-            out = forward(model, inputs=inputs, labels=labels[idx], grad=True,
-                          attentions=False, **start).output
+            out = training_forward(model, tok, enc, labels, idx, cached, frozen_layers)
             out.loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0, foreach=True)
             opt.step()
