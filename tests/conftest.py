@@ -46,6 +46,22 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         1, (os.cpu_count() or 2) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
+# Every AppTest run scans every installed distribution's metadata for Streamlit v2 component
+# manifests (streamlit.components.v2.manifest_scanner, ~0.3 s a run on CI's venv); the installed
+# packages do not change during a test run, so each test process scans once.
+def _scan_once() -> None:
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    if not hasattr(manifest_scanner.scan_component_manifests, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(
+            manifest_scanner.scan_component_manifests)
+
+
+_scan_once()
+
+
 # The order the two processes take the modules in (pytest-xdist hands out whole modules, the
 # next one to whichever process is free): the longest first, the many short unit modules last to
 # fill the gaps, so that neither process waits long for the other at the end.
