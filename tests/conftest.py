@@ -28,18 +28,17 @@ os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 # builders.py, ...).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiers import (KEEP_LEGACY_NAVIGATION, RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS,  # noqa: E402
-                   TIERS, tier_of)
+                   TIERS, module_scheduler, tier_of)
 
 for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
         sys.path.insert(0, str(_tier))
 
-# Two test processes (pytest.ini: -n 2, pytest-xdist's --dist loadgroup). Meant: each module
-# whole in one process, the Ray modules (tests/tiers.py) in one. Under pytest 9 xdist 3.8's
-# loadgroup does not group (it renames node ids, which pytest now derives), so tests are spread
-# as with --dist load and a module's fixtures may be made in both processes. A scheduler that
-# groups again (xdist's pytest_xdist_make_scheduler hook) made the whole run slower on 2 cores
-# (723 s against 608 s, with the Ray modules sharing one cluster) and was taken back.
+# Two test processes (pytest.ini: -n 2, --dist loadgroup): each module whole in one process,
+# the Ray modules (tests/tiers.py) as one unit in one process (pytest_xdist_make_scheduler
+# below). xdist 3.8's own loadgroup does not group under pytest 9 (it renames node ids, which
+# pytest now derives): tests were spread one by one, a module's servers and models made in
+# both processes, and two Ray clusters could run at once.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     # one compute thread per process (and per server it starts): two processes share 2 cores
     os.environ.setdefault("OMP_NUM_THREADS", str(max(
@@ -60,6 +59,12 @@ def _scan_once() -> None:
 
 
 _scan_once()
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduler for ``--dist loadgroup`` (pytest.ini): tests/tiers.py's
+    ``module_scheduler``, whole modules and the Ray modules as one unit, each to one process."""
+    return module_scheduler(config, log)
 
 
 # The order the two processes take the modules in (pytest-xdist hands out whole modules, the

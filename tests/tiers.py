@@ -19,8 +19,8 @@ TIERS = ("unit", "app", "integration", "browser")
 SLOW_TIERS = frozenset({"integration", "browser"})
 
 # The modules that start or join a local Ray cluster (``--ray auto`` joins whichever cluster
-# runs on this machine): one test process runs them all (pytest-xdist group "ray"), so that two
-# clusters never run at once.
+# runs on this machine): one test process runs them all (:func:`module_scheduler`), so that
+# two clusters never run at once, and they share one (tests/builders.py local_ray_cluster).
 RAY_MODULES = frozenset({
     "test_child_ray", "test_cli_representations", "test_jobs_cluster", "test_jobs_cluster_pages",
     "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages", "test_scale_cli",
@@ -43,6 +43,30 @@ SLOW_TESTS = frozenset({
 # its rerun (an emptied text box's message comes from the rerun's widget state).
 KEEP_LEGACY_NAVIGATION = frozenset({"test_page_attention", "test_attention_neuron", "test_export",
                                     "test_jobs_cluster_pages", "test_security"})
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit one test process runs whole: "ray" for the Ray modules, else the module."""
+    module = nodeid.split("::", 1)[0]
+    return "ray" if Path(module).stem in RAY_MODULES else module
+
+
+def module_scheduler(config, log):
+    """pytest-xdist's scheduler for ``--dist loadgroup`` (pytest.ini), None for other modes:
+    whole modules (:func:`work_unit`), and the Ray modules as one unit, each to one process.
+    xdist's own loadgroup reads the ``xdist_group`` mark by renaming each test's node id, which
+    pytest 9 no longer lets a plugin do (the id is derived): with it, every module's tests were
+    spread over both processes (its module-scoped models and servers made twice) and two Ray
+    clusters ran at once. ``tests/unit/test_xdist_scheduling.py`` checks the scopes."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ModuleScheduling(config, log)
 
 
 def tier_of(path: Path) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from analysis.execution.queue import BACKGROUND, TRAINING, JobQueue
@@ -30,6 +31,9 @@ def queue(monkeypatch):
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
     ui.common.settings.settings.cache_clear()
+    # each test computes its page's work (not a result cached by a module that ran earlier in
+    # this test process: the queue would then record no rate)
+    st.cache_data.clear()
     q = JobQueue(slots=1)
     build = q.join(BUILD, "example-build", lane=BACKGROUND, kind="Example checkpoint build",
                    exclusive=TRAINING)
