@@ -2,6 +2,12 @@
 on 200 held-out ABSA pairs, batched against one evaluation per ablation, in one run.
 
     nice python bench/bench_importance.py [--pairs 200] [--method uniform|mask|both]
+    nice python bench/bench_importance.py --pairs 40 --method mask \
+        --model ~/.cache/attention-dashboard/standins/bert-base-uncased-clf
+
+``--model``: any classifier checkpoint folder with its card (``load_checkpoint``), e.g. a
+stand-in of bench/standins.py (BERT-base: 144 heads + 12 layers). Each line gives the wall
+time and the process's CPU seconds (every thread) of both runs.
 
 Model: the example checkpoint (``python -m analysis aspects example``); when it is not built,
 a stand-in of the same size and task (the embedded encoder with a freshly initialised NLI-M
@@ -35,7 +41,7 @@ DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
 sys.path.insert(0, str(ROOT))
 
 
-def model_and_pairs(n_pairs: int):
+def model_and_pairs(n_pairs: int, folder: str | None = None):
     from analysis.aspects.example import example_ready, load_example, split_sample
     from analysis.aspects.finetune import make_classifier
     from analysis.aspects.readers import load_absa
@@ -43,7 +49,12 @@ def model_and_pairs(n_pairs: int):
     from analysis.aspects.tasks import build_examples
     from analysis.models import load_model
 
-    if example_ready():
+    if folder:
+        from analysis.aspects.checkpoints import load_checkpoint
+
+        loaded, card = load_checkpoint(folder)
+        what = f"{folder} ({loaded.n_layers} x {loaded.n_heads})"
+    elif example_ready():
         loaded, card = load_example()
         what = "the example checkpoint"
     else:
@@ -63,6 +74,8 @@ def main() -> None:
     ap.add_argument("--method", choices=("uniform", "mask", "both"), default="both")
     ap.add_argument("--max-tokens", type=int, default=None)
     ap.add_argument("--skip-loop", action="store_true", help="time the batched runner only")
+    ap.add_argument("--model", default=None, help="a classifier checkpoint folder (default: "
+                    "the example checkpoint)")
     args = ap.parse_args()
 
     import torch
@@ -73,25 +86,26 @@ def main() -> None:
     from analysis.importance.scoring import AbsaScorer
     from bench.reference_importance import ablations_loop
 
-    loaded, card, examples, what = model_and_pairs(args.pairs)
+    loaded, card, examples, what = model_and_pairs(args.pairs, args.model)
     enc = _tokenize(loaded.tokenizer, examples, int(card["max_length"]))
     ev = EvalSet("bench", {k: list(enc[k]) for k in enc.keys()},
                  np.array([e.label for e in examples]), np.array([e.sentence for e in examples]),
                  AbsaScorer(examples, card["task"]))
-    disabled = single_ablations(loaded.n_layers, loaded.n_heads)[1:]  # 72 heads + 6 layers
+    disabled = single_ablations(loaded.n_layers, loaded.n_heads)[1:]  # every head + layer
     max_tokens = args.max_tokens or MAX_TOKENS
     print(f"model: {what}; {len(examples)} pairs, {len(disabled)} ablations, torch threads "
           f"{torch.get_num_threads()}, max_tokens {max_tokens}, load {os.getloadavg()[0]:.2f}")
     for method in (("uniform", "mask") if args.method == "both" else (args.method,)):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fast = run_ablations(loaded, ev, disabled, method, max_tokens=max_tokens)
-        t_fast = time.perf_counter() - t0
-        line = f"{method:8s} batched {t_fast:7.1f} s"
+        t_fast, c_fast = time.perf_counter() - t0, time.process_time() - c0
+        line = f"{method:8s} batched {t_fast:7.1f} s ({c_fast:.0f} CPU-s)"
         if not args.skip_loop:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             slow = ablations_loop(loaded, examples, disabled, method, int(card["max_length"]))
-            t_loop = time.perf_counter() - t0
-            line += (f"   loop {t_loop:7.1f} s   speed-up {t_loop / t_fast:4.2f}x   max |diff| "
+            t_loop, c_loop = time.perf_counter() - t0, time.process_time() - c0
+            line += (f"   loop {t_loop:7.1f} s ({c_loop:.0f} CPU-s)   speed-up "
+                     f"{t_loop / t_fast:4.2f}x wall, {c_loop / c_fast:4.2f}x CPU   max |diff| "
                      f"{np.abs(fast - slow).max():.1e}")
         print(line + f"   (load {os.getloadavg()[0]:.2f})", flush=True)
 
