@@ -30,7 +30,7 @@ TABS = {"aspects": "ah_tab", "attribution": "attr_tab", "drift": "drift_tab",
 PAGES = ("attention", "noop", "aspects", "drift", "syntax", "attribution", "importance",
          "representations", "patching", "report", "search")
 SMALL = {"noop_max": "10", "drift_max": "10", "syntax_max": "10", "attr_fmax": "3",
-         "attr_max": "10"}
+         "attr_max": "10", "rep_n": "40"}
 
 
 @pytest.fixture(scope="module")
