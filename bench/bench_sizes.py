@@ -453,7 +453,8 @@ def row_reps_input(ctx):
 def row_reps_corpus(ctx):
     from analysis.cli.representations import read_data
     from analysis.models import load_model
-    from analysis.representations.corpus import check_probes, corpus_representations
+    from analysis.representations.corpus import check_probes
+    from analysis.representations.run import corpus_representations
 
     if not UD_DEV.is_file():
         raise FileNotFoundError(f"{UD_DEV} is absent")
