@@ -85,6 +85,23 @@ def _launch(playwright):
     )
 
 
+def scroll_into_view(locator, tries: int = 5) -> None:
+    """Scroll ``locator``'s element into view, again when the element it found was replaced
+    meanwhile (a component redraws its root when its frame is laid out again after a run, on a
+    busy machine: "Element is not attached to the DOM")."""
+    from playwright.sync_api import Error
+
+    for _ in range(tries - 1):
+        try:
+            locator.scroll_into_view_if_needed(timeout=15_000)
+            return
+        except Error as exc:
+            if "not attached" not in str(exc):
+                raise
+            locator.page.wait_for_timeout(300)
+    locator.scroll_into_view_if_needed()
+
+
 def _wait_idle(page, timeout=120_000):
     # a rerun starts shortly after an interaction; give it a moment, then wait for the end
     page.wait_for_timeout(400)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from browser_util import SHOTS, _launch, _query, _wait_idle
+from browser_util import SHOTS, _launch, _query, _wait_idle, scroll_into_view
 
 # a 512-token pair (truncated): real review text with tokens that are words of JavaScript and
 # of the Vega expression language, quotes, backslashes, braces and markup
@@ -170,7 +170,7 @@ def test_512_token_pair_head_view_and_heatmap(server, default_model):  # noqa: F
             _wait_idle(page)
             hm = page.locator(".av-heatmap")
             expect(hm).to_have_attribute("data-n", "512", timeout=60_000)
-            hm.scroll_into_view_if_needed()
+            scroll_into_view(hm)
             for axis, edge, size in (("y", "top", "height"), ("x", "left", "width")):
                 boxes = hm.locator(f".av-hm-{axis}lab").evaluate_all(
                     "ns => ns.map(n => { const r = n.getBoundingClientRect();"
