@@ -155,20 +155,17 @@ def install(python: str, log: Path, browser: bool = False,
     run_step([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile",
               "-r", str(requirements), *(["-c", str(pins)] if pins.is_file() else []), *extra],
              "pip install", log)
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True).stdout.strip()
+    # where the environment's modules are, and the compiled file torch's must have after
+    site, torch_pyc = subprocess.run(
+        [python, "-c", "import importlib.util as u, sysconfig; "
+                       "print(sysconfig.get_paths()['purelib']); "
+                       "print(u.cache_from_source(u.find_spec('torch').origin))"],
+        capture_output=True, text=True, check=True).stdout.split()
     # -qq: a package's file that does not compile (pip skips those too) prints nothing; its
     # status is not checked for the same reason (compileall returns 1 for any such file)
     subprocess.call([python, "-m", "compileall", "-qq", "-j", "0", site], stdout=subprocess.DEVNULL)
-    # the heaviest import must now load from its compiled file
-    torch_pyc = subprocess.run(
-        [python, "-c", "import importlib.util as u; s = u.find_spec('torch').origin; "
-                       "print(u.cache_from_source(s))"],
-        capture_output=True, text=True, check=True).stdout.strip()
-    if not Path(torch_pyc).is_file():
+    if not Path(torch_pyc).is_file():  # the heaviest import must load from its compiled file
         raise Failed(f"pip install: the modules were not compiled ({torch_pyc} is missing)")
-
 
 READY = ("import sys; from analysis.example import example_ready; "
          "sys.exit(0 if example_ready() else 1)")

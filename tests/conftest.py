@@ -84,11 +84,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if tier == "browser":
             item.add_marker(pytest.mark.browser)
-        if module in RAY_MODULES:
+        if module in RAY_MODULES:  # (which process runs what: module_scheduler, above)
             item.add_marker(pytest.mark.ray)
-            item.add_marker(pytest.mark.xdist_group("ray"))
-        else:
-            item.add_marker(pytest.mark.xdist_group(module))
 
 
 @pytest.fixture(autouse=True)

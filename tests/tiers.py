@@ -20,7 +20,8 @@ SLOW_TIERS = frozenset({"integration", "browser"})
 
 # The modules that start or join a local Ray cluster (``--ray auto`` joins whichever cluster
 # runs on this machine): one test process runs them all (:func:`module_scheduler`), so that
-# two clusters never run at once, and they share one (tests/builders.py local_ray_cluster).
+# two clusters never run at once (each module starts and stops its own:
+# tests/builders.py local_ray_cluster).
 RAY_MODULES = frozenset({
     "test_child_ray", "test_cli_representations", "test_jobs_cluster", "test_jobs_cluster_pages",
     "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages", "test_scale_cli",

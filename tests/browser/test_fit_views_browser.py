@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_util import _launch, _wait_idle
+from browser_util import _launch, _wait_idle, scroll_into_view
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -54,7 +54,7 @@ def _drawn(locator, settle_s: float = 10.0):
     import time
 
     box = locator.locator(".marks").first
-    box.scroll_into_view_if_needed()
+    scroll_into_view(box)
     last, deadline = box.bounding_box(), time.monotonic() + settle_s
     while time.monotonic() < deadline:
         box.page.wait_for_timeout(300)

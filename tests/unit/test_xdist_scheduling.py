@@ -16,20 +16,26 @@ def test_a_module_is_one_unit_and_the_ray_modules_are_one():
         == work_unit("tests/integration/test_child_ray.py::test_fine_tune[x]") == "ray"
 
 
-def test_the_scheduler_splits_by_work_unit(pytestconfig):
-    class LoadGroupConfig:  # this run's configuration, as the controller sees --dist loadgroup
+def _config_with_dist(pytestconfig, dist: str):
+    class Config:  # this run's configuration, as the controller sees ``--dist {dist}``
         option = pytestconfig.option
 
         def getvalue(self, name):
-            return {"dist": "loadgroup", "tx": ["2*popen"]}.get(name) or \
-                pytestconfig.getvalue(name)
+            return {"dist": dist, "tx": ["2*popen"]}.get(name) or pytestconfig.getvalue(name)
 
         def getoption(self, name, *default):
             return pytestconfig.getoption(name, *default)
 
-    sched = pytest_xdist_make_scheduler(LoadGroupConfig(), None)
+    return Config()
+
+
+def test_the_scheduler_splits_by_work_unit(pytestconfig):
+    sched = pytest_xdist_make_scheduler(_config_with_dist(pytestconfig, "loadgroup"), None)
     assert sched._split_scope("tests/integration/test_scale_cli.py::test_a[nowhere-noop]") == "ray"
     assert sched._split_scope("tests/app/test_page_syntax.py::test_b[1]") == \
         "tests/app/test_page_syntax.py"
-    assert pytest_xdist_make_scheduler(pytestconfig, None) is None or \
-        pytestconfig.getvalue("dist") == "loadgroup"  # other --dist modes keep xdist's own
+
+
+def test_other_dist_modes_keep_xdists_own_scheduler(pytestconfig):
+    for dist in ("load", "loadfile", "loadscope", "worksteal"):
+        assert pytest_xdist_make_scheduler(_config_with_dist(pytestconfig, dist), None) is None
