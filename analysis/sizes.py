@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import struct
+from dataclasses import dataclass
 from typing import Callable
 
 from analysis.corpus.jsonsafe import loads
@@ -30,7 +31,8 @@ _KEYS = {  # the config names of each dimension across BERT, RoBERTa, DistilBERT
     "inner": ("intermediate_size", "hidden_dim", "d_ff", "n_inner", "ffn_dim"),
     "vocab": ("vocab_size",), "positions": ("max_position_embeddings", "n_positions"),
     "types": ("type_vocab_size",), "embedding": ("embedding_size",),
-    "labels": ("num_labels",)}
+    "labels": ("num_labels",),
+    "heads": ("num_attention_heads", "n_heads", "n_head", "encoder_attention_heads")}
 
 
 def _dim(config: dict, what: str, default: int | None, name: str) -> int:
@@ -133,3 +135,59 @@ def check_checkpoint_size(config_bytes: bytes, read_weights: Callable[[int], byt
         raise InputError(f"{name}: its weights hold {_words(from_weights)} values; this "
                          f"server loads at most {_words(cap)}.")
     return max(from_config, from_weights)
+
+
+# ---------------------------------------------------------------------------------------------
+# What a model costs in memory while a visitor holds it (the demo's per-visitor cap)
+
+WEIGHT_BYTES = 4  # float32: how the app holds every model, whatever dtype its file stored
+MAP_COPIES = 4.0  # the float32 attention maps of every layer and head, and the copies the
+                  # views make of them (quantised, pooled, sparse), at the first view's peak
+# The first view's measured rise of resident memory above the loaded model at 512 tokens
+# (bench/README.md, "Sizes", 2026-11-27: one process, stand-ins with the published shapes), in
+# MiB; tests/unit/test_sizes_memory.py holds working_bytes to within -10% / +25% of them.
+MEASURED_RISE_512_MIB = {"embedded": 312, "bert-base": 663, "bert-large": 1444}
+
+
+def working_bytes(config: dict, tokens: int, name: str = "The checkpoint") -> int:
+    """The memory one input of ``tokens`` needs above the model's weights while a page works on
+    it (the attention views' peak, the largest of the one-input studies measured at every
+    size): :data:`MAP_COPIES` times the float32 attention maps (layers x heads x tokens^2 x 4
+    bytes) plus every layer's activations (layers x tokens x (hidden + feed-forward) x 4
+    bytes). Integrated gradients and value zeroing are bounded by budgets of their own
+    (analysis/attribution: 2 GB of activations, 256 MB blocks of copies), whatever the model."""
+    h = _dim(config, "hidden", None, name)
+    layers = _dim(config, "layers", None, name)
+    heads = _dim(config, "heads", 12, name)
+    inner = _dim(config, "inner", 4 * h, name)
+    n = max(0, int(tokens))
+    maps = layers * heads * n * n * 4
+    return int(MAP_COPIES * maps + layers * n * (h + inner) * 4)
+
+
+@dataclass(frozen=True)
+class ModelCost:
+    """What a model held in a visitor's session costs: its parameters, its weights in memory
+    (:data:`WEIGHT_BYTES` each) and the working memory of one input at the server's token cap
+    (:func:`working_bytes`; 0 when the model's shape is not known yet). A visitor's peak is
+    the weights of every model they hold plus the largest working memory among them: one
+    visitor's pages work on one input at a time (``max_jobs_per_visitor``)."""
+
+    params: int
+    weights: int
+    working: int = 0
+
+    @classmethod
+    def of(cls, config: dict | None, params: int, tokens: int) -> "ModelCost":
+        working = working_bytes(config, tokens) if config else 0
+        return cls(int(params), WEIGHT_BYTES * int(params), working)
+
+
+def visitor_peak(costs) -> int:
+    """The peak memory of the models one visitor holds (:class:`ModelCost` each), in bytes."""
+    costs = list(costs)
+    return sum(c.weights for c in costs) + max((c.working for c in costs), default=0)
+
+
+def gigabytes(n: int) -> str:
+    return f"{n / 2**30:,.2f} GB"

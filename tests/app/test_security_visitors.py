@@ -73,26 +73,87 @@ def test_a_fourth_tab_waits_behind_nobody_it_does_not_own(demo):
     assert refused == 3 and q.state()["waiting"] == 1
 
 
-def test_visitor_models_count_until_their_model_is_gone():
+def test_visitor_models_count_their_peak_until_their_model_is_gone():
+    """Each held model counts its weights; the visitor's peak adds the largest working memory
+    among their models once (one input at a time), not once per model."""
+    from analysis.sizes import ModelCost
     from ui.common.frame.resources import VisitorModels
 
     class Model:  # anything that can be weakly referenced
         pass
 
+    gb = 2**30
     reg, keys = VisitorModels(), ("session:a", "address:10.0.0.1")
-    m1 = Model()
-    reg.admit(keys, 30, cap=50)
-    reg.add(keys, m1, 30)
-    assert reg.held("address:10.0.0.1") == 30
-    with pytest.raises(ModelLoadError, match="already hold 0.0M parameters; with this one "
-                                             "\\(0.0M\\) they would pass") as e:
-        reg.admit(("session:b", "address:10.0.0.1"), 25, cap=50)  # another tab, same address
+    m1, m2 = Model(), Model()
+    big = ModelCost(params=100, weights=1 * gb, working=gb // 2)
+    small = ModelCost(params=10, weights=gb // 4, working=gb // 4)
+    reg.admit(keys, big, cap=2 * gb)
+    reg.add(keys, m1, big)
+    assert reg.held("address:10.0.0.1") == 1.5 * gb
+    reg.admit(keys, small, cap=2 * gb)  # 1 + 0.25 + max(0.5, 0.25) = 1.75 GB
+    reg.add(keys, m2, small)
+    assert reg.held("session:a") == 1.75 * gb
+    with pytest.raises(ModelLoadError, match=re.escape(
+            "Your session's models would need about 2.25 GB of memory with this one (0.50 GB "
+            "of weights, 0.25 GB more while a page works on it); this server allows 2.00 GB "
+            "per visitor.")) as e:  # another tab, same address
+        reg.admit(("session:b", "address:10.0.0.1"), ModelCost(5, gb // 2, gb // 4), cap=2 * gb)
     assert "\n" not in str(e.value)
-    reg.admit(("session:c", "address:10.0.0.9"), 25, cap=50)  # someone else
+    reg.admit(("session:c", "address:10.0.0.9"), big, cap=2 * gb)  # someone else
+    with pytest.raises(ModelLoadError, match=re.escape(
+            "already hold 0.0M parameters; with this one (0.0M)")):
+        reg.admit(keys, ModelCost(1, 0, 0), cap=10 * gb, max_params=110)  # the host's cap
     del m1
     gc.collect()
+    assert reg.held("address:10.0.0.1") == 0.5 * gb  # the small model alone: 0.25 + 0.25
+    del m2
+    gc.collect()
     assert reg.held("address:10.0.0.1") == 0
-    reg.admit(keys, 50, cap=50)
+    reg.admit(keys, ModelCost(1, 2 * gb, 0), cap=2 * gb)
+
+
+def test_demo_visitor_cap_is_twice_an_upload_at_the_cap(demo):
+    """The default per-visitor memory: twice the weights of an upload at the parameter cap plus
+    the largest listed model's working memory at the demo's 256 tokens; a fine-tuned copy of
+    the embedded model costs its weights and its working memory at 256 tokens."""
+    from analysis.models import default_model_path, load_model
+    from analysis.sizes import working_bytes
+    from ui.common.frame.resources import (_default_upload_params, _default_visitor_bytes,
+                                           model_cost, upload_param_cap, visitor_memory_cap)
+
+    _default_upload_params.clear()
+    _default_visitor_bytes.clear()
+    config = json.loads((Path(default_model_path()) / "config.json").read_text())
+    working = working_bytes(config, 256)
+    # hand-computed: 6 layers x 12 heads x 256^2 x 4 bytes x 4 copies + 6 x 256 x (384 +
+    # 1536) x 4 bytes
+    assert working == 4 * 6 * 12 * 256 * 256 * 4 + 6 * 256 * (384 + 1536) * 4 == 87_293_952
+    cap = visitor_memory_cap()
+    assert cap == 2 * (4 * upload_param_cap() + working)
+    loaded = load_model("default")
+    cost = model_cost(loaded)
+    assert (cost.params, cost.weights, cost.working) == (
+        loaded.n_params, 4 * loaded.n_params, working)
+    assert 3 * cost.weights + cost.working < cap < 6 * cost.weights + cost.working
+    _default_upload_params.clear()
+    _default_visitor_bytes.clear()
+
+
+def test_the_hosts_memory_cap_is_in_mib(monkeypatch, tmp_path):
+    from ui.common.frame.resources import visitor_memory_cap
+    from ui.common.settings import SettingsError, load_settings, settings
+
+    (tmp_path / "s.toml").write_text("max_visitor_mb = 1536\n")
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    monkeypatch.setenv("DASHBOARD_SETTINGS", str(tmp_path / "s.toml"))
+    settings.cache_clear()
+    try:
+        assert visitor_memory_cap() == 1536 * 2**20
+        (tmp_path / "s.toml").write_text("max_visitor_mb = 0\n")
+        with pytest.raises(SettingsError, match="max_visitor_mb must be above 0"):
+            load_settings()
+    finally:
+        settings.cache_clear()
 
 
 def test_upload_cap_is_twice_the_largest_listed_model(demo):

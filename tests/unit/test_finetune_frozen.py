@@ -118,7 +118,8 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
     from analysis.models import load_model
 
     bert = load_model(str(tiny_model_dir())).model
-    ctx = SimpleNamespace(loaded=SimpleNamespace(n_params=1, model=bert), spec="default")
+    ctx = SimpleNamespace(loaded=SimpleNamespace(n_params=1, model=bert, max_length=128),
+                          spec="default")
     models.fine_tune_on_sample(ctx, RECIPE.task, RECIPE.pair_order, RECIPE.epochs, RECIPE.seed)
     assert seen["error"] == "stop"
     assert {k: seen[k] for k in train_options()} == train_options() == {

@@ -23,13 +23,14 @@ from analysis.aspects.readers import load_sample
 from analysis.aspects.reading import TASK_FORMS
 from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence, build_examples
 from analysis.errors import DataError, InputError
+from analysis.sizes import ModelCost
 from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp, normalise_spec
 from ui.common.chart_cache import draw, owned_chart
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import SHORT, TRAINING, Apart, run_job
-from ui.common.frame.resources import admit_model, hold_model, upload_param_cap
+from ui.common.frame.resources import admit_model, hold_model, model_cost, upload_param_cap
 from ui.common.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
 from ui.aspects.state import ModelState
@@ -171,11 +172,12 @@ def fine_tune_on_sample(ctx, task: str, order: str, epochs: float, seed: int) ->
                                        on_poll=lambda: progress(*last), nice=nice, away=away)
 
         nice = settings().job_nice
-        admit_model(ctx.loaded.n_params)
+        cost = model_cost(ctx.loaded)  # the fine-tuned copy has the base model's shape
+        admit_model(cost)
         run = run_job("Fine-tuning", Apart(work), key=aspects_state.JOB_FINETUNE,
                       kind="Fine-tuning", size=round(len(train) * epochs),
                       unit="training examples", exclusive=TRAINING)
-        hold_model(run.result.model, ctx.loaded.n_params)
+        hold_model(run.result.model, cost)
         aspects_state.set_model_state(TUNE, ModelState(
             as_loaded(ctx.loaded, run.result.model, "fine-tuned"), run.card, None, ctx.spec,
             eval=run.eval_examples, losses=run.result.losses))
@@ -203,13 +205,14 @@ def load_zip(up, base_spec: str) -> None:
     cap = upload_param_cap()
     try:
         data = up.getvalue()
-        admit_model(len(data) // 4)  # a lower bound: refused early when already full
+        admit_model(ModelCost.of(None, len(data) // 4, 0))  # a lower bound: refused early
         loaded, card = run_job("Loading the uploaded checkpoint", lambda progress: (
             load_checkpoint_zip(data, name=f"uploaded {up.name}",
                                 max_bytes=MAX_ZIP_MB * 2**20, max_params=cap)),
             key=aspects_state.JOB_UPLOAD, lane=SHORT, kind="Loading an uploaded checkpoint")
-        admit_model(loaded.n_params)
-        hold_model(loaded.model, loaded.n_params)
+        cost = model_cost(loaded)
+        admit_model(cost)
+        hold_model(loaded.model, cost)
     except (InputError, ModelLoadError, DataError) as exc:
         show_error(exc)
         return

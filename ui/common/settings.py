@@ -31,9 +31,13 @@ Read once per process from the environment (``settings()`` is cached; tests call
         max_upload_params = 45_000_000 #   parameters of an uploaded checkpoint (checked from
                                        #   its config and weights header before loading;
                                        #   default: twice the largest listed model)
-        max_visitor_params = 90_000_000  # parameters of the models one visitor holds in
-                                       #   their sessions (uploads, fine-tunes; default: twice
-                                       #   max_upload_params)
+        max_visitor_mb = 1024          #   memory (MiB) the models one visitor holds in their
+                                       #   sessions (uploads, fine-tunes) may need at their
+                                       #   peak: their weights and one input's working memory
+                                       #   at max_tokens (analysis/sizes.py, from the measured
+                                       #   peaks; default: twice what an upload at
+                                       #   max_upload_params would need)
+        max_visitor_params = 90_000_000  # optional: also a cap on those models' parameters
         max_jobs_per_visitor = 1       #   queued + running heavy jobs per visitor (per session
                                        #   and per client address)
         caps_locally = false           # true: the caps above apply outside demo mode too
@@ -94,11 +98,12 @@ DEMO_CAPS = {
     "max_gradient_examples": 32,
     "max_jobs_per_visitor": 1,
     "max_upload_params": None,   # computed: twice the largest listed model (frame.resources)
-    "max_visitor_params": None,  # computed: twice max_upload_params
+    "max_visitor_mb": None,      # computed: twice an upload at max_upload_params (frame.resources)
+    "max_visitor_params": None,  # none: the memory cap above counts the visitor's models
 }
 _INT_KEYS = ("max_examples", "max_tokens", "max_upload_bytes", "max_line_chars",
              "max_gradient_examples", "queue_slots", "job_nice", "max_jobs_per_visitor",
-             "max_upload_params", "max_visitor_params")
+             "max_upload_params", "max_visitor_mb", "max_visitor_params")
 
 
 class SettingsError(Exception):
@@ -128,6 +133,7 @@ class Settings:
     max_gradient_examples: int | None = None
     max_jobs_per_visitor: int | None = None
     max_upload_params: int | None = None
+    max_visitor_mb: int | None = None
     max_visitor_params: int | None = None
     visitor_address: str = "connection"
     queue_slots: int = 1
