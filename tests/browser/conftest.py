@@ -10,7 +10,9 @@ way): starting a server and computing each page's first view is most of a browse
 
 A test that needs another app (its own script, demo mode, settings) starts it with
 ``browser_util.streamlit_server``. Tests share a server, never a browser session: each opens its
-own Chromium page, so state kept in the session (the report, widget values) starts empty."""
+own Chromium page, so state kept in the session (the report, widget values) starts empty. They
+share one Chromium per module (``_one_chromium_per_module``), which clears each test's cookies
+and storage at its end."""
 
 from __future__ import annotations
 
@@ -18,7 +20,27 @@ from contextlib import ExitStack
 
 import pytest
 
-from browser_util import need_chromium, streamlit_server
+import browser_util
+from browser_util import need_chromium, one_chromium_per_module, streamlit_server
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_chromium_per_module():
+    """One Playwright and one Chromium (browser_util.SharedChromium: one on-disk profile, so the
+    frontend's scripts are compiled once) for each module, started at a test's first
+    ``_launch``; each test still ends as its own browser would (its pages closed, its
+    cookies and storage cleared)."""
+    with one_chromium_per_module():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_visitor():
+    """After every test, whatever way it ended: its pages closed, its traces cleared."""
+    yield
+    chromium = browser_util._MODULE.get("chromium")
+    if chromium is not None:
+        chromium.close()
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from browser_util import SHOTS, _launch, _query, _wait_idle, scroll_into_view
+from browser_util import SHOTS, _launch, _query, _wait_idle, scroll_into_view, playwright_session
 
 # a 512-token pair (truncated): real review text with tokens that are words of JavaScript and
 # of the Vega expression language, quotes, backslashes, braces and markup
@@ -36,9 +36,9 @@ def _open(p, url, width=1400):
 
 
 def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser, page, errors = _open(p, server + "/?" + urlencode({"mode": "Sentence pair"}))
         try:
             view = page.locator(".av-head")
@@ -118,11 +118,11 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
 
 
 def test_a_link_restores_heads_pin_and_segment(server):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     link = "/?" + urlencode({"mode": "Sentence pair", "layer": 3, "heads": "2,5", "pin": "to:4",
                              "seg": "B->A"})
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser, page, errors = _open(p, server + link)
         try:
             view = page.locator(".av-head")
@@ -146,13 +146,13 @@ def test_a_link_restores_heads_pin_and_segment(server):  # noqa: F811
 
 
 def test_512_token_pair_head_view_and_heatmap(server, default_model):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from analysis.encoding import encode
 
     labels = encode(default_model.tokenizer, LONG_A, LONG_B).tokens
     assert len(labels) == 512
-    with sync_playwright() as p:
+    with playwright_session() as p:
         link = "/?" + urlencode({"mode": "Sentence pair", "a": LONG_A, "b": LONG_B})
         browser, page, errors = _open(p, server + link)
         try:
@@ -208,9 +208,9 @@ def test_512_token_pair_head_view_and_heatmap(server, default_model):  # noqa: F
 
 
 def test_controls_fit_a_phone_and_a_wide_screen(server):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser, page, errors = _open(p, server + "/?view=Model+view", width=390)
         try:
             expect(page.locator(".av-model")).to_have_count(1, timeout=60_000)

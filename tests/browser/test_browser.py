@@ -10,16 +10,17 @@ from urllib.parse import parse_qs, urlencode, urlparse
 # from here keeps working
 from browser_util import (CHROMIUM, IDLE, ROOT, SHOTS, _launch, _pick, _query,  # noqa: F401
                           _saturated_pixels, _wait_idle, streamlit_server)
+from browser_util import playwright_session
 
 XSS = "<img src=x onerror=alert(1)>"
 
 
 def test_attention_page_in_chromium(server):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     dialogs, errors = [], []
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300},
@@ -139,11 +140,11 @@ def test_attention_page_in_chromium(server):
 def test_aspect_example_in_the_head_view(server, tiny_checkpoint):
     """Aspect heads page: a checkpoint loaded by folder, heads found, and the example of the top
     aspect head drawn in the real head view with the aspect word pinned and gold words marked."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     ck = tiny_checkpoint
     errors = []
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300})
@@ -189,9 +190,8 @@ def test_links_to_the_pages_earlier_urls_open_the_renamed_pages(server):
     """/noop_stats and /aspect_heads (the pages' URLs before they took their study's name) open
     /noop and /aspects with the link's query parameters (after the server's first request,
     which Streamlit looks up by file name)."""
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page()
@@ -214,10 +214,9 @@ def test_links_to_the_pages_earlier_urls_open_the_renamed_pages(server):
 def test_the_text_box_counter_sits_below_a_long_text_not_over_it(server):
     """The character counter of the sidebar's text box ("579/20000") showed over the last line
     of a long text (issue #14); it must sit below the box, readable."""
-    from playwright.sync_api import sync_playwright
 
     text = " ".join(["The pasta was superb but the waiter ignored us."] * 12)
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})

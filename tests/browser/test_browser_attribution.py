@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle
+from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle, playwright_session
 
 HOSTILE = 'The <b>x</b> soup ${x} was "cold" \\ and `rude` <img src=x onerror=alert(1)> '
 
@@ -20,13 +20,13 @@ HOSTILE = 'The <b>x</b> soup ${x} was "cold" \\ and `rude` <img src=x onerror=al
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_colouring_and_map_with_hostile_text(server, width):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     dialogs, errors = [], []
     link = "/attribution?" + urlencode({"mode": "Sentence pair", "a": HOSTILE * 3,
                                         "b": "service", "attr_map": "alti"})
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 1400})

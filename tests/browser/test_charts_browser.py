@@ -15,6 +15,7 @@ import pytest
 
 from browser_util import (CHROMIUM, ROOT, SHOTS, _launch, _pick, _saturated_pixels, _wait_idle,
                           streamlit_server)
+from browser_util import playwright_session
 
 expect = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip "
                              "install -r requirements-dev.txt to run the browser tests").expect
@@ -82,11 +83,10 @@ def chart_app(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
+    """The module's Chromium (conftest.py), each test ending as a fresh visitor."""
+    with playwright_session() as p:
         b = _launch(p)
         try:
             yield b

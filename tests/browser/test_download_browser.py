@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_util import CHROMIUM, ROOT, _launch, _wait_idle, streamlit_server
+from browser_util import CHROMIUM, ROOT, _launch, _wait_idle, streamlit_server, playwright_session
 
 FLAKY_APP = r'''
 import streamlit as st
@@ -52,9 +52,8 @@ def _report_with_a_finding(page, server):  # noqa: F811
 
 
 def test_a_click_while_the_report_reruns_downloads_the_new_caption(server):  # noqa: F811
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300},
@@ -91,9 +90,9 @@ def flaky_app(tmp_path_factory):
 
 
 def test_a_failed_file_says_why_and_the_next_click_downloads(flaky_app):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(accept_downloads=True)
@@ -114,9 +113,9 @@ def test_a_failed_file_says_why_and_the_next_click_downloads(flaky_app):
 
 
 def test_a_slow_file_says_it_has_not_arrived_and_still_comes(flaky_app):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(accept_downloads=True)

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from browser_util import SHOTS, _launch, _wait_idle
+from browser_util import SHOTS, _launch, _wait_idle, playwright_session
 
 URL = ("/drift?drift_after=default&drift_max=6&drift_tab=Pattern+types"
        "&drift_gallery_type=vertical&drift_gallery_model=before")
@@ -77,9 +77,9 @@ def gallery_problems(page) -> list[str]:
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_gallery_maps_fit_their_column_whole(drift_server, width):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 1200})

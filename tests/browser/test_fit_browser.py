@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_util import _launch, _wait_idle
+from browser_util import _launch, _wait_idle, playwright_session
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -36,9 +36,9 @@ OVERFLOW = """() => {
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_syntax_page_fits_its_column(server, width):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 1000})

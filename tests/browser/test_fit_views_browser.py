@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_util import _launch, _wait_idle, scroll_into_view
+from browser_util import _launch, _wait_idle, scroll_into_view, playwright_session
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -76,9 +76,8 @@ def _shown(page, key: str):
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_attribution_agreement_has_room_and_fits(server, width):
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = _open(browser, f"{server}/attribution", width)
@@ -98,9 +97,8 @@ def test_attribution_agreement_has_room_and_fits(server, width):
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_representations_both_models_on_the_screen(server, width):
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = _open(browser, f"{server}/representations?rep_n=20", width)
@@ -133,9 +131,9 @@ def test_representations_both_models_on_the_screen(server, width):
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_drift_maps_fit_their_columns(server, width):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = _open(browser, f"{server}/drift", width)
@@ -162,9 +160,8 @@ def test_drift_maps_fit_their_columns(server, width):
 def test_attention_heatmap_and_neuron_view_fit(server, width):
     """Issue 34 item 7: the Attention page's heatmap (704 px before) and the neuron view's
     charts (the query vector, dot product | softmax: 691 px) inside a phone's column."""
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             for view in ("Heatmap", "Neuron+view"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle
+from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle, playwright_session
 
 
 @pytest.fixture(scope="module")
@@ -18,11 +18,10 @@ def server(example_server):
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_the_map_draws(server, width):
-    from playwright.sync_api import sync_playwright
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors = []
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 1600})

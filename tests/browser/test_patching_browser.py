@@ -11,6 +11,7 @@ import pytest
 
 from importance_util import stand_in_example
 from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from browser_util import playwright_session
 from test_fit_browser import OVERFLOW
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
@@ -30,9 +31,9 @@ def server():
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_patching_page_fits_its_column(server, width):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 1000})

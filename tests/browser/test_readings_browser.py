@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from browser_util import _launch, _wait_idle
+from browser_util import _launch, _wait_idle, playwright_session
 
 
 @pytest.fixture(scope="module")
@@ -20,11 +20,10 @@ def server(example_server):
     return example_server
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
+    """The module's Chromium (conftest.py), each test ending as a fresh visitor."""
+    with playwright_session() as p:
         b = _launch(p)
         try:
             yield b

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qs, urlparse
 
-from browser_util import SHOTS, _launch, _wait_idle
+from browser_util import SHOTS, _launch, _wait_idle, playwright_session
 from ui.common.exports.keep import STORAGE_KEY
 
 
@@ -39,9 +39,9 @@ def _metrics(page) -> dict:
 
 
 def test_copied_link_opens_the_same_view_in_a_fresh_browser(server):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             ctx = browser.new_context(viewport={"width": 1400, "height": 1300},
@@ -96,9 +96,9 @@ def test_copied_link_opens_the_same_view_in_a_fresh_browser(server):  # noqa: F8
 
 
 def test_report_from_three_pages_opens_offline(server, tmp_path):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1300})
@@ -208,9 +208,9 @@ def test_report_from_three_pages_opens_offline(server, tmp_path):  # noqa: F811
 def test_pinned_findings_survive_a_reload_and_stay_in_this_browser(server):  # noqa: F811
     """Issue 35: a reload (a new session) finds the pinned findings again, kept in this
     browser's storage; another browser (another visitor) starts with none."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             ctx = browser.new_context(viewport={"width": 1400, "height": 1300})

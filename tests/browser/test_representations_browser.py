@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle
+from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle, playwright_session
 
 HOSTILE = '<b>x</b> ${x} "q" \'s\' back\\slash <img src=x onerror=alert(1)> '
 TEXT = HOSTILE * 60  # far more than 512 tokens: cut to the model's maximum
 
 
 def test_scatter_with_hostile_tokens_at_512_tokens(server):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     dialogs, errors = [], []
     link = "/representations?" + urlencode({"mode": "One text", "a": TEXT, "rep_n": 8})
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             for width in (1400, 390):
@@ -79,13 +79,13 @@ def _colours(png: bytes, min_pixels: int = 20) -> int:
 def test_one_input_from_the_absa_sample_draws_by_role(server):  # noqa: F811
     """A deep link to an ABSA sample review asked about food draws its tokens in the role
     colours (aspect, opinion, other aspect, other, asked category, special: several hues)."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     link = "/representations?" + urlencode({"rep_source": "absa", "rep_example": "s001",
                                             "rep_category": "food", "rep_n": 8})
     errors = []
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1200})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from browser_util import SHOTS, _launch, _wait_idle
+from browser_util import SHOTS, _launch, _wait_idle, playwright_session
 
 ROW = "{i}\t{w}\t_\tX\t_\t_\t{h}\t{r}\t_\t_"
 # HTML, quotes, braces, Markdown, LaTeX and an emoji code as words and relations
@@ -35,11 +35,11 @@ def _pick(page, label: str, option: str) -> None:
 
 
 def test_dependency_view_in_chromium(server):  # noqa: F811
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     dialogs, errors = [], []
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1400})
@@ -144,10 +144,10 @@ def test_four_pages_fit_a_390px_phone_screen(server):  # noqa: F811
     """At 390 px wide the source buttons wrap (the last one is not cut) and no element of the
     No-op, Drift, Aspect heads and Syntax pages sticks out of the screen (charts wider than the
     screen scroll inside their own box)."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 390, "height": 900})

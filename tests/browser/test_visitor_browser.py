@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from browser_util import _launch, _wait_idle
+from browser_util import _launch, _wait_idle, playwright_session
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -50,9 +50,9 @@ def test_colour_bar_stays_after_an_in_page_url_change(server):
     """/noop: the Heatmaps tab, then Entropy, then Heatmaps again (each click rewrites the
     page's URL in place): no chart paints with a reference into another document, and the
     heatmap's legend still shows its colour bar."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -79,11 +79,10 @@ def test_no_request_leaves_the_app_server(server):
     """Every page opened with every other host blocked: no request leaves, none fails, no
     console error about a refused load (the favicon was a Material icon that the browser
     fetched from fonts.gstatic.com)."""
-    from playwright.sync_api import sync_playwright
 
     own = urlparse(server).netloc
     outside, failed, console = [], [], []
-    with sync_playwright() as p:
+    with playwright_session() as p:
         browser = _launch(p)
         try:
             ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
