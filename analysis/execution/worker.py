@@ -85,15 +85,17 @@ class Worker:
 
 
 class BackgroundJob:
-    """``fn(progress)`` queued in the background lane (or, ``cluster``, as a cluster ticket) and
-    run in a daemon thread that owns its ticket while it waits; read ``fraction``, ``text``,
-    ``error``, ``result`` and ``done`` from any thread, and :meth:`left_s`."""
+    """``fn(progress)`` queued in the background lane (``lane``: another, for bounded short work
+    that should not wait behind the background lane's long jobs; ``cluster``: as a cluster
+    ticket) and run in a daemon thread that owns its ticket while it waits; read ``fraction``,
+    ``text``, ``error``, ``result`` and ``done`` from any thread, and :meth:`left_s`."""
 
     def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
                  on_progress: Callable[[float, str], None] | None = None, kind: str = "",
                  size: int = 0, unit: str = "", exclusive: str = "", cluster: bool = False,
-                 free: Callable[[], None] = _free):
+                 free: Callable[[], None] = _free, lane: str = BACKGROUND):
         self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
+        self.lane = lane
         self.on_progress, self.cluster, self.free = on_progress, cluster, free
         self.about = dict(kind=kind, size=size, unit=unit, exclusive=exclusive)
         self.fraction, self.text = 0.0, ""
@@ -116,7 +118,7 @@ class BackgroundJob:
         return None if ticket is None else self.queue.left_s(ticket)
 
     def _work(self) -> None:
-        ticket = self.queue.join(self.label, self.key, lane=BACKGROUND, cluster=self.cluster,
+        ticket = self.queue.join(self.label, self.key, lane=self.lane, cluster=self.cluster,
                                  **self.about)
         self.ticket = ticket  # owned by this thread
         try:

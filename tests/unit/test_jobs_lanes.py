@@ -69,6 +69,22 @@ def test_a_background_job_never_takes_a_visitors_slot():
     assert q.state() == {"running": [], "waiting": 0}
 
 
+def test_a_short_shared_job_does_not_wait_behind_the_background_lane():
+    """Search's index of a bundled corpus (a second's work, shared by every visitor) starts
+    while the background lane's slot is held (the example's build, minutes on a fresh server),
+    in the one-input lane; it waits only for that lane's one slot."""
+    q, log = JobQueue(slots=1), []
+    build = _hold(q, BACKGROUND, label="Building the example checkpoint")
+    one_input = _hold(q, SHORT, label="Attribution of one text")
+    index = jobs.start_background_job("Search index", lambda p: log.append("index") or 7,
+                                      key="index", queue=q, lane=SHORT)
+    assert _until(lambda: q.state()["waiting"] == 1) and log == []  # behind the one input
+    q.leave(one_input)
+    assert index.done.wait(WAIT) and (index.result, log) == (7, ["index"])
+    assert q.state() == {"running": ["Building the example checkpoint"], "waiting": 0}
+    q.leave(build)
+
+
 def test_one_training_process_at_a_time_and_a_held_fine_tune_holds_up_no_corpus_job():
     """Memory: a visitor's fine-tune does not start beside the example's build (both train in a
     child process); it is told what it waits for, and a corpus job queued after it passes."""

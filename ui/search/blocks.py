@@ -1,8 +1,8 @@
-"""The Search page's blocks: the corpus, its index (built once through the job queue, or for
-the bundled corpora in demo mode once per server in the background, and kept on disk under the
-corpus fingerprint and the model's weights hash), the query controls, the matches with their
-sentences, labels and links, the label histogram (docs/METHODS.md section 16). Keys come from
-``ui.search.state``."""
+"""The Search page's blocks: the corpus; its index (built once through the job queue, or, for
+the bundled corpora in demo mode, once per server in the background, in the one-input lane so
+that it never waits behind the example's build; kept on disk under the corpus fingerprint and
+the model's weights hash); the query controls; the matches with their sentences, labels and
+links; the label histogram (docs/METHODS.md section 16). Keys come from ``ui.search.state``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from analysis.search.index import Match, piece_text
 from ui.common.frame.corpus import cap_widget, corpus_picker, fingerprint
 from ui.common.errors import plain
 from ui.common.html import esc
-from ui.common.jobs import run_job, start_background_job
+from ui.common.jobs import SHORT, run_job, start_background_job
 from ui.common.frame.links import attention_link
 from ui.common.settings import settings
 from ui.common.frame.url_select import url_selectbox
@@ -126,9 +126,11 @@ def index_for(loaded, kind: str, dataset):
         with _LOCK:
             job = _BACKGROUND.get(key)
             if job is None:
+                # a second or two (a hundred-odd sentences): in the one-input lane, not
+                # behind the background lane's example build or Head importance's first view
                 job = _BACKGROUND[key] = start_background_job(
                     f"Search index of the {kind} sample", _build(loaded, dataset),
-                    key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
+                    key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences", lane=SHORT)
         if not job.done.is_set():
             return job
         if job.error is not None:

@@ -209,17 +209,20 @@ def measured_words(kind: str, unit: str = "", size: int = 0,
 def start_background_job(label: str, work, *, key: str, queue: JobQueue | None = None,
                          on_progress: Callable[[float, str], None] | None = None,
                          kind: str = "", size: int = 0, unit: str = "",
-                         exclusive: str = "") -> BackgroundJob:
+                         exclusive: str = "", lane: str = BACKGROUND) -> BackgroundJob:
     """Queue ``work`` (as for :func:`run_job`) in the background lane without a waiting
     visitor (work no visitor waits for: the example checkpoint's build, Head importance's
     first visit): it runs in its own lowest-priority thread (:data:`BACKGROUND_NICE`) once the
     lane's slot is free, beside the visitors' jobs and never in one of their slots; on the
-    cluster it takes a cluster ticket. ``on_progress(fraction, text)`` is told each step. Call
-    from the script thread; returns the job."""
+    cluster it takes a cluster ticket. ``lane=SHORT``: bounded work of a second or two shared
+    by every visitor (Search's index of a bundled corpus), which would otherwise wait behind
+    the background lane's minutes-long jobs; it takes the one-input lane's slot instead.
+    ``on_progress(fraction, text)`` is told each step. Call from the script thread; returns
+    the job."""
     conf, queue = settings(), queue or job_queue()
     work = describe(work)
     where = _placed(work, conf, say=False)
     return BackgroundJob(label, lambda progress: where.run(work, progress,
                                                            queue.set_cluster_slots),
                          key, queue, max(conf.job_nice, BACKGROUND_NICE), on_progress, kind,
-                         size, unit, exclusive, cluster=where.cluster(work)).start()
+                         size, unit, exclusive, cluster=where.cluster(work), lane=lane).start()
