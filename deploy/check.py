@@ -167,6 +167,7 @@ def install(python: str, log: Path, browser: bool = False,
     if not Path(torch_pyc).is_file():  # the heaviest import must load from its compiled file
         raise Failed(f"pip install: the modules were not compiled ({torch_pyc} is missing)")
 
+
 READY = ("import sys; from analysis.example import example_ready; "
          "sys.exit(0 if example_ready() else 1)")
 

@@ -99,12 +99,13 @@ class SharedChromium:
     :meth:`new_context` (several visitors at once, or options a shared profile cannot take)
     opens an incognito context of a second, plain Chromium, closed at the test's end too."""
 
-    def __init__(self, playwright, profile: str):
+    def __init__(self, playwright):
         self._p = playwright
         self._plain = None
         self._origins: set[str] = set()
+        self._profile = tempfile.mkdtemp(prefix="chromium-profile-")
         self.context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, args=ARGS, accept_downloads=True)
+            self._profile, executable_path=CHROMIUM, args=ARGS, accept_downloads=True)
         self._blank = self.context.pages[0] if self.context.pages else self.context.new_page()
         self._cdp = self.context.new_cdp_session(self._blank)
         self.context.on("page", lambda page: page.on("framenavigated", self._seen))
@@ -144,12 +145,15 @@ class SharedChromium:
                 context.close()
 
     def shutdown(self) -> None:
+        import shutil
+
         try:
             self.close()
         finally:
             self.context.close()
             if self._plain is not None:
                 self._plain.close()
+            shutil.rmtree(self._profile, ignore_errors=True)
 
 
 _MODULE: dict = {}  # the running test module's Playwright and SharedChromium (conftest.py)
@@ -179,9 +183,7 @@ def _launch(playwright):
     if playwright is not _MODULE.get("playwright"):
         return _plain_launch(playwright)
     if "chromium" not in _MODULE:
-        profile = tempfile.mkdtemp(prefix="chromium-profile-")
-        _MODULE["profile"] = profile
-        _MODULE["chromium"] = SharedChromium(playwright, profile)
+        _MODULE["chromium"] = SharedChromium(playwright)
     return _MODULE["chromium"]
 
 
@@ -189,14 +191,11 @@ def _launch(playwright):
 def one_chromium_per_module():
     """Marks a test module's span: :func:`playwright_session` and :func:`_launch` share one
     Playwright and one :class:`SharedChromium` inside it; both end with it."""
-    import shutil
-
     _MODULE["module"] = True
     try:
         yield
     finally:
         chromium, pw = _MODULE.pop("chromium", None), _MODULE.pop("playwright", None)
-        profile = _MODULE.pop("profile", None)
         _MODULE.clear()
         try:
             if chromium is not None:
@@ -204,8 +203,6 @@ def one_chromium_per_module():
         finally:
             if pw is not None:
                 pw.stop()
-            if profile is not None:
-                shutil.rmtree(profile, ignore_errors=True)
 
 
 def scroll_into_view(locator, tries: int = 5) -> None:

@@ -14,8 +14,7 @@ from urllib.parse import urlencode
 import pytest
 
 from browser_util import (CHROMIUM, ROOT, SHOTS, _launch, _pick, _saturated_pixels, _wait_idle,
-                          streamlit_server)
-from browser_util import playwright_session
+                          playwright_session, streamlit_server)
 
 expect = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip "
                              "install -r requirements-dev.txt to run the browser tests").expect

@@ -52,7 +52,6 @@ def _report_with_a_finding(page, server):  # noqa: F811
 
 
 def test_a_click_while_the_report_reruns_downloads_the_new_caption(server):  # noqa: F811
-
     with playwright_session() as p:
         browser = _launch(p)
         try:

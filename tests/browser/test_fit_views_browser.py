@@ -76,7 +76,6 @@ def _shown(page, key: str):
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_attribution_agreement_has_room_and_fits(server, width):
-
     with playwright_session() as p:
         browser = _launch(p)
         try:
@@ -97,7 +96,6 @@ def test_attribution_agreement_has_room_and_fits(server, width):
 
 @pytest.mark.parametrize("width", [1400, 390])
 def test_representations_both_models_on_the_screen(server, width):
-
     with playwright_session() as p:
         browser = _launch(p)
         try:

@@ -18,7 +18,6 @@ def server(example_server):
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_the_map_draws(server, width):
-
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors = []
     with playwright_session() as p:

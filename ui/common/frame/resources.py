@@ -277,12 +277,11 @@ def visitor_memory_cap() -> int:
 def model_cost(loaded: LoadedModel) -> ModelCost:
     """What ``loaded`` costs a visitor who holds it: its weights, and its working memory at
     the server's token cap (from its config's shape)."""
+    tokens = _token_cap(loaded)
     try:
-        config = loaded.model.config.to_dict()
-        working_bytes(config, 1)
+        return ModelCost.of(loaded.model.config.to_dict(), loaded.n_params, tokens)
     except Exception:  # no config, or one whose shape cannot be read: its weights alone
-        config = None
-    return ModelCost.of(config, loaded.n_params, _token_cap(loaded))
+        return ModelCost.of(None, loaded.n_params, tokens)
 
 
 class VisitorModels:
