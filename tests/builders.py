@@ -50,20 +50,35 @@ def process_gone(pid: int, within: float, every: float = 0.1) -> bool:
 
 @contextmanager
 def local_ray_cluster():
-    """A local 2-CPU Ray cluster on 127.0.0.1 for one test module (its workers import this
-    checkout and run on the CPU), shut down at the end. Module-scoped on purpose: a session-wide
-    one would be joined by the CLI tests' ``--ray auto`` subprocesses."""
+    """The Ray modules' local 2-CPU cluster on 127.0.0.1 (its workers import this checkout and
+    tests/, and run on the CPU): started by the first module that asks and kept for the next
+    ones, which one process runs one after the other (tests/tiers.py), so that their jobs share
+    the Ray worker processes (each pays torch's and transformers' imports, ~4 CPU-s, once, not
+    once a job); shut down by tests/conftest.py after the last Ray test
+    (:func:`stop_ray_cluster`), so that no other module's ``--ray auto`` finds it."""
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+                 log_to_driver=False, logging_level="ERROR",
+                 runtime_env={"env_vars": {
+                     "PYTHONPATH": os.pathsep.join((str(ROOT), str(ROOT / "tests"))),
+                     "DASHBOARD_DEVICE": "cpu"}})
     try:
         yield
     finally:
         from analysis.execution.raydata import settle
 
         settle()  # no Ray Data thread left to call into the worker once it is shut down
+
+
+def stop_ray_cluster() -> None:
+    """Shut :func:`local_ray_cluster`'s cluster down, if this process started one."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        from analysis.execution.raydata import settle
+
+        settle()
         ray.shutdown()
 
 

@@ -27,8 +27,8 @@ os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 # Every tier folder on sys.path (tests/tiers.py); tests/ itself is there already (apptest_util.py,
 # builders.py, ...).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tiers import (KEEP_LEGACY_NAVIGATION, RAY_MODULES, SLOW_TESTS, SLOW_TIERS, TESTS,  # noqa: E402
-                   TIERS, module_scheduler, tier_of)
+from tiers import (KEEP_LEGACY_NAVIGATION, RAY_CLUSTER_MODULES, RAY_MODULES,  # noqa: E402
+                   SLOW_TESTS, SLOW_TIERS, TESTS, TIERS, module_scheduler, tier_of)
 
 for _tier in (TESTS / t for t in TIERS):
     if str(_tier) not in sys.path:
@@ -75,8 +75,10 @@ RUN_ORDER = {"ray": 0, "browser": 1, "integration": 2, "app": 3, "unit": 4, None
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: RUN_ORDER["ray" if item.path.stem in RAY_MODULES
-                                          else tier_of(item.path)])
+    # (within the Ray unit, the modules without a cluster first: tests/tiers.py)
+    items.sort(key=lambda item: (RUN_ORDER["ray" if item.path.stem in RAY_MODULES
+                                           else tier_of(item.path)],
+                                 item.path.stem in RAY_CLUSTER_MODULES))
     for item in items:
         module = item.path.stem
         tier = tier_of(item.path)
@@ -86,6 +88,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if module in RAY_MODULES:  # (which process runs what: module_scheduler, above)
             item.add_marker(pytest.mark.ray)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """The Ray modules' shared cluster (tests/builders.py local_ray_cluster) is shut down once
+    the last Ray test has run (the unit's modules run one after the other in one process), so
+    that no later module, here or in a subprocess, finds it."""
+    try:
+        return (yield)
+    finally:
+        if item.path.stem in RAY_MODULES and (nextitem is None
+                                              or nextitem.path.stem not in RAY_MODULES):
+            from builders import stop_ray_cluster
+
+            stop_ray_cluster()
 
 
 @pytest.fixture(autouse=True)

@@ -19,13 +19,15 @@ TIERS = ("unit", "app", "integration", "browser")
 SLOW_TIERS = frozenset({"integration", "browser"})
 
 # The modules that start or join a local Ray cluster (``--ray auto`` joins whichever cluster
-# runs on this machine): one test process runs them all (:func:`module_scheduler`), so that
-# two clusters never run at once (each module starts and stops its own:
-# tests/builders.py local_ray_cluster).
-RAY_MODULES = frozenset({
-    "test_child_ray", "test_cli_representations", "test_jobs_cluster", "test_jobs_cluster_pages",
-    "test_jobs_cluster_ray", "test_jobs_cluster_ray_pages", "test_scale_cli",
-    "test_scale_cli_more", "test_scale_ray", "test_scale_ray_more"})
+# runs on this machine), or check what happens without one: one test process runs them all
+# (:func:`module_scheduler`), so that two clusters never run at once, those without a cluster
+# first (tests/conftest.py), then RAY_CLUSTER_MODULES, which share one cluster
+# (tests/builders.py local_ray_cluster), shut down after the last of them.
+RAY_CLUSTER_MODULES = frozenset({
+    "test_child_ray", "test_cli_representations", "test_jobs_cluster_ray",
+    "test_jobs_cluster_ray_pages", "test_scale_ray", "test_scale_ray_more"})
+RAY_MODULES = RAY_CLUSTER_MODULES | frozenset({
+    "test_jobs_cluster", "test_jobs_cluster_pages", "test_scale_cli", "test_scale_cli_more"})
 
 
 # The slowest tests of the fast tiers (several seconds each on an idle 2-core machine: a

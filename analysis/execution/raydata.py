@@ -1,11 +1,19 @@
 """Corpus jobs (:mod:`analysis.execution.corpus`) on a Ray cluster through Ray Data.
 
 The corpus (a ``datasets.Dataset``, with its row numbers added) becomes a Ray Dataset
-(``ray.data.from_huggingface``); ``map_batches`` runs a pool of actors, each loading the job's
-models once (``job.load()``, on a GPU with ``num_gpus=1`` where the cluster has GPUs, else on
-one CPU) and mapping every block it is given (``job.map``) to a pickled partial; the driver
-reads the partials as they come (the progress callback counts their examples) and merges them
-(``job.merge``). Ray is optional: nothing here imports it until a job runs on a cluster, and
+(``ray.data.from_huggingface``) and ``map_batches`` maps every block (``job.map``) to a pickled
+partial; the driver reads the partials as they come (the progress callback counts their
+examples) and merges them (``job.merge``). Each worker loads the job's models once
+(``job.load()``):
+
+- on CPUs, blocks are Ray tasks of one CPU each, at most ``workers`` at a time. Ray keeps its
+  worker processes between tasks, so a worker process pays Python's imports (torch and
+  transformers: about 4 CPU-seconds) once for the driver's life, not once a job; each keeps the
+  models of the run it last served (:func:`_warm`), for the run's later blocks, and drops them
+  once no block of that run has come for :data:`WARM_S` seconds (nothing stays loaded between
+  jobs; a run's models are never served to another run);
+- on GPUs, a pool of actors (``num_gpus=1`` each), ended with the job: a process that has used
+  a GPU keeps its CUDA context, which an idle worker would hold for good. Ray is optional: nothing here imports it until a job runs on a cluster, and
 :func:`check_address` says so in one line when it is not installed.
 
 Addresses: ``auto`` = the cluster already running on this machine (``ray start``, or
@@ -24,6 +32,7 @@ import pickle
 import re
 import threading
 import time
+import uuid
 import warnings
 from pathlib import Path
 
@@ -82,22 +91,82 @@ def _connect(address: str) -> bool:
 
 
 class _Worker:
-    """One Ray actor: the job's models, loaded once; every block -> one pickled partial."""
+    """The job's models, loaded once; every block -> one pickled partial (a GPU actor, or the
+    warm worker of a CPU task: :func:`_warm`)."""
 
     def __init__(self, job):
         self.job = job
         self.models = job.load()
 
     def __call__(self, table):
-        # lazy: imported when used: datasets (heavy), pyarrow (heavy)
+        # lazy: imported when used: datasets (heavy)
         import datasets
-        import pyarrow as pa
 
         rows = table.column(ROW).to_pylist()
         shard = datasets.Dataset.from_dict(table.drop_columns([ROW]).to_pydict())
-        part = self.job.map(self.models, shard, rows)
-        return pa.table({"partial": pa.array([pickle.dumps(part)], type=pa.binary()),
-                         "n": pa.array([len(rows)], type=pa.int64())})
+        try:
+            part = self.job.map(self.models, shard, rows)
+        except SAID as exc:
+            return _block(exc, -1)
+        return _block(part, len(rows))
+
+
+# The errors a block hands back as its result (n = -1) for the driver to raise as they are: Ray
+# Data keeps only the text of an exception raised in a task (a UserCodeException).
+SAID = (ModelLoadError, InputError, DataError)
+
+
+def _block(obj, n: int):
+    """One result row: ``obj`` pickled, and the examples it covers (-1: ``obj`` is an error
+    of :data:`SAID`)."""
+    # lazy: imported when used: pyarrow (heavy)
+    import pyarrow as pa
+
+    return pa.table({"partial": pa.array([pickle.dumps(obj)], type=pa.binary()),
+                     "n": pa.array([n], type=pa.int64())})
+
+
+# The CPU tasks' warm workers, in each Ray worker process: run key -> [_Worker, last use].
+WARM_S = 30.0
+_WARM: dict = {}
+_WARM_LOCK = threading.Lock()
+
+
+def _warm(job, run: str) -> _Worker:
+    """The :class:`_Worker` of run ``run`` in this process, loaded by its first block here; a
+    worker of another run is dropped first (one run's models at a time), and this one is
+    dropped :data:`WARM_S` seconds after its last block unless another comes."""
+    with _WARM_LOCK:
+        for key in [k for k in _WARM if k != run]:
+            del _WARM[key]
+        entry = _WARM.get(run)
+        if entry is None:
+            gc.collect()  # the dropped run's models, before this run's are loaded
+            entry = _WARM[run] = [_Worker(job), 0.0]
+        entry[1] = stamp = time.monotonic()
+    timer = threading.Timer(WARM_S, _cool, args=(run, stamp))
+    timer.daemon = True
+    timer.start()
+    return entry[0]
+
+
+def _cool(run: str, stamp: float) -> None:
+    """Drop run ``run``'s worker if no block of it has come since ``stamp``."""
+    with _WARM_LOCK:
+        entry = _WARM.get(run)
+        if entry is None or entry[1] != stamp:
+            return
+        del _WARM[run]
+    gc.collect()
+
+
+def _map_block(table, job, run: str):
+    """One CPU task: a block -> one pickled partial, with this process's warm worker."""
+    try:
+        worker = _warm(job, run)
+    except SAID as exc:  # the models could not be loaded here
+        return _block(exc, -1)
+    return worker(table)
 
 
 def cluster_workers() -> tuple[int, bool]:
@@ -169,9 +238,10 @@ def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
             min_workers: int | None = None):
     """``job`` over ``dataset`` on a Ray cluster (see the module docstring); ``address`` None
     uses the Ray session this process already started. Returns ``job.merge(partials)``.
-    ``min_workers``: an actor pool that Ray Data grows from this many workers up to
+    On GPUs, ``min_workers``: an actor pool that Ray Data grows from this many workers up to
     ``workers`` as the cluster has room (the app, where jobs share the cluster); default: a
-    fixed pool of ``workers``."""
+    fixed pool of ``workers``. (On CPUs the tasks take the cluster's CPUs as they are free, at
+    most ``workers`` at a time.)"""
     # lazy: imported when used: Ray (optional: requirements-ray.txt; heavy)
     import ray
 
@@ -187,15 +257,20 @@ def run_ray(job, dataset, address: str | None = "auto", *, progress=None,
 
 
 def settle(timeout_s: float = 5.0) -> None:
-    """Wait for the threads a finished Ray Data iteration leaves behind in this process (its
-    block prefetcher, stopped when the iterator is collected) to end. One still running when
-    ``ray.shutdown()`` is called calls into the shut-down worker, and Ray then ends the whole
-    process ("The core worker has already been shutdown ... The process will exit"): a CLI run
-    with ``--ray`` that started its own cluster, or a server or test that shuts one down."""
+    """End the threads a Ray Data iteration leaves behind in this process (its block
+    prefetcher) and wait for them. One still running when ``ray.shutdown()`` is called calls
+    into the shut-down worker, and Ray then ends the whole process ("The core worker has
+    already been shutdown ... The process will exit"): a CLI run with ``--ray`` that started
+    its own cluster, or a server or test that shuts one down. A finished iteration stops its
+    prefetcher when the iterator is collected; one cut short (a block's error, a lost worker)
+    never does, since the thread holds its prefetcher (Ray 2.60), so it is stopped here."""
     gc.collect()  # the finished iterators' prefetchers stop when collected
     deadline = time.monotonic() + timeout_s
     for thread in threading.enumerate():
         if thread.name == "Prefetcher" and thread is not threading.current_thread():
+            owner = getattr(getattr(thread, "_target", None), "__self__", None)
+            if callable(getattr(owner, "stop", None)):
+                owner.stop()
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
@@ -243,23 +318,40 @@ def _run(job, dataset, progress, workers, rows_per_block, min_workers=None):
     n_workers, gpu = cluster_workers()
     n_workers = max(1, min(int(workers or n_workers), n))
     block = int(rows_per_block or max(1, min(256, math.ceil(n / (4 * n_workers)))))
-    parts = ray.data.from_huggingface(
-        _with_rows(dataset), override_num_blocks=math.ceil(n / block)).map_batches(
-        _Worker, fn_constructor_args=(job,), batch_size=block, batch_format="pyarrow",
-        compute=_pool(n_workers, min_workers), num_gpus=1 if gpu else 0,
-        num_cpus=0 if gpu else 1, max_restarts=0, max_task_retries=0)
-    partials, done = [], 0
+    blocks = ray.data.from_huggingface(_with_rows(dataset),
+                                       override_num_blocks=math.ceil(n / block))
+    if gpu:
+        parts = blocks.map_batches(
+            _Worker, fn_constructor_args=(job,), batch_size=block, batch_format="pyarrow",
+            compute=_pool(n_workers, min_workers), num_gpus=1, num_cpus=0, max_restarts=0,
+            max_task_retries=0)
+    else:
+        parts = blocks.map_batches(
+            _map_block, fn_args=(job, uuid.uuid4().hex), batch_size=block,
+            batch_format="pyarrow", concurrency=n_workers, num_cpus=1, max_retries=0)
+    partials, done, error = [], 0, None
+    rows = iter(parts.iter_rows())
     try:
-        for row in parts.iter_rows():
+        for row in rows:
+            if int(row["n"]) < 0:
+                error = pickle.loads(row["partial"])
+                break
             partials.append(pickle.loads(row["partial"]))
             done += int(row["n"])
             if progress is not None:
                 progress(done, n)
     except Exception as exc:
-        said = _said(exc)
-        if said is not None:
-            raise said from None
-        raise
+        error = _said(exc)
+        if error is None:
+            raise
+    finally:
+        rows.close()
+    if error is not None:
+        # the traceback keeps this frame: without the dataset and its iterator in it, the run's
+        # prefetcher thread stops when settle() collects them (one left running ends the
+        # process at ray.shutdown())
+        del rows, parts, blocks
+        raise error from None
     return job.merge(partials)
 
 

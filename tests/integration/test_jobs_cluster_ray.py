@@ -82,7 +82,6 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
 
 
 def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_model_dir):
-    import cloudpickle
     import datasets
 
     from analysis.execution.raydata import WorkerLost
@@ -90,7 +89,6 @@ def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_mo
     from analysis.execution.work import Corpus
     from ui.common.jobs import JobQueue, run_job
 
-    cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
     q = JobQueue(slots=1)
 

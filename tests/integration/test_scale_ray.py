@@ -120,12 +120,10 @@ def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, s
 
 
 def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
-    import cloudpickle
     import datasets
 
     from analysis.execution.raydata import WorkerLost, run_ray
 
-    cloudpickle.register_pickle_by_value(builders)  # the workers cannot import it
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
     with pytest.raises(WorkerLost, match="A Ray worker died mid-job"):
         run_ray(builders.CrashingNoopJob(tiny.spec), ds, None, workers=1, rows_per_block=2)
