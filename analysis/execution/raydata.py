@@ -13,7 +13,9 @@ examples) and merges them (``job.merge``). Each worker loads the job's models on
   once no block of that run has come for :data:`WARM_S` seconds (nothing stays loaded between
   jobs; a run's models are never served to another run);
 - on GPUs, a pool of actors (``num_gpus=1`` each), ended with the job: a process that has used
-  a GPU keeps its CUDA context, which an idle worker would hold for good. Ray is optional: nothing here imports it until a job runs on a cluster, and
+  a GPU keeps its CUDA context, which an idle worker would hold for good.
+
+Ray is optional: nothing here imports it until a job runs on a cluster, and
 :func:`check_address` says so in one line when it is not installed.
 
 Addresses: ``auto`` = the cluster already running on this machine (``ray start``, or
