@@ -82,6 +82,36 @@ def stop_ray_cluster() -> None:
         ray.shutdown()
 
 
+def run_cli(*args, env: dict | None = None):
+    """``python -m analysis ARGS`` run in this process: the command's own code path
+    (``analysis.cli.main``: parsing, exit status, the one line on stderr) without a new
+    interpreter's imports (~3.5 CPU-s a call). Returns a ``subprocess.CompletedProcess`` with
+    the exit status and what the command printed; ``env`` holds for the call only. (A real
+    ``python -m analysis`` process: tests/unit/test_cli_attention.py, tests/integration/
+    test_packaging.py.)"""
+    import contextlib
+    import io
+    import subprocess
+
+    from analysis.cli import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess([sys.executable, "-m", "analysis", *argv], code,
+                                       out.getvalue(), err.getvalue())
+
+
 def rows(ds):
     return list(zip(ds["text"], ds["text_pair"]))
 

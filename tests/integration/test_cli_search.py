@@ -5,16 +5,14 @@ the Search page; bad input ends with one line on stderr and a non-zero exit."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from analysis.search import SearchIndex, exact_search
+from builders import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -22,10 +20,8 @@ CORPUS = ["The cat sat on the mat.", "", "A dog barked at the postman.",
           "The waiter recommended the house wine.", "", "The cat slept on the sofa."]
 
 
-def cli(*args, cwd=ROOT):
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "analysis", "search", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+def cli(*args):
+    return run_cli("search", *args)
 
 
 @pytest.fixture(scope="module")

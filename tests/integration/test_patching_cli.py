@@ -6,13 +6,12 @@ numbers."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from builders import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "The pasta was delicious and the waiter was friendly."
@@ -47,9 +46,7 @@ def cache(tmp_path_factory):
 
 
 def _cli(cache, *args):
-    env = {**os.environ, "DASHBOARD_CACHE": str(cache), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "analysis", "patching", *args], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=600)
+    return run_cli("patching", *args, env={"DASHBOARD_CACHE": str(cache)})
 
 
 @pytest.fixture
