@@ -54,29 +54,13 @@ def work_unit(nodeid: str) -> str:
     return "ray" if Path(module).stem in RAY_MODULES else module
 
 
-# Work units that mostly wait (a Ray cluster's tasks; a Streamlit server and Chromium, whose
-# CPU is spent in those processes while the test process waits on them): CI found the two
-# test processes running two of them at once ~1.6 cores busy of 2, so module_scheduler gives
-# them to one process and the units that keep their own process busy to the other.
-WAITING_TIERS = frozenset({"browser"})
-
-
-def waits(unit: str) -> bool:
-    """Whether the work unit (:func:`work_unit`) mostly waits on other processes."""
-    return unit == "ray" or tier_of(TESTS.parent / unit) in WAITING_TIERS
-
-
 def module_scheduler(config, log):
     """pytest-xdist's scheduler for ``--dist loadgroup`` (pytest.ini), None for other modes:
     whole modules (:func:`work_unit`), and the Ray modules as one unit, each to one process.
     xdist's own loadgroup reads the ``xdist_group`` mark by renaming each test's node id, which
     pytest 9 no longer lets a plugin do (the id is derived): with it, every module's tests were
     spread over both processes (its module-scoped models and servers made twice) and two Ray
-    clusters ran at once. ``tests/unit/test_xdist_scheduling.py`` checks the scopes.
-
-    The units that mostly wait (:func:`waits`) go to the even-numbered processes and the others
-    to the odd ones, each in the queue's order (the most tests first), so that a waiting unit
-    runs beside a busy one; a process whose kind is used up takes the other kind's."""
+    clusters ran at once. ``tests/unit/test_xdist_scheduling.py`` checks the scopes."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -84,14 +68,6 @@ def module_scheduler(config, log):
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
-
-        def _assign_work_unit(self, node) -> None:
-            order = sorted(self.nodes, key=lambda n: str(n.gateway.id))
-            wanted = order.index(node) % 2 == 0 if node in order else None
-            first = next((scope for scope in self.workqueue if waits(scope) == wanted), None)
-            if first is not None:
-                self.workqueue.move_to_end(first, last=False)
-            super()._assign_work_unit(node)
 
     return ModuleScheduling(config, log)
 
