@@ -4,13 +4,9 @@ tracing maps (layers x tokens) of its second tab; the page never scrolls sideway
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 
-from importance_util import stand_in_example
-from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from test_browser import _launch, _wait_idle
 from browser_util import playwright_session
 from test_fit_browser import OVERFLOW
 
@@ -19,14 +15,9 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed: 
 
 
 @pytest.fixture(scope="module")
-def server():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    with tempfile.TemporaryDirectory() as cache:
-        stand_in_example(Path(cache))
-        with streamlit_server(env={"DASHBOARD_CACHE": cache,
-                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-            yield url
+def server(example_server):
+    """The session's app with the tiny stand-in example (tests/browser/conftest.py)."""
+    return example_server
 
 
 @pytest.mark.parametrize("width", [1400, 390])

@@ -5,28 +5,14 @@ sideways)."""
 
 from __future__ import annotations
 
-import tempfile
-
 import pytest
 
-from test_browser import CHROMIUM, _launch, _wait_idle, streamlit_server
+from test_browser import _launch, _wait_idle
 from browser_util import playwright_session
 from test_fit_browser import OVERFLOW
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
-
-
-@pytest.fixture(scope="module")
-def server():
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
-    with tempfile.TemporaryDirectory() as cache:
-        with streamlit_server(env={"DASHBOARD_CACHE": cache,
-                                   "DASHBOARD_EXAMPLE_AUTOBUILD": "0"}) as url:
-            yield url
 
 
 @pytest.mark.parametrize("width", [1400, 390])
