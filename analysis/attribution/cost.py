@@ -5,8 +5,12 @@ Measured on the embedded model and BERT-base stand-ins (bench/README.md, "Sizes"
 zeroing reruns, for each of the n tokens, the part of every layer after attention: about n
 forwards of the input; integrated gradients runs its ``steps`` forwards and backwards (a
 backward is about twice a forward) plus Captum's and the prediction's extra forwards: about
-``3.5 * steps + 2`` forwards. Every other method costs about one forward (the one the mixing
-methods share). The estimate scales with the forward that was timed on this machine and
+``3.5 * steps + 2`` forwards. The decompositions of the layers' mixing (``norm_resln``,
+``alti``) build an [n, n, d] tensor per layer, whose element-wise work grows faster than the
+forward with the tokens: ``5 * (n / 126) ** 1.5`` forwards (measured at BERT-base: 5.1x the
+forward at 126 tokens, 42.7x at 512, 24-25 s there; bench/README.md, "Attribution at 512
+tokens"). Every other method costs about one forward (the one the mixing methods share).
+The estimate scales with the forward that was timed on this machine and
 input, so it follows model size, token count, device and load.
 """
 
@@ -18,6 +22,8 @@ from analysis.forward import forward
 SLOW_AFTER_SECONDS = 10.0  # longer than this: the page asks before starting
 FORWARDS_PER_IG_STEP = 3.5
 IG_EXTRA_FORWARDS = 2.0
+DECOMPOSITIONS = ("norm_resln", "alti")  # an [n, n, d] tensor per layer
+DECOMPOSITION_FORWARDS, DECOMPOSITION_TOKENS = 5.0, 126  # 5 forwards at 126 tokens
 
 
 def forwards_needed(method: str, n_tokens: int, steps: int = 50) -> float:
@@ -26,6 +32,8 @@ def forwards_needed(method: str, n_tokens: int, steps: int = 50) -> float:
         return float(n_tokens)
     if method == "integrated_gradients":
         return FORWARDS_PER_IG_STEP * steps + IG_EXTRA_FORWARDS
+    if method in DECOMPOSITIONS:
+        return max(1.0, DECOMPOSITION_FORWARDS * (n_tokens / DECOMPOSITION_TOKENS) ** 1.5)
     return 1.0
 
 
