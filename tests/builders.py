@@ -73,7 +73,7 @@ def local_ray_cluster():
 
 
 def stop_ray_cluster() -> None:
-    """Shut :func:`local_ray_cluster`'s cluster down, if this process started one."""
+    """Shut down the Ray session this process holds (:func:`local_ray_cluster`'s), if any."""
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         from analysis.execution.raydata import settle
@@ -92,22 +92,15 @@ def run_cli(*args, env: dict | None = None):
     import contextlib
     import io
     import subprocess
+    from unittest import mock
 
     from analysis.cli import main
 
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
-    saved = {k: os.environ.get(k) for k in env or {}}
-    os.environ.update(env or {})
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(argv)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with mock.patch.dict(os.environ, env or {}), contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        code = main(argv)
     return subprocess.CompletedProcess([sys.executable, "-m", "analysis", *argv], code,
                                        out.getvalue(), err.getvalue())
 

@@ -137,26 +137,36 @@ _WARM_LOCK = threading.Lock()
 def _warm(job, run: str) -> _Worker:
     """The :class:`_Worker` of run ``run`` in this process, loaded by its first block here; a
     worker of another run is dropped first (one run's models at a time), and this one is
-    dropped :data:`WARM_S` seconds after its last block unless another comes."""
+    dropped once no block of it has come for :data:`WARM_S` seconds (:func:`_cool`: one timer
+    a run, not one a block)."""
     with _WARM_LOCK:
         for key in [k for k in _WARM if k != run]:
             del _WARM[key]
         entry = _WARM.get(run)
         if entry is None:
             gc.collect()  # the dropped run's models, before this run's are loaded
-            entry = _WARM[run] = [_Worker(job), 0.0]
-        entry[1] = stamp = time.monotonic()
-    timer = threading.Timer(WARM_S, _cool, args=(run, stamp))
-    timer.daemon = True
-    timer.start()
+            entry = _WARM[run] = [_Worker(job), time.monotonic()]
+            _cool_in(run, WARM_S)
+        entry[1] = time.monotonic()
     return entry[0]
 
 
-def _cool(run: str, stamp: float) -> None:
-    """Drop run ``run``'s worker if no block of it has come since ``stamp``."""
+def _cool_in(run: str, seconds: float) -> None:
+    timer = threading.Timer(seconds, _cool, args=(run,))
+    timer.daemon = True
+    timer.start()
+
+
+def _cool(run: str) -> None:
+    """Drop run ``run``'s worker if no block of it has come for :data:`WARM_S` seconds, else
+    look again when that many will have passed since its last block."""
     with _WARM_LOCK:
         entry = _WARM.get(run)
-        if entry is None or entry[1] != stamp:
+        if entry is None:
+            return
+        idle = time.monotonic() - entry[1]
+        if idle < WARM_S:
+            _cool_in(run, WARM_S - idle)
             return
         del _WARM[run]
     gc.collect()

@@ -14,21 +14,15 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed: 
                     "-r requirements-dev.txt to run the browser tests")
 
 
-@pytest.fixture(scope="module")
-def server(example_server):
-    """The session's app with the tiny stand-in example (tests/browser/conftest.py)."""
-    return example_server
-
-
 @pytest.mark.parametrize("width", [1400, 390])
-def test_patching_page_fits_its_column(server, width):
+def test_patching_page_fits_its_column(example_server, width):
     from playwright.sync_api import expect
 
     with playwright_session() as p:
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 1000})
-            page.goto(f"{server}/patching", timeout=120_000)
+            page.goto(f"{example_server}/patching", timeout=120_000)
             charts = page.locator(".vega-embed")
             expect(charts.first).to_be_visible(timeout=300_000)
             _wait_idle(page, timeout=300_000)
