@@ -5,11 +5,13 @@ Measured on the embedded model and BERT-base stand-ins (bench/README.md, "Sizes"
 zeroing reruns, for each of the n tokens, the part of every layer after attention: about n
 forwards of the input; integrated gradients runs its ``steps`` forwards and backwards (a
 backward is about twice a forward) plus Captum's and the prediction's extra forwards: about
-``3.5 * steps + 2`` forwards. The decompositions of the layers' mixing (``norm_resln``,
-``alti``) build an [n, n, d] tensor per layer, whose element-wise work grows faster than the
-forward with the tokens: ``5 * (n / 126) ** 1.5`` forwards (measured at BERT-base: 5.1x the
-forward at 126 tokens, 42.7x at 512, 24-25 s there; bench/README.md, "Attribution at 512
-tokens"). Every other method costs about one forward (the one the mixing methods share).
+``3.5 * steps + 2`` forwards. The norms' and ALTI's per-layer work grows faster than the
+forward with the tokens (``n^2`` terms per layer against the forward's mostly ``n``):
+``k * (n / 126) ** e`` forwards with (k, e) = (3, 0.8) for ALTI (its L1 distances: 3.2x the
+forward at 126 tokens, 9.8x at 512 at BERT-base, 2.5x and 9.5x at BERT-large), (1.4, 0.5) for
+``norm_resln`` and (1, 0.5) for ``norm`` (their Gram matrices: 1.4x and 2.8x, 1x and 2x;
+bench/README.md, "Attribution at 512 tokens"). Raw attention costs one forward (the one the
+mixing methods share).
 The estimate scales with the forward that was timed on this machine and
 input, so it follows model size, token count, device and load.
 """
@@ -22,8 +24,8 @@ from analysis.forward import forward
 SLOW_AFTER_SECONDS = 10.0  # longer than this: the page asks before starting
 FORWARDS_PER_IG_STEP = 3.5
 IG_EXTRA_FORWARDS = 2.0
-DECOMPOSITIONS = ("norm_resln", "alti")  # an [n, n, d] tensor per layer
-DECOMPOSITION_FORWARDS, DECOMPOSITION_TOKENS = 5.0, 126  # 5 forwards at 126 tokens
+GROWTH_TOKENS = 126
+GROWING = {"alti": (3.0, 0.8), "norm_resln": (1.4, 0.5), "norm": (1.0, 0.5)}
 
 
 def forwards_needed(method: str, n_tokens: int, steps: int = 50) -> float:
@@ -32,8 +34,9 @@ def forwards_needed(method: str, n_tokens: int, steps: int = 50) -> float:
         return float(n_tokens)
     if method == "integrated_gradients":
         return FORWARDS_PER_IG_STEP * steps + IG_EXTRA_FORWARDS
-    if method in DECOMPOSITIONS:
-        return max(1.0, DECOMPOSITION_FORWARDS * (n_tokens / DECOMPOSITION_TOKENS) ** 1.5)
+    if method in GROWING:
+        k, e = GROWING[method]
+        return max(1.0, k * (n_tokens / GROWTH_TOKENS) ** e)
     return 1.0
 
 

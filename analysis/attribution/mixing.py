@@ -14,9 +14,10 @@ holds the shares of the tokens j it draws from, rows summing to 1:
 - ``alti`` (Ferrando et al. 2022): ``max(0, ||y_i||_1 - ||y_i - T_i(x_j)||_1)`` with
   ``y_i = sum_j T_i(x_j) + g_i(b_O) + beta`` the block's output.
 
-Rows are normalised by :func:`normalise_rows`; :func:`rollout` aggregates layers. The
-[n, n, d] decomposition is computed a block of rows at a time (float32 for the matrices,
-float64 in :func:`decompose` by default; norms through Gram matrices in float64).
+Rows are normalised by :func:`normalise_rows`; :func:`rollout` aggregates layers. Every
+matrix is computed in float64 (:func:`decomposed_mixing`): the norms through Gram matrices,
+ALTI's L1 distances a block of rows at a time; :func:`decompose` forms the [n, n, d]
+decomposition itself (the definition, used by the tests).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 DECOMPOSED = ("norm", "norm_resln", "alti")
-CHUNK_ELEMENTS = 2_000_000  # numbers per block of rows of the [n, n, d] decomposition
+CHUNK_ELEMENTS = 2_000_000  # numbers per block of rows of ALTI's [n, r, d] differences
 
 
 @dataclass
@@ -117,12 +118,18 @@ def _ln_part(y, scale, gamma):
 
 
 def pre_ln(li: LayerInputs, f=None):
-    """The input of the LayerNorm: ``sum_j z_ij + b_O + x_i`` [n, d]."""
+    """The input of the LayerNorm: ``sum_j z_ij + b_O + x_i`` [n, d], computed as
+    ``W_O (sum_j A_h[i,j] v_h(x_j))_h + b_O + x_i`` (the mix of values first, then the output
+    projection: ``n^2 d + n d^2`` products instead of ``H n^2 d``). ``f`` is accepted for
+    the callers that have it and not needed."""
     # lazy: imported when used: torch (heavy)
     import torch
 
-    f = _head_vectors(li) if f is None else f
-    out = torch.einsum("hij,hjd->id", li.probs, f) + li.x
+    H = li.probs.shape[0]
+    n, D = li.values.shape
+    ctx = torch.bmm(li.probs, li.values.reshape(n, H, D // H).permute(1, 0, 2))  # [H, n, dh]
+    wo = li.w_o.reshape(li.w_o.shape[0], H, D // H)
+    out = torch.einsum("hie,dhe->id", ctx, wo) + li.x
     return out + li.b_o if li.b_o is not None else out
 
 
@@ -166,35 +173,70 @@ def attention_norms(li: LayerInputs, f=None) -> np.ndarray:
     """Kobayashi et al. 2020, all heads together: ``||z_ij|| = ||sum_h A_h[i,j] f_h(x_j)||``
     [n, n] (unnormalised), through the Gram matrix ``G_j[h, k] = <f_h(x_j), f_k(x_j)>``:
     ``||z_ij||^2 = sum_hk A_h[i,j] A_k[i,j] G_j[h, k]`` (float64, no [n, n, d] product)."""
+    f = _head_vectors(li) if f is None else f
+    return _quadratic(li.probs, f).clamp_min(0.0).sqrt().numpy()
+
+
+def _quadratic(probs, f):
+    """``q[i, j] = sum_hk A_h[i,j] A_k[i,j] <f_h(x_j), f_k(x_j)>`` [n, n] for ``probs`` A
+    [H, n, n] and vectors ``f`` [H, n, d]: the Gram matrix of each source's H vectors, then
+    one batched product over the sources (faster than the three-way einsum)."""
     # lazy: imported when used: torch (heavy)
     import torch
 
-    f = _head_vectors(li) if f is None else f
-    gram = torch.einsum("hjd,kjd->jhk", f, f)
-    sq = torch.einsum("hij,jhk,kij->ij", li.probs, gram, li.probs).clamp_min(0.0)
-    return sq.sqrt().numpy()
+    fj = f.permute(1, 0, 2).contiguous()  # [n_j, H, d]
+    a = probs.permute(2, 1, 0).contiguous()  # [n_j, n_i, H]
+    return (torch.bmm(a, torch.bmm(fj, fj.transpose(1, 2))) * a).sum(-1).T
+
+
+def _centred(a):
+    return a - a.mean(-1, keepdim=True)
 
 
 def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray]:
     """The [n, n] matrices of ``names`` (among ``norm``, ``norm_resln``, ``alti``) for one
-    layer, row-normalised; the decomposition is computed a block of rows at a time."""
+    layer, row-normalised, in float64 without forming the decomposition ``T`` of
+    :func:`decompose`. Write ``u_h(x_j) = gamma * (f_h(x_j) - mean)`` and ``r_i = gamma *
+    (x_i - mean)``; then ``s_i T_i(x_j) = sum_h A_h[i,j] u_h(x_j) + [i = j] r_i``, so
+
+    - ``norm_resln``: ``||T_i(x_j)||^2`` is a quadratic form in the H weights ``A_h[i,j]``
+      with the Gram matrix of the ``u_h(x_j)`` (plus ``r_i``'s terms on the diagonal):
+      ``n H^2 d + n^2 H^2`` products instead of ``n^2 d``;
+    - ``alti``: ``||y_i - T_i(x_j)||_1 = ||s_i y_i - sum_h A_h[i,j] u_h(x_j)||_1 / s_i``
+      (the diagonal corrected by ``r_i``) is one batched ``baddbmm`` and one L1 norm per
+      block of rows, two passes over the block instead of the seven of forming ``T``.
+    """
     # lazy: imported when used: torch (heavy)
     import torch
 
     f = _head_vectors(li)
     n, d = li.x.shape
-    out = {k: np.zeros((n, n)) for k in names}
+    out = {}
     if "norm" in names:
         out["norm"] = attention_norms(li, f)
-    step = min(n, max(16, CHUNK_ELEMENTS // max(1, n * d)))
-    for start in range(0, n if ("norm_resln" in names or "alti" in names) else 0, step):
-        rows = torch.arange(start, min(n, start + step))
-        T, rest, _ = decompose(li, rows, f, dtype=torch.float32)
-        if "norm_resln" in names:
-            out["norm_resln"][rows.numpy()] = T.norm(dim=-1).double().numpy()
-        if "alti" in names:
-            y = T.sum(1) + rest  # [r, d]: the block's output
-            dist = (y.unsqueeze(1) - T).abs().sum(-1)  # [r, n]
-            c = (y.abs().sum(-1, keepdim=True) - dist).clamp_min(0.0)
-            out["alti"][rows.numpy()] = c.double().numpy()
+    if "norm_resln" in names or "alti" in names:
+        pre = pre_ln(li)
+        scale = torch.sqrt(pre.var(-1, unbiased=False, keepdim=True) + li.eps)  # [n, 1]
+        u = li.gamma * _centred(f)  # [H, n, d]
+        r = li.gamma * _centred(li.x)  # [n, d]
+        idx = torch.arange(n)
+        own = li.probs[:, idx, idx]  # [H, n]: A_h[i, i]
+    if "norm_resln" in names:
+        sq = _quadratic(li.probs, u)
+        sq[idx, idx] += 2 * torch.einsum("hi,hid,id->i", own, u, r) + (r * r).sum(-1)
+        out["norm_resln"] = (sq.clamp_min(0.0).sqrt() / scale).numpy()
+    if "alti" in names:
+        y = li.gamma * _centred(pre) / scale + li.beta  # [n, d]: the block's output
+        sy = scale * y
+        u_j = u.permute(1, 0, 2).contiguous()  # [n_j, H, d]
+        dist = torch.empty(n, n, dtype=torch.float64)
+        step = min(n, max(1, CHUNK_ELEMENTS // max(1, n * d)))
+        for start in range(0, n, step):
+            rows = slice(start, min(n, start + step))
+            a = li.probs[:, rows, :].permute(2, 1, 0).contiguous()  # [n_j, r, H]
+            diff = torch.baddbmm(sy[rows].neg().unsqueeze(0), a, u_j)  # [n_j, r, d]
+            dist[rows] = torch.linalg.vector_norm(diff, ord=1, dim=-1).T
+        dist[idx, idx] = (sy - torch.einsum("hi,hid->id", own, u) - r).abs().sum(-1)
+        ynorm = y.abs().sum(-1, keepdim=True)
+        out["alti"] = (ynorm - dist / scale).clamp_min(0.0).numpy()
     return {k: normalise_rows(v) for k, v in out.items()}

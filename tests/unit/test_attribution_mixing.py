@@ -79,16 +79,49 @@ def test_identity_attention_gives_no_mixing(tiny):
         np.testing.assert_allclose(m, np.eye(n), atol=1e-6, err_msg=name)
 
 
-def test_alti_by_its_definition(tiny):
-    """c_ij = max(0, ||y_i||_1 - ||y_i - T_i(x_j)||_1), rows normalised, from the float64
-    decomposition."""
-    _, _, lis = _internals(tiny)
-    li = lis[1]
+def _by_definition(li):
+    """ALTI's c_ij = max(0, ||y_i||_1 - ||y_i - T_i(x_j)||_1) and norm_resln's ||T_i(x_j)||,
+    rows normalised, from the float64 decomposition T itself."""
     T, rest, _ = decompose(li)
     y = (T.sum(1) + rest).numpy()
     Tn = T.numpy()
     c = np.maximum(0, np.abs(y).sum(-1)[:, None] - np.abs(y[:, None] - Tn).sum(-1))
-    np.testing.assert_allclose(decomposed_mixing(li, ("alti",))["alti"],
-                               c / c.sum(-1, keepdims=True), atol=1e-5)
-    np.testing.assert_allclose(decomposed_mixing(li, ("norm_resln",))["norm_resln"],
-                               normalise_rows(np.linalg.norm(Tn, axis=-1)), atol=1e-5)
+    return c / c.sum(-1, keepdims=True), normalise_rows(np.linalg.norm(Tn, axis=-1))
+
+
+@pytest.mark.parametrize("chunk", [2_000_000, 1])
+def test_alti_and_norm_resln_by_their_definition(tiny, monkeypatch, chunk):
+    """Without forming T (Gram matrices; ALTI's distances a block of rows at a time, one
+    row a block with chunk=1), the matrices equal the definition in float64."""
+    from analysis.attribution import mixing
+
+    monkeypatch.setattr(mixing, "CHUNK_ELEMENTS", chunk)
+    _, _, lis = _internals(tiny)
+    for li in lis:
+        alti, norm_resln = _by_definition(li)
+        mats = decomposed_mixing(li, ("alti", "norm_resln"))
+        np.testing.assert_allclose(mats["alti"], alti, atol=1e-12)
+        np.testing.assert_allclose(mats["norm_resln"], norm_resln, atol=1e-12)
+
+
+def test_alti_and_norm_resln_on_a_wide_random_layer():
+    """A BERT-like layer of random numbers (60 tokens, 12 heads, d = 96, eps as BERT's):
+    the diagonal's residual, the biases and gamma all enter; both equal the definition."""
+    import torch
+
+    from analysis.attribution.mixing import LayerInputs
+
+    g = torch.Generator().manual_seed(3)
+    n, d, H = 60, 96, 12
+
+    def rnd(*shape, s=1.0):
+        return s * torch.randn(*shape, generator=g, dtype=torch.float64)
+
+    li = LayerInputs(x=rnd(n, d), probs=torch.softmax(rnd(H, n, n, s=3.0), -1),
+                     values=rnd(n, d), w_o=rnd(d, d, s=0.1), b_o=rnd(d, s=0.1),
+                     gamma=1 + rnd(d, s=0.1), beta=rnd(d, s=0.1), eps=1e-12)
+    alti, norm_resln = _by_definition(li)
+    mats = decomposed_mixing(li, ("alti", "norm_resln"))
+    np.testing.assert_allclose(mats["alti"], alti, atol=1e-12)
+    np.testing.assert_allclose(mats["norm_resln"], norm_resln, atol=1e-12)
+    assert (alti > 0).sum() > n  # the clamp at 0 does not hide the comparison
