@@ -77,7 +77,7 @@ class Forward:
         """[L, H, n, n] float32 maps of example ``b``, cropped to its n tokens."""
         n = self.lengths[b]
         return np.stack([a[b, :, :n, :n].detach().float().cpu().numpy()
-                         for a in self.output.attentions]).astype(np.float32)
+                         for a in self.output.attentions]).astype(np.float32, copy=False)
 
     def hidden(self, b: int) -> np.ndarray:
         """[L+1, n, d] hidden states of example ``b`` (embeddings first)."""

@@ -138,6 +138,24 @@ def test_top_k_keeps_exactly_the_k_largest_per_row():
     assert np.allclose(decoded[keep], maps[keep], atol=0.5 / 255 + 1e-6)
 
 
+@pytest.mark.parametrize("k", [1, 2, 5, 11, 12])
+def test_top_k_mask_is_the_stable_sorts_first_k(k):
+    """top_k_mask names the cells a stable sort of -values puts first, on 8-bit weights with
+    many ties (values 0-3 in rows of 12), float maps, and rows that are all one value."""
+    from analysis.attention.views import top_k_mask
+
+    rng = np.random.default_rng(k)
+    for values in (rng.integers(0, 4, size=(3, 7, 12)).astype(np.uint8),
+                   rng.random((2, 5, 12)).astype(np.float32),
+                   np.full((2, 3, 12), 7, dtype=np.uint8)):
+        order = np.argsort(-values.astype(np.float64), axis=-1, kind="stable")[..., :k]
+        expected = np.zeros(values.shape, dtype=bool)
+        np.put_along_axis(expected, order, True, axis=-1)
+        got = top_k_mask(values, k)
+        assert (got == expected).all()
+        assert (got.sum(-1) == k).all()
+
+
 def test_sparse_encoding_for_long_input():
     n, k = 200, 5
     maps = random_maps((4, n, n), seed=1)
