@@ -615,6 +615,9 @@ def main(argv=None) -> int:
                    "(comma-separated: attention,norm,norm_resln,alti,value_zeroing,"
                    "integrated_gradients)")
     p.add_argument("--max-minutes", type=float, default=None, help="start no row after this")
+    p.add_argument("--count", action="append", default=[], metavar="KEY=N",
+                   help=f"override one count ({', '.join(FULL)}); the table's n column says "
+                   "what ran")
     args = p.parse_args(argv)
     if args.list:
         print("sizes:", ", ".join(SIZES))
@@ -634,7 +637,13 @@ def main(argv=None) -> int:
         return 2
     env = environment()
     print("environment:", json.dumps(env))
-    n = QUICK if args.quick else FULL
+    n = dict(QUICK if args.quick else FULL)
+    for item in args.count:
+        key, _, value = item.partition("=")
+        if key not in n:
+            print(f"unknown count {key!r}: one of {', '.join(n)}", file=sys.stderr)
+            return 2
+        n[key] = float(value) if key == "finetune_epochs" else int(value)
     results, t0 = [], time.perf_counter()
     root = Path(args.root) if args.root else None
     for size in sizes:

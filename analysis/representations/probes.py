@@ -12,6 +12,7 @@ percentile bootstrap 95% interval over sentences (:mod:`analysis.intervals`).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 import warnings
@@ -112,24 +113,39 @@ def majority_accuracy(labels: np.ndarray, splits) -> float:
     return int(majority_hits(labels, splits).sum()) / len(labels)
 
 
-def probe_accuracy(x: np.ndarray, labels: np.ndarray, splits, seed: int = 0
-                   ) -> tuple[float, np.ndarray]:
-    """(out-of-fold accuracy, the out-of-fold predictions) of a logistic regression on the
-    standardised ``x``."""
+def _fold_predictions(x: np.ndarray, labels: np.ndarray, train, test, seed: int
+                      ) -> np.ndarray:
+    """One fold: a logistic regression on the standardised training words, its predictions
+    for the test words."""
     # lazy: imported when used: scikit-learn (heavy)
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
+    if len(np.unique(labels[train])) < 2:  # one class only: the probe can say only that
+        return np.full(len(test), labels[train][0], dtype=labels.dtype)
+    scaler = StandardScaler().fit(x[train])
+    clf = LogisticRegression(max_iter=MAX_ITER, random_state=seed)
+    clf.fit(scaler.transform(x[train]), labels[train])
+    return clf.predict(scaler.transform(x[test]))
+
+
+def probe_accuracy(x: np.ndarray, labels: np.ndarray, splits, seed: int = 0
+                   ) -> tuple[float, np.ndarray]:
+    """(out-of-fold accuracy, the out-of-fold predictions) of a logistic regression on the
+    standardised ``x``."""
     pred = np.empty(len(labels), dtype=labels.dtype)
     for train, test in splits:
-        if len(np.unique(labels[train])) < 2:  # one class only: the probe can say only that
-            pred[test] = labels[train][0]
-            continue
-        scaler = StandardScaler().fit(x[train])
-        clf = LogisticRegression(max_iter=MAX_ITER, random_state=seed)
-        clf.fit(scaler.transform(x[train]), labels[train])
-        pred[test] = clf.predict(scaler.transform(x[test]))
+        pred[test] = _fold_predictions(x, labels, train, test, seed)
     return float((pred == labels).mean()), pred
+
+
+def fit_workers() -> int:
+    """How many probe fits run at once: the threads torch may use in this process (its
+    forwards' budget, which a job's process sets), each fit on one BLAS thread."""
+    # lazy: imported when used: torch (heavy; loaded by the forwards before any probe)
+    import torch
+
+    return max(1, int(torch.get_num_threads()))
 
 
 def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequence[int],
@@ -157,15 +173,37 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
                                             minlength=len(ids)).round()]
 
     accs, recalls, rights = [], [], []
-    for l, x in enumerate(layers):
-        with warnings.catch_warnings(), one_thread():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            acc, pred = probe_accuracy(np.asarray(x, np.float32), labels, splits, seed)
-        accs.append(acc)
-        rights.append(per(pred == labels))
-        recalls.append({str(c): float((pred[labels == c] == c).mean()) for c in classes})
-        if progress is not None:
-            progress(l + 1, len(layers))
+    xs = [np.asarray(x, np.float32) for x in layers]
+    tasks = [(l, train, test) for l in range(len(xs)) for train, test in splits]
+
+    def fit(task):
+        l, train, test = task
+        with one_thread():  # OpenMP's thread count is each thread's own: set it here too
+            return _fold_predictions(xs[l], labels, train, test, seed)
+
+    # every (layer, fold) fit is independent and deterministic: they run side by side on
+    # fit_workers() threads (the fits' BLAS and OpenMP work releases the GIL), one BLAS and
+    # OpenMP thread each, and come back in order, so the numbers are those of one fit at a
+    # time.
+    # The warning filter is set here, once (the filters are the process's, not a thread's);
+    # when the caller stops the study (progress raises), the fits not started are dropped.
+    pool = ThreadPoolExecutor(max_workers=fit_workers())
+    with warnings.catch_warnings(), one_thread():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        try:
+            done = pool.map(fit, tasks)
+            for l in range(len(xs)):
+                pred = np.empty(len(labels), dtype=labels.dtype)
+                for _, test in splits:
+                    pred[test] = next(done)
+                accs.append(float((pred == labels).mean()))
+                rights.append(per(pred == labels))
+                recalls.append({str(c): float((pred[labels == c] == c).mean())
+                                for c in classes})
+                if progress is not None:
+                    progress(l + 1, len(layers))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     majority = majority_hits(labels, splits)
     return ProbeCurve(name=name, layers=accs, majority=float(majority.mean()),
                       classes=[str(c) for c in classes],

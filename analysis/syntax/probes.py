@@ -11,7 +11,9 @@ Adam (lr 0.01) on batches of 20 sentences (:func:`analysis.batching.batches` in 
 loss on the stopping sentences (every 10th training sentence, held out) decides: better by more
 than 1e-4 keeps B, otherwise the learning rate is multiplied by ``decay`` (0.1), and training
 stops after ``patience`` (2) such epochs in a row or ``max_epochs`` (40); the best B is
-returned. Training runs on one torch thread (:func:`torch_threads`).
+returned. Each probe trains on one torch thread (:func:`torch_threads`); :func:`probe_layers`
+trains as many side by side as torch has threads (:func:`probe_workers`), with the same
+numbers as one at a time.
 
 :func:`probe_layers` extracts word vectors once per file (:func:`extract_word_states`), trains
 both probes on every layer (embeddings included) and evaluates them on the other file.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from concurrent.futures import ThreadPoolExecutor
 import threading
 import time
 from dataclasses import dataclass, field
@@ -80,6 +83,17 @@ def torch_threads(n: int | None = TRAIN_THREADS):
             _THREADS["users"] -= 1
             if _THREADS["users"] == 0:
                 torch.set_num_threads(_THREADS["saved"])
+
+
+def probe_workers(threads: int | None = TRAIN_THREADS) -> int:
+    """How many probes train at once: the threads torch may use in this process (a job's
+    process sets them) divided by each probe's ``threads``."""
+    # lazy: imported when used: torch (heavy)
+    import torch
+
+    if threads is None:  # each probe on every thread: one at a time
+        return 1
+    return max(1, int(torch.get_num_threads()) // max(1, int(threads)))
 
 
 @dataclass
@@ -323,20 +337,35 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
     state["base"] = n_tr + n_ev
     t_extract = time.perf_counter() - t0
     rows, edges, probes = [], [], []
-    for layer in layer_ids:
-        tr_x = train_states.sentences(layer)
-        kw = dict(rank=int(rank), seed=seed, max_epochs=max_epochs, threads=threads)
-        dist = train_distance_probe(tr_x, train_states.heads, **kw)
-        state["base"] += step
-        tick(0)
-        depth = train_depth_probe(tr_x, train_states.heads, **kw)
-        state["base"] += step
-        tick(0)
-        ev = evaluate_layer(dist, depth, eval_states.sentences(layer), eval_states.heads,
-                            eval_states.upos)
-        edges.append(ev.pop("edges"))
-        rows.append({"layer": layer, **ev})
-        probes.append((dist, depth))
+    kw = dict(rank=int(rank), seed=seed, max_epochs=max_epochs, threads=threads)
+    trainers = (train_distance_probe, train_depth_probe)
+
+    def train(task):
+        layer, trainer = task
+        return trainer(train_states.sentences(layer), train_states.heads, **kw)
+
+    # the probes are independent and each deterministic (its own generator and order of
+    # batches, one torch thread): they train side by side on probe_workers() threads (torch
+    # releases the GIL in its kernels) and come back in order, so the numbers are those of
+    # one probe at a time; when the caller stops (progress raises), those not started are
+    # dropped
+    pool = ThreadPoolExecutor(max_workers=probe_workers(threads))
+    try:
+        done = pool.map(train, [(layer, t) for layer in layer_ids for t in trainers])
+        for layer in layer_ids:
+            dist = next(done)
+            state["base"] += step
+            tick(0)
+            depth = next(done)
+            state["base"] += step
+            tick(0)
+            ev = evaluate_layer(dist, depth, eval_states.sentences(layer), eval_states.heads,
+                                eval_states.upos)
+            edges.append(ev.pop("edges"))
+            rows.append({"layer": layer, **ev})
+            probes.append((dist, depth))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     notes = [f"Training: {n}" for n in train_states.notes] + [
         f"Evaluation: {n}" for n in eval_states.notes]
     return ProbeResult(

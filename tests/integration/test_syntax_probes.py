@@ -227,6 +227,50 @@ def test_word_states_and_probe_layers_on_a_tiny_model(tiny_model_dir):
         probe_layers(tiny, ds, rank=10**9)
 
 
+def test_probes_side_by_side_equal_one_at_a_time(tiny_model_dir, monkeypatch):
+    """probe_layers trains its probes on probe_workers() threads: the probes (their maps, to
+    the bit) and the scores are those of one probe at a time; a stop (progress raising)
+    leaves the probes not started untrained."""
+    import torch
+
+    from analysis.models import load_model
+    from analysis.syntax import probes as mod
+
+    tiny = load_model(str(tiny_model_dir("bert")))
+    ds = read_conllu(TREEBANK.encode("utf-8"))
+    kw = dict(rank=4, seed=1, max_epochs=3)
+    saved = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert mod.probe_workers(1) == 2 and mod.probe_workers(None) == 1
+        together = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
+        monkeypatch.setattr(mod, "probe_workers", lambda threads=1: 1)
+        alone = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
+    finally:
+        torch.set_num_threads(saved)
+    np.testing.assert_equal(together.layers, alone.layers)  # NaN (no length 5-50) == NaN
+    for (d1, p1), (d2, p2) in zip(together.probes, alone.probes):
+        assert np.array_equal(d1.B, d2.B) and np.array_equal(p1.B, p2.B)
+    states = extract_word_states(tiny, ds.select(range(3)))
+    for layer in (0, 2):  # each in its place: layer l's distance, then depth probe
+        x = states.sentences(layer)
+        assert np.array_equal(together.probes[layer][0].B,
+                              train_distance_probe(x, states.heads, **kw).B)
+        assert np.array_equal(together.probes[layer][1].B,
+                              train_depth_probe(x, states.heads, **kw).B)
+
+    trained = []
+    real = mod._train
+    monkeypatch.setattr(mod, "_train", lambda *a, **k: trained.append(1) or real(*a, **k))
+
+    def stop(done, total):
+        raise RuntimeError("stopped")
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), progress=stop, **kw)
+    assert len(trained) < 6  # 3 layers x 2 probes: the first tick stopped the rest
+
+
 def test_ewt_probe_beats_the_linear_chain(shared_data, default_model):
     ds = read_conllu(shared_data / "ud_english_ewt" / "en_ewt-ud-dev.conllu")
     res = probe_layers(default_model, ds.select(range(400)), ds.select(range(1500, 1650)),
