@@ -62,13 +62,21 @@ def test_a_stopped_caller_cancels_the_task(cluster, tmp_path):
 def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_dir):
     import torch
 
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)  # as the task's two CPUs
+    try:
+        _fine_tune_here_and_there(tiny_model_dir)
+    finally:  # the test process's later modules keep their own thread count
+        torch.set_num_threads(saved)
+
+
+def _fine_tune_here_and_there(tiny_model_dir):
     from analysis.aspects.data import split_dataset
     from analysis.aspects.pipeline import run_fine_tune, run_fine_tune_apart
     from analysis.execution.placements import Away
     from analysis.aspects.readers import load_sample
     from analysis.models import load_model
 
-    torch.set_num_threads(2)  # as the task's two CPUs
     spec = str(tiny_model_dir("bert"))
     train, test = split_dataset(load_sample().select(range(8)), 0.25, seed=0)
     options = dict(data="sample[:8]", epochs=1, batch_size=8, lr=1e-3, seed=3)

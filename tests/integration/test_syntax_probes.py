@@ -239,15 +239,13 @@ def test_probes_side_by_side_equal_one_at_a_time(tiny_model_dir, monkeypatch):
     tiny = load_model(str(tiny_model_dir("bert")))
     ds = read_conllu(TREEBANK.encode("utf-8"))
     kw = dict(rank=4, seed=1, max_epochs=3)
-    saved = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        assert mod.probe_workers(1) == 2 and mod.probe_workers(None) == 1
-        together = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
-        monkeypatch.setattr(mod, "probe_workers", lambda threads=1: 1)
-        alone = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
-    finally:
-        torch.set_num_threads(saved)
+    with monkeypatch.context() as m:  # the arithmetic, without changing the process's threads
+        m.setattr(torch, "get_num_threads", lambda: 4)
+        assert (mod.probe_workers(1), mod.probe_workers(2), mod.probe_workers(None)) == (4, 2, 1)
+    monkeypatch.setattr(mod, "probe_workers", lambda threads=1: 2)
+    together = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
+    monkeypatch.setattr(mod, "probe_workers", lambda threads=1: 1)
+    alone = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
     np.testing.assert_equal(together.layers, alone.layers)  # NaN (no length 5-50) == NaN
     for (d1, p1), (d2, p2) in zip(together.probes, alone.probes):
         assert np.array_equal(d1.B, d2.B) and np.array_equal(p1.B, p2.B)
