@@ -173,12 +173,31 @@ def _cool(run: str) -> None:
 
 
 def _map_block(table, job, run: str):
-    """One CPU task: a block -> one pickled partial, with this process's warm worker."""
+    """One CPU task: a block -> one pickled partial, with this process's warm worker.
+
+    A task Ray cancels (the job stopped, or another block's error ended it) gets a
+    KeyboardInterrupt wherever it is, often while its first block imports torch and
+    transformers. An import cut short cannot be run again in the same process (torch
+    registers its operators once: "Only a single TORCH_LIBRARY can be used to register the
+    namespace prims", or "partially initialized module 'torch'"), and this process serves
+    later jobs' tasks, so an interrupted task ends its process (:func:`_end_process`): Ray
+    starts a fresh one, and the cancelled task's result was not wanted anyway."""
     try:
-        worker = _warm(job, run)
-    except SAID as exc:  # the models could not be loaded here
-        return _block(exc, -1)
-    return worker(table)
+        try:
+            worker = _warm(job, run)
+        except SAID as exc:  # the models could not be loaded here
+            return _block(exc, -1)
+        return worker(table)
+    except KeyboardInterrupt:
+        _end_process()
+        raise
+
+
+def _end_process() -> None:
+    """End this Ray worker process now (no clean-up that could import or wait)."""
+    logging.getLogger(__name__).warning(
+        "A cancelled task ended its Ray worker process (an import may have been cut short).")
+    os._exit(1)
 
 
 def cluster_workers() -> tuple[int, bool]:

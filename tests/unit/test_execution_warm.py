@@ -90,3 +90,22 @@ def test_a_model_that_cannot_load_comes_back_as_the_loaders_error():
 def test_a_refused_block_comes_back_as_its_data_error():
     err, n = result(_map_block(block(["ok", "bad"], 10), CountingJob(0), "run-1"))
     assert n == -1 and type(err) is DataError and str(err) == "row 11 is bad"
+
+
+def test_a_task_cancelled_while_loading_ends_its_process(monkeypatch):
+    """Ray cancels a task with a KeyboardInterrupt; one that lands in the first block's
+    imports would leave torch half-registered in a process that serves later jobs (every later
+    import fails), so the task ends its process instead of going on."""
+    ended = []
+
+    class Interrupted(CountingJob):
+        def load(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(raydata, "_end_process", lambda: ended.append(True))
+    with pytest.raises(KeyboardInterrupt):
+        _map_block(block(["ab"]), Interrupted(3), "run-cancelled")
+    assert ended == [True]
+    # a block refused as data is answered as before, and the process goes on
+    err, n = result(_map_block(block(["ab"]), CountingJob(7, fail=True), "run-2"))
+    assert n == -1 and isinstance(err, ModelLoadError) and ended == [True]
