@@ -122,14 +122,12 @@ def kept_keys(maps: np.ndarray, top_k: int | None = None, threshold: float = 0.0
     (``top_k=None, threshold=0``): every cell.
     """
     maps = np.asarray(maps)
-    n = maps.shape[-1]
     keep = np.ones(maps.shape, dtype=bool)
     if top_k is not None:
         top_k = int(top_k)
         if top_k < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}.")
-        if top_k < n:  # equal weights keep the lower key index first
-            keep = top_k_mask(maps, top_k)
+        keep = top_k_mask(maps, top_k)  # equal weights keep the lower key index first
     if threshold and threshold > 0:
         keep &= maps >= threshold
     return keep

@@ -112,16 +112,19 @@ def _head_vectors(li: LayerInputs):
     return torch.einsum("jhe,dhe->hjd", vh, wo)
 
 
+def _centred(a):
+    return a - a.mean(-1, keepdim=True)
+
+
 def _ln_part(y, scale, gamma):
     """g(y) = gamma * (y - mean(y)) / scale (the LayerNorm's linear part)."""
-    return gamma * (y - y.mean(-1, keepdim=True)) / scale
+    return gamma * _centred(y) / scale
 
 
-def pre_ln(li: LayerInputs, f=None):
+def pre_ln(li: LayerInputs):
     """The input of the LayerNorm: ``sum_j z_ij + b_O + x_i`` [n, d], computed as
     ``W_O (sum_j A_h[i,j] v_h(x_j))_h + b_O + x_i`` (the mix of values first, then the output
-    projection: ``n^2 d + n d^2`` products instead of ``H n^2 d``). ``f`` is accepted for
-    the callers that have it and not needed."""
+    projection: ``n^2 d + n d^2`` products instead of ``H n^2 d``)."""
     # lazy: imported when used: torch (heavy)
     import torch
 
@@ -147,7 +150,7 @@ def decompose(li: LayerInputs, rows=None, f=None, dtype=None):
     f = _head_vectors(li) if f is None else f
     n = li.x.shape[0]
     rows = torch.arange(n) if rows is None else torch.as_tensor(rows)
-    p = pre_ln(li, f)[rows]
+    p = pre_ln(li)[rows]
     scale = torch.sqrt(p.var(-1, unbiased=False, keepdim=True) + li.eps)  # [r, 1]
     dt = dtype or torch.float64
     z = sent(li.probs[:, rows].to(dt), f.to(dt)).permute(1, 0, 2).contiguous()  # [r, n, d]
@@ -189,10 +192,6 @@ def _quadratic(probs, f):
     return (torch.bmm(a, torch.bmm(fj, fj.transpose(1, 2))) * a).sum(-1).T
 
 
-def _centred(a):
-    return a - a.mean(-1, keepdim=True)
-
-
 def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray]:
     """The [n, n] matrices of ``names`` (among ``norm``, ``norm_resln``, ``alti``) for one
     layer, row-normalised, in float64 without forming the decomposition ``T`` of
@@ -226,7 +225,7 @@ def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray
         sq[idx, idx] += 2 * torch.einsum("hi,hid,id->i", own, u, r) + (r * r).sum(-1)
         out["norm_resln"] = (sq.clamp_min(0.0).sqrt() / scale).numpy()
     if "alti" in names:
-        y = li.gamma * _centred(pre) / scale + li.beta  # [n, d]: the block's output
+        y = _ln_part(pre, scale, li.gamma) + li.beta  # [n, d]: the block's output
         sy = scale * y
         u_j = u.permute(1, 0, 2).contiguous()  # [n_j, H, d]
         dist = torch.empty(n, n, dtype=torch.float64)

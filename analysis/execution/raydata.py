@@ -145,7 +145,7 @@ def _warm(job, run: str) -> _Worker:
         entry = _WARM.get(run)
         if entry is None:
             gc.collect()  # the dropped run's models, before this run's are loaded
-            entry = _WARM[run] = [_Worker(job), time.monotonic()]
+            entry = _WARM[run] = [_Worker(job), 0.0]  # stamped below, as every block
             _cool_in(run, WARM_S)
         entry[1] = time.monotonic()
     return entry[0]

@@ -12,7 +12,6 @@ percentile bootstrap 95% interval over sentences (:mod:`analysis.intervals`).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 import warnings
@@ -20,6 +19,7 @@ import warnings
 import numpy as np
 
 from analysis.errors import DataError
+from analysis.execution.threads import side_by_side
 from analysis.intervals import accuracy_ci, paired_ci
 from analysis.representations.threads import one_thread
 
@@ -185,13 +185,10 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
     # fit_workers() threads (the fits' BLAS and OpenMP work releases the GIL), one BLAS and
     # OpenMP thread each, and come back in order, so the numbers are those of one fit at a
     # time.
-    # The warning filter is set here, once (the filters are the process's, not a thread's);
-    # when the caller stops the study (progress raises), the fits not started are dropped.
-    pool = ThreadPoolExecutor(max_workers=fit_workers())
+    # The warning filter is set here, once (the filters are the process's, not a thread's).
     with warnings.catch_warnings(), one_thread():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        try:
-            done = pool.map(fit, tasks)
+        with side_by_side(fit, tasks, fit_workers()) as done:
             for l in range(len(xs)):
                 pred = np.empty(len(labels), dtype=labels.dtype)
                 for _, test in splits:
@@ -202,8 +199,6 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
                                 for c in classes})
                 if progress is not None:
                     progress(l + 1, len(layers))
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
     majority = majority_hits(labels, splits)
     return ProbeCurve(name=name, layers=accs, majority=float(majority.mean()),
                       classes=[str(c) for c in classes],

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import random
-from concurrent.futures import ThreadPoolExecutor
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from analysis.errors import InputError
+from analysis.execution.threads import side_by_side
 from analysis.syntax.states import WordStates, extract_word_states
 from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearman, gold_edges,
                                    linear_chain_uuas, mst_edges, non_punct, root_accuracy,
@@ -347,11 +347,9 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
     # the probes are independent and each deterministic (its own generator and order of
     # batches, one torch thread): they train side by side on probe_workers() threads (torch
     # releases the GIL in its kernels) and come back in order, so the numbers are those of
-    # one probe at a time; when the caller stops (progress raises), those not started are
-    # dropped
-    pool = ThreadPoolExecutor(max_workers=probe_workers(threads))
-    try:
-        done = pool.map(train, [(layer, t) for layer in layer_ids for t in trainers])
+    # one probe at a time (when the caller stops, those not started are dropped)
+    tasks = [(layer, t) for layer in layer_ids for t in trainers]
+    with side_by_side(train, tasks, probe_workers(threads)) as done:
         for layer in layer_ids:
             dist = next(done)
             state["base"] += step
@@ -364,8 +362,6 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
             edges.append(ev.pop("edges"))
             rows.append({"layer": layer, **ev})
             probes.append((dist, depth))
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
     notes = [f"Training: {n}" for n in train_states.notes] + [
         f"Evaluation: {n}" for n in eval_states.notes]
     return ProbeResult(
