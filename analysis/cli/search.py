@@ -15,7 +15,6 @@ from analysis.cli.options import OptionError, out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options
 from analysis.models import DEFAULT_SPEC, load_model
-from analysis.corpus import read_corpus, read_labels
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
 BUNDLED = ("treebank", "absa", "sample")
@@ -107,8 +106,9 @@ def register(sub) -> None:
 
 
 def read_data(source: str, max_examples: int | None = None):
-    """(Dataset, the .txt file's line numbers or None)."""
-    lower = source.lower()
+    """(Dataset, the .txt file's line numbers or None): the bundled treebank or ABSA sample by
+    name, else a file read as the Search page reads an upload
+    (``analysis.search.corpus.read_data``)."""
     if source in ("treebank",):
         # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
         from analysis.syntax.treebank import sample_treebank
@@ -120,32 +120,10 @@ def read_data(source: str, max_examples: int | None = None):
 
         ds = load_sample()
         return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
-    if lower.endswith(".txt") and not _looks_aste(source):  # one sentence per line
-        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-        from analysis.search.corpus import line_numbers
-
-        return read_corpus(source, max_examples=max_examples), line_numbers(source)
-    if lower.endswith(".conllu"):
-        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-        from analysis.syntax.treebank import read_conllu
-
-        return read_conllu(source, max_sentences=max_examples), None
-    if lower.endswith((".csv", ".jsonl")):
-        ds = read_corpus(source, max_examples=max_examples)
-        gold, _ = read_labels(source, ds)
-        return (ds.add_column("label", gold) if gold is not None else ds), None
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.readers import load_absa
+    from analysis.search.corpus import read_data as read_file
 
-    ds = load_absa(source)
-    return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
-
-
-def _looks_aste(source: str) -> bool:
-    """An ASTE-v2 file (``sentence####[triplets]`` lines) rather than plain sentences."""
-    with open(source, "rb") as fh:
-        head = fh.read(4096)
-    return b"####" in head
+    return read_file(source, max_examples=max_examples)
 
 
 def run_index(args) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from analysis.errors import DataError
+from analysis.corpus import read_corpus, read_labels
 from analysis.corpus.files import iter_lines, read_bytes
 
 KINDS = ("treebank", "absa", "labelled", "text")
@@ -206,8 +207,66 @@ def search_corpus(dataset) -> SearchCorpus:
     return out
 
 
-def line_numbers(source, name: str | None = None) -> list[int]:
+def line_numbers(source, name: str | None = None, max_bytes: int | None = None) -> list[int]:
     """The 0-based line numbers of a .txt file's non-blank lines (the rows the corpus reader
     keeps, in order)."""
-    data, label = read_bytes(source, name)
+    data, label = read_bytes(source, name, max_bytes)
     return [i for i, line in enumerate(iter_lines(data, label)) if line.strip()]
+
+
+TEXT_SUFFIXES = (".txt", ".tsv", ".text")
+TABLE_SUFFIXES = (".csv", ".jsonl")
+ABSA_SUFFIXES = (".xml", ".json")
+SUFFIXES = (".conllu",) + TEXT_SUFFIXES + TABLE_SUFFIXES + ABSA_SUFFIXES
+
+
+def looks_aste(data: bytes) -> bool:
+    """An ASTE-v2 file (``sentence####[triplets]`` lines) rather than one sentence a line:
+    ``####`` in its first line, as the ABSA reader decides."""
+    return b"####" in data.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
+
+
+def read_data(source, name: str | None = None, max_examples: int | None = None,
+              max_bytes: int | None = None, max_chars: int | None = None):
+    """A data file (a path, or the bytes of an upload named ``name``) -> (Dataset, the 0-based
+    line numbers of its sentences or None), read by its kind, as the CLI and the page both do:
+
+    - .conllu: a treebank (each word's UPOS and dependency relation);
+    - .xml, .json, and a .txt of ASTE triplets: ABSA data (each word's aspect role);
+    - .txt / .tsv: one sentence a line (a tab for a pair), numbered by the file's lines;
+    - .csv / .jsonl: a text corpus, with its ``label`` column where it has one.
+
+    ``max_examples`` keeps the first sentences; ``max_bytes`` and ``max_chars`` go to the
+    readers (their own limits when None)."""
+    data, label = read_bytes(source, name, max_bytes)
+    lower = label.lower()
+    if lower.endswith(".conllu"):
+        # lazy: a treebank reads only when one is given (the search package loads fast)
+        from analysis.syntax.treebank import read_conllu
+
+        return read_conllu(data, name=label, max_sentences=max_examples), None
+    if lower.endswith(TEXT_SUFFIXES) and not looks_aste(data):
+        ds = read_corpus(data, name=label, fmt="txt", max_examples=max_examples,
+                         max_bytes=max_bytes, max_chars=max_chars)
+        return ds, line_numbers(data, label, max_bytes)[:len(ds)]
+    if lower.endswith(TABLE_SUFFIXES):
+        ds = read_corpus(data, name=label, max_examples=max_examples, max_bytes=max_bytes,
+                         max_chars=max_chars)
+        gold, _ = read_labels(data, ds, name=label, max_bytes=max_bytes)
+        return (ds.add_column("label", gold) if gold is not None else ds), None
+    if not lower.endswith(ABSA_SUFFIXES + TEXT_SUFFIXES):
+        raise DataError(f"{label}: use a .conllu treebank, ABSA data (.xml, .json or ASTE "
+                        ".txt), or a text corpus (.txt, .tsv, .csv or .jsonl).")
+    # lazy: ABSA data reads only when given
+    from analysis.aspects.readers import load_absa
+
+    ds = load_absa(data, name=label, max_bytes=max_bytes, max_chars=max_chars)
+    return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
+
+
+def with_lines(dataset, lines: Sequence[int] | None):
+    """``dataset`` with its sentences' line numbers as a ``line`` column (what
+    :func:`text_corpus` numbers them by), or unchanged when there are none."""
+    if lines is None or "line" in (dataset.column_names or ()):
+        return dataset
+    return dataset.add_column("line", [int(n) for n in lines[:len(dataset)]])

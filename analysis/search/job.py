@@ -108,7 +108,8 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
 class SearchJob:
     """The index's vectors as a corpus job over a Dataset (treebank, ABSA or text): plain
     parameters only, so it pickles to a Ray worker. ``lines``: a .txt file's line numbers
-    of its rows (the sentence numbers of the index)."""
+    of its rows (the sentence numbers of the index); without them a Dataset's ``line`` column
+    (``analysis.search.corpus.with_lines``) numbers its rows, else their place."""
 
     spec: str
     batch_size: int = 32
@@ -122,8 +123,10 @@ class SearchJob:
         if not rows or shard is None or len(shard) == 0:
             return None
         corpus = search_corpus(shard)
-        corpus.numbers = [int(self.lines[r]) if self.lines is not None else int(r)
-                          for r in rows]
+        if self.lines is not None:
+            corpus.numbers = [int(self.lines[r]) for r in rows]
+        elif "line" not in (shard.column_names or ()):  # else its own file line numbers
+            corpus.numbers = [int(r) for r in rows]
         return index_data(models, corpus, self.batch_size, progress)
 
     def merge(self, partials: Sequence[IndexData | None]) -> IndexData:

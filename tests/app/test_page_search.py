@@ -155,3 +155,59 @@ def test_demo_mode_builds_the_bundled_index_once_per_server(monkeypatch, tmp_pat
     finally:
         _BACKGROUND.clear()
         ui.common.settings.settings.cache_clear()
+
+
+TXT = b"The cat sat on the mat.\n\nA dog barked at the postman.\n\n\nThe cat slept on the sofa.\n"
+
+
+def test_an_uploaded_txt_file_is_numbered_by_its_lines_as_the_cli_numbers_it(default_model,
+                                                                             tmp_path):
+    from analysis.cli.search import read_data
+
+    text = "The cat sat on the mat."
+    at = open_page(a=text, **{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload",
+                              S.TOKEN: "2", S.LAYER: "3"})
+    uploader = at.file_uploader(key=S.TEXT_CORPUS.upload)
+    assert ".conllu" in uploader.proto.type and "CoNLL-U treebank" in uploader.label
+    uploader.set_value(("c.txt", TXT, "text/plain")).run()
+    assert not at.exception and not at.error
+    path = tmp_path / "c.txt"
+    path.write_bytes(TXT)
+    dataset, lines = read_data(str(path))  # what `python -m analysis search index` reads
+    assert lines == [0, 2, 5]
+    index = build_index(default_model, dataset, tmp_path / "ix", lines=lines)
+    q, matches = query(default_model, index, text, 2, 3, S.DEFAULT_K)
+    shown = re.findall(r"sentence (\d+) · piece (\d+)", page_html(at))
+    assert [(int(s), int(p)) for s, p in shown] == \
+        [(index.numbers[index.sentence[m.row]], int(index.position[m.row])) for m in matches]
+    # the other cat is on line 5 of the file (the page once said sentence 2, its row)
+    assert ("5", "2") in shown and {int(s) for s, _ in shown} <= {0, 2, 5}
+
+
+def test_an_uploaded_conllu_file_is_searched_as_a_treebank(default_model, tmp_path):
+    data = (Path(__file__).resolve().parents[2] / "data" / "treebank" /
+            "sample.conllu").read_bytes()
+    at = open_page(a="The soup was cold .", **{S.CORPUS: "text",
+                                                S.TEXT_CORPUS.source: "Upload",
+                                                S.TOKEN: "2", S.LAYER: "3"})
+    at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(
+        ("mine.conllu", data, "text/plain")).run()
+    assert not at.exception and not at.error
+    # labelled by the treebank's parts of speech, as the bundled treebank sample is
+    assert at.selectbox(key=S.LABEL).options[:2] == ["part of speech (UPOS)",
+                                                     "dependency relation"]
+    index = build_index(default_model, sample_treebank(), tmp_path / "ix")
+    q, matches = query(default_model, index, "The soup was cold .", 2, 3, S.DEFAULT_K)
+    lines = reading(index, q.piece, matches, 3, None,
+                    own_row(index, "The soup was cold .", 2))
+    assert reading_md(at) == "\n".join(f"- {plain(line)}" for line in lines)
+    assert any("part of speech" in line for line in lines)
+
+
+def test_an_unreadable_upload_is_one_line_and_keeps_the_page():
+    at = open_page(**{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload"})
+    at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(
+        ("bad.conllu", b"1\tThe\n", "text/plain")).run()
+    assert not at.exception
+    errs = [e.value for e in at.error]
+    assert len(errs) == 1 and "bad.conllu" in errs[0] and "\n" not in errs[0].strip()

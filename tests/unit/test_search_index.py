@@ -130,6 +130,10 @@ def test_shards_merge_to_the_whole_corpus_index(tmp_path, tiny_model_dir):
     parts = run_sharded(job, loaded, ds, [0, 2, 2, 5])
     assert parts.tokens == whole.tokens and parts.numbers == whole.numbers == list(range(5))
     np.testing.assert_array_equal(parts.sentence, whole.sentence)
+    # a 'line' column (a .txt upload's file lines) numbers the sentences, in every shard
+    numbered = ds.add_column("line", [0, 2, 3, 7, 9])
+    parts = run_sharded(job, loaded, numbered, [0, 2, 2, 5])
+    assert parts.numbers == [0, 2, 3, 7, 9] and parts.tokens == whole.tokens
     np.testing.assert_allclose(np.asarray(parts.layers, np.float32),
                                np.asarray(whole.layers, np.float32), atol=2e-3)
 

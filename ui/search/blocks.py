@@ -17,9 +17,9 @@ from analysis.errors import DataError
 from analysis.models import checkpoint_stamp
 from analysis.search import SearchIndex, build_index, cache_folder
 from analysis.search.job import corpus_fingerprint, model_info
-from analysis.search.corpus import LABEL_NAMES
+from analysis.search.corpus import LABEL_NAMES, read_data, with_lines
 from analysis.search.index import Match, piece_text
-from ui.common.frame.corpus import cap_widget, corpus_picker, fingerprint
+from ui.common.frame.corpus import UploadReader, cap_widget, corpus_picker, fingerprint
 from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import SHORT, run_job, start_background_job
@@ -33,7 +33,8 @@ from analysis.syntax.treebank import read_conllu, sample_treebank
 CORPORA = {"treebank": "Treebank sample (UPOS, dependency relations)",
            "absa": "ABSA sample (aspect roles)",
            "ewt": "UD English EWT dev (the shared data)",
-           "text": "A text corpus (sample, paste, upload, Hugging Face dataset)"}
+           "text": "Your own corpus (paste, upload: text, CoNLL-U, ABSA; Hugging Face) or the "
+                   "sample corpus"}
 EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "ud_english_ewt" / \
     "en_ewt-ud-dev.conllu"
 BUNDLED = ("treebank", "absa")
@@ -57,6 +58,25 @@ def _ewt(n: int):
     return read_conllu(EWT, max_sentences=n)
 
 
+def _read_upload(data: bytes, name: str, cap: int, max_bytes: int | None,
+                 max_chars: int | None):
+    """An upload read as ``python -m analysis search index`` reads the file: a .conllu
+    treebank with its UPOS and relations, ABSA data with its aspect roles, a .txt file numbered
+    by its lines; None for a .csv or .jsonl file (the picker's reader, with its column
+    choice, adds the 'label' column as the CLI does)."""
+    if name.lower().endswith((".csv", ".jsonl")):
+        return None
+    ds, lines = read_data(data, name=name, max_examples=cap, max_bytes=max_bytes,
+                          max_chars=max_chars)
+    return with_lines(ds, lines)
+
+
+UPLOADS = UploadReader(_read_upload, ("conllu",),
+                       "A CoNLL-U treebank (.conllu), ABSA data (SemEval .xml, .json, ASTE "
+                       ".txt), or a text corpus: .txt (one sentence per line, tab for pairs), "
+                       ".jsonl (text, text_pair) or .csv")
+
+
 def corpus_choice() -> tuple[str, object | None, str]:
     """(kind, the Dataset or None while there is none yet, its name for the report)."""
     kind = url_selectbox(st, "Corpus", corpus_sources(), key=S.CORPUS, format_func=CORPORA.get,
@@ -72,7 +92,7 @@ def corpus_choice() -> tuple[str, object | None, str]:
                        help="The first N sentences of the dev file.")
         ds = _ewt(n)
         return kind, ds, f"UD English EWT dev ({len(ds)} sentences)"
-    ds = corpus_picker(S.TEXT_CORPUS, default_cap=300, labels=True)
+    ds = corpus_picker(S.TEXT_CORPUS, default_cap=300, labels=True, reader=UPLOADS)
     return kind, ds, "a text corpus" + (f" ({len(ds)} sentences)" if ds is not None else "")
 
 

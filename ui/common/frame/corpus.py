@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 import re
 import weakref
+from dataclasses import dataclass
+from typing import Callable
 
 import streamlit as st
 
@@ -30,6 +32,20 @@ from ui.common.frame.state import CorpusKeys, read
 SAMPLE, PASTE, UPLOAD, HF = "Sample corpus", "Paste", "Upload", "Hugging Face dataset"
 SOURCES = [SAMPLE, PASTE, UPLOAD, HF]
 NONE = "(none)"
+UPLOAD_TYPES = ("txt", "tsv", "jsonl", "json", "csv", "xml")
+
+
+@dataclass(frozen=True)
+class UploadReader:
+    """A study's own reading of uploads (Search reads a .conllu file as a treebank, ABSA data
+    with its aspect roles and a .txt file by its line numbers): ``read(data, name, cap,
+    max_bytes, max_chars)`` returns the Dataset, or None to read the file as a plain corpus;
+    ``types`` are the extensions it adds to the uploader's, ``what`` describes them in the
+    uploader's label."""
+
+    read: Callable[..., object]
+    types: tuple[str, ...]
+    what: str
 
 
 @st.cache_data(max_entries=4, show_spinner="Loading the dataset...")
@@ -110,11 +126,13 @@ def cap_widget(st_col, key: str, label: str, default: int, maximum: int, step: i
 
 
 def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20000,
-                  labels: bool = False, cap_help: str | None = None):
+                  labels: bool = False, cap_help: str | None = None,
+                  reader: UploadReader | None = None):
     """Source and cap widgets (keys: ``keys``, ``ui.common.frame.state.CorpusKeys``) and the chosen
     corpus, or None while there is none yet (the picker says what to do; a bad file gets a
     one-line error). With ``labels``, an upload's ``label`` column is added for the split by
-    label. The reader's notes (blank lines skipped, the cap) are shown as captions."""
+    label; ``reader`` reads the uploads it knows its own way. The reader's notes (blank lines
+    skipped, the cap) are shown as captions."""
     conf = settings()
     fit_narrow_screens()
     sources = SOURCES if not conf.demo or conf.datasets else [SAMPLE, PASTE, UPLOAD]
@@ -134,7 +152,7 @@ def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20
         elif source == PASTE:
             dataset = _pasted(keys, cap, conf)
         elif source == UPLOAD:
-            dataset = _upload(keys, cap, labels, conf)
+            dataset = _upload(keys, cap, labels, conf, reader)
         elif conf.demo:
             dataset = _listed_dataset(keys, cap, conf)
         else:
@@ -159,18 +177,26 @@ def _pasted(keys: CorpusKeys, cap: int, conf: Settings):
     return read_pasted(pasted, max_examples=cap, max_bytes=limit, max_chars=conf.max_line_chars)
 
 
-def _upload(keys: CorpusKeys, cap: int, labels: bool, conf: Settings):
+def _upload(keys: CorpusKeys, cap: int, labels: bool, conf: Settings,
+            reader: UploadReader | None = None):
     label_help = "; a 'label' column splits the results by label" if labels else ""
     limit = conf.max_upload_bytes
+    what = reader.what if reader else ("A .txt (one example per line, tab for pairs), .jsonl "
+                                       "(text, text_pair), .csv or SemEval .xml file")
+    types = list(UPLOAD_TYPES) + [t for t in (reader.types if reader else ())
+                                  if t not in UPLOAD_TYPES]
     up = st.file_uploader(
-        f"A .txt (one example per line, tab for pairs), .jsonl (text, text_pair), .csv or "
-        f"SemEval .xml file, up to {_mb(limit) if limit else f'{MAX_MB} MB'}{label_help}",
-        type=["txt", "tsv", "jsonl", "json", "csv", "xml"], key=keys.upload,
+        f"{what}, up to {_mb(limit) if limit else f'{MAX_MB} MB'}{label_help}",
+        type=types, key=keys.upload,
         max_upload_size=math.ceil(limit / 2**20) if limit else None)  # in the browser
     if up is None:
         st.info("Upload a corpus file to analyse.", icon=":material/upload_file:")
         return None
     data, name = up.getvalue(), upload_name(up.name)  # bytes in memory, the name as a label
+    if reader is not None:
+        own = reader.read(data, name, cap, limit, conf.max_line_chars)
+        if own is not None:
+            return own
     text_col, pair_col = "text", None
     if name.lower().endswith(".csv"):
         cols = csv_columns(data, name=name, max_bytes=limit)
