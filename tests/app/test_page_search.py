@@ -187,9 +187,9 @@ def test_an_uploaded_txt_file_is_numbered_by_its_lines_as_the_cli_numbers_it(def
 def test_an_uploaded_conllu_file_is_searched_as_a_treebank(default_model, tmp_path):
     data = (Path(__file__).resolve().parents[2] / "data" / "treebank" /
             "sample.conllu").read_bytes()
-    at = open_page(a="The soup was cold .", **{S.CORPUS: "text",
-                                                S.TEXT_CORPUS.source: "Upload",
-                                                S.TOKEN: "2", S.LAYER: "3"})
+    text = "The soup was cold , but the bread was fresh ."  # the file's first sentence
+    at = open_page(a=text, **{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload",
+                              S.TOKEN: "2", S.LAYER: "3"})
     at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(
         ("mine.conllu", data, "text/plain")).run()
     assert not at.exception and not at.error
@@ -197,11 +197,11 @@ def test_an_uploaded_conllu_file_is_searched_as_a_treebank(default_model, tmp_pa
     assert at.selectbox(key=S.LABEL).options[:2] == ["part of speech (UPOS)",
                                                      "dependency relation"]
     index = build_index(default_model, sample_treebank(), tmp_path / "ix")
-    q, matches = query(default_model, index, "The soup was cold .", 2, 3, S.DEFAULT_K)
-    lines = reading(index, q.piece, matches, 3, None,
-                    own_row(index, "The soup was cold .", 2))
+    q, matches = query(default_model, index, text, 2, 3, S.DEFAULT_K)
+    lines = reading(index, q.piece, matches, 3, None, own_row(index, text, 2))
     assert reading_md(at) == "\n".join(f"- {plain(line)}" for line in lines)
-    assert any("part of speech" in line for line in lines)
+    assert q.piece == "soup"
+    assert any("share the word's part of speech (NOUN)" in line for line in lines)
 
 
 def test_an_unreadable_upload_is_one_line_and_keeps_the_page():
