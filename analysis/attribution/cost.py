@@ -1,19 +1,26 @@
 """How long the slow attribution methods will take on one input, from one forward's time, so
 that a page can say so (and let the visitor choose) before starting them (issue 30).
 
-Measured on the embedded model and BERT-base stand-ins (bench/README.md, "Sizes"): value
-zeroing reruns, for each of the n tokens, the part of every layer after attention: about n
-forwards of the input; integrated gradients runs its ``steps`` forwards and backwards (a
-backward is about twice a forward) plus Captum's and the prediction's extra forwards: about
-``3.5 * steps + 2`` forwards. The norms' and ALTI's per-layer work grows faster than the
-forward with the tokens (``n^2`` terms per layer against the forward's mostly ``n``):
-``k * (n / 126) ** e`` forwards with (k, e) = (3, 0.8) for ALTI (its L1 distances: 3.2x the
-forward at 126 tokens, 9.8x at 512 at BERT-base, 2.5x and 9.5x at BERT-large), (1.4, 0.5) for
-``norm_resln`` and (1, 0.5) for ``norm`` (their Gram matrices: 1.4x and 2.8x, 1x and 2x;
-bench/README.md, "Attribution at 512 tokens"). Raw attention costs one forward (the one the
-mixing methods share).
-The estimate scales with the forward that was timed on this machine and
-input, so it follows model size, token count, device and load.
+Measured on the embedded model and BERT-base and BERT-large stand-ins (bench/README.md,
+"Sizes"):
+
+- value zeroing reruns, for each of the n tokens, the part of every layer after attention,
+  whose share of a forward falls as the attention's ``n^2`` part grows with the tokens:
+  ``0.95 n (126 / n) ** 0.3`` forwards (0.95 n at 126 tokens, 0.62 n at 512; measured
+  0.75-1.27 n at 126 and 0.58-0.66 n at 512, every row within a fifth);
+- integrated gradients runs its ``steps`` forwards and backwards (a backward is about twice a
+  forward) plus Captum's and the prediction's extra forwards: about ``3.5 * steps + 2``
+  forwards;
+- the norms' and ALTI's per-layer work grows faster than the forward with the tokens (``n^2``
+  terms per layer against the forward's mostly ``n``): ``k * (n / 126) ** e`` forwards with
+  (k, e) = (3, 0.8) for ALTI (its L1 distances: 3.2x the forward at 126 tokens, 9.8x at 512 at
+  BERT-base, 2.5x and 9.5x at BERT-large), (1.4, 0.5) for ``norm_resln`` and (1, 0.5) for
+  ``norm`` (their Gram matrices: 1.4x and 2.8x, 1x and 2x; bench/README.md, "Attribution at
+  512 tokens");
+- raw attention costs one forward (the one the mixing methods share).
+
+The estimate scales with the forward that was timed on this machine and input, so it follows
+model size, token count, device and load.
 """
 
 from __future__ import annotations
@@ -26,12 +33,14 @@ FORWARDS_PER_IG_STEP = 3.5
 IG_EXTRA_FORWARDS = 2.0
 GROWTH_TOKENS = 126
 GROWING = {"alti": (3.0, 0.8), "norm_resln": (1.4, 0.5), "norm": (1.0, 0.5)}
+VALUE_ZEROING = (0.95, 0.3)  # (k, e): k n (126 / n) ** e forwards
 
 
 def forwards_needed(method: str, n_tokens: int, steps: int = 50) -> float:
     """How many forwards of the input ``method`` costs (about)."""
     if method == "value_zeroing":
-        return float(n_tokens)
+        k, e = VALUE_ZEROING
+        return k * n_tokens * (GROWTH_TOKENS / n_tokens) ** e
     if method == "integrated_gradients":
         return FORWARDS_PER_IG_STEP * steps + IG_EXTRA_FORWARDS
     if method in GROWING:

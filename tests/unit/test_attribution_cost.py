@@ -10,7 +10,8 @@ from analysis.attribution.cost import (duration_words, estimate_seconds, forward
 
 
 def test_forwards_per_method():
-    assert forwards_needed("value_zeroing", 126) == 126.0
+    assert forwards_needed("value_zeroing", 126) == pytest.approx(0.95 * 126)
+    assert forwards_needed("value_zeroing", 504) == pytest.approx(0.95 * 504 * 0.25 ** 0.3)
     assert forwards_needed("integrated_gradients", 126, steps=50) == 3.5 * 50 + 2
     assert forwards_needed("attention", 512) == 1.0
     assert forwards_needed("norm", 126) == 1.0 and forwards_needed("norm", 504) == 2.0
@@ -40,19 +41,23 @@ def test_the_growing_methods_against_what_was_measured():
 def test_estimate_and_which_are_slow():
     est = estimate_seconds(["attention", "value_zeroing", "integrated_gradients"], 512, 1.16)
     assert est["attention"] == pytest.approx(1.16)
-    assert est["value_zeroing"] == pytest.approx(512 * 1.16)  # ~10 minutes
+    assert est["value_zeroing"] == pytest.approx(0.95 * 512 * (126 / 512) ** 0.3 * 1.16)
     assert est["integrated_gradients"] == pytest.approx(177 * 1.16)
     assert slow_methods(est) == {"value_zeroing": est["value_zeroing"],
                                  "integrated_gradients": est["integrated_gradients"]}
     assert slow_methods(estimate_seconds(["value_zeroing"], 20, 0.04)) == {}  # 0.8 s
 
 
-def test_estimate_is_within_a_third_of_the_measured_times():
-    """bench/README.md, Sizes: value zeroing 33.09 s at BERT-base on 126 tokens (forward 0.26 s
-    at a similar load), 9.89 s on the embedded model (forward 0.07 s)."""
-    for measured, forward in ((33.09, 0.26), (9.89, 0.07)):
-        est = estimate_seconds(["value_zeroing"], 126, forward)["value_zeroing"]
-        assert abs(est - measured) / measured < 1 / 3
+def test_value_zeroing_estimate_is_within_a_fifth_of_every_measured_row():
+    """bench/README.md, Sizes (time, the forward timed at about the same load, tokens): 9.89 s
+    on the embedded model (0.07 s) and 33.09 s at BERT-base (0.26 s) on 126 tokens; 171.87 s
+    at BERT-base (0.58 s) and 606.36 s at BERT-large (1.73-1.88 s: 1.8 s) on 512. A forward
+    count of n would say 15 minutes for BERT-large's 10."""
+    for measured, forward, n in ((9.89, 0.07, 126), (33.09, 0.26, 126), (171.87, 0.58, 512),
+                                 (606.36, 1.8, 512)):
+        est = estimate_seconds(["value_zeroing"], n, forward)["value_zeroing"]
+        assert abs(est - measured) / measured < 1 / 5, (measured, est)
+    assert forwards_needed("value_zeroing", 126) == pytest.approx(0.95 * 126)
 
 
 def test_words_and_bad_input():
@@ -75,11 +80,12 @@ def test_estimate_input_times_again_before_holding_back(monkeypatch, tmp_path_fa
     monkeypatch.setattr(cost, "time_forward", lambda loaded, enc: times.pop(0))
     est = cost.estimate_input(loaded, "the soup was cold", "service")
     assert times == []  # timed twice
-    assert est["value_zeroing"] == pytest.approx(n * 0.01)
+    vz = 0.95 * n * (126 / n) ** 0.3  # forwards
+    assert est["value_zeroing"] == pytest.approx(vz * 0.01)
     assert est["integrated_gradients"] == pytest.approx(177 * 0.01)
     assert set(est) == {"attention", "norm", "norm_resln", "alti", "value_zeroing",
                         "grad_input", "integrated_gradients"}
     times[:] = [0.001, 99.0]
     est = cost.estimate_input(loaded, "the soup was cold", "service")
     assert times == [99.0]  # fast: timed once
-    assert est["value_zeroing"] == pytest.approx(n * 0.001)
+    assert est["value_zeroing"] == pytest.approx(vz * 0.001)
