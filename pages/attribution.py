@@ -118,12 +118,11 @@ with tab_input:
                                      key=state.AGGREGATE, bind="query-params") \
         or state.AGGREGATES[0]
     n_layers = result.methods[method].layers.shape[0]
-    if state.LAYER not in st.session_state and state.LAYER not in st.query_params:
-        state.set_layer(n_layers)
-    elif state.LAYER in st.session_state:  # another model may have fewer layers
+    if state.LAYER in st.session_state:  # another model may have fewer layers
         state.set_layer(state.layer(n_layers))
-    layer = m3.selectbox("Layer", list(range(1, n_layers + 1)), key=state.LAYER,
-                         bind="query-params")
+    # the last layer by default: bound by url_selectbox, so that a link to layer 1 keeps it
+    layer = url_selectbox(m3, "Layer", list(range(1, n_layers + 1)), key=state.LAYER,
+                          default=n_layers)
     map_block(result, method, aggregate, int(layer), source)
 
     st.subheader("Do the methods agree on this input?")

@@ -20,6 +20,7 @@ from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
 from ui.common.frame.sidebar import context
+from ui.common.frame.url_select import url_choice
 from ui.patching import blocks as B
 from ui.patching import compute as C
 from ui.patching import state as S
@@ -71,33 +72,26 @@ max_length = pair_max_length(loaded, card)
 edited_note = None
 if ev is not None:
     n = len(ev.sentences)
-    if S.REVIEW not in st.session_state or S.ASPECT not in st.session_state:
-        i0, cat0 = C.default_pair(spec, loaded, ev, max_length)
-        st.session_state.setdefault(S.REVIEW, i0)
-        st.session_state.setdefault(S.ASPECT, cat0)
-    if st.session_state.get(S.REVIEW) not in range(n):
-        st.session_state[S.REVIEW] = 0
     from analysis.aspects.data import CATEGORIES
 
-    if st.session_state.get(S.ASPECT) not in CATEGORIES:
-        st.session_state[S.ASPECT] = CATEGORIES[0]
+    # the page's own pair, not the first options: bound by url_choice (a link to review 0 or
+    # the first aspect keeps it; the review's number, not its text, goes in the URL)
+    i0, cat0 = C.default_pair(spec, loaded, ev, max_length)
     r1, r2 = st.columns([3, 1])
-    i = r1.selectbox("Held-out review", list(range(n)), key=S.REVIEW, bind=Q,
-                     format_func=lambda k: plain(ev.sentences[k]["text"][:90]))
-    category = r2.selectbox("Aspect asked about", list(CATEGORIES), key=S.ASPECT, bind=Q)
+    i = url_choice(r1, "Held-out review", list(range(n)), key=S.REVIEW, default=i0,
+                   format_func=lambda k: plain(ev.sentences[k]["text"][:90]))
+    category = url_choice(r2, "Aspect asked about", list(CATEGORIES), key=S.ASPECT,
+                          default=cat0)
     found, (text, pair) = C.suggestions(spec, C.checkpoint_stamp(spec), i, category, loaded,
                                         ev, max_length)
     kinds = [k for k in S.KINDS if k == "typed" or found.get(k)]
-    if st.session_state.get(S.KIND) not in kinds:
-        st.session_state[S.KIND] = "opinion" if "opinion" in kinds else kinds[0]
     k1, k2 = st.columns([1, 2])
-    kind = k1.radio("Counterfactual", kinds, format_func=S.KINDS.get, key=S.KIND, bind=Q)
+    kind = url_choice(k1, "Counterfactual", kinds, format_func=S.KINDS.get, key=S.KIND,
+                      default="opinion" if "opinion" in kinds else kinds[0], widget="radio")
     if kind != "typed":
         options = found[kind]
-        if st.session_state.get(S.SUGGESTION) not in range(len(options)):
-            st.session_state[S.SUGGESTION] = 0
-        pick = k2.selectbox("Suggestion", list(range(len(options))), key=S.SUGGESTION,
-                            bind=Q, format_func=lambda k: plain(options[k][0]))
+        pick = url_choice(k2, "Suggestion", list(range(len(options))), key=S.SUGGESTION,
+                          format_func=lambda k: plain(options[k][0]))
         _, sug_text, sug_pair = options[pick]
     else:
         sug_text, sug_pair = text, pair
@@ -171,13 +165,11 @@ with tabs[0]:
     chart_downloads(built.chart, "patching-heads", key=S.download_key("heads"), df=built.df)
     add_button("Each head patched alone", f"{S.REPORT}-heads", chart=built.chart,
                numbers=numbers, **source)
-    if st.session_state.get(S.LAYER) not in range(1, L + 1):
-        st.session_state[S.LAYER] = best[0] + 1
-    if st.session_state.get(S.HEAD) not in range(1, H + 1):
-        st.session_state[S.HEAD] = best[1] + 1
     p1, p2, p3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key=S.LAYER, bind=Q))
-    head = int(p2.selectbox("Head", list(range(1, H + 1)), key=S.HEAD, bind=Q))
+    # the strongest head by default: bound by url_choice (a link to layer or head 1 keeps it)
+    layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=S.LAYER,
+                           default=best[0] + 1))
+    head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=best[1] + 1))
     p3.markdown(plain(f"Head {layer}-{head}: {r.heads[layer - 1, head - 1]:+.1%} of the change;"
                       f" P({a}) {r.heads_prob[layer - 1, head - 1]:+.3f}"))
     st.link_button(f"Open head {layer}-{head} in the Attention page",

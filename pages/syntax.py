@@ -21,6 +21,7 @@ from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.resources import get_model
 from ui.common.frame.sidebar import page_header
+from ui.common.frame.url_select import url_choice
 
 Q = "query-params"
 
@@ -96,12 +97,15 @@ with tab_heads:
         st.info(f"No relation has {min_count} or more dependents; lower the minimum above.",
                 icon=":material/info:")
     c1, c2 = st.columns([1, 2])
-    state.keep_in(state.RELATION, rels, "det" if "det" in rels else rels[min(1, len(rels) - 1)])
-    rel = c1.selectbox("Relation", rels, key=state.RELATION, bind=Q)
-    state.reset_for(state.DIRECTION_FOR, rel,
-                    {state.DIRECTION: result.relations[rel].best["direction"]})
-    direction = c2.radio("Direction", list(blocks.DIRECTIONS), format_func=blocks.DIRECTIONS.get,
-                         key=state.DIRECTION, horizontal=True, bind=Q)
+    # the page's defaults ("det", the relation's best direction) are not the first options:
+    # bound by url_choice, so that a link to the first keeps it
+    rel = url_choice(c1, "Relation", rels, key=state.RELATION,
+                     default="det" if "det" in rels else rels[min(1, len(rels) - 1)])
+    best_direction = result.relations[rel].best["direction"]
+    state.reset_for(state.DIRECTION_FOR, rel, {state.DIRECTION: best_direction})
+    direction = url_choice(c2, "Direction", list(blocks.DIRECTIONS),
+                           format_func=blocks.DIRECTIONS.get, key=state.DIRECTION,
+                           default=best_direction, widget="radio", horizontal=True)
     grid = blocks.heads_grid(result, rel, direction, key=state.GRID, result_key=(
         loaded.spec, checkpoint_stamp(loaded.spec), blocks.fingerprint(dataset)))
     add_button(f"Head accuracy for {rel}", state.ADD_GRID, chart=grid, **report)

@@ -2,13 +2,17 @@
 
 A widget created with ``bind="query-params"`` carries its URL key in its proto
 (``query_param_key``); the browser writes the widget's value under that key whenever it changes
-(the Chromium tests watch that happen). ``open_page`` starts a fresh session from a URL."""
+(the Chromium tests watch that happen). A choice bound by ``ui.common.frame.url_select`` (its
+key is its URL key; the page writes ``st.query_params`` itself) is known by its kept-choice
+session slot. ``open_page`` starts a fresh session from a URL."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
+from ui.common.frame.state import kept_choice_key
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -28,6 +32,10 @@ def bound(at) -> dict:
             continue
         key = getattr(proto, "query_param_key", "")
         if key:
+            out[key] = getattr(node, "value", None)
+            continue
+        key = getattr(node, "key", None)
+        if key and kept_choice_key(key) in at.session_state:  # url_select's choices
             out[key] = getattr(node, "value", None)
     return out
 

@@ -181,3 +181,32 @@ def test_four_pages_fit_a_390px_phone_screen(server):  # noqa: F811
                 page.screenshot(path=str(SHOTS / f"narrow_390_{path}.png"))
         finally:
             browser.close()
+
+
+def test_a_link_to_the_first_relation_keeps_it(server):  # noqa: F811
+    """The page opens on "det", not on the list's first relation ("all"): picking "all" must
+    put it in the URL, and that link must open on "all" (Streamlit's own binding left the first
+    option out, so the link opened on "det")."""
+    from playwright.sync_api import expect
+
+    with playwright_session() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            page.goto(server + "/syntax")
+            _wait_idle(page, timeout=240_000)
+            box = page.get_by_test_id("stSelectbox").filter(
+                has=page.get_by_text("Relation", exact=True)).first
+            expect(box.get_by_role("combobox")).to_have_value("det", timeout=120_000)
+            _pick(page, "Relation", "all")
+            expect(box.get_by_role("combobox")).to_have_value("all", timeout=60_000)
+            page.wait_for_function("() => location.search.includes('syntax_rel=all')",
+                                   timeout=30_000)
+            fresh = browser.new_page(viewport={"width": 1400, "height": 1200})
+            fresh.goto(page.url)
+            _wait_idle(fresh, timeout=240_000)
+            again = fresh.get_by_test_id("stSelectbox").filter(
+                has=fresh.get_by_text("Relation", exact=True)).first
+            expect(again.get_by_role("combobox")).to_have_value("all", timeout=120_000)
+        finally:
+            browser.close()

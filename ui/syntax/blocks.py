@@ -26,6 +26,7 @@ from ui.common.frame.models import second_model
 from ui.common.settings import settings
 from ui.syntax import state as syntax_state
 from ui.syntax.state import reset_for
+from ui.common.frame.url_select import url_choice
 from ui.syntax.treebank import (HF, PASTE, SAMPLE, UPLOAD, fingerprint, read_treebank,  # noqa: F401
                                 sources, treebank_picker)
 
@@ -182,8 +183,11 @@ def pick_head(result, rel: str, direction: str, n_layers: int, n_heads: int) -> 
     reset_for(syntax_state.PICK_FOR, (rel, direction),
               {syntax_state.LAYER: layer, syntax_state.HEAD: head})
     p1, p2 = st.columns(2)
-    layer = int(p1.selectbox("Layer", list(range(1, n_layers + 1)), key=syntax_state.LAYER, bind=Q))
-    head = int(p2.selectbox("Head", list(range(1, n_heads + 1)), key=syntax_state.HEAD, bind=Q))
+    # the best head by default: bound by url_choice (a link to layer or head 1 keeps it)
+    layer = int(url_choice(p1, "Layer", list(range(1, n_layers + 1)), key=syntax_state.LAYER,
+                           default=layer))
+    head = int(url_choice(p2, "Head", list(range(1, n_heads + 1)), key=syntax_state.HEAD,
+                          default=head))
     return layer, head
 
 

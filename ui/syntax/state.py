@@ -75,15 +75,6 @@ def hf_name() -> str:
     return str(st.session_state.get(TREEBANK.hf_name) or "")
 
 
-def keep_in(key: str, options: list, default) -> None:
-    """``key``'s value becomes ``default`` when it is not one of ``options``; on the session's
-    first showing a link's value that is one of them wins (the widget reads it there)."""
-    if key not in st.session_state and st.query_params.get(key) in [str(o) for o in options]:
-        return
-    if st.session_state.get(key) not in options:
-        st.session_state[key] = default
-
-
 def reset_for(marker: str, value, widgets: dict) -> None:
     """Set ``widgets`` (key -> value) whenever ``value`` (what they depend on) changes; on the
     session's first run the values a link carries win."""

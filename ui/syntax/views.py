@@ -15,7 +15,7 @@ from ui.common.attention.views import head_view
 from ui.common.errors import plain
 from ui.common.html import esc
 from ui.syntax import state as syntax_state
-from ui.syntax.blocks import PICKS, Q, word_maps
+from ui.syntax.blocks import PICKS, word_maps
 from ui.syntax.state import reset_for
 from ui.common.frame.url_select import url_selectbox
 
@@ -196,9 +196,9 @@ def probe_tree_block(res, key: str) -> None:
     best = max(res.layers, key=lambda r: np.nan_to_num(r["uuas"], nan=-1.0))["layer"]
     c1, c2 = st.columns([1, 3])
     layer_key, sentence_key = syntax_state.tree_keys(key)
-    syntax_state.keep_in(layer_key, layers, int(best))
-    layer = c1.selectbox("Probe layer", layers, key=layer_key, help="0 = the embeddings",
-                         bind=Q)
+    # the best layer by default: bound by url_selectbox (a link to layer 0 keeps it)
+    layer = url_selectbox(c1, "Probe layer", layers, key=layer_key, help="0 = the embeddings",
+                          default=int(best))
     n_eval = len(res.eval_words)
     i = url_selectbox(c2, "Evaluation sentence", list(range(n_eval)), key=sentence_key,
                       format_func=lambda j: " ".join(res.eval_words[j])[:100])

@@ -17,6 +17,7 @@ from analysis.models import EXAMPLE_SPEC, normalise_spec
 from ui.common.errors import plain
 from ui.common.frame.links import folder_note
 from ui.common.settings import settings
+from ui.common.frame.url_select import url_selectbox
 
 Q = "query-params"
 SIDEBAR_MODEL = "(the sidebar's model)"
@@ -63,8 +64,10 @@ def second_model(container, how: SecondModel, demo_default: str | None = None) -
         names = list(conf.models)
         default = demo_default if demo_default in names else (
             conf.model_name(EXAMPLE_SPEC) or names[-1])
-        st.session_state.setdefault(how.demo_key, default)
-        name = container.selectbox(how.demo_label, names, key=how.demo_key, bind=Q)
+        # its default is not the first name: bound by url_selectbox, so that a link keeps a
+        # choice of the first
+        name = url_selectbox(container, how.demo_label, names, key=how.demo_key,
+                             default=default)
         return normalise_spec(conf.models[name])
     if not how.empty_is_example:
         st.session_state.setdefault(how.key, EXAMPLE_SPEC if example_ready() else "")

@@ -5,13 +5,22 @@ list whose labels hold numbers or texts of the data ("0.815  The pasta was...", 
 0.912)") a copied link then restores the choice only on the very same numbers. Here the URL
 carries ``str(option)``: the options are stable values (an example's index, a "layer-head"
 string, a pair's index) and ``format_func`` only draws the label. A value from a URL is checked
-against the options on the way in (anything else is ignored and dropped from the URL).
+against the options on the way in (anything else is ignored and dropped from the URL; an
+option's label, which a link written by ``bind`` carries, is read as that option).
 
 A page change loses both the widget's state (Streamlit cleans up the widgets a run does not
 draw) and the URL's parameters (the browser opens the other page's bare path); the choice is
 kept in a session slot of its own (:func:`ui.common.frame.state.kept_choice_key`), so that coming
 back restores the box and puts its value back in the URL, as the widgets bound with
-``bind="query-params"`` do."""
+``bind="query-params"`` do.
+
+A choice whose page default is not the widget's first option (the last layer, the best head,
+the relation "det", a review the page picks) must be bound here, not with ``bind``: Streamlit
+leaves a bound widget's value out of the URL while it equals the widget's own default, its
+first option, whatever the page set in the session, so a link to the first option opened on
+the page's default instead (seen in Chromium). Here the value is left out only while it is the
+page's ``default``, which a fresh session opening the link computes again. :func:`url_choice`
+does the same for a radio."""
 
 from __future__ import annotations
 
@@ -32,12 +41,24 @@ def url_selectbox(container, label: str, options: Sequence, *, key: str,
     under ``key`` as ``str(option)`` (left out while it is ``default``: the first option unless
     given). On the session's first showing of the widget the URL's value wins when it is one of
     the options; a value that is no longer an option falls back to ``default``."""
+    return url_choice(container, label, options, key=key, format_func=format_func,
+                      default=default, widget="selectbox", **kw)
+
+
+def url_choice(container, label: str, options: Sequence, *, key: str,
+               format_func: Callable[[Any], str] = str, default=None,
+               widget: str = "selectbox", **kw):
+    """:func:`url_selectbox` for any one-of-many widget of ``container`` (``widget``:
+    "selectbox" or "radio")."""
     options = list(options)
     if not options:
         return None
     tokens = _tokens(options)
     default = options[0] if default is None or str(default) not in tokens else default
-    url = st.query_params.get(key)
+    raw = url = st.query_params.get(key)
+    if url is not None and url not in tokens:  # a link written by bind=: the option's label
+        by_label = {str(format_func(o)): str(o) for o in options}
+        url = by_label.get(url, url)
     kept = kept_choice_key(key)
     if key not in st.session_state:
         if url is not None and url in tokens:
@@ -48,12 +69,13 @@ def url_selectbox(container, label: str, options: Sequence, *, key: str,
             st.session_state[key] = default
     elif str(st.session_state[key]) not in tokens:
         st.session_state[key] = default
-    value = container.selectbox(label, options, format_func=format_func, key=key, **kw)
+    draw = getattr(container, widget)
+    value = draw(label, options, format_func=format_func, key=key, **kw)
     token = str(value)
     st.session_state[kept] = token
     if token == str(default):
         if key in st.query_params:
             del st.query_params[key]
-    elif url != token:
+    elif raw != token:
         st.query_params[key] = token
     return value
