@@ -22,7 +22,7 @@ from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.settings import settings
 from ui.common.frame.sidebar import context
-from ui.common.frame.url_select import url_selectbox
+from ui.common.frame.url_select import url_choice, url_selectbox
 
 Q = "query-params"
 st.title("Fine-tuning drift")
@@ -143,10 +143,12 @@ with tab_heads:
     add_button("Cosine similarity per head, before vs after", state.ADD_COSINE, chart=grid,
                numbers=numbers, **source)
     st.subheader("One head")
-    state.keep_head_in(L, H, (int(lo[0]) + 1, int(lo[1]) + 1))
     p1, p2 = st.columns(2)
-    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key=state.LAYER, bind=Q))
-    head = int(p2.selectbox("Head", list(range(1, H + 1)), key=state.HEAD, bind=Q))
+    # the most changed head by default: bound by url_choice (a link to layer or head 1 keeps it)
+    layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=state.LAYER,
+                           default=int(lo[0]) + 1))
+    head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=state.HEAD,
+                          default=int(lo[1]) + 1))
     order = blocks.head_examples(result, before.spec, layer, head, rkey)
     per_ex = result.cosine_examples[:, layer - 1, head - 1]
     shown = [int(i) for i in order[: min(len(order), 200)]]

@@ -19,6 +19,7 @@ from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
 from ui.common.frame.sidebar import context
+from ui.common.frame.url_select import url_choice
 from ui.importance import blocks as B
 from ui.importance import compute as C
 from ui.importance import state as S
@@ -148,10 +149,11 @@ with tabs[0]:
                    stretch=False)
     add_button("Change per head with the head disabled", f"{S.REPORT}-map", chart=built.chart,
                numbers=numbers, **source)
-    S.keep_head_in(L, H, worst[0] + 1, worst[1] + 1)
     p1, p2, p3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-    layer = int(p1.selectbox("Layer", list(range(1, L + 1)), key=S.LAYER, bind=Q))
-    head = int(p2.selectbox("Head", list(range(1, H + 1)), key=S.HEAD, bind=Q))
+    # the most needed head by default: bound by url_choice (a link to layer or head 1 keeps it)
+    layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=S.LAYER,
+                           default=worst[0] + 1))
+    head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=worst[1] + 1))
     lo, hi = result.heads_ci[m][layer - 1, head - 1]
     p3.markdown(plain(f"Head {layer}-{head}: {result.heads[m][layer - 1, head - 1]:+.3f} "
                       f"(95% {lo:+.3f} to {hi:+.3f}), gradient importance "

@@ -36,7 +36,8 @@ def test_a_link_restores_the_view_and_the_heads(stand_in_example, monkeypatch): 
     got = bound(at)
     assert got == {"ah_source": "Example checkpoint", "ah_data": "Bundled sample", "ah_max": 40,
                    "ah_tab": "Aspect-sentiment", "ah_ekind": "aspect_sentiment",
-                   "ah_ckind": "noop", "ah_k": 2, "ah_hv_model": "before fine-tuning"}
+                   "ah_ckind": "noop", "ah_k": 2, "ah_hv_model": "before fine-tuning",
+                   "ah_ehead": head, "ah_epair": pair}  # the last two: url_selectbox's
     assert (at.selectbox(key="ah_ehead").value, at.selectbox(key="ah_epair").value) == (head, pair)
     assert (at.selectbox(key="ah_ehead").index, at.selectbox(key="ah_epair").index) == (2, 3)
     disc = at.session_state[aspects_state.MODEL].disc["after"]
@@ -50,11 +51,14 @@ def test_a_link_restores_the_view_and_the_heads(stand_in_example, monkeypatch): 
         (head, pair)
     assert [d.value.to_dict() for d in again.dataframe] == [d.value.to_dict() for d in at.dataframe]
     assert [c.proto.component_name for c in at.get("bidi_component")].count("copy_link") == 1
-    # a label, a head not in the top 5, a pair that is not of this kind: the first of each
-    bad = open_page("aspects", monkeypatch, **{**LINK, "ah_ehead": first.selectbox(
-        key="ah_ehead").options[2], "ah_epair": "-1"})
+    # a head not in the top 5, a pair that is not of this kind: the first of each
+    bad = open_page("aspects", monkeypatch, **{**LINK, "ah_ehead": "99-99", "ah_epair": "-1"})
     assert not bad.error
     assert (bad.selectbox(key="ah_ehead").index, bad.selectbox(key="ah_epair").index) == (0, 0)
+    # a whole label (what a link written by Streamlit's binding carries) is that head
+    old = open_page("aspects", monkeypatch, **{**LINK, "ah_ehead": first.selectbox(
+        key="ah_ehead").options[2]})
+    assert not old.error and old.selectbox(key="ah_ehead").index == 2
     assert _url(bad, "ah_ehead") is None and _url(bad, "ah_epair") is None
 
 

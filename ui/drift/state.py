@@ -41,24 +41,9 @@ AFTER_MODEL = SecondModel(AFTER, AFTER, "After: the fine-tuned checkpoint (model
                           "empty: the example checkpoint", AFTER_HELP)
 
 
-def picked_head() -> tuple[int | None, int | None]:
-    """(layer, head), 1-based, as the select boxes hold them (None before they exist)."""
-    return st.session_state.get(LAYER), st.session_state.get(HEAD)
-
-
 def pick_head(layer: int, head: int) -> None:
     """Show head ``layer``-``head`` (1-based) in the select boxes."""
     st.session_state[LAYER], st.session_state[HEAD] = int(layer), int(head)
-
-
-def keep_head_in(n_layers: int, n_heads: int, default: tuple[int, int]) -> None:
-    """A picked layer or head outside the model (a link for another model, a first visit)
-    becomes ``default``'s (1-based)."""
-    layer, head = picked_head()
-    if layer not in range(1, n_layers + 1):
-        st.session_state[LAYER] = int(default[0])
-    if head not in range(1, n_heads + 1):
-        st.session_state[HEAD] = int(default[1])
 
 
 def cosine_pick() -> tuple[int, int] | None:

@@ -63,14 +63,6 @@ def set_head(layer: int, head: int) -> None:
     st.session_state[LAYER], st.session_state[HEAD] = int(layer), int(head)
 
 
-def keep_head_in(n_layers: int, n_heads: int, layer: int, head: int) -> None:
-    """A layer or head outside the model (an old link, another model) becomes (layer, head)."""
-    if st.session_state.get(LAYER) not in range(1, n_layers + 1):
-        st.session_state[LAYER] = int(layer)
-    if st.session_state.get(HEAD) not in range(1, n_heads + 1):
-        st.session_state[HEAD] = int(head)
-
-
 def keep_metric_in(names) -> None:
     """A metric this data does not have (an old link) becomes its first."""
     if st.session_state.get(METRIC) not in names:
