@@ -128,9 +128,10 @@ def read_data(source: str, max_examples: int | None = None):
 
 def run_index(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.search.corpus import with_lines
     from analysis.search.job import build_index
 
-    dataset, lines = read_data(args.data, args.max_examples)
+    dataset = with_lines(*read_data(args.data, args.max_examples))  # a .txt file's line numbers
     loaded = load_model(args.model)
     run = None
     if args.ray:
@@ -140,8 +141,8 @@ def run_index(args) -> int:
         def run(job, ds, progress):
             return run_ray(job, ds, args.ray, progress=progress, workers=args.ray_workers)
     with progress_bar(100) as update:
-        index = build_index(loaded, dataset, args.out, lines=lines,
-                            batch_size=args.batch_size, progress=update, run=run)
+        index = build_index(loaded, dataset, args.out, batch_size=args.batch_size,
+                            progress=update, run=run)
     for note in index.meta.get("notes", []):
         print(f"note: {note}")
     approx = [k for k, v in index.meta["sets"].items() if v["backend"] != "exact"]

@@ -217,7 +217,6 @@ def line_numbers(source, name: str | None = None, max_bytes: int | None = None) 
 TEXT_SUFFIXES = (".txt", ".tsv", ".text")
 TABLE_SUFFIXES = (".csv", ".jsonl")
 ABSA_SUFFIXES = (".xml", ".json")
-SUFFIXES = (".conllu",) + TEXT_SUFFIXES + TABLE_SUFFIXES + ABSA_SUFFIXES
 
 
 def looks_aste(data: bytes) -> bool:

@@ -107,13 +107,12 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
 @dataclass
 class SearchJob:
     """The index's vectors as a corpus job over a Dataset (treebank, ABSA or text): plain
-    parameters only, so it pickles to a Ray worker. ``lines``: a .txt file's line numbers
-    of its rows (the sentence numbers of the index); without them a Dataset's ``line`` column
-    (``analysis.search.corpus.with_lines``) numbers its rows, else their place."""
+    parameters only, so it pickles to a Ray worker. A Dataset's ``line`` column (a .txt file's
+    line numbers: ``analysis.search.corpus.with_lines``) numbers its sentences, else their
+    place in the corpus."""
 
     spec: str
     batch_size: int = 32
-    lines: Sequence[int] | None = None
 
     def load(self):
         return load_model(self.spec)
@@ -123,9 +122,7 @@ class SearchJob:
         if not rows or shard is None or len(shard) == 0:
             return None
         corpus = search_corpus(shard)
-        if self.lines is not None:
-            corpus.numbers = [int(self.lines[r]) for r in rows]
-        elif "line" not in (shard.column_names or ()):  # else its own file line numbers
+        if "line" not in (shard.column_names or ()):  # else its own file line numbers
             corpus.numbers = [int(r) for r in rows]
         return index_data(models, corpus, self.batch_size, progress)
 
@@ -163,29 +160,26 @@ def cache_folder(model_hash: str, fingerprint: str, max_length: int = 512) -> Pa
     return cache_root() / CACHE_FOLDER / f"{model_hash[:16]}-{fingerprint}-{int(max_length)}"
 
 
-def corpus_fingerprint(dataset, lines: Sequence[int] | None = None) -> str:
-    corpus = search_corpus(dataset)
-    if lines is not None:
-        corpus.numbers = [int(n) for n in lines[:len(corpus)]]
-    return corpus.fingerprint()
+def corpus_fingerprint(dataset) -> str:
+    return search_corpus(dataset).fingerprint()
 
 
-def build_index(loaded, dataset, out=None, *, lines: Sequence[int] | None = None,
-                batch_size: int = 32, exact_max_cells: int = EXACT_MAX_CELLS,
-                progress: Progress | None = None, run=None) -> SearchIndex:
+def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
+                exact_max_cells: int = EXACT_MAX_CELLS, progress: Progress | None = None,
+                run=None) -> SearchIndex:
     """Index ``dataset`` for ``loaded`` into ``out`` (default: the cache folder of the corpus
     and the model; an index already there is opened, not built again). ``run(job, dataset,
     progress)``: another runner of the job (Ray); default: in this process.
     ``progress(done, 100)``."""
     info = model_info(loaded)
-    fp = corpus_fingerprint(dataset, lines)
+    fp = corpus_fingerprint(dataset)
     folder = Path(out) if out is not None else cache_folder(info["hash"], fp, loaded.max_length)
     if out is None and (folder / "meta.json").is_file():
         try:
             return SearchIndex.open(folder)
         except DataError:
             pass
-    job = SearchJob(loaded.spec, batch_size, list(lines) if lines is not None else None)
+    job = SearchJob(loaded.spec, batch_size)
 
     def stage(start, width):
         if progress is None:
@@ -204,9 +198,9 @@ def build_index(loaded, dataset, out=None, *, lines: Sequence[int] | None = None
     return index
 
 
-def cached_index(loaded, dataset, lines=None) -> SearchIndex | None:
+def cached_index(loaded, dataset) -> SearchIndex | None:
     """The index of ``dataset`` for ``loaded`` already in the cache, or None."""
-    folder = cache_folder(model_info(loaded)["hash"], corpus_fingerprint(dataset, lines),
+    folder = cache_folder(model_info(loaded)["hash"], corpus_fingerprint(dataset),
                           loaded.max_length)
     if not (folder / "meta.json").is_file():
         return None

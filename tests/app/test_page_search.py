@@ -163,6 +163,7 @@ TXT = b"The cat sat on the mat.\n\nA dog barked at the postman.\n\n\nThe cat sle
 def test_an_uploaded_txt_file_is_numbered_by_its_lines_as_the_cli_numbers_it(default_model,
                                                                              tmp_path):
     from analysis.cli.search import read_data
+    from analysis.search.corpus import with_lines
 
     text = "The cat sat on the mat."
     at = open_page(a=text, **{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload",
@@ -175,7 +176,7 @@ def test_an_uploaded_txt_file_is_numbered_by_its_lines_as_the_cli_numbers_it(def
     path.write_bytes(TXT)
     dataset, lines = read_data(str(path))  # what `python -m analysis search index` reads
     assert lines == [0, 2, 5]
-    index = build_index(default_model, dataset, tmp_path / "ix", lines=lines)
+    index = build_index(default_model, with_lines(dataset, lines), tmp_path / "ix")
     q, matches = query(default_model, index, text, 2, 3, S.DEFAULT_K)
     shown = re.findall(r"sentence (\d+) · piece (\d+)", page_html(at))
     assert [(int(s), int(p)) for s, p in shown] == \

@@ -17,7 +17,7 @@ from analysis.errors import DataError
 from analysis.models import checkpoint_stamp
 from analysis.search import SearchIndex, build_index, cache_folder
 from analysis.search.job import corpus_fingerprint, model_info
-from analysis.search.corpus import LABEL_NAMES, read_data, with_lines
+from analysis.search.corpus import LABEL_NAMES, TABLE_SUFFIXES, read_data, with_lines
 from analysis.search.index import Match, piece_text
 from ui.common.frame.corpus import UploadReader, cap_widget, corpus_picker, fingerprint
 from ui.common.errors import plain
@@ -64,7 +64,7 @@ def _read_upload(data: bytes, name: str, cap: int, max_bytes: int | None,
     treebank with its UPOS and relations, ABSA data with its aspect roles, a .txt file numbered
     by its lines; None for a .csv or .jsonl file (the picker's reader, with its column
     choice, adds the 'label' column as the CLI does)."""
-    if name.lower().endswith((".csv", ".jsonl")):
+    if name.lower().endswith(TABLE_SUFFIXES):
         return None
     ds, lines = read_data(data, name=name, max_examples=cap, max_bytes=max_bytes,
                           max_chars=max_chars)
