@@ -118,9 +118,8 @@ with tab_input:
                                      key=state.AGGREGATE, bind="query-params") \
         or state.AGGREGATES[0]
     n_layers = result.methods[method].layers.shape[0]
-    if state.LAYER in st.session_state:  # another model may have fewer layers
-        state.set_layer(state.layer(n_layers))
-    # the last layer by default: bound by url_selectbox, so that a link to layer 1 keeps it
+    # the last layer by default (also for a layer another model had and this one lacks): bound
+    # by url_selectbox, so that a link to layer 1 keeps it
     layer = url_selectbox(m3, "Layer", list(range(1, n_layers + 1)), key=state.LAYER,
                           default=n_layers)
     map_block(result, method, aggregate, int(layer), source)

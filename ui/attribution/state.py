@@ -72,16 +72,6 @@ class MapState:
     layer: int  # 1-indexed
 
 
-def layer(n_layers: int) -> int:
-    """The 1-indexed layer the map shows (clamped to the model's layers)."""
-    value = st.session_state.get(LAYER, n_layers)
-    try:
-        value = int(value)
-    except (TypeError, ValueError):
-        value = n_layers
-    return min(max(1, value), n_layers)
-
-
 def set_layer(value: int) -> None:
     st.session_state[LAYER] = int(value)
 
