@@ -228,10 +228,15 @@ def _wait_idle(page, timeout=120_000):
     page.wait_for_selector(IDLE, timeout=timeout)
 
 
+def selectbox(page, label: str):
+    """The page's (first) selectbox labelled ``label``."""
+    return page.get_by_test_id("stSelectbox").filter(
+        has=page.get_by_text(label, exact=True)).first
+
+
 def _pick(page, label: str, option: str):
     """Choose ``option`` in the page's selectbox labelled ``label``."""
-    box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text(label, exact=True))
-    box.first.click()
+    selectbox(page, label).click()
     page.get_by_role("option", name=option, exact=True).click()
     _wait_idle(page)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from browser_util import SHOTS, _launch, _query, _wait_idle, scroll_into_view, playwright_session
+from browser_util import (SHOTS, _launch, _query, _wait_idle, playwright_session, scroll_into_view,
+                          selectbox)
 
 # a 512-token pair (truncated): real review text with tokens that are words of JavaScript and
 # of the Vega expression language, quotes, backslashes, braces and markup
@@ -81,9 +82,7 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
             q = _query(page)
             assert (q["layer"], q["heads"], q["pin"], q["seg"]) == (
                 "4", "1,2,4,5,6,7,8,9,10,11,12", "3", "A->B"), q
-            box = page.get_by_test_id("stSelectbox").filter(
-                has=page.get_by_text("Layer", exact=True))
-            expect(box.first.locator("input")).to_have_value("4")
+            expect(selectbox(page, "Layer").locator("input")).to_have_value("4")
             # ... and the component kept what the user sees
             assert view.get_attribute("data-layer") == "4"
             pinned = view.locator(".av-col-from .av-tok.av-pinned")
@@ -91,7 +90,7 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
             assert pinned.get_attribute("data-index") == "2"
 
             # the page's Layer widget still drives the view (server path)
-            box.first.click()
+            selectbox(page, "Layer").click()
             page.get_by_role("option", name="6", exact=True).click()
             _wait_idle(page)
             expect(view).to_have_attribute("data-layer", "6", timeout=30_000)
@@ -228,9 +227,7 @@ def test_controls_fit_a_phone_and_a_wide_screen(server):  # noqa: F811
             cut = label.locator("p").evaluate("p => p.scrollWidth > p.clientWidth + 1")
             assert not cut
             # the Layer selector does nothing in the model view: it is disabled there
-            box = page.get_by_test_id("stSelectbox").filter(
-                has=page.get_by_text("Layer", exact=True))
-            assert box.first.locator("input").is_disabled()
+            assert selectbox(page, "Layer").locator("input").is_disabled()
             assert not errors, errors
         finally:
             browser.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from browser_util import SHOTS, _launch, _wait_idle, playwright_session
+from browser_util import SHOTS, _launch, _wait_idle, playwright_session, selectbox
 
 ROW = "{i}\t{w}\t_\tX\t_\t_\t{h}\t{r}\t_\t_"
 # HTML, quotes, braces, Markdown, LaTeX and an emoji code as words and relations
@@ -21,10 +21,10 @@ PASTE = "\n".join(ROW.format(i=i, w=w, h=h, r=r)
 def _pick(page, label: str, option: str) -> None:
     """Choose ``option`` in the selectbox labelled ``label`` (again if a rerun that was still
     on its way closed the list)."""
-    box = page.get_by_test_id("stSelectbox").filter(has=page.get_by_text(label, exact=True))
+    box = selectbox(page, label)
     for _ in range(5):
         _wait_idle(page)
-        box.first.click()
+        box.click()
         choice = page.get_by_role("option", name=option, exact=True)
         try:
             choice.click(timeout=5_000)
@@ -195,8 +195,7 @@ def test_a_link_to_the_first_relation_keeps_it(server):  # noqa: F811
             page = browser.new_page(viewport={"width": 1400, "height": 1200})
             page.goto(server + "/syntax")
             _wait_idle(page, timeout=240_000)
-            box = page.get_by_test_id("stSelectbox").filter(
-                has=page.get_by_text("Relation", exact=True)).first
+            box = selectbox(page, "Relation")
             expect(box.get_by_role("combobox")).to_have_value("det", timeout=120_000)
             _pick(page, "Relation", "all")
             expect(box.get_by_role("combobox")).to_have_value("all", timeout=60_000)
@@ -205,8 +204,7 @@ def test_a_link_to_the_first_relation_keeps_it(server):  # noqa: F811
             fresh = browser.new_page(viewport={"width": 1400, "height": 1200})
             fresh.goto(page.url)
             _wait_idle(fresh, timeout=240_000)
-            again = fresh.get_by_test_id("stSelectbox").filter(
-                has=fresh.get_by_text("Relation", exact=True)).first
-            expect(again.get_by_role("combobox")).to_have_value("all", timeout=120_000)
+            expect(selectbox(fresh, "Relation").get_by_role("combobox")).to_have_value(
+                "all", timeout=120_000)
         finally:
             browser.close()

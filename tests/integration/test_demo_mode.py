@@ -519,7 +519,7 @@ def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
     Attention page while A's job still runs."""
     from playwright.sync_api import expect, sync_playwright
 
-    from browser_util import _launch, _wait_idle
+    from browser_util import _launch, _wait_idle, selectbox
 
     lines = "\n".join(f"The soup number {k} was cold, but the staff were kind." for k in
                       range(1500))
@@ -545,8 +545,7 @@ def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
             b = browser.new_page(viewport={"width": 1400, "height": 1100})
             b.goto(demo_server + "/noop")  # the sample's 200 examples: cached, no queue
             expect(b.get_by_test_id("stMetric").first).to_contain_text("200", timeout=60_000)
-            b.get_by_test_id("stSelectbox").filter(
-                has=b.get_by_text("Batch size", exact=True)).first.click()
+            selectbox(b, "Batch size").click()
             b.get_by_role("option", name="32", exact=True).click()
             waiting = b.get_by_text("waiting for 1 job(s) ahead of yours", exact=False)
             expect(waiting).to_be_visible(timeout=30_000)
