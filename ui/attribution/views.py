@@ -62,6 +62,7 @@ def agreement_frame(names, rho) -> pd.DataFrame:
 
 
 AGREE_CELL, AGREE_LABELS = 56, 190  # px: a cell at full size; the room of the method names
+PHONE_CELL, PHONE_LABELS = 34, 95   # the same on a 390 px screen
 
 
 def agreement_chart(names, rho, phone: bool = False) -> alt.Chart:
@@ -72,7 +73,7 @@ def agreement_chart(names, rho, phone: bool = False) -> alt.Chart:
     df = agreement_frame(names, rho)
     order = [NAMES.get(n, n) for n in names]
     n = max(len(order), 1)
-    room, cell = (95, 34) if phone else (AGREE_LABELS, AGREE_CELL)
+    room, cell = (PHONE_LABELS, PHONE_CELL) if phone else (AGREE_LABELS, AGREE_CELL)
     base = alt.Chart(df).encode(
         x=alt.X("column:N", sort=order, title=None,
                 axis=alt.Axis(labelAngle=-40, labelLimit=room, labelOverlap=False)),
