@@ -15,7 +15,7 @@ from ui.aspects import blocks, models, state
 from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.errors import plain
 from ui.common.frame.links import CANNOT_CARRY, copy_link
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.sidebar import context

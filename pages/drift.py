@@ -20,7 +20,7 @@ from ui.common.example import wait_for_example
 from ui.common.frame.links import copy_link
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice, url_selectbox
 

@@ -11,7 +11,7 @@ from analysis.core.errors import DataError, InputError
 from analysis.importance.reading import free_heads, name, reading, removable_together
 from analysis.importance.scoring import LOSS
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example

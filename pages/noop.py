@@ -24,7 +24,7 @@ from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, 
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.sidebar import page_header
 
 ctx = page_header("No-op statistics", (

@@ -22,7 +22,7 @@ from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.frame.resources import get_model, token_capped
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.sidebar import context
 from ui.representations import blocks as B
 from ui.representations import charts as C
