@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
+from ui.common.example import start_build
 from ui.common.exports.keep import keep_report
 from ui.common.exports.state import KEEP_RUN
 from ui.server.housekeeping import freeze_long_lived
@@ -37,6 +38,11 @@ try:  # DASHBOARD_MODE / DASHBOARD_SETTINGS (ui/server/settings.py): a bad value
 except SettingsError as exc:
     st.error(plain(str(exc)), icon=":material/error:")
     st.stop()
+
+# The example checkpoint (ui/common/example.py) starts building on the server's first request,
+# whichever page it is for, not when a page that needs it is first opened (issue 49): one build
+# per server, in the background lane, and none while another process builds it.
+start_build()
 
 # Each url_path equals its file's stem: a server's first request is looked up by file name
 # (Streamlit's legacy pages-folder mode, left at once by ui.common.frame.sidebar), so a shared

@@ -73,6 +73,10 @@ class Ticket:
     started: float | None = None  # when it got its slot (the queue's clock)
     stopping: bool = False  # its visitor's run stopped or restarted: it ends at its next step
     fraction: float = 0.0         # its progress, set by the job's progress callback
+    # its own estimate of the seconds left, where the work knows better than its progress since
+    # it got its slot (the example's build: the speed of its training steps, which its pages
+    # say too); None: from its progress and its kind's measured rate
+    estimate: Callable[[], float | None] | None = None
 
     @property
     def cluster(self) -> bool:
@@ -104,21 +108,23 @@ class JobQueue:
 
     def join(self, label: str, key: str, visitors: tuple = (), limit: int | None = None,
              cluster: bool = False, *, lane: str = CORPUS, kind: str = "", size: int = 0,
-             unit: str = "", exclusive: str = "") -> Ticket:
+             unit: str = "", exclusive: str = "",
+             estimate: Callable[[], float | None] | None = None) -> Ticket:
         """A new ticket at the end of its lane (``cluster``: the cluster lane, whatever
         ``lane`` says), owned by the calling thread; :class:`JobLimit` when one of ``visitors``
         already holds ``limit`` tickets (waiting or running, in any lane). ``kind`` (default:
         the label), ``size`` and ``unit`` describe the work to other visitors and key its
         measured rate. ``exclusive``: its group (:data:`TRAINING`); it does not start while a
         ticket of that group runs in another lane (a cluster ticket has none: nothing runs
-        here)."""
+        here). ``estimate``: the job's own seconds left once it runs (module docstring of
+        :class:`Ticket`), where it knows better than its progress."""
         lane = CLUSTER if cluster else lane
         exclusive = "" if lane == CLUSTER else exclusive
         if lane not in LANES:
             raise ValueError(f"unknown lane {lane!r}")
         ticket = Ticket(label, key, threading.current_thread(), tuple(visitors), lane=lane,
                         kind=kind or label, size=max(int(size or 0), 0), unit=unit,
-                        exclusive=exclusive)
+                        exclusive=exclusive, estimate=estimate)
         with self._cond:
             self._expire()
             if limit is not None:
@@ -265,6 +271,11 @@ class JobQueue:
             return self._left(ticket) if ticket.running else None
 
     def _left(self, t: Ticket) -> float | None:
+        if t.estimate is not None:
+            try:
+                return t.estimate()
+            except Exception:  # noqa: BLE001 - an estimate that fails is no estimate
+                return None
         elapsed = self.clock() - t.started if t.started is not None else 0.0
         return time_left(elapsed, t.fraction, self._per_unit(t.kind, t.cluster), t.size)
 

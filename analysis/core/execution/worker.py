@@ -20,6 +20,7 @@ import threading
 from typing import Any, Callable
 
 from analysis.core.batching import release_memory
+from analysis.core.execution.estimates import Outlook
 from analysis.core.execution.queue import BACKGROUND, JobCancelled, JobQueue, Ticket
 
 POLL_S = 0.2          # how often a waiting background job checks its turn
@@ -88,14 +89,17 @@ class BackgroundJob:
     """``fn(progress)`` queued in the background lane (``lane``: another, for bounded short work
     that should not wait behind the background lane's long jobs; ``cluster``: as a cluster
     ticket) and run in a daemon thread that owns its ticket while it waits; read ``fraction``,
-    ``text``, ``error``, ``result`` and ``done`` from any thread, and :meth:`left_s`."""
+    ``text``, ``error``, ``result`` and ``done`` from any thread, :meth:`left_s` and, while it
+    waits, :meth:`outlook`. ``estimate``: the job's own seconds left (the queue's
+    ``Ticket.estimate``)."""
 
     def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
                  on_progress: Callable[[float, str], None] | None = None, kind: str = "",
                  size: int = 0, unit: str = "", exclusive: str = "", cluster: bool = False,
-                 free: Callable[[], None] = _free, lane: str = BACKGROUND):
+                 free: Callable[[], None] = _free, lane: str = BACKGROUND,
+                 estimate: Callable[[], float | None] | None = None):
         self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
-        self.lane = lane
+        self.lane, self.estimate = lane, estimate
         self.on_progress, self.cluster, self.free = on_progress, cluster, free
         self.about = dict(kind=kind, size=size, unit=unit, exclusive=exclusive)
         self.fraction, self.text = 0.0, ""
@@ -117,9 +121,15 @@ class BackgroundJob:
         ticket = self.ticket
         return None if ticket is None else self.queue.left_s(ticket)
 
+    def outlook(self) -> Outlook:
+        """While it waits for its turn: the jobs ahead of it and the estimated wait (empty once
+        it runs, or before it joined the queue)."""
+        ticket = self.ticket
+        return Outlook() if ticket is None else self.queue.outlook(ticket)
+
     def _work(self) -> None:
         ticket = self.queue.join(self.label, self.key, lane=self.lane, cluster=self.cluster,
-                                 **self.about)
+                                 estimate=self.estimate, **self.about)
         self.ticket = ticket  # owned by this thread
         try:
             lower_priority(self.nice)
