@@ -11,7 +11,7 @@ from analysis.aspects.gold import KINDS
 from analysis.aspects.reading import task_explanation
 from analysis.core.example import RECIPE
 from analysis.absa.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
-from ui.aspects import blocks, models, state
+from ui.aspects import blocks, models, precomputed, state
 from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.errors import plain
 from ui.common.frame.links import CANNOT_CARRY, copy_link
@@ -90,6 +90,8 @@ def render() -> None:
     if model_state is None:
         if source != models.EXAMPLE:
             st.info(models.START, icon=":material/info:")
+        else:  # the example is being built: its heads, precomputed, meanwhile (issue 49)
+            precomputed.show()
         st.stop()
 
     after, card = model_state.loaded, model_state.card

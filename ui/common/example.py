@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from analysis.core.example import BUILD_COMMAND, build_estimate, build_progress, \
-    estimate_words, example_ready
+    estimate_words, example_ready, precomputed, precomputed_label, precomputed_path
 from ui.common.errors import first_line, plain
 from ui.common.jobs import BACKGROUND_NICE, TRAINING, start_background_job
 from ui.common.state import EXAMPLE_BUILD_JOB
@@ -159,6 +159,37 @@ def wait_for_example(hint: str = "") -> bool:
         st.info(plain(f"{hint} {status.message}".strip()), icon=":material/info:")
         local_build_hint()
     return False
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _precomputed(study: str, stamp: tuple, _result_type, options: tuple):
+    record = precomputed(study)
+    if record is None:
+        return None
+    try:
+        return record, _result_type.from_json(record["result"], **dict(options))
+    except (ValueError, KeyError, TypeError, IndexError):  # a file that does not fit the schema
+        return None
+
+
+def precomputed_result(study: str, result_type, **options):
+    """``(record, result)`` of the example's precomputed result of ``study``
+    (:func:`analysis.core.example.precomputed`: None when there is none, or it was made with
+    another recipe or does not fit the result's schema), read back with
+    ``result_type.from_json(record["result"], **options)``; read once per file version."""
+    path = precomputed_path(study)
+    try:
+        st_ = path.stat()
+    except OSError:
+        return None
+    return _precomputed(study, (str(path), st_.st_size, st_.st_mtime_ns), result_type,
+                        tuple(sorted(options.items())))
+
+
+def precomputed_note(record: dict) -> None:
+    """The label every precomputed result is shown under (what it is, its recipe, when it
+    was made; the live result replaces it)."""
+    st.info(plain(precomputed_label(record)), icon=":material/history:")
 
 
 def local_build_hint() -> None:

@@ -13,7 +13,7 @@ from analysis.drift.reading import reading
 from analysis.core.errors import DataError, InputError
 from analysis.core.example import example_ready
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
-from ui.drift import blocks, state
+from ui.drift import blocks, precomputed, state
 from ui.common.frame.corpus import corpus_name, corpus_picker, session_only_note
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
@@ -57,6 +57,8 @@ def render() -> None:
                     "finetune --data FILE --task qa_m --out DIR`, then enter DIR.")
         if wait_for_example():  # built meanwhile (a background build reruns the page itself)
             st.rerun()
+        if not after_spec or after_spec == EXAMPLE_SPEC:
+            precomputed.show_for(before_spec, dataset)  # the example's, meanwhile (issue 49)
         st.stop()
     if dataset is None:
         st.stop()

@@ -90,15 +90,19 @@ def layer_chart(result, metric: str):
                                      title="A whole layer disabled (95% intervals)"), df
 
 
-def beyond_table(result, metric: str, spec: str, text: str, pair: str | None) -> pd.DataFrame:
+def beyond_table(result, metric: str, spec: str | None, text: str | None,
+                 pair: str | None) -> pd.DataFrame:
+    """The heads beyond their interval; each with its link to the Attention page (``spec``
+    None: a precomputed result, whose model is not loaded: no links)."""
     hurt, helped = beyond_interval(result, metric)
     rows = [{"effect": effect, "layer": l + 1, "head": h + 1, "change": c, "95% low": lo,
              "95% high": hi, "gradient importance": float(result.gradient[l, h]),
-             "open": attention_link(spec, text, pair, l + 1, h + 1)}
+             **({"open": attention_link(spec, text, pair, l + 1, h + 1)} if spec else {})}
             for effect, group in (("hurts", hurt), ("helps", helped))
             for l, h, c, lo, hi in group]
     return pd.DataFrame(rows, columns=["effect", "layer", "head", "change", "95% low",
-                                       "95% high", "gradient importance", "open"])
+                                       "95% high", "gradient importance"]
+                        + (["open"] if spec else []))
 
 
 def show_table(df: pd.DataFrame, key: str) -> None:
@@ -106,9 +110,9 @@ def show_table(df: pd.DataFrame, key: str) -> None:
         st.info("No head's removal changes the metric beyond its 95% interval.",
                 icon=":material/info:")
         return
+    links = {"open": st.column_config.LinkColumn("Attention page", display_text="open head")}
     st.dataframe(df, hide_index=True, key=key, column_config={
-        **decimals(df), "open": st.column_config.LinkColumn(
-            "Attention page", display_text="open head")})
+        **decimals(df), **(links if "open" in df else {})})
 
 
 def pruning_chart(result):

@@ -23,6 +23,7 @@ from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice
 from ui.patching import blocks as B
 from ui.patching import compute as C
+from ui.patching import precomputed
 from ui.patching import state as S
 from analysis.absa.data import CATEGORIES
 
@@ -64,6 +65,7 @@ def render() -> None:
             "its counterfactual which of its 72 heads, and which of its 6 layers at which words, "
             "carry the change of its answer. The embedded model alone has no classifier, so "
             "there is no answer to patch before then."):
+        precomputed.show(direction, scale)  # the example's own, meanwhile (issue 49)
         st.stop()
     try:
         loaded, card = C.classifier(spec)
