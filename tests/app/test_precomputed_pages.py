@@ -82,6 +82,30 @@ def test_drift_shows_the_examples_drift_meanwhile():
     assert LABEL not in _info(at) and not at.metric
 
 
+def test_causal_patching_shows_the_examples_opening_pair_meanwhile():
+    at = _open("patching")
+    assert LABEL in _info(at)
+    got = _record("patching")["result"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Input's answer"], metrics["Counterfactual's answer"]) == (
+        got["predictions"]["clean"], got["predictions"]["counter"])
+    heads = np.array([[np.nan if v is None else v for v in row] for row in got["heads"]])
+    l, h = np.unravel_index(int(np.nanargmax(heads)), heads.shape)
+    assert metrics["Head carrying most"] == f"{l + 1}-{h + 1} ({heads[l, h]:+.0%})"
+    frames = chart_frames(at)
+    grid = next(f for f in frames if "effect" in f.columns and "head" in f.columns)
+    assert np.allclose(grid.sort_values(["layer", "head"])["effect"].to_numpy(),
+                       heads.ravel(), equal_nan=True)
+    # the corpus view over the held-out pairs is there too, with its reading
+    assert got["corpus"]["pairs"] > 0
+    md = " ".join(m.value for m in at.markdown)
+    assert f"Averaged over {got['corpus']['pairs']} pairs" in md
+    # denoising was not precomputed: the page says what it will show, no numbers
+    at.radio(key="patching_direction").set_value("denoising")
+    at.run()
+    assert LABEL not in _info(at) and not at.metric
+
+
 def test_a_file_of_another_recipe_is_not_shown(tmp_path, monkeypatch):
     from analysis.core import example
 
