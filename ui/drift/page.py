@@ -155,9 +155,9 @@ def render() -> None:
         p1, p2 = st.columns(2)
         # the most changed head by default: bound by url_choice (a link to layer or head 1 keeps it)
         layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=state.LAYER,
-                               default=int(lo[0]) + 1))
+                               default=int(lo[0]) + 1, follows=rkey))
         head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=state.HEAD,
-                              default=int(lo[1]) + 1))
+                              default=int(lo[1]) + 1, follows=rkey))
         order = blocks.head_examples(result, before.spec, layer, head, rkey)
         per_ex = result.cosine_examples[:, layer - 1, head - 1]
         shown = [int(i) for i in order[: min(len(order), 200)]]

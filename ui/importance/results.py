@@ -101,9 +101,11 @@ def show(result, marks, m: str, key: tuple, source: dict | None, live: Live | No
                numbers=numbers)
         p1, p2, p3 = st.columns([1, 1, 2], vertical_alignment="bottom")
         # the most needed head by default: bound by url_choice (a link to layer or head 1 keeps it)
+        # ... and back on it for another result (issue 49)
         layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=S.LAYER,
-                               default=worst[0] + 1))
-        head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=worst[1] + 1))
+                               default=worst[0] + 1, follows=(key, m)))
+        head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=worst[1] + 1,
+                              follows=(key, m)))
         lo, hi = result.heads_ci[m][layer - 1, head - 1]
         other = live.other if live else None
         p3.markdown(plain(f"Head {layer}-{head}: {result.heads[m][layer - 1, head - 1]:+.3f} "
