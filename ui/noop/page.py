@@ -113,7 +113,7 @@ def render() -> None:
     with tab_maps:
         explain(EXPLAIN["maps"])
         show_chart(chart("maps", lambda: heatmap_grid(stats, PROPORTIONS, "Share of attention per "
-                                                      "head", domain=[0, 1])),
+                                                      "head (each map: 0 to its largest)")),
                    "noop_heatmaps", state.CHART_MAPS, report=source)
         show_chart(chart("entropy maps", lambda: heatmap_grid(
             stats, ["entropy", "entropy_cls"], "Entropy per head (nats)", scheme="purples")),
@@ -121,7 +121,7 @@ def render() -> None:
         if "norm_sep" in stats.metrics:
             show_chart(chart("norm maps", lambda: heatmap_grid(
                 stats, ["norm_cls", "norm_sep", "norm_punct"],
-                "Norm share per head (Kobayashi et al.)", domain=[0, 1], scheme="oranges")),
+                "Norm share per head (Kobayashi et al.)", scheme="oranges")),
                 "noop_norm_heatmaps", state.CHART_NORM_MAPS, report=source)
 
     with tab_ent:
