@@ -74,3 +74,41 @@ def test_an_uploaded_treebank_is_searched_with_its_labels_and_fits(server, width
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:
             browser.close()
+
+
+def test_the_boxes_say_what_is_searched_after_an_upload(server):
+    """Issue 49: a link with a token and a layer, then Upload and a .conllu file: the boxes
+    showed "0: [CLS]", "0 (embeddings)" and "10" while the reading, the matches and the URL
+    were for "service" at layer 4, 20 matches. The boxes must show what is searched."""
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    from browser_util import selectbox
+
+    data = (Path(__file__).resolve().parents[2] / "data" / "treebank" /
+            "sample.conllu").read_bytes()
+    with playwright_session() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{server}/search?a=The+service+was+slow+but+the+food+was+great."
+                      "&s_corpus=text&s_token=2&s_layer=4", timeout=120_000)
+            expect(page.get_by_text("nearest tokens to «service»")).to_be_visible(
+                timeout=300_000)
+            _wait_idle(page, timeout=300_000)
+            page.locator("button[data-variant=segmented_control]").filter(
+                has_text="Upload").click()
+            expect(page.get_by_text("Upload a corpus file to analyse.")).to_be_visible(
+                timeout=120_000)
+            page.locator("input[type=file]").set_input_files(
+                files=[{"name": "mine.conllu", "mimeType": "text/plain", "buffer": data}])
+            expect(page.get_by_text("The 20 nearest tokens to «service»")).to_be_visible(
+                timeout=300_000)
+            _wait_idle(page, timeout=300_000)
+            page.wait_for_timeout(1000)
+            for label, value in (("Token", "2: service"), ("Layer", "4"), ("Matches", "20")):
+                expect(selectbox(page, label).locator("input")).to_have_value(value)
+            assert "s_token=2" in page.url and "s_layer=4" in page.url
+        finally:
+            browser.close()

@@ -72,16 +72,25 @@ def url_choice(container, label: str, options: Sequence, *, key: str,
         if seen is not None and seen != follows and key in st.session_state:
             st.session_state[key] = default  # another result: its own default
     if key not in st.session_state:
+        # a widget drawn anew starts at its index, never at a value written to the session
+        # first: Streamlit's browser side shows the first option for a widget it drew before
+        # (then left out of a run: a page that stopped above it) whose value the session
+        # gets back unchanged, while the run reads that value (issue 49: Search's boxes read
+        # "0: [CLS]", "0 (embeddings)", "10" after an upload while it searched token 2 at
+        # layer 4 for 20 matches)
         if url is not None and url in tokens:
-            st.session_state[key] = tokens[url]
+            start = tokens[url]
         elif kept in st.session_state and st.session_state[kept] in tokens:  # page change
-            st.session_state[key] = tokens[str(st.session_state[kept])]
-        elif default != options[0]:
+            start = tokens[str(st.session_state[kept])]
+        else:
+            start = default
+    else:
+        if str(st.session_state[key]) not in tokens:
             st.session_state[key] = default
-    elif str(st.session_state[key]) not in tokens:
-        st.session_state[key] = default
+        start = st.session_state[key]
     draw = getattr(container, widget)
-    value = draw(label, options, format_func=format_func, key=key, **kw)
+    value = draw(label, options, index=options.index(tokens[str(start)]),
+                 format_func=format_func, key=key, **kw)
     token = str(value)
     st.session_state[kept] = token
     if token == str(default):
