@@ -35,8 +35,9 @@ def render() -> None:
         "look from the aspect word of that sentence at the aspect terms, their opinion words, the "
         "other aspect, or [SEP] when the aspect is absent? Measured per head with bootstrap 95% "
         "intervals and baselines, before and after fine-tuning. Layers and heads are shown "
-        "1-indexed" + settings().for_local(" (the CLI's JSON is 0-indexed)") + "."
-    )
+        "1-indexed.", help=settings().for_local("For command-line users: the JSON of python -m "
+                                                "analysis aspects heads counts them from 0.")
+        or None)
     ctx = context()
 
     # ---------------------------------------------------------------------------------------------
@@ -192,7 +193,7 @@ def render() -> None:
             "for the top heads than for random ones means they matter, when its 95% interval "
             "stays clear of zero and of the random heads' range (else: within noise).")
     eval_ex, eval_on = blocks.causal_pairs(model_state, card, task, order)
-    st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mask` did) and "
+    st.caption("Mask the top-k heads of a kind (their output is set to zero) and "
                f"re-evaluate the task on {eval_on}, next to masking k random heads "
                "(mean of 3 draws). Metrics in percent; the top heads' change has a paired "
                "bootstrap 95% interval (sentences resampled) and is within noise when that "

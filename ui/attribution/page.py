@@ -28,7 +28,7 @@ from ui.common.frame.corpus import cap_widget, corpus_name, corpus_picker, finge
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.exports.export import chart_downloads, json_download, json_label
+from ui.common.exports.export import chart_downloads, json_download, json_help, json_label
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.links import copy_link, folder_note
@@ -135,9 +135,10 @@ def render() -> None:
         chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                         df=lambda: agreement_frame(names, rho))
         add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
-        download_button(json_label("every method's numbers", "python -m analysis attribution"),
+        download_button(json_label("every method's numbers"),
                         lambda: json.dumps(attribution_json(result)),
-                        "attribution.json", "application/json", state.W_JSON)
+                        "attribution.json", "application/json", state.W_JSON,
+                        help=json_help("python -m analysis attribution"))
 
     with tab_corpus:
         explain(EXPLAIN["faithfulness"])

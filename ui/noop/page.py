@@ -16,7 +16,7 @@ from ui.common.frame.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
-from ui.common.exports.export import json_label
+from ui.common.exports.export import json_help, json_label
 from ui.common.frame.links import copy_link
 from ui.noop import state
 from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2,
@@ -162,6 +162,7 @@ def render() -> None:
         explain(EXPLAIN["heads"])
         heads_tables(stats, ctx.spec, first["text"], first["text_pair"], report=source)
 
-    download_button(json_label("all statistics", "python -m analysis noop"),
+    download_button(json_label("all statistics"),
                     lambda: json.dumps(stats.to_json_dict(CLI_METRICS), indent=1),
-                    "noop_stats.json", "application/json", state.JSON)
+                    "noop_stats.json", "application/json", state.JSON,
+                    help=json_help("python -m analysis noop"))

@@ -197,14 +197,20 @@ def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
     download_button(label, lambda: df_fn().to_csv(index=False), file_name, "text/csv", key)
 
 
-def json_label(what: str, command: str = "the CLI") -> str:
-    """A JSON download's label; outside demo mode it names the ``command`` whose JSON has the
-    same schema (a demo's visitors have no command line)."""
-    return f"Download {what} (JSON{settings().for_local(f', same schema as {command}')})"
+def json_label(what: str) -> str:
+    """A JSON download's label, in a visitor's words (no command line: issue 49)."""
+    return f"Download {what} (JSON)"
+
+
+def json_help(command: str = "the command line") -> str | None:
+    """The JSON download's tooltip outside demo mode: the ``command`` whose JSON has the same
+    keys, for command-line users (a demo's visitors have no command line)."""
+    return settings().for_local(f"For command-line users: the same schema as {command}.") \
+        or None
 
 
 def json_download(data, name: str, key: str, what: str) -> None:
     """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
     make = data if callable(data) else (lambda: data)
-    download_button(json_label(what),
-                    lambda: json.dumps(make(), indent=1), name, "application/json", key)
+    download_button(json_label(what), lambda: json.dumps(make(), indent=1), name,
+                    "application/json", key, help=json_help())

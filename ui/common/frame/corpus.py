@@ -146,9 +146,11 @@ def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20
     try:
         if source == SAMPLE:
             dataset = bundled_sample(cap)
+            # its folder for local users in the tooltip, not in the text (issue 49)
             st.caption("The bundled sample corpus: 292 English sentences and sentence pairs "
-                       "written for this project"
-                       + settings().for_local(" (data/sample_corpus)") + ".")
+                       "written for this project.",
+                       help=settings().for_local("Its file: data/sample_corpus/corpus.txt.")
+                       or None)
         elif source == PASTE:
             dataset = _pasted(keys, cap, conf)
         elif source == UPLOAD:
