@@ -11,6 +11,15 @@ from test_browser import _launch, _wait_idle
 from browser_util import playwright_session
 from test_fit_browser import OVERFLOW
 
+# the label axis of the first chart: (label, drawn) for each (vega hides an overlapping one
+# with opacity 0)
+LABELS = """() => {
+    const axes = [...document.querySelector('.vega-embed').querySelectorAll('g.role-axis')];
+    const texts = axes.map(a => [...a.querySelectorAll('.role-axis-label text')]);
+    const words = texts.find(ts => ts.length && ts.some(t => isNaN(Number(t.textContent))));
+    return words.map(t => [t.textContent, (t.getAttribute('opacity') ?? '1') !== '0']);
+}"""
+
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
 
@@ -37,6 +46,10 @@ def test_search_page_shows_matches_and_fits(server, width):
             assert page.evaluate(OVERFLOW) == []
             chart = page.locator(".vega-embed").first.bounding_box()
             assert chart["width"] <= width and chart["width"] > 0.5 * min(width, 700)
+            # issue 49: every label of the histogram written (fitted into a fixed height, vega
+            # hid every other one: DET, PUNCT, PRON... of the treebank's 12)
+            labels = page.evaluate(LABELS)
+            assert len(labels) == 12 and all(shown for _, shown in labels), labels
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:
             browser.close()

@@ -268,12 +268,16 @@ def histogram(rows: list[dict], name: str, top: int = 12) -> alt.Chart:
                          for r in rows for who, col in (("matches", "matches (%)"),
                                                         ("corpus (chance)", "corpus (%)"))])
     order = [r["label"] for r in rows]
+    # every label written (issue 49: a chart stretched to the page's width was fitted into its
+    # height, title, axis and legend included, and vega dropped every other label): the
+    # height is the bars' own (fit-x) and no label is left out
     return alt.Chart(long, title=LABEL_NAMES.get(name, name)).mark_bar().encode(
-        y=alt.Y("label:N", sort=order, title=None),
+        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False)),
         yOffset=alt.YOffset("among:N", sort=["matches", "corpus (chance)"]),
         x=alt.X("share (%):Q", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("among:N", sort=["matches", "corpus (chance)"],
                         scale=alt.Scale(range=["#4c78a8", "#bab0ac"]),
                         legend=alt.Legend(orient="bottom", title=None)),
         tooltip=["label:N", "among:N", alt.Tooltip("share (%):Q", format=".1f")],
-    ).properties(height=max(120, 30 * len(rows)))
+    ).properties(height=max(120, 30 * len(rows)),
+                 autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
