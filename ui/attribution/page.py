@@ -18,7 +18,8 @@ from analysis.core.errors import DataError, InputError
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.attribution import state
 from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, ask_slow, corpus_faithfulness,
-                                   explain_input, faith_cap, faith_help, has_task_head,
+                                   explain_input, faith_cap, faith_expected, faith_help,
+                                   has_task_head,
                                    map_block, page_model, prediction_text, slow_to_ask,
                                    sources)
 from ui.attribution.views import (FALLS, agreement_chart, agreement_frame, coloured_rows,
@@ -176,8 +177,10 @@ def render() -> None:
                      icon=":material/play_arrow:"):
             state.set_faith_run(run_key)
         if state.faith_run() != run_key:
-            st.caption(f"Press the button to explain {len(texts)} examples by every method and "
-                       "remove their words (queued with other heavy work on this server).")
+            st.caption(plain(
+                f"Press the button to explain {len(texts)} examples by every method and remove "
+                "their words (queued with other heavy work on this server): "
+                + faith_expected(loaded, fp, texts, pairs) + "."))
             st.stop()
         try:
             faith = corpus_faithfulness(loaded, fp, texts, pairs, state.REMOVALS[removal])
