@@ -73,7 +73,8 @@ def render() -> None:
         # view a first visit opens
         first = S.View(model_choice, data_choice, method,
                        st.session_state.get(S.METRIC) or S.FIRST_METRIC, max_examples)
-        shown = precomputed_result(S.PREFIX, ImportanceResult, method=method) \
+        shown = precomputed_result(S.PREFIX, ImportanceResult, method=method,
+                                   description=S.EXAMPLE_DATA) \
             if S.is_first_visit(first, S.FIRST_METRIC) else None
         if shown is not None:
             record, result = shown
@@ -105,7 +106,8 @@ def render() -> None:
                         "held-out sentences, once for every visitor; the page fills in by itself. "
                         + C.expected(ev), icon=":material/hourglass_top:")
                 C.watch(job)
-                shown = precomputed_result(S.PREFIX, ImportanceResult, method=method)
+                shown = precomputed_result(S.PREFIX, ImportanceResult, method=method,
+                                           description=ev.description)
                 if shown is not None:  # the same view, precomputed, until this one is done
                     precomputed_note(shown[0])
                     R.show(shown[1], C.Marks([], []), metric,

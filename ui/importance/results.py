@@ -97,6 +97,7 @@ def show(result, marks, m: str, key: tuple, source: dict | None, live: Live | No
                 "half their attention on [SEP] (No-op statistics).")
         built = B.show(key, "map", lambda: B.map_chart(result, m, marks), "importance-map",
                        stretch=False)
+        st.caption(B.BORDERS)
         report("Change per head with the head disabled", f"{S.REPORT}-map", chart=built.chart,
                numbers=numbers)
         p1, p2, p3 = st.columns([1, 1, 2], vertical_alignment="bottom")
