@@ -111,6 +111,38 @@ GLOSSARY: dict[str, str] = {
     "leave-one-out": "Removing one word at a time and watching how the prediction changes.",
     "faithful": "An explanation is faithful when it shows what the model really used, not just "
         "what looks plausible to a person.",
+    "micro F1": "F1 counted over all the sentences' aspects together (not sentence by sentence "
+        "and then averaged): from 0 to 100, it balances aspects found wrongly against aspects "
+        "missed.",
+    "noising": "Causal patching's copy from the counterfactual's run into the input's run: "
+        "does the model need this part to keep its answer?",
+    "denoising": "Causal patching's copy from the input's run into the counterfactual's run: is "
+        "this part enough to bring the input's answer back?",
+    "logit": "The model's raw score for an answer, before the scores become probabilities; the "
+        "gap between two answers' logits says which one the model prefers, and by how much.",
+}
+
+# A few words for each term where it first appears on a page, in parentheses after it
+# (ui.common.frame.explain.glossed, issue 49); the glossary's entry says the rest. The keys
+# are what the pages write (a short form of a glossary term included: "Spearman", "bootstrap").
+SHORT: dict[str, str] = {
+    "NLI-M": "the review paired with the aspect's name alone",
+    "QA-M": "the review paired with a question about the aspect",
+    "micro F1": "0 to 100, aspects found wrongly and aspects missed balanced over all sentences",
+    "aspect F1": "0 to 100: how well the model finds the aspects a sentence talks about",
+    "bootstrap": "the score recomputed on many resamples of the examples, to see how much it "
+                 "could vary",
+    "RSA": "do the two models find the same word pairs alike?",
+    "CKA": "a 0 to 1 score of how alike the two models' internal numbers are",
+    "Spearman": "do two rankings go up and down together? -1 to 1",
+    "ALTI": "each word's share of what every layer passes on",
+    "noising": "the counterfactual's part copied into the input's run",
+    "denoising": "the input's part copied into the counterfactual's run",
+    "UPOS": "the part of speech: noun, verb, adjective...",
+    "anisotropy": "how much all the vectors point the same way",
+    "nats": "the unit of entropy: 0 is all attention on one word, more is more spread out",
+    "entropy": "how spread out a head's attention is",
+    "logit": "the model's raw score for an answer",
 }
 
 _WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)

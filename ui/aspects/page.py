@@ -17,7 +17,7 @@ from ui.common.errors import plain
 from ui.common.frame.links import CANNOT_CARRY, copy_link
 from ui.server.settings import settings
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_selectbox
 
@@ -29,13 +29,13 @@ def render() -> None:
 
     st.title("Aspect heads")
     fit_narrow_screens()
-    st.caption(
+    st.caption(glossed(
         "Aspect-based sentiment as sentence pairs (Sun et al. 2019): each review is paired with an "
         "auxiliary sentence per category (price, anecdotes, food, ambience, service). Which heads "
         "look from the aspect word of that sentence at the aspect terms, their opinion words, the "
         "other aspect, or [SEP] when the aspect is absent? Measured per head with bootstrap 95% "
         "intervals and baselines, before and after fine-tuning. Layers and heads are shown "
-        "1-indexed.", help=settings().for_local("For command-line users: the JSON of python -m "
+        "1-indexed."), help=settings().for_local("For command-line users: the JSON of python -m "
                                                 "analysis aspects heads counts them from 0.")
         or None)
     ctx = context()

@@ -17,7 +17,7 @@ from analysis.aspects.study import AspectHeadsResult
 from ui.aspects import blocks
 from ui.common.errors import plain
 from ui.common.example import precomputed_note, precomputed_result
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.heads import decimals, heads_frame, heads_heatmap
 
 TOP = 10  # heads listed per kind
@@ -52,8 +52,8 @@ def show() -> bool:
                                                for k in KINDS))
     explain(task_explanation(result.task))
     lines = reading(ranked, result.baselines)
-    st.info(plain(lines[0]), icon=":material/gavel:")
-    st.markdown("\n".join(f"- {plain(line)}" for line in lines[1:]))
+    st.info(glossed(plain(lines[0])), icon=":material/gavel:")
+    st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines[1:])))
     for tab, kind in zip(st.tabs([blocks.KIND_SHORT[k] for k in KINDS]), KINDS):
         with tab:
             st.subheader(blocks.KIND_TITLES[kind])

@@ -31,7 +31,7 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.exports.export import chart_downloads, json_download, json_help, json_label
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.links import copy_link, folder_note
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_selectbox
@@ -98,11 +98,15 @@ def render() -> None:
                       delta_color="off")
             p2.caption("Probabilities: " + prediction_text(result))
         reading = input_reading(result)
-        st.markdown(plain(reading))
+        st.markdown(glossed(plain(reading)))
         add_button("Attribution: what the model used", state.W_READING, reading=[reading],
                    numbers={"prediction": prediction_text(result) or "no task head"}, **source)
 
         st.subheader("The input, coloured by each method")
+        st.caption(glossed("Raw attention and the attention norms read the attention tables; "
+                           "ALTI and value zeroing follow what each layer passes on; gradient x "
+                           "input and integrated gradients follow the prediction back to the "
+                           "words. The darker a word, the more the method says it mattered."))
         explain(EXPLAIN["text"])
         scores = {m: r.input for m, r in result.methods.items()}
         st.markdown(coloured_rows(result.tokens, result.special, scores), unsafe_allow_html=True)

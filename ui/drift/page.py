@@ -19,7 +19,7 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.frame.links import copy_link
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.server.settings import settings
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice, url_selectbox
@@ -29,12 +29,12 @@ def render() -> None:
     """The page, top to bottom (pages/drift.py calls it on every run)."""
     Q = "query-params"
     st.title("Fine-tuning drift")
-    st.caption(
+    st.caption(glossed(
         "What fine-tuning changed, head by head and layer by layer, over a corpus: cosine "
         "similarity of each head's attention maps before vs after (Kovaleva et al. 2019), "
         "layerwise RSA (Merchant et al. 2020) and linear CKA (Kornblith et al. 2019), the drift of "
         "attention to [CLS]/[SEP]/punctuation, and Kovaleva's pattern types."
-    )
+    ))
     ctx = context()
 
     before_spec, after_spec = blocks.before_after_models(ctx.spec, ctx.loaded.name)
@@ -136,7 +136,7 @@ def render() -> None:
     lines = reading(result, thr, trained=trained)
     with reading_box:
         st.subheader("Reading")
-        st.markdown("\n".join(f"- {plain(line)}" for line in lines))
+        st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines)))
         add_button("Fine-tuning drift: the reading", state.ADD_READING, reading=lines,
                    numbers=numbers, **source)
         if not (result.identical or result.all_ones):

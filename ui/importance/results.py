@@ -11,9 +11,10 @@ import streamlit as st
 
 from analysis.importance.reading import free_heads, name, reading, removable_together
 from analysis.importance.scoring import LOSS
+from analysis.report.glossary import SHORT
 from ui.common.errors import plain
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.links import attention_link
 from ui.common.frame.url_select import url_choice
 from ui.importance import blocks as B
@@ -57,7 +58,12 @@ def numbers_of(result, m: str) -> tuple[dict, dict]:
                                     delta_arrow="off",
                                     help=f"Disabling head {name(*worst)} changes the "
                                          f"{S.METRIC_NAMES[m]} by {change}, more than any other "
-                                         "head.")}
+                                         "head."),
+             # a jargon label gets its everyday words where it first shows (issue 49)
+             "Spearman (gradient)": dict(value=numbers["Spearman (gradient)"],
+                                         help=f"Spearman: {SHORT['Spearman']}. Does gradient "
+                                              "importance rank the heads as the measured drops "
+                                              "do?")}
     return numbers, short
 
 
@@ -81,7 +87,7 @@ def show(result, marks, m: str, key: tuple, source: dict | None, live: Live | No
     st.subheader("Reading")
     lines = reading(result, marks.aspect, marks.sep, other=live.other if live else None,
                     trained=live.trained if live else None)
-    st.markdown("\n".join(f"- {plain(line)}" for line in lines))
+    st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines)))
     report = (lambda *a, **kw: add_button(*a, **kw, **source)) if source else \
         (lambda *a, **kw: None)
     report("Head importance: the reading", f"{S.REPORT}-reading", reading=lines,

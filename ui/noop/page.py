@@ -23,7 +23,7 @@ from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, 
                             get_loss_head, gradients_block, heads_tables, heatmap_grid, layer_table,
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.server.settings import settings
 from ui.common.frame.sidebar import page_header
 
@@ -91,7 +91,7 @@ def render() -> None:
 
     st.subheader("Reading")
     lines = reading(stats, loaded.name)  # the report's copy; the page shows the name as plain text
-    st.markdown("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name))))
+    st.markdown(glossed("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name)))))
     source = dict(loaded=loaded, data=corpus_name(state.CORPUS, dataset), page="No-op statistics",
                   url_path="noop", settings={"batch size": batch_size,
                                              "attention norms": use_norms})

@@ -16,7 +16,7 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.exports.export import chart_downloads
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice
@@ -153,7 +153,7 @@ def render() -> None:
                   settings={"direction": direction, "numbers": S.SCALES[scale]})
     st.subheader("Reading")
     lines = pair_reading(r)
-    st.markdown("\n".join(f"- {plain(line)}" for line in lines))
+    st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines)))
     add_button("Causal patching: the reading", f"{S.REPORT}-reading", reading=lines,
                numbers=numbers, **source)
 

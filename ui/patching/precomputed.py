@@ -15,7 +15,7 @@ from analysis.patching.study import PatchingResult
 from ui.common.chart_cache import cached_chart, draw
 from ui.common.errors import plain
 from ui.common.example import precomputed_note, precomputed_result
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.patching import blocks as B
 from ui.patching import state as S
 
@@ -63,7 +63,7 @@ def show(direction: str, scale: str) -> bool:
     for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
         col.metric(label, plain(value))
     st.subheader("Reading")
-    st.markdown("\n".join(f"- {plain(line)}" for line in pair_reading(r)))
+    st.markdown(glossed("\n".join(f"- {plain(line)}" for line in pair_reading(r))))
     key = (S.PREFIX, "precomputed", record.get("made"), scale)
     heads, positions, corpus = st.tabs(S.TABS)
     with heads:

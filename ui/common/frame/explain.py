@@ -1,14 +1,46 @@
-"""The everyday explanations every page shows: a "What am I looking at?" block beside a view
-with the glossary's entries for the terms it uses (:func:`explain`), and the whole glossary
-(:func:`glossary_block`, the Report page). The terms and their words are
-``analysis.report.GLOSSARY``'s."""
+"""The everyday explanations every page shows: a term's few words where it first appears on
+the page (:func:`glossed`), a "What am I looking at?" block beside a view with the glossary's
+entries for the terms it uses (:func:`explain`), and the whole glossary (:func:`glossary_block`,
+the Report page). The terms and their words are ``analysis.report.GLOSSARY``'s (and
+``SHORT``'s)."""
 
 from __future__ import annotations
+
+import re
 
 import streamlit as st
 
 from analysis.report import GLOSSARY, terms_in
+from analysis.report.glossary import SHORT
 from ui.common.errors import plain
+from ui.common.frame.state import GLOSSED
+
+# a term as a whole word; an acronym as written, a word in any case ("Noising", "noising")
+_TERMS = {t: re.compile(r"(?<![\w\[-])" + re.escape(t) + r"(?![\w\]-])",
+                        0 if t.isupper() or t[0].isupper() else re.I) for t in SHORT}
+
+
+def new_page_run() -> None:
+    """A page's run starts: no term has been explained on it yet (app.py, every run)."""
+    st.session_state[GLOSSED] = set()
+
+
+def glossed(text: str) -> str:
+    """``text`` with each term of the short glossary that this page run has not explained yet
+    followed, at its first use, by its few everyday words in parentheses ("RSA (do the two
+    models find the same word pairs alike?)"); plain text or Markdown (issue 49: NLI-M, micro
+    F1, bootstrap, RSA, CKA, Spearman, ALTI, noising, UPOS, anisotropy, entropy in nats went
+    unexplained where they first appeared)."""
+    seen = st.session_state.setdefault(GLOSSED, set())
+    for term, pattern in _TERMS.items():
+        if term in seen:
+            continue
+        m = pattern.search(text)
+        if m is None:
+            continue
+        seen.add(term)
+        text = f"{text[:m.end()]} ({SHORT[term]}){text[m.end():]}"
+    return text
 
 
 def explain(text: str, label: str = "What am I looking at?") -> None:

@@ -93,3 +93,6 @@ def kept_input() -> tuple | None:
 
 def keep_input(mode: str, text: str, pair: str | None) -> None:
     st.session_state[KEPT_INPUT] = (mode, text, pair)
+
+
+GLOSSED = "_glossed_terms"  # the terms already explained on this page run (explain.glossed)
