@@ -217,7 +217,11 @@ def run_heads(args) -> int:
 def run_example(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.absa.example import build_example
+    from analysis.core.example import estimate_words, machine_threads
 
+    threads = machine_threads()
+    print(f"building the example checkpoint at {threads} torch thread(s) (the cores the "
+          f"machine leaves free): {estimate_words()}")
     bar = tqdm(total=1.0, unit="", bar_format="{l_bar}{bar}| {desc}")
 
     def progress(fraction: float, text: str) -> None:
@@ -225,7 +229,7 @@ def run_example(args) -> int:
         bar.set_description_str(text)
         bar.refresh()
 
-    out = build_example(args.out, progress)
+    out = build_example(args.out, progress, threads=threads)
     bar.close()
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.absa.checkpoints import read_card

@@ -384,9 +384,14 @@ def test_cli_builds_the_example(built, tiny, tmp_path, monkeypatch, capsys):
 
     real = example_build.build_example
     monkeypatch.setattr(example_build, "build_example",
-                        lambda out=None, progress=None: real(out, progress, loaded=tiny,
-                                                             max_steps=2))
+                        lambda out=None, progress=None, threads=None: real(
+                            out, progress, loaded=tiny, max_steps=2, threads=threads))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert main(["aspects", "example", "--out", str(tmp_path / "ex")]) == 0
     printed = capsys.readouterr().out
     assert f"wrote {tmp_path / 'ex'}" in printed and "aspect_f1" in printed
+    # issue 49: the command says its threads and the one estimate before it starts
+    assert printed.startswith("building the example checkpoint at 1 torch thread(s) (the "
+                              "cores the machine leaves free): about 2 minutes on a free CPU "
+                              "core (measured), longer on a busy machine\n")
     assert example.example_ready(tmp_path / "ex")
