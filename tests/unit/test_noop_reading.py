@@ -3,6 +3,8 @@ section 3)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -33,8 +35,11 @@ def test_reading_and_tables_follow_the_numbers():
     assert [(r["layer"], r["head"]) for r in top] == [(2, 1), (2, 2)]
     assert top[0]["to [CLS]+[SEP]"] == pytest.approx(0.8)
     assert positional_heads(st) == [{"layer": 1, "head": 2, "direction": "next", "share": 0.6}]
-    d = st.to_json_dict(["cls", "sep"])
+    d = st.to_json()  # the command's and the page's JSON: the CLI_METRICS, no entropy_cls
+    assert list(d["metrics"]) == ["cls", "sep", "punct", "self", "prev", "next", "entropy"]
     assert d["metrics"]["sep"] == [[0.2, 0.1], [0.7, 0.6]] and d["n_examples"] == 3
+    back = CorpusStats.from_json(json.loads(json.dumps(d)))
+    assert back.to_json() == d and back.metrics["next"][0, 1] == 0.6
 
 
 # -- intervals over examples (issue 35) ---------------------------------------------------------
@@ -119,7 +124,7 @@ def test_without_squares_the_reading_has_no_interval():
     cls = np.array([[0.1, 0.05], [0.1, 0.1]])
     st = _synthetic_stats(cls, cls + 0.2)
     assert st.layer_ci("special") is None and "95%" not in " ".join(reading(st))
-    assert "layers_ci" not in st.to_json_dict(["cls"])
+    assert "layers_ci" not in st.to_json()
 
 
 def test_layer_rows_are_the_reading_numbers_in_percent_and_nats():
