@@ -94,5 +94,5 @@ def gradients_plan(inputs: GradientInputs, models):
     return work
 
 
-GRADIENTS = StudyDef(name="noop", title="No-op statistics: gradient importance",
+GRADIENTS = StudyDef(name="noop-gradients", title="No-op statistics: gradient importance",
                      inputs=GradientInputs, result=GradientImportance, plan=gradients_plan)
