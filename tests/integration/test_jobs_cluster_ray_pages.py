@@ -89,12 +89,12 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     from ui.server.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)
-    local = faithfulness(tiny, TEXTS, None, removal="mask", max_tokens=64).to_json_dict()
+    local = faithfulness(tiny, TEXTS, None, removal="mask", max_tokens=64).to_json()
     page = B._faithfulness(tiny.spec, checkpoint_stamp(tiny.spec), "fp", len(TEXTS), "mask",
                            64, tiny, TEXTS, [None] * len(TEXTS))
     assert sent == [("Capped", len(TEXTS))]
     assert page.n_examples == 2  # the blank text is skipped, as in process
-    same_json(page.to_json_dict(), local)
+    same_json(page.to_json(), local)
 
     # a folder the server loaded, gone since: the workers cannot load it, so it runs here
     folder = tmp_path / "gone"
@@ -106,7 +106,7 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     assert len(sent) == 2  # tried on the cluster once...
     assert out.model == gone.name  # ...then computed here, on the same weights as ``tiny``
     unnamed = {"model": None, "reading": None}
-    same_json({**out.to_json_dict(), **unnamed}, {**local, **unnamed})
+    same_json({**out.to_json(), **unnamed}, {**local, **unnamed})
     assert ("auto", gone.spec) in cluster._UNLOADABLE
     again = Corpus(FaithfulnessJob(gone.spec), examples_dataset(TEXTS))
     assert cluster.workers_may_load(again, settings().ray_address) is False
