@@ -120,6 +120,31 @@ def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, s
     assert "wrote" in capsys.readouterr().out
 
 
+def test_search_index_cli_on_ray_writes_the_in_process_index(cluster, tiny_model_dir, tmp_path,
+                                                             capsys):
+    """``search index --ray auto --ray-workers 2`` (the study's one plan, on the placement of
+    its options) writes the folder the in-process command writes: the same pieces and
+    vectors (each piece's vectors come from its own sentence's forward)."""
+    import json
+
+    from analysis.cli import main
+
+    data = tmp_path / "c.txt"
+    data.write_text("The soup was cold.\n\nLovely bread, rude waiter.\nIs it open?\n",
+                    encoding="utf-8")
+    common = ["search", "index", "--data", str(data), "--model", str(tiny_model_dir("bert")),
+              "--batch-size", "2"]
+    assert main(common + ["--out", str(tmp_path / "here")]) == 0
+    assert main(common + ["--ray", "auto", "--ray-workers", "2",
+                          "--out", str(tmp_path / "ray")]) == 0
+    for name in ("meta.json", "tokens.json"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "here" / name).read_bytes()
+    for name in ("layers.npy", "heads.npy"):
+        close(np.load(tmp_path / "ray" / name), np.load(tmp_path / "here" / name), 1e-3)
+    assert json.loads((tmp_path / "ray" / "tokens.json").read_text())["numbers"] == [0, 2, 3]
+    assert "wrote" in capsys.readouterr().out
+
+
 def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
     import datasets
 
