@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from analysis.core import maps
 from analysis.core.maps import AttentionResult
+from analysis.core.models import load_model
 from analysis.core.study import StudyDef
 
 
@@ -22,9 +23,10 @@ class Inputs:
     max_length: int | None = None
 
 
-def plan(inputs: Inputs, models):
-    """Light work on one input (``models``: the loaded model)."""
-    loaded = replace(models, max_length=inputs.max_length) if inputs.max_length else models
+def plan(inputs: Inputs, models=None):
+    """Light work on one input (``models``: the loaded model, or None: loaded by its spec)."""
+    loaded = models if models is not None else load_model(inputs.spec)
+    loaded = replace(loaded, max_length=inputs.max_length) if inputs.max_length else loaded
 
     def work(progress) -> AttentionResult:
         progress(0.0, "Running the model...")

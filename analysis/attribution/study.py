@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from analysis.attribution.faithfulness import (KS, SEEDS, Faithfulness, FaithfulnessJob,
                                                examples_dataset)
 from analysis.attribution.gradients import IG_STEPS
-from analysis.attribution.run import MAX_TOKENS, Attribution, attribute
+from analysis.attribution.run import MAX_TOKENS, Attribution, attribute, load_for_attribution
 from analysis.core.execution.progress import rate_step
 from analysis.core.execution.work import Corpus
 from analysis.core.study import StudyDef
@@ -30,9 +30,10 @@ class Inputs:
     max_tokens: int = MAX_TOKENS
 
 
-def plan(inputs: Inputs, models):
+def plan(inputs: Inputs, models=None):
     """Light work on one input, bounded by the token cap (``models``: the loaded model, with
-    its classification head when it has one)."""
+    its classification head when it has one; None: loaded by its spec)."""
+    models = models if models is not None else load_for_attribution(inputs.spec)
 
     def work(progress) -> Attribution:
         progress(0.0, "Explaining the input by every method...")
@@ -67,9 +68,10 @@ class FaithfulnessInputs:
     max_length: int | None = None
 
 
-def faithfulness_plan(inputs: FaithfulnessInputs, models) -> Corpus:
-    """One corpus job over the examples (``models``: the loaded classifier, or None: each
-    worker loads it); where the cluster's workers cannot load the model, it runs here."""
+def faithfulness_plan(inputs: FaithfulnessInputs, models=None) -> Corpus:
+    """One corpus job over the examples (``models``: the loaded classifier, or None: loaded by
+    its spec where the job runs); where the cluster's workers cannot load the model, it runs
+    here."""
     n = len(inputs.texts)
     job = FaithfulnessJob(inputs.spec, inputs.methods, inputs.ks, inputs.removal, inputs.seeds,
                           inputs.steps, inputs.max_tokens)

@@ -10,12 +10,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from analysis.core.corpus import sample_corpus
 from analysis.core.encoding import encode_dataset
 from analysis.core.execution.progress import rate_step
 from analysis.core.execution.work import Capped, Corpus, Study, capped
+from analysis.core.models import DEFAULT_SPEC, load_model
 from analysis.core.study import StudyDef
 from analysis.noop.corpus import CorpusStats, NoopJob
-from analysis.noop.gradients import GradientImportance, GradientsJob, gradient_importance
+from analysis.noop.gradients import (GradientImportance, GradientsJob, gradient_importance,
+                                     loss_head)
 
 UNIT = "examples"
 
@@ -35,10 +38,11 @@ class Inputs:
     gradients: bool = False
 
 
-def plan(inputs: Inputs, models) -> Corpus | Study:
-    """The statistics as one corpus job (``models``: the loaded model, or None: each worker
-    loads it); with ``inputs.gradients`` a study of two corpus jobs, the statistics then the
-    gradients (``models``: ``(loaded, loss head)``)."""
+def plan(inputs: Inputs, models=None) -> Corpus | Study:
+    """The statistics as one corpus job (``models``: the loaded model, or None: loaded by its
+    spec where the job runs); with ``inputs.gradients`` a study of two corpus jobs, the
+    statistics then the gradients (``models``: ``(loaded, loss head)``, or None: loaded by
+    the spec)."""
     job = NoopJob(inputs.spec, inputs.batch_size, norms=inputs.norms)
     n = len(inputs.dataset)
     if not inputs.gradients:
@@ -46,7 +50,8 @@ def plan(inputs: Inputs, models) -> Corpus | Study:
                       models=models, start=f"Running {n} examples through the model...",
                       done=lambda stats: f"{stats.n_examples} examples in {stats.seconds:.1f} "
                                          f"s ({stats.examples_per_second:.1f} examples/s)")
-    loaded, head = models
+    loaded, head = models if models is not None else (load_model(inputs.spec),
+                                                      loss_head(inputs.spec))
 
     def both(progress, run) -> CorpusStats:
         t0 = time.perf_counter()  # in this process or on a Ray cluster
@@ -62,8 +67,14 @@ def plan(inputs: Inputs, models) -> Corpus | Study:
     return Study(both, inputs.spec, size=n, unit=UNIT)
 
 
+def example() -> Inputs:
+    """The page's first view: the default model over the bundled sample corpus's first 200
+    examples (the page's default cap), 64 a batch, with the attention norms."""
+    return Inputs(DEFAULT_SPEC, sample_corpus(200))
+
+
 STUDY = StudyDef(name="noop", title="No-op statistics", inputs=Inputs, result=CorpusStats,
-                 plan=plan)
+                 plan=plan, example=example)
 
 
 @dataclass(frozen=True)
@@ -77,10 +88,12 @@ class GradientInputs:
     max_length: int
 
 
-def gradients_plan(inputs: GradientInputs, models):
-    """Light work in the worker thread (``models``: ``(loaded, loss head)``; the examples are
-    encoded by the loaded model's tokenizer), 8 examples a backward pass."""
-    loaded, head = models
+def gradients_plan(inputs: GradientInputs, models=None):
+    """Light work in the worker thread (``models``: ``(loaded, loss head)``, or None: loaded
+    by the spec; the examples are encoded by the loaded model's tokenizer), 8 examples a
+    backward pass."""
+    loaded, head = models if models is not None else (load_model(inputs.spec),
+                                                      loss_head(inputs.spec))
 
     def work(progress) -> GradientImportance:
         progress(0.0, "Back-propagating the loss to every attention weight...")

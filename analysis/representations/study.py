@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.core.execution.work import Corpus
+from analysis.core.models import load_model
 from analysis.core.study import StudyDef
 from analysis.representations.corpus import MAX_POINTS, CorpusResult
 from analysis.representations.probes import FOLDS
@@ -32,9 +33,17 @@ class Inputs:
     labelled: Any = None
 
 
-def plan(inputs: Inputs, models):
-    """Light work on one input (``models``: ``(loaded, compare or None)``)."""
-    loaded, compare = models
+def _models(inputs, models):
+    """``(loaded, compare or None)``: ``models``, or loaded by the inputs' specs."""
+    if models is not None:
+        return models
+    return load_model(inputs.spec), load_model(inputs.compare) if inputs.compare else None
+
+
+def plan(inputs: Inputs, models=None):
+    """Light work on one input (``models``: ``(loaded, compare or None)``, or None: loaded by
+    the specs)."""
+    loaded, compare = _models(inputs, models)
 
     def work(progress) -> InputResult:
         progress(0.1, "Forward passes and projections")
@@ -69,12 +78,12 @@ class CorpusInputs:
     scatter: bool = True
 
 
-def corpus_plan(inputs: CorpusInputs, models) -> Corpus:
+def corpus_plan(inputs: CorpusInputs, models=None) -> Corpus:
     """One corpus job, checked first (one-line refusals; ``models``: ``(loaded, compare or
-    None)``): in this process the staged run (word vectors, then probes and geometry, the bar
-    in percent), on a Ray cluster the word rows over shards; where the cluster's workers
-    cannot load a model, it runs here."""
-    loaded, compare = models
+    None)``, or None: loaded by the specs): in this process the staged run (word vectors, then
+    probes and geometry, the bar in percent), on a Ray cluster the word rows over shards; where
+    the cluster's workers cannot load a model, it runs here."""
+    loaded, compare = _models(inputs, models)
     settings = dict(probes=inputs.probes, max_sentences=inputs.max_sentences,
                     method=inputs.method, max_points=inputs.max_points, folds=inputs.folds,
                     seed=inputs.seed, batch_size=inputs.batch_size, scatter=inputs.scatter)
@@ -85,8 +94,8 @@ def corpus_plan(inputs: CorpusInputs, models) -> Corpus:
                                       progress=lambda d, t: progress(d / max(t, 1),
                                                                      f"{d}% done"))
 
-    return Corpus(job, cut, unit="sentences", here_if_unloadable=True, models=models,
-                  here=here)
+    return Corpus(job, cut, unit="sentences", here_if_unloadable=True,
+                  models=(loaded, compare), here=here)
 
 
 CORPUS = StudyDef(name="representations-corpus", title="Representations: a corpus",

@@ -9,10 +9,11 @@ command's ``--ray`` does; the folder is written where the study runs (this machi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from analysis.core.execution.work import Capped, Study
+from analysis.core.models import load_model
 from analysis.core.study import Field, Schema, StudyDef, StudyResult
 from analysis.search.index import EXACT_MAX_CELLS, Match, SearchIndex, SetInfo
 from analysis.search.job import QueryPiece, build_index, query
@@ -36,11 +37,14 @@ class IndexInputs:
     max_length: int | None = None
 
 
-def index_plan(inputs: IndexInputs, models) -> Study:
-    """The index as a study of one corpus job (``models``: the loaded model, its token cap
-    applied): its vectors in this process or over shards on a Ray cluster, then the folder
-    written here; where the cluster's workers cannot load the model, all of it here."""
-    loaded = models
+def index_plan(inputs: IndexInputs, models=None) -> Study:
+    """The index as a study of one corpus job (``models``: the loaded model, or None: loaded
+    by its spec; the token cap applied): its vectors in this process or over shards on a Ray
+    cluster, then the folder written here; where the cluster's workers cannot load the model,
+    all of it here."""
+    loaded = models if models is not None else load_model(inputs.spec)
+    if inputs.max_length and loaded.max_length != inputs.max_length:
+        loaded = replace(loaded, max_length=inputs.max_length)
 
     def build(progress, run) -> SearchIndex:
         def vectors(job, dataset, count):  # the placement's runner: here or on the cluster
@@ -124,9 +128,10 @@ class SearchResult(StudyResult):
                    data["layer"], head, SetInfo(**data["search"]), matches)
 
 
-def plan(inputs: Inputs, models):
-    """Light work on one input (``models``: the loaded model): the query vector, the
-    search."""
+def plan(inputs: Inputs, models=None):
+    """Light work on one input (``models``: the loaded model, or None: loaded by its spec):
+    the query vector, the search."""
+    models = models if models is not None else load_model(inputs.spec)
 
     def work(progress) -> SearchResult:
         index = inputs.index

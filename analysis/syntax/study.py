@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from analysis.core.execution.work import Corpus
+from analysis.core.models import DEFAULT_SPEC, load_model
 from analysis.core.study import StudyDef
 from analysis.syntax.heads import SyntaxResult
 from analysis.syntax.job import HeadsJob
 from analysis.syntax.probes import ProbeResult, probe_layers
+from analysis.syntax.treebank import sample_treebank
 
 UNIT = "sentences"
 
@@ -32,13 +34,21 @@ def _sentences(progress):
     return lambda done, total: progress(done / max(total, 1), f"{done} / {total} {UNIT}")
 
 
-def plan(inputs: Inputs, models) -> Corpus:
-    """One corpus job (``models``: the loaded model, or None: each worker loads it)."""
+def plan(inputs: Inputs, models=None) -> Corpus:
+    """One corpus job (``models``: the loaded model, or None: loaded by its spec where the
+    job runs)."""
     return Corpus(HeadsJob(inputs.spec, inputs.batch_size), inputs.treebank, unit=UNIT,
                   max_length=inputs.max_length, models=models, step=_sentences)
 
 
-STUDY = StudyDef(name="syntax", title="Syntax", inputs=Inputs, result=SyntaxResult, plan=plan)
+def example() -> Inputs:
+    """The page's first view: the default model's heads over the bundled sample treebank (its
+    104 sentences; the page's cap is 500)."""
+    return Inputs(DEFAULT_SPEC, sample_treebank(max_sentences=500))
+
+
+STUDY = StudyDef(name="syntax", title="Syntax", inputs=Inputs, result=SyntaxResult, plan=plan,
+                 example=example)
 
 
 @dataclass(frozen=True)
@@ -55,9 +65,10 @@ class ProbeInputs:
     eval_share: float = 0.25
 
 
-def probes_plan(inputs: ProbeInputs, models):
+def probes_plan(inputs: ProbeInputs, models=None):
     """The word vectors of both sets and the probes of every layer, in the worker thread
-    (``models``: the loaded model)."""
+    (``models``: the loaded model, or None: loaded by its spec)."""
+    models = models if models is not None else load_model(inputs.spec)
 
     def work(progress) -> ProbeResult:
         return probe_layers(models, inputs.train, inputs.eval, rank=inputs.rank,

@@ -130,14 +130,14 @@ def run_on_cluster(work: Corpus | Study, progress: Callable[[float, str], None],
     (both are DataErrors, which every corpus page shows); a model the workers cannot load runs
     in this process instead (``work.run_here``, the bar saying so) when
     ``work.here_if_unloadable`` (the spec is remembered: :func:`workers_may_load`).
-    ``workers``: this many Ray workers (a program's ``--ray-workers``; None: one per worker of
-    the cluster)."""
+    ``workers``: how many of the cluster's workers the job uses (the CLI's ``--ray-workers``;
+    None: all of them)."""
     n = work.size
     progress(0.0, f"Connecting to the Ray cluster for {n} {work.unit}...")
-    on_cluster = connect(address)
+    connected = connect(address)
+    workers = workers or connected
     if on_workers is not None:
-        on_workers(on_cluster)
-    workers = workers or on_cluster
+        on_workers(connected)
     progress(0.0, f"Sending {n} {work.unit} to the cluster ({workers} worker(s))...")
     t0 = time.perf_counter()
     try:
