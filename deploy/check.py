@@ -173,7 +173,7 @@ def install(python: str, log: Path, browser: bool = False,
         raise Failed(f"pip install: the modules were not compiled ({torch_pyc} is missing)")
 
 
-READY = ("import sys; from analysis.example import example_ready; "
+READY = ("import sys; from analysis.core.example import example_ready; "
          "sys.exit(0 if example_ready() else 1)")
 
 

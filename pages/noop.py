@@ -8,9 +8,9 @@ import json
 
 import streamlit as st
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.noop import CLI_METRICS, reading
-from analysis.models import ModelLoadError
+from analysis.core.models import ModelLoadError
 from ui.common.chart_cache import cached_chart
 from ui.common.frame.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)

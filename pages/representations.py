@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.cards import trained_of
-from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError
+from analysis.core.cards import trained_of
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import ModelLoadError
 from analysis.representations import corpus_reading, input_reading
 from analysis.representations.reading import colour_reading
 from analysis.representations.projection import METHOD_NAMES

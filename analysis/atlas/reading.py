@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from analysis.atlas import facts as F
-from analysis.cards import span
+from analysis.core.cards import span
 
 
 def verdict(result) -> dict:

@@ -15,14 +15,13 @@ import numpy as np
 from analysis.aspects.heads import kind_verdict
 from analysis.atlas import facts as F
 from analysis.atlas.steps import Data, Models, Step, cached, keep, read_data, steps
-from analysis.cards import trained_of
+from analysis.core.cards import trained_of
 from analysis.drift.pair import check_compatible
-from analysis.drift.reading import layer_cosine_ci
-from analysis.errors import DataError, InputError
-from analysis.execution.work import Study
+from analysis.core.errors import DataError, InputError
+from analysis.core.execution.work import Study
 from analysis.importance.evalset import load_classifier
 from analysis.importance.pruning import n_removed
-from analysis.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, load_model
+from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, load_model
 
 Progress = Callable[[float, str], None]
 

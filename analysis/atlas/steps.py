@@ -2,7 +2,7 @@
 step (docs/METHODS.md section 17, "What it computes").
 
 A :class:`Step` names the study, describes its work for the job queue (a corpus job, a study
-of corpus jobs, or a plain callable: :mod:`analysis.execution.work`) and turns the study's
+of corpus jobs, or a plain callable: :mod:`analysis.core.execution.work`) and turns the study's
 result into its *evidence*: the JSON the study's command writes (``analysis noop``,
 ``analysis syntax``, ``analysis drift``, ``analysis patching --data``'s ``corpus``, the
 Aspect heads' ranking, Head importance's with the loss beside the metric). Evidence is kept on
@@ -20,17 +20,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from analysis.aspects.heads import discover, to_json as aspects_json
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import default_pair_order
-from analysis.corpus import corpus_fingerprint, read_corpus, sample_corpus
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import default_pair_order
+from analysis.core.corpus import corpus_fingerprint, read_corpus, sample_corpus
 from analysis.drift.job import DriftJob, has_labels, models_of
-from analysis.example import cache_root
-from analysis.execution.work import Corpus, Study
+from analysis.core.example import cache_root
+from analysis.core.execution.work import Corpus, Study
 from analysis.importance import importance_study
 from analysis.importance.evalset import absa_eval_set
 from analysis.importance.scoring import LOSS, METRIC_LABELS, higher_is_better
-from analysis.measures import CLI_METRICS
-from analysis.models import checkpoint_stamp
+from analysis.core.measures import CLI_METRICS
+from analysis.core.models import checkpoint_stamp
 from analysis.noop.corpus import NoopJob
 from analysis.patching.corpus import corpus_patching
 from analysis.patching.run import pair_max_length
@@ -193,8 +193,9 @@ def _aspects(models: Models, data: Data) -> Step:
                 "data": f"the first {ASPECT_SENTENCES} sentences of the bundled ABSA sample"}
 
     kind = "Aspect heads" + (", before and after fine-tuning" if models.before else "")
-    return Step("aspects", "Aspect heads", kind, ASPECT_SENTENCES, "sentences", _key("aspects", [_model_id(m) for _, m in named], task, order,
-                                  ASPECT_SENTENCES), lambda: work, evidence)
+    key = _key("aspects", [_model_id(m) for _, m in named], task, order, ASPECT_SENTENCES)
+    return Step("aspects", "Aspect heads", kind, ASPECT_SENTENCES, "sentences", key,
+                lambda: work, evidence)
 
 
 def _drift(models: Models, data: Data, max_length: int | None) -> Step:

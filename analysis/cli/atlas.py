@@ -8,7 +8,7 @@ import json
 
 from analysis.cli.options import OptionError, out_file, positive_int, unit
 from analysis.cli.progress import progress_bar
-from analysis.models import DEFAULT_SPEC, EXAMPLE_SPEC
+from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC
 
 # (option, Thresholds field, help)
 RULES = (("--positional", "positional", "share on the previous or next token, above"),

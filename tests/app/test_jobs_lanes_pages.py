@@ -13,7 +13,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from analysis.execution.queue import BACKGROUND, TRAINING, JobQueue
+from analysis.core.execution.queue import BACKGROUND, TRAINING, JobQueue
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 BUILD = "Building the example checkpoint"

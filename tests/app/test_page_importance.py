@@ -63,7 +63,7 @@ def _when_the_first_visit_job_is_done(at):
 
 def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
     import ui.common.jobs as jobs
-    from analysis.execution.queue import BACKGROUND, JobQueue
+    from analysis.core.execution.queue import BACKGROUND, JobQueue
     from ui.importance.state import KIND
 
     import ui.importance.compute

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis.encoding import encode
+from analysis.core.encoding import encode
 from analysis.search import build_index, own_row, query, reading
 from analysis.search.reading import label_rows, others
 from analysis.syntax.treebank import sample_treebank

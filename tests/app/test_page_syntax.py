@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import ui.common.settings
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.syntax.heads import compare_rows
 from analysis.syntax.run import syntax_heads
 from analysis.syntax.treebank import read_conllu, sample_treebank
@@ -251,7 +251,7 @@ def test_a_tokenizer_that_cannot_split_words_gives_one_message(monkeypatch):
 
 
 def test_second_model_side_by_side_with_a_tiny_folder(tiny_model_dir, sample_ref):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     folder = str(tiny_model_dir("bert"))
     at = open_page()

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import ModelLoadError
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKDOWN = "![m](http://127.0.0.1:9999/x.png) <http://evil.example/> **bold**"
@@ -76,7 +76,7 @@ def test_a_fourth_tab_waits_behind_nobody_it_does_not_own(demo):
 def test_visitor_models_count_their_peak_until_their_model_is_gone():
     """Each held model counts its weights; the visitor's peak adds the largest working memory
     among their models once (one input at a time), not once per model."""
-    from analysis.sizes import ModelCost
+    from analysis.core.sizes import ModelCost
     from ui.common.frame.resources import VisitorModels
 
     class Model:  # anything that can be weakly referenced
@@ -116,8 +116,8 @@ def test_demo_visitor_cap_is_twice_an_upload_at_the_cap(demo):
     """The default per-visitor memory: twice the weights of an upload at the parameter cap plus
     the largest listed model's working memory at the demo's 256 tokens; a fine-tuned copy of
     the embedded model costs its weights and its working memory at 256 tokens."""
-    from analysis.models import default_model_path, load_model
-    from analysis.sizes import working_bytes
+    from analysis.core.models import default_model_path, load_model
+    from analysis.core.sizes import working_bytes
     from ui.common.frame.resources import (_default_upload_params, _default_visitor_bytes,
                                            model_cost, upload_param_cap, visitor_memory_cap)
 
@@ -157,8 +157,8 @@ def test_the_hosts_memory_cap_is_in_mib(monkeypatch, tmp_path):
 
 
 def test_upload_cap_is_twice_the_largest_listed_model(demo):
-    from analysis.sizes import config_params
-    from analysis.models import default_model_path
+    from analysis.core.sizes import config_params
+    from analysis.core.models import default_model_path
     from ui.common.frame.resources import _default_upload_params, upload_param_cap
 
     _default_upload_params.clear()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import analysis.models
+import analysis.core.models
 import ui.drift.blocks
 import ui.common.frame.resources
 import ui.common.settings
@@ -52,10 +52,10 @@ def specs_seen(monkeypatch):
         return recorder
 
     # every module that holds them by name (ui.common.frame.resources: the listed models' sizes)
-    patch_everywhere(monkeypatch, analysis.models, "resolve_spec",
-                     wrap(analysis.models.resolve_spec))
-    patch_everywhere(monkeypatch, analysis.models, "checkpoint_stamp",
-                     wrap(analysis.models.checkpoint_stamp))
+    patch_everywhere(monkeypatch, analysis.core.models, "resolve_spec",
+                     wrap(analysis.core.models.resolve_spec))
+    patch_everywhere(monkeypatch, analysis.core.models, "checkpoint_stamp",
+                     wrap(analysis.core.models.checkpoint_stamp))
     return seen
 
 
@@ -214,7 +214,7 @@ def test_demo_sidebar_offers_the_host_list_only(demo, specs_seen, monkeypatch):
     assert at.sidebar.caption[-1].value == ui.common.frame.sidebar.DEMO_NOTE
     box.set_value(EXAMPLE_NAME).run()
     assert not at.exception and not at.sidebar.error
-    assert "Example ABSA checkpoint" in _card(at) and str(analysis.models.example_folder()) \
+    assert "Example ABSA checkpoint" in _card(at) and str(analysis.core.models.example_folder()) \
         not in _card(at)
     assert set(specs_seen) <= {"default", "example"}
 
@@ -255,7 +255,7 @@ def test_demo_src_alone_is_refused_the_same_way(demo, specs_seen):
 
 def test_demo_model_loader_refuses_unlisted_specs_before_the_disk(demo, specs_seen,
                                                                   tiny_model_dir):
-    from analysis.models import ModelLoadError
+    from analysis.core.models import ModelLoadError
     from ui.common.frame.resources import NOT_OFFERED, get_model
 
     for spec in [str(tiny_model_dir("bert")), "/etc", "../../etc", "bert-base-uncased"]:
@@ -439,7 +439,7 @@ def test_demo_upload_over_the_cap_is_refused(demo):
 
 def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tmp_path):
     import ui.common.frame.corpus
-    from analysis.corpus import make_dataset
+    from analysis.core.corpus import make_dataset
 
     f = tmp_path / "s.toml"
     f.write_text('[datasets."Reviews"]\nid = "host/reviews"\nsplit = "test"\n')

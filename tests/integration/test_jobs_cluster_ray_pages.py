@@ -44,7 +44,7 @@ def cluster_env():
 @pytest.fixture
 def sent(monkeypatch):
     """The jobs the app sent to the cluster (the real runner still runs them)."""
-    from analysis.execution import cluster
+    from analysis.core.execution import cluster
 
     out, real = [], cluster._run_ray
 
@@ -80,12 +80,12 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
         cluster_env, sent, tmp_path, tmp_path_factory):
     from analysis.attribution import faithfulness, load_for_attribution
     from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
-    from analysis.models import checkpoint_stamp
+    from analysis.core.models import checkpoint_stamp
     from attribution_models import tiny_classifier, tiny_classifier_dir
     from ui.attribution import blocks as B
-    from analysis.execution import cluster
-    from analysis.execution.placements import placement
-    from analysis.execution.work import Corpus
+    from analysis.core.execution import cluster
+    from analysis.core.execution.placements import placement
+    from analysis.core.execution.work import Corpus
     from ui.common.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)

@@ -57,7 +57,7 @@ def test_cyclic_garbage_frozen_is_collected_at_the_next_refreeze(heap):
 
 
 def test_a_frozen_model_is_freed_by_reference_counting(heap, tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir()))
     dead: list = []

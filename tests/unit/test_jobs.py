@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from analysis.execution import worker
+from analysis.core.execution import worker
 from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobQueue, run_job
 
@@ -165,10 +165,10 @@ def test_a_job_that_raises_frees_its_slot():
 
 def test_memory_goes_back_after_every_job(monkeypatch):
     """Issue 34 item 3: after a job (a failed one too) its freed batches are handed back to
-    the system (analysis.batching.release_memory: gc, then glibc's malloc_trim)."""
+    the system (analysis.core.batching.release_memory: gc, then glibc's malloc_trim)."""
     import ctypes
 
-    from analysis.batching import release_memory
+    from analysis.core.batching import release_memory
 
     calls = []
     monkeypatch.setattr(worker, "release_memory", lambda: calls.append(1))

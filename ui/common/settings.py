@@ -11,8 +11,8 @@ Read once per process from the environment (``settings()`` is cached; tests call
 ``DASHBOARD_RAY_ADDRESS``
     Optional: ``auto`` or ``[ray://]HOST:PORT`` of a Ray cluster (deploy/README.md, "The app on
     a Ray cluster"); the job queue then sends the corpus studies' jobs there
-    (``analysis.execution.cluster``). Checked with
-    :func:`analysis.execution.raydata.check_address`; a bad value (or Ray not installed) is not
+    (``analysis.core.execution.cluster``). Checked with
+    :func:`analysis.core.execution.raydata.check_address`; a bad value (or Ray not installed) is not
     fatal: ``ray_error`` holds one line that the page shows, and
     the jobs run in the server process as without it.
 ``DASHBOARD_SETTINGS``
@@ -34,7 +34,7 @@ Read once per process from the environment (``settings()`` is cached; tests call
         max_visitor_mb = 1024          #   memory (MiB) the models one visitor holds in their
                                        #   sessions (uploads, fine-tunes) may need at their
                                        #   peak: their weights and one input's working memory
-                                       #   at max_tokens (analysis/sizes.py, from the measured
+                                       #   at max_tokens (analysis/core/sizes.py, from the measured
                                        #   peaks; default: twice what an upload at
                                        #   max_upload_params would need)
         max_visitor_params = 90_000_000  # optional: also a cap on those models' parameters
@@ -64,7 +64,7 @@ legitimate upload: a checkpoint .zip, about 42 MB for the example in half precis
 in ``.streamlit/config.toml``, ``deploy/check.py start`` (the Docker image) and the checkpoint
 upload box; every other upload box and reader checks ``max_upload_bytes`` itself.
 
-Specs in ``[models]`` are anything ``analysis.models.load_model`` takes (``default``,
+Specs in ``[models]`` are anything ``analysis.core.models.load_model`` takes (``default``,
 ``example``, a hub id, a server folder the host chose); visitors only ever see and send the
 display names.
 """
@@ -79,9 +79,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from analysis.errors import InputError
-from analysis.models import normalise_spec
-from analysis.execution.raydata import check_address
+from analysis.core.errors import InputError
+from analysis.core.models import normalise_spec
+from analysis.core.execution.raydata import check_address
 
 DEFAULT_MODELS = {
     "all-MiniLM-L6-v2 (embedded)": "default",

@@ -17,7 +17,7 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, galle
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels, models_of
-from analysis.models import LoadedModel, checkpoint_stamp
+from analysis.core.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.frame.corpus import fingerprint

@@ -10,8 +10,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from analysis.encoding import encode_dataset
-from analysis.models import ModelLoadError
+from analysis.core.encoding import encode_dataset
+from analysis.core.models import ModelLoadError
 from analysis.noop.corpus import NoopJob
 from analysis.noop import (LABELS, gradient_importance, loss_head, noop_heads,
                            positional_heads)

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.encoding import word_level
-from analysis.models import checkpoint_stamp
+from analysis.core.encoding import word_level
+from analysis.core.models import checkpoint_stamp
 from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention
 from analysis.syntax.job import HeadsJob
 from analysis.syntax.probes import probe_layers

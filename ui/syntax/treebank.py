@@ -8,7 +8,7 @@ import weakref
 
 import streamlit as st
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.syntax import treebank as syntax_treebank
 from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.settings import settings

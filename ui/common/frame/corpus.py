@@ -21,10 +21,10 @@ from typing import Callable
 
 import streamlit as st
 
-from analysis.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_notes, csv_columns,
-                             read_corpus, read_hf_dataset, read_labels, read_pasted,
-                             sample_corpus)
-from analysis.errors import DataError, InputError
+from analysis.core.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_notes,
+                                  csv_columns, read_corpus, read_hf_dataset, read_labels,
+                                  read_pasted, sample_corpus)
+from analysis.core.errors import DataError, InputError
 from ui.common.errors import plain, show_error
 from ui.common.settings import Settings, settings
 from ui.common.frame.state import CorpusKeys, read
@@ -71,7 +71,7 @@ _FINGERPRINTS: dict[tuple, str] = {}  # (id of a corpus object, the hash) -> its
 
 
 def fingerprint(dataset, compute=corpus_fingerprint) -> str:
-    """``compute(dataset)`` (default ``analysis.corpus.corpus_fingerprint``; a study may hash
+    """``compute(dataset)`` (default ``analysis.core.corpus.corpus_fingerprint``; a study may hash
     its corpus its own way, as Search does) computed once per corpus object (a cached corpus is
     the same object on every rerun)."""
     key = (id(dataset), compute)

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from analysis.models import normalise_spec
+from analysis.core.models import normalise_spec
 from ui.common.errors import plain
 from ui.common.settings import settings
 

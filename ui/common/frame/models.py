@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis import example
-from analysis.models import EXAMPLE_SPEC, normalise_spec
+from analysis.core import example
+from analysis.core.models import EXAMPLE_SPEC, normalise_spec
 from ui.common.errors import plain
 from ui.common.frame.links import folder_note
 from ui.common.settings import settings

@@ -18,11 +18,11 @@ from huggingface_hub import try_to_load_from_cache
 from streamlit import config
 from streamlit.runtime import Runtime
 
-from analysis.aspects.checkpoints import clean_stale, clean_temps
-from analysis.corpus.jsonsafe import loads
-from analysis.models import (DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp,
+from analysis.absa.checkpoints import clean_stale, clean_temps
+from analysis.core.corpus.jsonsafe import loads
+from analysis.core.models import (DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp,
                              example_folder, load_model, resolve_spec)
-from analysis.sizes import (MAX_CONFIG_BYTES, MAX_PARAMS, WEIGHT_BYTES, ModelCost,
+from analysis.core.sizes import (MAX_CONFIG_BYTES, MAX_PARAMS, WEIGHT_BYTES, ModelCost,
                             config_params, gigabytes, visitor_peak, working_bytes)
 from ui.common.jobs import visitor_keys
 from ui.common.settings import SERVER_UPLOAD_MB, settings
@@ -265,7 +265,7 @@ def _default_visitor_bytes(specs: tuple, tokens: int, upload_params: int) -> int
 
 def visitor_memory_cap() -> int:
     """The most memory (bytes) the models one visitor holds in their sessions may need at their
-    peak (:func:`analysis.sizes.visitor_peak`): the host's ``max_visitor_mb``, else twice what
+    peak (:func:`analysis.core.sizes.visitor_peak`): the host's ``max_visitor_mb``, else twice what
     an upload at the parameter cap would need (its weights, and the largest listed model's
     working memory at the token cap)."""
     conf = settings()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.models import LoadedModel, ModelLoadError
+from analysis.core.models import LoadedModel, ModelLoadError
 from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.frame.legacy_pages import leave_legacy_navigation

@@ -1,21 +1,22 @@
 """The job queue on the page: what a visitor sees of the server-wide queue
-(:mod:`analysis.execution`, which holds the queue, the placements and the workers, and no
+(:mod:`analysis.core.execution`, which holds the queue, the placements and the workers, and no
 Streamlit). This package only draws: the place in the queue and the jobs ahead, the progress
 bar, where the job runs, and cancel (a visitor who leaves or reruns stops the job).
 
 ``run_job(label, work, key=..., lane=..., kind=..., size=..., unit=...)`` takes ``work``, ONE
-description of the job (:mod:`analysis.execution.work`: a plain ``fn(progress)``, a
-:class:`~analysis.execution.work.Corpus` job, a :class:`~analysis.execution.work.Study`, an
-:class:`~analysis.execution.work.Apart` training process; or a bare CorpusJob with its
+description of the job (:mod:`analysis.core.execution.work`: a plain ``fn(progress)``, a
+:class:`~analysis.core.execution.work.Corpus` job, a :class:`~analysis.core.execution.work.Study`,
+an
+:class:`~analysis.core.execution.work.Apart` training process; or a bare CorpusJob with its
 dataset: ``run_job(label, NoopJob(...), dataset, ...)``), takes a ticket in the queue and,
 while it waits, shows the visitor "waiting for N job(s) ahead of yours", which jobs those are
 ("Waiting behind: No-op statistics over 300 examples (running, 40% done)") and the wait
-estimated from the speed this server measured for their kinds (:mod:`analysis.execution.
+estimated from the speed this server measured for their kinds (:mod:`analysis.core.execution.
 estimates`). Once a running slot of its lane is free the work runs in a low-priority worker
-thread (:mod:`analysis.execution.worker`) where the server's placement puts it (chosen once
-from the settings: :func:`analysis.execution.placements.placement`), with a progress bar, and a
+thread (:mod:`analysis.core.execution.worker`) where the server's placement puts it (chosen once
+from the settings: :func:`analysis.core.execution.placements.placement`), with a progress bar, and a
 caption under it when it runs on the Ray cluster. Lanes, caps and the exclusive training group
-are the queue's (:mod:`analysis.execution.queue`). :func:`measured_words` gives a page the
+are the queue's (:mod:`analysis.core.execution.queue`). :func:`measured_words` gives a page the
 measured speed of a kind in words.
 
 Leaving: a visitor whose session ends or whose run is stopped or restarted while waiting gives
@@ -35,13 +36,13 @@ from typing import Callable
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from analysis.execution.cluster import HERE, WHERE
-from analysis.execution.estimates import expected_words, outlook_words, rate_words
-from analysis.execution.placements import RayCluster, placement
-from analysis.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
+from analysis.core.execution.cluster import HERE, WHERE
+from analysis.core.execution.estimates import expected_words, outlook_words, rate_words
+from analysis.core.execution.placements import RayCluster, placement
+from analysis.core.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
                                       JobCancelled, JobLimit, JobQueue, Ticket)
-from analysis.execution.work import Apart, Corpus, Study, describe, heavy
-from analysis.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
+from analysis.core.execution.work import Apart, Corpus, Study, describe, heavy
+from analysis.core.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
 from ui.common.errors import plain
 from ui.common.settings import settings
 
@@ -152,7 +153,7 @@ def run_job(label: str, work, dataset=None, *, key: str, queue: JobQueue | None 
     inputs) or :data:`SHORT` (work on one input, bounded by the caps); ``kind``, ``size``,
     ``unit``: the work's public description and the key of its measured rate; ``exclusive``:
     :data:`TRAINING` for a training process, which does not start beside the example's build
-    (:mod:`analysis.execution.queue`)."""
+    (:mod:`analysis.core.execution.queue`)."""
     queue, conf = queue or job_queue(), settings()
     work = describe(work, dataset, **{"unit": unit or "examples", **corpus})
     where = _placed(work, conf)
