@@ -15,13 +15,14 @@ import numpy as np
 from analysis.aspects.heads import kind_verdict
 from analysis.atlas import facts as F
 from analysis.atlas.steps import Data, Models, Step, cached, keep, read_data, steps
-from analysis.core.cards import trained_of
+from analysis.core.cards import read_card_file, trained_layers
 from analysis.drift.pair import check_compatible
 from analysis.core.errors import DataError, InputError
 from analysis.core.execution.work import Study
 from analysis.importance.evalset import load_classifier
 from analysis.importance.pruning import n_removed
-from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, load_model
+from analysis.core.models import (DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, load_model,
+                                  resolve_spec)
 
 Progress = Callable[[float, str], None]
 
@@ -47,24 +48,49 @@ def load_models(inputs: Inputs, loader=load_model, classifier=load_classifier) -
     """The models of ``inputs``: the model (an encoder), the model before (when it has the same
     layers, heads and tokenizer; else a note) and the model with its task head and ABSA card
     (else a note: the task is not measured)."""
-    after = loader(inputs.model)
-    models = Models(after)
-    if inputs.before and inputs.before != inputs.model:
+    models = Models(loader(inputs.model))
+    if before_of(inputs):
         try:
             before = loader(inputs.before)
-            check_compatible(before, after)
+            check_compatible(before, models.after)
             models.before = before
         except (InputError, ModelLoadError) as exc:
             models.notes.append(f"No model before fine-tuning: {exc}")
-    try:
-        models.classifier, models.card = classifier(inputs.model)
-    except (InputError, ModelLoadError) as exc:
-        models.notes.append(f"The task is not measured: {exc}")
-    if models.classifier is not None and models.card is None:
-        models.notes.append("The task is not measured: the model has no ABSA card (Head "
-                            "importance and patching run on the bundled ABSA sample).")
-        models.classifier = None
+    if card_of(inputs.model) is not None:
+        try:
+            models.classifier, models.card = classifier(inputs.model)
+        except (InputError, ModelLoadError) as exc:
+            models.notes.append(f"The task is not measured: {exc}")
     return models
+
+
+def before_of(inputs: Inputs) -> str | None:
+    """The model before fine-tuning's spec, None when there is none (or it is the model)."""
+    return inputs.before if inputs.before and inputs.before != inputs.model else None
+
+
+def card_of(spec: str) -> dict | None:
+    """The model's ABSA card (task, pair order, held-out sentences), None without one: the
+    task's steps (Head importance, patching) need it."""
+    card = read_card_file(spec)
+    return card if card and card.get("task") else None
+
+
+def name_of(spec: str | None) -> str | None:
+    """A model's display name from its spec (nothing loaded)."""
+    if not spec:
+        return None
+    try:
+        return resolve_spec(spec)[1]
+    except ModelLoadError:
+        return str(spec)
+
+
+def plan_steps(inputs: Inputs, data: Data) -> list[Step]:
+    """The atlas's steps for ``inputs`` (:func:`analysis.atlas.steps.steps`): known, with their
+    cache keys, before any model is loaded."""
+    return steps(inputs.model, before_of(inputs), data, card_of(inputs.model),
+                 contrast=inputs.contrast, max_length=inputs.max_length)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,7 +266,7 @@ def facts_grid(evidence: dict, L: int, H: int, t: F.Thresholds, before: bool = F
     return grid
 
 
-def model_facts(evidence: dict, models: Models | None, L: int, H: int) -> dict:
+def model_facts(evidence: dict, card: dict | None, L: int, H: int) -> dict:
     """The model-level numbers the verdict reads: the intact task metric and the pruning
     curve's removable share (Head importance, attention spread evenly), the layers' mean
     cosine with its interval (Drift), what the fine-tune trained (the card)."""
@@ -260,39 +286,42 @@ def model_facts(evidence: dict, models: Models | None, L: int, H: int) -> dict:
         cos = np.asarray(drift["cosine"], dtype=float)
         out["layers_cosine"] = [float(x) for x in cos.mean(1)]
         out["layers_ci"] = drift.get("layers_ci")
-    if models is not None:
-        tr = trained_of(models.classifier or models.after, models.card)
+    if evidence.get("drift"):
+        tr = trained_layers(card, L)
         out["trained"] = {"kind": tr.kind, "frozen": list(tr.frozen), "words": tr.words(),
                           "frozen_words": tr.frozen_words()}
     return out
 
 
-def assemble(evidence: dict, inputs: Inputs, models: Models, studies: dict | None = None
+def assemble(evidence: dict, inputs: Inputs, notes=(), studies: dict | None = None
              ) -> Result:
-    """The atlas of ``models`` from its steps' ``evidence`` (:func:`analysis.atlas.steps.
-    steps`' names -> their evidence)."""
-    a = models.after
-    L, H, t = a.n_layers, a.n_heads, inputs.thresholds
-    b = models.before
-    notes = list(models.notes) + [f"{e['title']}: not measured ({e['error']})"
-                                  for e in evidence.values() if "error" in e]
+    """The atlas of ``inputs``' model from its steps' ``evidence`` (:func:`analysis.atlas.
+    steps.steps`' names -> their evidence; a step the study refused holds its ``error``)."""
+    notes = list(notes) + [f"{e['title']}: not measured ({e['error']})"
+                           for e in evidence.values() if "error" in e]
     evidence = {k: e for k, e in evidence.items() if "error" not in e}
-    return Result(a.spec, a.name, L, H, facts_grid(evidence, L, H, t),
-                  facts_grid(evidence, L, H, t, before=True) if b is not None else None,
-                  b.spec if b is not None else None, b.name if b is not None else None,
-                  model_facts(evidence, models, L, H), t, studies or {}, notes)
+    noop = evidence.get("noop")
+    if noop is None:
+        raise DataError("No-op statistics are missing: the atlas has no heads to show.")
+    L, H, t = int(noop["n_layers"]), int(noop["n_heads"]), inputs.thresholds
+    before = before_of(inputs) if "noop_before" in evidence else None
+    return Result(inputs.model, name_of(inputs.model), L, H, facts_grid(evidence, L, H, t),
+                  facts_grid(evidence, L, H, t, before=True) if before else None,
+                  before, name_of(before), model_facts(evidence, card_of(inputs.model), L, H),
+                  t, studies or {}, notes)
 
 
 # ---------------------------------------------------------------------------------------------
 # Running it
 
 
-def run_step(step: Step, progress: Progress, runner=None) -> dict:
+def run_step(step: Step, models: Models, progress: Progress, runner=None) -> dict:
     """The step's evidence: its work run by ``runner(description)`` (default: in this
-    process), or, when the study refuses the data (one plain line: no pair changes the
-    output, no sentence fits...), that line as the step's ``error``."""
+    process), or, when the study refuses the data or the models (one plain line: no pair
+    changes the output, no task head...), that line as the step's ``error``."""
     try:
-        result = runner(step.describe()) if runner else step.describe()(progress)
+        work = step.describe(models)
+        result = runner(work) if runner else work(progress)
     except (DataError, InputError) as exc:
         return {"error": str(exc), "title": step.title}
     return step.evidence(result)
@@ -303,29 +332,32 @@ def missing(todo: list[Step]) -> list[Step]:
     return [s for s in todo if cached(s) is None]
 
 
-def compute(inputs: Inputs, models: Models, data: Data | None = None, *,
+def compute(inputs: Inputs, models: Models | None = None, data: Data | None = None, *,
             progress: Progress | None = None, use_cache: bool = True) -> Result:
     """Every step's evidence (kept ones read back, the others computed one study at a time in
-    this process and kept), then the atlas."""
+    this process and kept), then the atlas; ``models`` are loaded only when a step is
+    missing."""
     say = progress or (lambda f, t: None)
     t0 = time.perf_counter()
     data = data or read_data(inputs.data, inputs.max_examples, inputs.treebank)
-    todo = steps(models, data, contrast=inputs.contrast, max_length=inputs.max_length)
+    todo = plan_steps(inputs, data)
     evidence, studies = {}, {}
     for i, step in enumerate(todo):
         ev = cached(step) if use_cache else None
         fresh = ev is None
         if fresh:
+            models = models or load_models(inputs)
+
             def sub(f, text, i=i, step=step):
                 say((i + f) / len(todo), f"{step.title}: {text}")
 
             sub(0.0, "starting")
-            ev = keep(step, run_step(step, sub))
+            ev = keep(step, run_step(step, models, sub))
         evidence[step.name] = ev
         studies[step.name] = {"title": step.title, "data": ev.get("data") or ev.get(
             "description"), "seconds": ev.get("seconds"), "cached": not fresh}
     say(1.0, "done")
-    result = assemble(evidence, inputs, models, studies)
+    result = assemble(evidence, inputs, models.notes if models else (), studies)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -334,6 +366,6 @@ def plan(inputs: Inputs, models: Models | None = None) -> Study:
     """ONE description of the atlas's work for the job queue: each missing step in turn
     (in the worker, with progress), then the assembly."""
     def study(progress, run):
-        return compute(inputs, models or load_models(inputs), progress=progress)
+        return compute(inputs, models, progress=progress)
 
     return Study(study, inputs.model, here_if_unloadable=True)

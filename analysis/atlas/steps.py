@@ -16,14 +16,16 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
-from analysis.aspects.heads import discover, to_json as aspects_json
-from analysis.absa.readers import load_sample
+from analysis.aspects.heads import PAGE_SENTENCES, discover, to_json as aspects_json
+from analysis.absa.readers import SAMPLE_PATH, load_sample
 from analysis.absa.tasks import default_pair_order
-from analysis.core.corpus import corpus_fingerprint, read_corpus, sample_corpus
+from analysis.core.corpus import SAMPLE_FILE, read_corpus, sample_corpus
 from analysis.drift.job import DriftJob, has_labels, models_of
+from analysis.core.errors import InputError
 from analysis.core.example import cache_root
 from analysis.core.execution.work import Corpus, Study
 from analysis.importance import importance_study
@@ -35,14 +37,14 @@ from analysis.noop.corpus import NoopJob
 from analysis.patching.corpus import corpus_patching
 from analysis.patching.run import pair_max_length
 from analysis.syntax.job import HeadsJob
-from analysis.syntax.treebank import read_conllu, sample_treebank, treebank_fingerprint
+from analysis.syntax.treebank import SAMPLE_TREEBANK, read_conllu, sample_treebank
 
 VERSION = 1  # of the evidence's form: a cache written by another version is not read
 CACHE_DIR = "atlas"
 NOOP_BATCH = 64  # the No-op statistics page's and command's default
 SYNTAX_BATCH = 32  # the Syntax page's and command's
 DRIFT_BATCH = 32  # the Drift page's and command's
-ASPECT_SENTENCES = 60  # the Aspect heads page's default: the sentences heads are ranked on
+ASPECT_SENTENCES = PAGE_SENTENCES  # the Aspect heads page's default: heads are ranked on them
 TASK_SENTENCES = 40  # Head importance's default: the example's 33 held-out sentences fit
 
 
@@ -59,36 +61,74 @@ class Models:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
 class Data:
-    """The data of the steps: ``corpus`` (No-op statistics and Drift), ``treebank``
-    (Syntax), ``absa`` (the bundled ABSA sample: Aspect heads, Head importance, patching)."""
+    """The data of the steps: ``corpus`` (No-op statistics and Drift: a corpus file, None for
+    the bundled sample corpus, its first ``max_examples``), ``treebank`` (Syntax: a CoNLL-U
+    file, None for the bundled treebank) and ``absa`` (the bundled ABSA sample: Aspect heads,
+    Head importance, patching). Each is read when a step first needs it; its identity (the
+    file's bytes hashed, the cap) is known without reading it, so the steps' cache keys are
+    too (a first view reads no data)."""
 
-    corpus: Any
-    corpus_name: str
-    treebank: Any
-    treebank_name: str
-    absa: Any
+    def __init__(self, corpus: str | None = None, max_examples: int = 200,
+                 treebank: str | None = None, max_sentences: int | None = 500):
+        self.corpus_file, self.max_examples = corpus, max_examples
+        self.treebank_file, self.max_sentences = treebank, max_sentences
+        self.corpus_name = ("the bundled sample corpus" if corpus is None
+                            else Path(corpus).name)
+        self.treebank_name = ("the bundled sample treebank" if treebank is None
+                              else Path(treebank).name)
+
+    @cached_property
+    def corpus(self):
+        if self.corpus_file is None:
+            return sample_corpus(self.max_examples)
+        return read_corpus(self.corpus_file, max_examples=self.max_examples)
+
+    @cached_property
+    def treebank(self):
+        if self.treebank_file is None:
+            return sample_treebank(self.max_sentences)
+        return read_conllu(self.treebank_file, max_sentences=self.max_sentences)
+
+    @cached_property
+    def absa(self):
+        return load_sample()
+
+    @cached_property
+    def corpus_id(self) -> list:
+        return [_file_hash(self.corpus_file or SAMPLE_FILE), self.max_examples]
+
+    @cached_property
+    def treebank_id(self) -> list:
+        return [_file_hash(self.treebank_file or SAMPLE_TREEBANK), self.max_sentences]
+
+    @cached_property
+    def absa_id(self) -> str:
+        return _file_hash(SAMPLE_PATH)
+
+
+def _file_hash(path) -> str:
+    """A data file's identity: its bytes hashed (a file that cannot be read: its path, and
+    the reader says why when the data is read)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return str(path)
 
 
 def read_data(corpus: str | None = None, max_examples: int = 200, treebank: str | None = None,
               max_sentences: int | None = 500) -> Data:
-    """The steps' data: ``corpus`` (a corpus file; None: the bundled sample corpus), at most
-    ``max_examples``; ``treebank`` (a CoNLL-U file; None: the bundled treebank)."""
-    ds = sample_corpus(max_examples) if corpus is None else read_corpus(
-        corpus, max_examples=max_examples)
-    tb = sample_treebank(max_sentences) if treebank is None else read_conllu(
-        treebank, max_sentences=max_sentences)
-    return Data(ds, "the bundled sample corpus" if corpus is None else Path(corpus).name,
-                tb, "the bundled sample treebank" if treebank is None else Path(treebank).name,
-                load_sample())
+    """The steps' data (:class:`Data`, read when first needed)."""
+    return Data(corpus, max_examples, treebank, max_sentences)
 
 
 @dataclass
 class Step:
     """One study's call: ``name`` (its evidence's key), ``title`` (the page's words),
     ``kind``/``size``/``unit`` (the queue's: its measured speed), ``key`` (the evidence's
-    cache key), ``describe()`` (the work for the queue) and ``evidence(result)``."""
+    cache key: the models by spec and checkpoint stamp, the data, the settings; known before
+    any model is loaded), ``describe(models)`` (the work for the queue) and
+    ``evidence(result)``."""
 
     name: str
     title: str
@@ -96,7 +136,7 @@ class Step:
     size: int
     unit: str
     key: str
-    describe: Callable[[], Any]
+    describe: Callable[[Models], Any]
     evidence: Callable[[Any], dict]
 
 
@@ -105,8 +145,8 @@ def _key(*parts) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def _model_id(loaded) -> list:
-    return [loaded.spec, checkpoint_stamp(loaded.spec), loaded.max_length]
+def _model_id(spec: str) -> list:
+    return [spec, checkpoint_stamp(spec)]
 
 
 def cache_folder() -> Path:
@@ -138,34 +178,54 @@ def keep(step: Step, evidence: dict) -> dict:
     return evidence
 
 
+def _cap(max_length: int | None, loaded) -> int | None:
+    """The token cap (demo mode's), never above the model's own maximum."""
+    return min(int(max_length), loaded.max_length) if max_length else None
+
+
+def _needs(loaded, what: str):
+    if loaded is None:
+        raise InputError(f"No {what} is loaded.")
+    return loaded
+
+
 # ---------------------------------------------------------------------------------------------
 # The steps
 
 
-def _noop(name: str, loaded, data: Data, max_length: int | None) -> Step:
-    job = NoopJob(loaded.spec, NOOP_BATCH, norms=False)
+def _noop(name: str, spec: str, data: Data, max_length: int | None) -> Step:
+    before = name.endswith("_before")
+
+    def describe(models: Models):
+        loaded = _needs(models.before if before else models.after, "model")
+        job = NoopJob(loaded.spec, NOOP_BATCH, norms=False)
+        return Corpus(job, data.corpus, models=loaded, max_length=_cap(max_length, loaded))
 
     def evidence(stats) -> dict:  # = analysis noop's JSON
         return {**stats.to_json_dict(CLI_METRICS), "data": data.corpus_name,
                 "seconds": stats.seconds}
 
-    return Step(name, f"No-op statistics ({loaded.name})", "No-op statistics",
-                len(data.corpus), "examples",
-                _key(name, _model_id(loaded), corpus_fingerprint(data.corpus), max_length),
-                lambda: Corpus(job, data.corpus, models=loaded, max_length=max_length),
-                evidence)
+    return Step(name, "No-op statistics" + (" (before fine-tuning)" if before else ""),
+                "No-op statistics", data.max_examples, "examples",
+                _key(name, _model_id(spec), data.corpus_id, max_length),
+                describe, evidence)
 
 
-def _syntax(name: str, loaded, data: Data, max_length: int | None) -> Step:
+def _syntax(name: str, spec: str, data: Data, max_length: int | None) -> Step:
+    before = name.endswith("_before")
+
+    def describe(models: Models):
+        loaded = _needs(models.before if before else models.after, "model")
+        return Corpus(HeadsJob(loaded.spec, SYNTAX_BATCH), data.treebank, unit="sentences",
+                      models=loaded, max_length=_cap(max_length, loaded))
+
     def evidence(result) -> dict:  # = analysis syntax's JSON
         return {**result.to_json(), "data": data.treebank_name, "seconds": result.seconds}
 
-    return Step(name, f"Syntax heads ({loaded.name})", "Syntax heads", len(data.treebank),
-                "sentences", _key(name, _model_id(loaded), treebank_fingerprint(data.treebank),
-                                  max_length),
-                lambda: Corpus(HeadsJob(loaded.spec, SYNTAX_BATCH), data.treebank,
-                               unit="sentences", models=loaded, max_length=max_length),
-                evidence)
+    return Step(name, "Syntax heads" + (" (before fine-tuning)" if before else ""),
+                "Syntax heads", data.max_sentences or 500, "sentences",
+                _key(name, _model_id(spec), data.treebank_id, max_length),
+                describe, evidence)
 
 
 def task_of(card: dict | None) -> tuple[str, str]:
@@ -175,53 +235,61 @@ def task_of(card: dict | None) -> tuple[str, str]:
     return task, (card or {}).get("pair_order") or default_pair_order(task)
 
 
-def _aspects(models: Models, data: Data) -> Step:
-    task, order = task_of(models.card)
-    named = [("after", models.after)] + ([("before", models.before)] if models.before else [])
+def _aspects(specs: list[str], card: dict | None, data: Data) -> Step:
+    task, order = task_of(card)
 
-    def work(progress):
-        out = {}
-        for n, (which, loaded) in enumerate(named):
-            disc = discover(loaded, data.absa, task, order, max_sentences=ASPECT_SENTENCES,
-                            progress=lambda d, t, n=n: progress(
-                                (n + d / t) / len(named), f"{which}: {d}/{t} pairs"))
-            out[which] = aspects_json(disc)
-        return out
+    def describe(models: Models):
+        named = [("after", models.after)] + ([("before", models.before)]
+                                             if models.before is not None else [])
+
+        def work(progress):
+            out = {}
+            for n, (which, loaded) in enumerate(named):
+                disc = discover(loaded, data.absa, task, order, max_sentences=ASPECT_SENTENCES,
+                                progress=lambda d, t, n=n, which=which: progress(
+                                    (n + d / t) / len(named), f"{which}: {d}/{t} pairs"))
+                out[which] = aspects_json(disc)
+            return out
+
+        return work
 
     def evidence(out) -> dict:
         return {**out, "task": task, "pair_order": order,
                 "data": f"the first {ASPECT_SENTENCES} sentences of the bundled ABSA sample"}
 
-    kind = "Aspect heads" + (", before and after fine-tuning" if models.before else "")
-    key = _key("aspects", [_model_id(m) for _, m in named], task, order, ASPECT_SENTENCES)
+    kind = "Aspect heads" + (", before and after fine-tuning" if len(specs) > 1 else "")
+    key = _key("aspects", [_model_id(s) for s in specs], task, order, ASPECT_SENTENCES,
+               data.absa_id)
     return Step("aspects", "Aspect heads", kind, ASPECT_SENTENCES, "sentences", key,
-                lambda: work, evidence)
+                describe, evidence)
 
 
-def _drift(models: Models, data: Data, max_length: int | None) -> Step:
-    before, after = models.before, models.classifier or models.after
-    job = DriftJob(before.spec, after.spec, DRIFT_BATCH, has_labels(data.corpus))
+def _drift(before_spec: str, spec: str, data: Data, max_length: int | None) -> Step:
+    def describe(models: Models):
+        before = _needs(models.before, "model before fine-tuning")
+        after = models.classifier or models.after
+        job = DriftJob(before.spec, after.spec, DRIFT_BATCH, has_labels(data.corpus))
+        return Corpus(job, data.corpus, models=models_of(before, after),
+                      max_length=_cap(max_length, before))
 
     def evidence(result) -> dict:  # = analysis drift's JSON
         return {**result.to_json(), "data": data.corpus_name}
 
-    return Step("drift", "Fine-tuning drift", "Fine-tuning drift", len(data.corpus), "examples",
-                _key("drift", _model_id(before), _model_id(after),
-                     corpus_fingerprint(data.corpus), max_length),
-                lambda: Corpus(job, data.corpus, models=models_of(before, after),
-                               max_length=max_length), evidence)
+    return Step("drift", "Fine-tuning drift", "Fine-tuning drift", data.max_examples,
+                "examples", _key("drift", _model_id(before_spec), _model_id(spec),
+                                 data.corpus_id, max_length), describe, evidence)
 
 
 def eval_set(models: Models, data: Data):
     """Head importance's and patching's examples: the checkpoint's held-out sentences of the
     bundled ABSA sample (at most :data:`TASK_SENTENCES`)."""
-    return absa_eval_set(models.classifier, models.card, data.absa,
+    return absa_eval_set(_needs(models.classifier, "classifier"), models.card, data.absa,
                          max_sentences=TASK_SENTENCES)
 
 
 def importance_evidence(result) -> dict:
-    """Head importance's JSON (``analysis importance``'s, the chosen metric) with every metric's
-    changes and intervals beside it (the loss too), whether higher is better, and the pruning
+    """Head importance's JSON (``analysis importance``'s, the chosen metric) with the loss's
+    changes and intervals beside the metric's, whether higher is better, and the pruning
     curve's removable share."""
     out = result.to_json()
     out.update({"method": result.method, "description": result.description,
@@ -239,56 +307,61 @@ def importance_evidence(result) -> dict:
     return out
 
 
-def _importance(models: Models, ev, method: str) -> Step:
-    prune = method == "uniform"  # the pruning curve of the page's default way
-
-    def study(progress, run):
-        return importance_study(models.classifier, ev, method=method, prune=prune,
-                                progress=progress, run=run)
-
-    return Step(f"importance_{method}", f"Head importance ({METHOD_TITLES[method]})",
-                "Head importance", ev.n_examples, "examples",
-                _key("importance", _model_id(models.classifier), method, prune,
-                     ev.description, ev.texts),
-                lambda: Study(study, models.classifier.spec, ev.n_examples,
-                              here_if_unloadable=True), importance_evidence)
-
-
 METHOD_TITLES = {"uniform": "attention spread evenly", "mask": "output zeroed"}
 
 
-def _patching(models: Models, ev, contrast: str) -> Step:
-    cls = models.classifier
+def _importance(spec: str, data: Data, method: str) -> Step:
+    prune = method == "uniform"  # the pruning curve of the page's default way
 
-    def work(progress):
-        return corpus_patching(cls, ev, contrast=contrast,
-                               max_length=pair_max_length(cls, models.card), importance=False,
-                               marks=False, progress=progress)
+    def describe(models: Models):
+        ev = eval_set(models, data)
+
+        def study(progress, run):
+            return importance_study(models.classifier, ev, method=method, prune=prune,
+                                    progress=progress, run=run)
+
+        return Study(study, models.classifier.spec, ev.n_examples, here_if_unloadable=True)
+
+    return Step(f"importance_{method}", f"Head importance ({METHOD_TITLES[method]})",
+                "Head importance", TASK_SENTENCES * 5, "examples",
+                _key("importance", _model_id(spec), method, prune, TASK_SENTENCES,
+                     data.absa_id),
+                describe, importance_evidence)
+
+
+def _patching(spec: str, data: Data, contrast: str) -> Step:
+    def describe(models: Models):
+        cls, ev = models.classifier, eval_set(models, data)
+
+        def work(progress):
+            return corpus_patching(cls, ev, contrast=contrast,
+                                   max_length=pair_max_length(cls, models.card),
+                                   importance=False, marks=False, progress=progress)
+
+        return work
 
     def evidence(cr) -> dict:  # = analysis patching --data's "corpus" (without importance)
         return {**cr.to_json(), "seconds": cr.seconds}
 
     return Step("patching", "Causal patching (held-out pairs)", "Patching the held-out pairs",
-                ev.n_examples, "pairs",
-                _key("patching", _model_id(cls), contrast, ev.description, ev.texts),
-                lambda: work, evidence)
+                TASK_SENTENCES * 5, "pairs",
+                _key("patching", _model_id(spec), contrast, TASK_SENTENCES, data.absa_id),
+                describe, evidence)
 
 
-def steps(models: Models, data: Data, *, contrast: str = "aspect",
-          max_length: int | None = None) -> list[Step]:
-    """Every step of the atlas of ``models``, in the order they run: the model's own studies,
-    the model before fine-tuning's, their comparison, then the task's (only with a task head
-    and an ABSA card)."""
-    out = [_noop("noop", models.after, data, max_length),
-           _syntax("syntax", models.after, data, max_length)]
-    if models.before is not None:
-        out += [_noop("noop_before", models.before, data, max_length),
-                _syntax("syntax_before", models.before, data, max_length)]
-    out.append(_aspects(models, data))
-    if models.before is not None:
-        out.append(_drift(models, data, max_length))
-    if models.classifier is not None and models.card is not None:
-        ev = eval_set(models, data)
-        out += [_importance(models, ev, "uniform"), _importance(models, ev, "mask"),
-                _patching(models, ev, contrast)]
+def steps(model: str, before: str | None, data: Data, card: dict | None, *,
+          contrast: str = "aspect", max_length: int | None = None) -> list[Step]:
+    """Every step of the atlas of ``model`` (and ``before``), in the order they run: the
+    model's own studies, the model before fine-tuning's, their comparison, then the task's
+    (with an ABSA ``card``: the model's task, pair order and held-out sentences)."""
+    out = [_noop("noop", model, data, max_length), _syntax("syntax", model, data, max_length)]
+    if before:
+        out += [_noop("noop_before", before, data, max_length),
+                _syntax("syntax_before", before, data, max_length)]
+    out.append(_aspects([model] + ([before] if before else []), card, data))
+    if before:
+        out.append(_drift(before, model, data, max_length))
+    if card is not None and card.get("task"):
+        out += [_importance(model, data, "uniform"), _importance(model, data, "mask"),
+                _patching(model, data, contrast)]
     return out

@@ -78,7 +78,7 @@ def test_default_view_is_the_librarys_query_over_the_treebank(default_model, tmp
     # every match opens the Attention page on its sentence with its piece pinned
     hrefs = re.findall(r"href='([^']+)'", body)
     assert len(hrefs) == len(matches)
-    assert hrefs[0].startswith("./?") and f"pin={matches[0].position + 1}" in hrefs[0]
+    assert hrefs[0].startswith("./attention?") and f"pin={matches[0].position + 1}" in hrefs[0]
     # the histogram: the labels' shares among the matches against the corpus rates
     frame = next(f for f in chart_frames(at) if "share (%)" in f.columns)
     rows = label_rows(index, others(matches, None), "upos")[:12]

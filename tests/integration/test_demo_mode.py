@@ -551,7 +551,7 @@ def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
             expect(waiting).to_be_visible(timeout=30_000)
 
             c = browser.new_page(viewport={"width": 1400, "height": 1100})
-            c.goto(demo_server + "/?view=Heatmap")
+            c.goto(demo_server + "/attention?view=Heatmap")
             expect(c.get_by_text("Strongest links:", exact=False)).to_be_visible(
                 timeout=120_000)
             assert waiting.is_visible()  # C's view came while A's job still held the queue
