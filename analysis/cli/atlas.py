@@ -8,6 +8,7 @@ import json
 
 from analysis.cli.options import OptionError, out_file, positive_int, unit
 from analysis.cli.progress import progress_bar
+from analysis.cli.syntax import in_file
 from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC
 
 # (option, Thresholds field, help)
@@ -45,13 +46,13 @@ def register(sub) -> None:
     p.add_argument("--before", default=DEFAULT_SPEC,
                    help="the model before fine-tuning ('default', the embedded model; 'none' "
                         "for no comparison)")
-    p.add_argument("--data", default=None,
+    p.add_argument("--data", default=None, type=in_file,
                    help="corpus of No-op statistics and Fine-tuning drift (.txt .jsonl .csv "
                         ".xml; default: the bundled sample corpus); the other studies use "
                         "their bundled data")
     p.add_argument("--max-examples", type=positive_int, default=200,
                    help="use at most N examples of the corpus (200, the pages' default)")
-    p.add_argument("--treebank", default=None,
+    p.add_argument("--treebank", default=None, type=in_file,
                    help="CoNLL-U treebank of Syntax (default: the bundled sample treebank)")
     p.add_argument("--contrast", type=contrast, default="aspect",
                    help="patching's counterfactual: aspect (default) or opinion")
