@@ -2,6 +2,6 @@
 shares (:mod:`ui.common.frame`: the sidebar, pickers, model resources and links;
 :mod:`ui.common.exports`: downloads and the findings report; the job queue's display; the
 attention-view component; settings, errors and charts), and each study has one package
-(``ui.atlas``, ``ui.attention``, ``ui.noop``, ``ui.aspects``, ``ui.drift``, ``ui.syntax``, ...) with its page
-blocks and the one module that owns its state. Pages (``pages/``) only wire these blocks
-together."""
+(``ui.atlas``, ``ui.attention``, ``ui.noop``, ``ui.aspects``, ``ui.drift``, ``ui.syntax``,
+...) with its page blocks and the one module that owns its state. Pages (``pages/``) only
+wire these blocks together."""
