@@ -173,15 +173,20 @@ class Result:
     studies: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def with_thresholds(self, t: F.Thresholds) -> "Result":
         """The same facts read with other thresholds (the page's controls)."""
         return replace(self, thresholds=t)
 
     def heads(self, before: bool = False) -> list[dict]:
-        """Every head's object (:func:`head_json`), layer by layer."""
-        grid = self.facts_before if before else self.facts
-        return [head_json(f, self.thresholds) for row in grid or [] for f in row]
+        """Every head's object (:func:`head_json`), layer by layer (derived once per result and
+        side; treat them as read-only)."""
+        if before not in self._memo:
+            grid = self.facts_before if before else self.facts
+            self._memo[before] = [head_json(f, self.thresholds) for row in grid or []
+                                  for f in row]
+        return self._memo[before]
 
     def to_json(self) -> dict:
         # lazy: the reading imports this module (its Result)
@@ -319,12 +324,13 @@ def run_step(step: Step, models: Models, progress: Progress, runner=None) -> dic
     """The step's evidence: its work run by ``runner(description)`` (default: in this
     process), or, when the study refuses the data or the models (one plain line: no pair
     changes the output, no task head...), that line as the step's ``error``."""
+    t0 = time.perf_counter()
     try:
         work = step.describe(models)
         result = runner(work) if runner else work(progress)
     except (DataError, InputError) as exc:
         return {"error": str(exc), "title": step.title}
-    return step.evidence(result)
+    return {"seconds": time.perf_counter() - t0, **step.evidence(result)}
 
 
 def missing(todo: list[Step]) -> list[Step]:

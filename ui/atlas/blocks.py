@@ -93,6 +93,13 @@ def grid_chart(df: pd.DataFrame, L: int, H: int, title: str, use_label: str | No
         labelLimit=220, titleLimit=260)
 
 
+def grid(heads: list[dict], result, title: str, use_label: str | None, families=(),
+         use: str = S.ALL, select: bool = True):
+    """(the grid chart, its table) of ``heads`` of ``result`` (for ``cached_chart``)."""
+    df = grid_frame(heads, families, use)
+    return grid_chart(df, result.n_layers, result.n_heads, title, use_label, select), df
+
+
 def table(heads: list[dict]) -> pd.DataFrame:
     """Every head in a table (1-indexed), the numbers the CLI writes."""
     return pd.DataFrame([{

@@ -63,15 +63,16 @@ def _assembled(keys: tuple, model: str, before: str | None, _evidence: dict, _in
 
 
 def live(inp: Inputs, dat):
-    """(the atlas from the studies kept on this server, or None, the steps still missing)."""
+    """(the atlas from the studies kept on this server, or None; the steps still missing;
+    what it is cached on: its studies' keys)."""
     todo = plan_steps(inp, dat)
     got = {s.name: cached(s) for s in todo}
     missing = [s for s in todo if got[s.name] is None]
-    if missing:
-        return None, missing
     keys = tuple(s.key for s in todo)
+    if missing:
+        return None, missing, keys
     result = _assembled(keys, inp.model, before_of(inp), got, inp)
-    return result.with_thresholds(inp.thresholds), []
+    return result.with_thresholds(inp.thresholds), [], keys
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

@@ -7,7 +7,7 @@ the URL."""
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import astuple, fields
 
 import streamlit as st
 
@@ -19,7 +19,7 @@ from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.atlas import blocks as B
 from ui.atlas import compute as C
 from ui.atlas import state as S
-from ui.common.chart_cache import BuiltChart, draw, vega_lite_spec
+from ui.common.chart_cache import cached_chart, draw
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads, json_download
 from ui.common.exports.findings import add_button
@@ -75,18 +75,18 @@ def _thresholds() -> F.Thresholds:
 
 
 def _source(spec: str, inp):
-    """(result, label) of the live atlas, else the example's precomputed one; and what is
-    missing."""
-    result, missing = C.live(inp, C.data())
+    """(result, label, key) of the live atlas, else the example's precomputed one (``key``:
+    what the charts drawn from it are cached on); and what is missing."""
+    result, missing, key = C.live(inp, C.data())
     if result is not None:
-        return result, "computed on this server", missing
+        return result, "computed on this server", key, missing
     pre = C.example_precomputed() if spec == EXAMPLE_SPEC else None
     if pre is not None:
         res, head = pre
         return (res.with_thresholds(inp.thresholds),
                 f"precomputed for the example checkpoint (recipe v{head['version']}, "
-                f"{head['made']})", missing)
-    return None, "", missing
+                f"{head['made']})", ("precomputed", head["made"], head["version"]), missing)
+    return None, "", None, missing
 
 
 def _pick(heads, L: int, H: int):
@@ -123,7 +123,7 @@ def render() -> None:
     t = _thresholds()
     inp = C.inputs(spec, before, t)
     try:
-        result, label, missing = _source(spec, inp)
+        result, label, key, missing = _source(spec, inp)
     except (DataError, InputError, ModelLoadError) as exc:
         show_error(exc)
         st.stop()
@@ -143,10 +143,10 @@ def render() -> None:
             st.rerun()
     if result is None:
         st.stop()
-    _show(result, label, spec)
+    _show(result, label, spec, (*key, *astuple(result.thresholds)))
 
 
-def _show(result, label: str, spec: str) -> None:
+def _show(result, label: str, spec: str, key: tuple) -> None:
     st.caption(plain(f"{result.model_name}: {result.n_layers} layers x {result.n_heads} heads, "
                      f"numbered from 1; {label}."))
     for note in result.notes:
@@ -172,23 +172,22 @@ def _show(result, label: str, spec: str) -> None:
             "faded. Click a head for its evidence below.")
     heads = result.heads()
     use_label = task["label"] if task else None
-    df = B.grid_frame(heads, fams, use)
-    grid = B.grid_chart(df, result.n_layers, result.n_heads, "After fine-tuning"
-                        if result.facts_before is not None else result.model_name, use_label)
-    built = BuiltChart(chart=grid, df=df, spec=vega_lite_spec(grid), title="Head atlas")
-    cols = st.columns(2) if result.facts_before is not None else [st.container()]
+    shown = (tuple(fams), use)
+    two = result.facts_before is not None
+    # built once per result, thresholds and filters (ui.common.chart_cache): a rerun only draws
+    built = cached_chart(("atlas grid", *key, *shown), lambda: B.grid(
+        heads, result, "After fine-tuning" if two else result.model_name, use_label, *shown))
+    cols = st.columns(2) if two else [st.container()]
     with cols[0]:
         draw(built, key=S.GRID, on_select="rerun", selection_mode="pick")
-    if result.facts_before is not None:
+    if two:
         with cols[1]:
-            bdf = B.grid_frame(result.heads(before=True), fams, use)
-            bg = B.grid_chart(bdf, result.n_layers, result.n_heads,
-                              f"Before: {result.before_name}", None, select=False)
-            draw(BuiltChart(chart=bg, df=bdf, spec=vega_lite_spec(bg), title="Before"),
-                 key=S.GRID_BEFORE)
-    chart_downloads(grid, "head-atlas", key=S.DOWNLOADS, df=B.table(heads))
-    add_button("Head atlas: the grid", f"{S.REPORT}-grid", chart=grid, reading=out["reading"],
-               **source)
+            draw(cached_chart(("atlas grid before", *key, *shown), lambda: B.grid(
+                result.heads(before=True), result, f"Before: {result.before_name}", None,
+                *shown, select=False)), key=S.GRID_BEFORE)
+    chart_downloads(built.chart, "head-atlas", key=S.DOWNLOADS, df=lambda: B.table(heads))
+    add_button("Head atlas: the grid", f"{S.REPORT}-grid", chart=built.chart,
+               reading=out["reading"], **source)
 
     st.subheader("One head's evidence")
     h = _pick(heads, result.n_layers, result.n_heads)
