@@ -1,9 +1,10 @@
 """The example's atlas shipped with the project (``data/precomputed/atlas.json``), so a first
 visitor sees it at once: ``{"study", "recipe" (the example's recipe), "model": "example",
 "command" (what made it), "made" (the date), "result" (the atlas's JSON, each head by its
-facts only, numbers rounded to 5 decimals: :func:`compact`)}``. :func:`load` returns None when the file is missing or was made with another
-recipe of the example (its numbers would not be this example's). Written by ``python
-bench/bench_atlas.py --write-precomputed`` (:func:`write`)."""
+facts only, numbers rounded to 5 decimals: :func:`compact`)}``. :func:`load` returns None when
+the file is missing or was made with another recipe of the example (its numbers would not be
+this example's). Written by ``python bench/bench_atlas.py --write-precomputed`` (or
+``--from-json``: :func:`write`)."""
 
 from __future__ import annotations
 

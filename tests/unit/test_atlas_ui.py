@@ -46,6 +46,7 @@ def test_the_grid_of_bert_large_fits_a_phone_and_the_filters_fade_heads():
     df = B.grid_frame(heads, families=["no-op"], use=S.ALL)
     assert len(df) == 384 and df["shown"].sum() == 24 * 6  # heads 1, 4, 7, 10, 13, 16
     spec = B.grid_chart(df, 24, 16, "BERT-large", None).to_dict()
-    assert spec["width"] == 16 * B.CELL <= 330  # + the layer axis: a phone's 358 px column
-    assert spec["height"] == 24 * B.CELL
+    # the whole chart fits a phone's 358 px column with the squares at their size
+    assert spec["width"] == max(16 * B.CELL + B.AXIS_PX, B.MIN_PX) <= 370
+    assert spec["autosize"]["type"] == "fit-x" and spec["height"] == 24 * B.CELL
     assert B.grid_frame(heads, use=S.USED)["shown"].sum() == 0  # not measured: none used

@@ -23,6 +23,8 @@ FAMILY_LABELS = {"positional": "positional", "broad": "broad", "no-op": "no-op (
                  "mixed": "mixed", "none": "none"}
 CELL = 20  # px per head: BERT-large's 16 heads fit a phone's 358 px column with the axis
 NOT_MEASURED_SIZE = 90
+AXIS_PX = 44  # the layer axis: its title and labels
+MIN_PX = 330  # the legends' room (two columns of roles below, the sizes above)
 
 
 def shown(h: dict, families, use: str) -> bool:
@@ -65,9 +67,10 @@ def grid_chart(df: pd.DataFrame, L: int, H: int, title: str, use_label: str | No
         y=alt.Y("layer:O", title="layer"))
     size = (alt.condition("datum.use == null", alt.value(NOT_MEASURED_SIZE),
                           alt.Size("use:Q", scale=alt.Scale(domain=[0, top], range=[30, 330]),
-                                   legend=alt.Legend(title=f"use: {use_label} lost",
-                                                     orient="bottom", symbolFillColor="#999",
-                                                     format=".1f")))
+                                   legend=alt.Legend(title=f"size: {use_label} lost",
+                                                     orient="top", direction="horizontal",
+                                                     symbolFillColor="#999", format=".0f",
+                                                     tickCount=3)))
             if use_label else alt.value(NOT_MEASURED_SIZE))
     tips = [alt.Tooltip("name:N", title="head (layer-head)"), alt.Tooltip("roles:N",
                                                                           title="role"),
@@ -78,9 +81,7 @@ def grid_chart(df: pd.DataFrame, L: int, H: int, title: str, use_label: str | No
     chart = base.mark_square(filled=True).encode(
         color=alt.Color("family:N", title="role",
                         scale=alt.Scale(domain=list(COLOURS), range=list(COLOURS.values())),
-                        legend=alt.Legend(orient="bottom", columns=2, labelExpr=(
-                            "datum.label == 'no-op' ? 'no-op ([SEP], [CLS], punctuation)' "
-                            ": datum.label"))),
+                        legend=alt.Legend(orient="bottom", columns=2)),
         size=size,
         stroke=alt.condition("datum.changed", alt.value("black"), alt.value("transparent")),
         strokeWidth=alt.value(2),
@@ -88,9 +89,14 @@ def grid_chart(df: pd.DataFrame, L: int, H: int, title: str, use_label: str | No
         tooltip=tips)
     if select:
         chart = chart.add_params(alt.selection_point(name="pick", fields=["layer", "head"]))
-    return chart.properties(width=CELL * H, height=CELL * L,
-                            title=alt.Title(title, anchor="start")).configure_legend(
-        labelLimit=220, titleLimit=260)
+    # the width is the whole chart's (fit-x: the squares share what the layer axis leaves),
+    # the height the squares' own: on a column narrower than the chart the squares shrink in
+    # width only a little (BERT-large's 16 heads on a phone: ~18 px each) and nothing scrolls
+    return chart.properties(
+        width=max(CELL * H + AXIS_PX, MIN_PX), height=CELL * L,
+        title=alt.Title(title, anchor="start"),
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding")).configure_legend(
+        labelLimit=130, titleLimit=300)
 
 
 def grid(heads: list[dict], result, title: str, use_label: str | None, families=(),
