@@ -62,11 +62,12 @@ def reading(result) -> list[str]:
                    "the example checkpoint, measures it).")
     else:
         u = v["used"]
-        out.append(f"The task uses {u[F.YES]} of the {n} heads: switching each off alone "
-                   f"(either way) moves {task['label']} beyond its 95% interval, or patching "
-                   f"it carries more than {t.carry:.0%} of a change, for those; the other "
-                   f"{u[F.NO]} can go one at a time without a loss beyond noise (on "
-                   f"{task['data']}, {task['label']} {task['intact']:.1f} intact).")
+        out.append(f"The task uses {u[F.YES]} of the {n} heads: switching one of them off "
+                   f"alone (either way) moves {task['label']} beyond its 95% interval, or "
+                   f"patching it carries more than {t.carry:.0%} of the change to "
+                   f"{F.CONTRAST_WORDS.get(mf.get('contrast'), 'a counterfactual')}; the other "
+                   f"{u[F.NO]} can go one at a time with no loss beyond "
+                   f"noise (on {task['data']}, {task['label']} {task['intact']:.1f} intact).")
         pr = mf.get("pruning")
         if pr:
             tol = f"{pr['tolerance']:g} point" + ("s" if pr["tolerance"] != 1 else "")

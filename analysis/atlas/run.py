@@ -286,6 +286,8 @@ def model_facts(evidence: dict, card: dict | None, L: int, H: int) -> dict:
             out["pruning"] = {"fraction": f, "heads": n_removed(f, L * H),
                               "random_fraction": pr["prunable"]["random_mean"],
                               "tolerance": pr["tolerance"], "last": pr["fractions"][-1]}
+    if evidence.get("patching"):
+        out["contrast"] = evidence["patching"]["contrast"]
     drift = evidence.get("drift")
     if drift:
         cos = np.asarray(drift["cosine"], dtype=float)

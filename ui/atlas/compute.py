@@ -89,22 +89,29 @@ def example_precomputed():
     return _precomputed(stamp)
 
 
-def estimate(missing) -> str:
+def estimate(missing, spec: str) -> str:
     """How long the missing studies take here, from the speed this server measured for each
-    study (its last runs), and which were not measured yet."""
-    queue = job_queue()
-    total, unknown = 0.0, []
+    study (its last runs); for the example, a study not measured here yet by the time it took
+    when the precomputed atlas was made (said so); else that it was not measured yet."""
+    queue, pre = job_queue(), example_precomputed() if spec == EXAMPLE_SPEC else None
+    made = pre[0].studies if pre else {}
+    here = there = 0.0
+    unknown = []
     for s in missing:
         per = queue.measured(s.kind)
-        if per is None:
-            unknown.append(s.title)
+        if per is not None:
+            here += per * max(1, s.size)
+        elif (made.get(s.name) or {}).get("seconds"):
+            there += float(made[s.name]["seconds"])
         else:
-            total += per * max(1, s.size)
+            unknown.append(s.title)
     parts = []
-    if len(unknown) < len(missing):
-        parts.append(f"the studies measured on this server take {duration_words(total)}")
+    if here:
+        parts.append(f"about {duration_words(here)} by the speed measured on this server")
+    if there:
+        parts.append(f"{duration_words(there)} where the precomputed atlas was made")
     if unknown:
-        parts.append("not measured here yet: " + ", ".join(unknown))
+        parts.append("not measured yet: " + ", ".join(unknown))
     return "; ".join(parts) + "."
 
 

@@ -6,7 +6,6 @@ the URL."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import astuple, fields
 
 import streamlit as st
@@ -28,6 +27,7 @@ from ui.common.frame.explain import explain
 from ui.common.frame.links import copy_link
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice
+from ui.common.settings import settings
 
 Q = "query-params"
 RULE_WORDS = {
@@ -55,8 +55,9 @@ RULES_TEXT = (
     "its attention on the aspect's words beats every baseline (its 95% interval above them); "
     "*opinion* when that holds only with the opinion words counted. *Mixed* where two rules "
     "hold, *none* where none does. **Used** means switching the head off (attention spread "
-    "evenly, or output zeroed) moves the task's score beyond its 95% interval, or patching it "
-    "carries more than the threshold of a decision's change; *not measured* for a model with "
+    "evenly, or output zeroed) moves the task's score beyond its 95% interval, or activation "
+    "patching shows it carries more than the threshold of a decision's change; *not measured* "
+    "for a model with "
     "no task. Pitfalls: a role is read from one corpus; with many heads and rules some pass "
     "by chance (no correction for testing every head); a head can look right and not be used, "
     "or be used without any rule holding.")
@@ -130,11 +131,14 @@ def render() -> None:
     copy_link(S.COPY)
     if missing:
         ready = spec != EXAMPLE_SPEC or example_ready()
+        allowed = spec == EXAMPLE_SPEC or not settings().demo  # a demo computes its example
         st.info(plain(f"{len(missing)} of the atlas's studies are not computed on this server "
-                      f"yet ({', '.join(s.title for s in missing)}): {C.estimate(missing)}")
-                + ("" if ready else " The example checkpoint is still being built."),
+                      f"yet ({', '.join(s.title for s in missing)}): {C.estimate(missing, spec)}")
+                + ("" if ready else " The example checkpoint is still being built.")
+                + ("" if allowed else " This server computes the example's atlas only."),
                 icon=":material/hourglass_top:")
-        if ready and st.button("Compute them", key=S.COMPUTE, icon=":material/play_arrow:"):
+        if ready and allowed and st.button("Compute them", key=S.COMPUTE,
+                                           icon=":material/play_arrow:"):
             try:
                 C.compute_missing(inp, missing)
             except (DataError, InputError, ModelLoadError) as exc:
@@ -165,7 +169,7 @@ def _show(result, label: str, spec: str, key: tuple) -> None:
                           bind=Q, format_func=lambda f: B.FAMILY_LABELS[f])
     use = f2.selectbox("Heads shown", S.USES, key=S.USE, bind=Q)
     explain("Each square is one head: rows are layers, columns heads. Its **colour** is its "
-            "role (" + "; ".join(f"*{f}*: {w}" for f, w in FAMILY_WORDS.items()) + "). Its "
+            "head role (" + "; ".join(f"*{f}*: {w}" for f, w in FAMILY_WORDS.items()) + "). Its "
             "**size** is how much the task loses when the head alone is switched off (the "
             "larger of the two ways); a middle size where that is not measured. A **black "
             "outline** marks a head fine-tuning changed. Heads the filters leave out are "
@@ -197,5 +201,4 @@ def _show(result, label: str, spec: str, key: tuple) -> None:
         st.markdown("\n".join(f"- {plain(line)}" for line in out["disagreements"]))
     with st.expander("Every head in a table"):
         st.dataframe(B.table(heads), hide_index=True, key=S.TABLE)
-    json_download(lambda: json.loads(json.dumps(out)), "head_atlas.json", S.JSON,
-                  "the atlas")
+    json_download(out, "head_atlas.json", S.JSON, "the atlas")
