@@ -205,7 +205,7 @@ def test_demo_sidebar_offers_the_host_list_only(demo, specs_seen, monkeypatch):
 
     # widget changes on the app itself (no page switch): the app's own first-run handling
     monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", LEAVE_LEGACY)
-    at = _open()
+    at = _open("pages/attention.py")  # a page with the input box
     assert [r.label for r in at.sidebar.radio] == ["Input"]  # no model source to choose
     assert not at.sidebar.text_input
     box = at.sidebar.selectbox(key="model")
@@ -240,7 +240,7 @@ def test_demo_url_model_never_reaches_the_server(demo, specs_seen, tiny_model_di
 
 
 def test_demo_caps_tokens_per_input(demo):
-    at = _open(a="food " * 600, view="Heatmap")
+    at = _open("pages/attention.py", a="food " * 600, view="Heatmap")
     assert any("truncated to the model's maximum of 256" in w.value for w in at.warning)
     assert at.sidebar.text_area(key="a").max_chars == 2000
 
