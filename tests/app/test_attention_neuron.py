@@ -74,8 +74,7 @@ def _open(**params):
     at = AppTest.from_file("../../app.py", default_timeout=180)
     for k, v in params.items():
         at.query_params[k] = v
-    at.run()  # the app's first page (the Head atlas), then the Attention page
-    at.switch_page("pages/attention.py")
+    at.switch_page("pages/attention.py")  # not the app's first page (the Head atlas)
     return at.run()
 
 

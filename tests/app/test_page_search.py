@@ -118,8 +118,7 @@ def test_attention_page_links_to_search_with_token_and_layer():
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params.update({"a": "The waiter recommended the house wine .", "view": "Heatmap",
                             "layer": "3", "pin": "3"})
-    at.run()  # the app's first page (the Head atlas), then the Attention page
-    at.switch_page("pages/attention.py")
+    at.switch_page("pages/attention.py")  # not the app's first page (the Head atlas)
     at.run()
     assert not at.exception, at.exception
     link = next(e for e in at.get("page_link") if "Find similar" in e.proto.label)

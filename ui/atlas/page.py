@@ -44,7 +44,7 @@ RULE_WORDS = {
               "count as used"),
 }
 RULES_TEXT = (
-    "**The rules** (the numbers are the thresholds above; docs: METHODS section 17). A head's "
+    "**The rules** (the numbers are the thresholds above). A head's "
     "**role** comes from where it looks, each study measured on its own bundled data: "
     "*positional* when over the threshold of its attention goes to the previous or next "
     "token; *broad* when its attention is nearly as spread out as even attention; *no-op* "
