@@ -101,7 +101,7 @@ def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir
 
     import analysis.core.execution.raydata
     from ui.aspects import state as aspects_state
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")

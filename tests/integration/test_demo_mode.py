@@ -1,4 +1,4 @@
-"""Demo mode (DASHBOARD_MODE=demo, ui/common/settings.py): no widget or URL parameter can name,
+"""Demo mode (DASHBOARD_MODE=demo, ui/server/settings.py): no widget or URL parameter can name,
 read, probe or write a server path, the caps hold, and the same pages outside demo mode still take a
 folder. Every spec that reaches the model layer is recorded: only the host's list may appear."""
 
@@ -12,10 +12,11 @@ from streamlit.testing.v1 import AppTest
 import analysis.core.models
 import ui.drift.blocks
 import ui.common.frame.resources
-import ui.common.settings
+import ui.server.memory
+import ui.server.settings
 from builders import patch_everywhere
 from ui.common.errors import plain
-from ui.common.settings import DEFAULT_MODELS, SettingsError, load_settings
+from ui.server.settings import DEFAULT_MODELS, SettingsError, load_settings
 from ui.common.frame.sidebar import UNLISTED
 from ui.common.frame.sidebar import leave_legacy_navigation as LEAVE_LEGACY
 
@@ -51,7 +52,7 @@ def specs_seen(monkeypatch):
             return fn(spec, *a, **kw)
         return recorder
 
-    # every module that holds them by name (ui.common.frame.resources: the listed models' sizes)
+    # every module that holds them by name (ui.server.memory: the listed models' sizes)
     patch_everywhere(monkeypatch, analysis.core.models, "resolve_spec",
                      wrap(analysis.core.models.resolve_spec))
     patch_everywhere(monkeypatch, analysis.core.models, "checkpoint_stamp",
@@ -70,7 +71,7 @@ def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path
         monkeypatch.setenv("DASHBOARD_SETTINGS", str(settings_file))
     else:
         monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     # AppTest resets Streamlit's pages mode every run; a real server leaves it once (see
     # tests/test_page_noop.py)
 
@@ -79,14 +80,14 @@ def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path
 def demo(monkeypatch, example_cache):
     _mode(monkeypatch, "demo", example_cache)
     yield
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 @pytest.fixture
 def local(monkeypatch, example_cache):
     _mode(monkeypatch, "local", example_cache)
     yield
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 def _open(page: str | None = None, **params) -> AppTest:
@@ -205,7 +206,7 @@ def test_bad_mode_stops_the_app_with_one_line(monkeypatch):
     assert [e.value for e in at.error] == [plain(
         "DASHBOARD_MODE must be 'demo' or 'local', not 'public'.")]
     assert not at.title
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,7 +478,7 @@ def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tm
     assert calls == [("host/reviews", "test", "text", None, 200, 2000, False)]
     assert {m.label: m.value for m in at.metric}["Examples"] == "2"
     ui.common.frame.corpus._load_hf.clear()
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 def test_local_pages_keep_their_path_boxes(local, tiny_model_dir):

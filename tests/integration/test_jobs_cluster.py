@@ -24,7 +24,7 @@ from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobLimit, JobQueue, run_job
 from analysis.core.errors import DataError
 from ui.common.errors import plain
-from ui.common.settings import Settings, load_settings
+from ui.server.settings import Settings, load_settings
 
 from test_jobs import WAIT, _StopAfter, _until, _Waiter
 

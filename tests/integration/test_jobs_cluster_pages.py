@@ -25,7 +25,7 @@ from ui.common.errors import plain
 from analysis.core.execution.placements import placement
 from analysis.core.execution.work import Corpus
 from ui.common.jobs import JobQueue, run_job, start_background_job
-from ui.common.settings import Settings
+from ui.server.settings import Settings
 
 from test_jobs import WAIT, _until
 from test_jobs_cluster import ADDRESS, _local, fake  # noqa: F401
@@ -48,7 +48,7 @@ class RayTaskError(Exception):  # Ray's wrapper keeps the worker's exception as 
 def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, monkeypatch):
     fc, page = fake(fail=RayTaskError(ModelLoadError(SAID)))
     monkeypatch.setattr(cluster, "_UNLOADABLE", set())
-    monkeypatch.setattr("ui.common.settings.settings", lambda: Settings(ray_address=ADDRESS))
+    monkeypatch.setattr("ui.server.settings.settings", lambda: Settings(ray_address=ADDRESS))
     captions = []
     monkeypatch.setattr(jobs.st, "caption", lambda text, **kw: captions.append(text))
     where = placement(ADDRESS)
@@ -150,7 +150,7 @@ def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_pa
     from analysis.importance.evalset import load_classifier, load_eval_set
     from analysis.core.execution.corpus import run_local
     from importance_util import stand_in_example
-    from ui.common.settings import settings
+    from ui.server.settings import settings
     from ui.importance.compute import _BACKGROUND
 
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))

@@ -22,7 +22,7 @@ CAP = 6
 
 @pytest.fixture(scope="module")
 def cluster_env():
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")

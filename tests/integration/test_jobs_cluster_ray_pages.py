@@ -27,7 +27,7 @@ TEXTS = ["The soup was cold, sadly.", "   ", "Great food, friendly staff and a v
 def cluster_env():
     import streamlit as st
 
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
@@ -86,7 +86,7 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     from analysis.core.execution import cluster
     from analysis.core.execution.placements import placement
     from analysis.core.execution.work import Corpus
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)
     local = faithfulness(tiny, TEXTS, None, removal="mask", max_tokens=64).to_json_dict()

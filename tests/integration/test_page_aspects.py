@@ -281,7 +281,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
     from analysis.aspects.reading import reading
     from analysis.absa.readers import load_sample
     from analysis.absa.tasks import TASK_NAMES
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     copy_example(stand_in_example)
     at = open_page()  # no click anywhere
@@ -320,7 +320,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
 
 @pytest.fixture()
 def demo_mode(monkeypatch):
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()

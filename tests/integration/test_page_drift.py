@@ -64,7 +64,7 @@ def test_drift_page_without_after_model_explains_how_to_get_one():
 
 def test_drift_page_in_demo_mode_shows_no_command_line(monkeypatch):
     """Demo mode: what the page will show, and no command, folder or 'paste DIR here'."""
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()

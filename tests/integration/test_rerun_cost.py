@@ -1,5 +1,5 @@
 """The long-lived heap is frozen out of Streamlit's per-rerun full collection
-(ui.common.frame.resources.freeze_long_lived, issue 23 part 4): what it freezes, when, and that
+(ui.server.housekeeping.freeze_long_lived, issue 23 part 4): what it freezes, when, and that
 nothing it froze is kept for good (models by reference counting, cyclic garbage at the next
 refreeze)."""
 
@@ -12,7 +12,7 @@ import weakref
 
 import pytest
 
-from ui.common.frame import resources
+from ui.server import housekeeping as resources
 
 
 @pytest.fixture

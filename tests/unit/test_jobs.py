@@ -289,7 +289,7 @@ def test_job_runs_at_lower_priority_and_the_caller_keeps_its_own():
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     seen = run_job("nice", lambda p: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
                    key="nice", queue=q)
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     assert seen == max(mine, settings().job_nice)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine

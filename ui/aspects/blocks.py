@@ -34,7 +34,7 @@ from ui.common.frame.resources import get_model
 from ui.aspects import state as aspects_state
 from ui.aspects.models import METRIC_LABELS, demo
 from ui.aspects.state import ModelState
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 DATA_SOURCES = ["Bundled sample", "Upload a file"]
 ORDERS = {"paper's order": None, "review, then auxiliary sentence": "review-aux",

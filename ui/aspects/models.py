@@ -30,8 +30,8 @@ from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import SHORT, TRAINING, Apart, run_job
-from ui.common.frame.resources import admit_model, hold_model, model_cost, upload_param_cap
-from ui.common.settings import SERVER_UPLOAD_MB, settings
+from ui.server.memory import admit_model, hold_model, model_cost, upload_param_cap
+from ui.server.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
 from ui.aspects.state import ModelState
 

@@ -20,7 +20,7 @@ from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, che
 from analysis.importance.evalset import load_classifier
 from ui.common.frame.resources import check_listed, get_model
 from ui.common.jobs import job_queue, run_job
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.atlas import state as S
 
 CORPUS_EXAMPLES = 200  # the No-op statistics and Drift pages' default cap

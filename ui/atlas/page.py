@@ -27,7 +27,7 @@ from ui.common.frame.explain import explain
 from ui.common.frame.links import copy_link
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 Q = "query-params"
 RULE_WORDS = {

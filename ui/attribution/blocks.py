@@ -27,7 +27,7 @@ from ui.common.exports.findings import add_button
 from ui.common.jobs import SHORT, measured_words, run_job
 from analysis.core.execution.progress import rate_step
 from ui.common.frame.resources import check_listed
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 LONG_INPUT = 96  # above this many tokens the map is drawn on the component's canvas
 NO_EXAMPLE = ("Until the example checkpoint is ready, this page shows the sidebar's "

@@ -30,7 +30,7 @@ from ui.common.jobs import BACKGROUND_NICE, TRAINING, start_background_job
 from ui.common.state import EXAMPLE_BUILD_JOB
 from analysis.absa import example as example_build
 from analysis.core.execution.placements import Away
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
 PREFIX = "Building the example checkpoint"

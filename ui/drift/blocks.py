@@ -26,7 +26,7 @@ from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
 from ui.common.frame.resources import check_listed, get_model
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.models import pick_models
 from ui.drift import state as drift_state
 from analysis.drift.reading import layer_rows

@@ -21,7 +21,7 @@ from analysis.core.execution.estimates import duration_words
 from ui.common.jobs import (BackgroundJob, Study, measured_words, run_job,
                             start_background_job)
 from ui.common.frame.resources import check_listed, token_capped
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.importance import state as S
 from analysis.core.errors import InputError
 

@@ -16,7 +16,7 @@ from analysis.report import MAX_JSON_BYTES, Finding, report_from_json, to_html, 
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.exports.findings import move, remove
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.report import state as K
 
 

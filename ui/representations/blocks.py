@@ -20,7 +20,7 @@ from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain
 from ui.common.jobs import SHORT, run_job
 from ui.common.frame.models import second_model
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.representations import state as S
 from analysis.core.corpus import read_corpus, read_labels

@@ -24,7 +24,7 @@ from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import SHORT, run_job, start_background_job
 from ui.common.frame.links import attention_link
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.search import state as S
 from analysis.absa.readers import load_sample

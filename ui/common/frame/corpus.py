@@ -3,7 +3,7 @@ bundled sample, pasted lines, an uploaded file or a Hugging Face dataset -> one
 ``datasets.Dataset`` (columns text, text_pair, and label where an upload has one).
 
 Uploads are read from memory (Streamlit keeps them in memory; nothing is written to disk) and
-forgotten with the session. In demo mode (``ui.common.settings``) no box can name a server path: the
+forgotten with the session. In demo mode (``ui.server.settings``) no box can name a server path: the
 Hugging Face source offers only the datasets the host lists by name (and is hidden when there
 are none; a listed id is never read as a local folder), and the demo's caps go to the readers:
 upload bytes and pasted text (``max_upload_bytes``), characters per example
@@ -26,7 +26,7 @@ from analysis.core.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpu
                                   read_pasted, sample_corpus)
 from analysis.core.errors import DataError, InputError
 from ui.common.errors import plain, show_error
-from ui.common.settings import Settings, settings
+from ui.server.settings import Settings, settings
 from ui.common.frame.state import CorpusKeys, read
 
 SAMPLE, PASTE, UPLOAD, HF = "Sample corpus", "Paste", "Upload", "Hugging Face dataset"

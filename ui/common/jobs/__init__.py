@@ -34,7 +34,6 @@ import time
 from typing import Callable
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from analysis.core.execution.cluster import HERE, WHERE
 from analysis.core.execution.estimates import expected_words, outlook_words, rate_words
@@ -44,7 +43,8 @@ from analysis.core.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S
 from analysis.core.execution.work import Apart, Corpus, Study, describe, heavy
 from analysis.core.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
 from ui.common.errors import plain
-from ui.common.settings import settings
+from ui.server.settings import settings
+from ui.server.visitors import visitor_keys
 
 __all__ = ["BACKGROUND", "BACKGROUND_NICE", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT",
            "TRAINING", "Apart", "BackgroundJob", "Corpus", "JobCancelled", "JobLimit",
@@ -53,37 +53,6 @@ __all__ = ["BACKGROUND", "BACKGROUND_NICE", "CLUSTER", "CORPUS", "EXPIRE_S", "SH
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
-
-
-def forwarded_address(values) -> str:
-    """The client address the trusted proxy in front of the server wrote in X-Forwarded-For
-    (``values``: every such header line): the last entry. The entries before it came from
-    the client itself, who can write anything there (a new "address" per request would
-    escape every per-address cap)."""
-    entries = [e.strip() for v in values for e in str(v).split(",")]
-    return entries[-1] if entries else ""
-
-
-def visitor_keys() -> tuple[str, ...]:
-    """The keys a visitor is counted under: their session, and their client address when the
-    host allows telling it (``visitor_address``: the connection's peer, or behind a proxy the
-    address the proxy appended to X-Forwarded-For, :func:`forwarded_address`); no address on
-    a local connection."""
-    ctx = get_script_run_ctx()
-    keys = [f"session:{ctx.session_id}"] if ctx is not None else []
-    mode = settings().visitor_address
-    try:
-        if mode == "forwarded":
-            address = forwarded_address(st.context.headers.get_all("X-Forwarded-For"))
-        elif mode == "connection":
-            address = st.context.ip_address or ""
-        else:
-            address = ""
-    except Exception:  # no request context (a bare script run, a test)
-        address = ""
-    if address:
-        keys.append(f"address:{address[:64]}")
-    return tuple(keys)
 
 
 @st.cache_resource(show_spinner=False)

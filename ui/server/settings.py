@@ -259,7 +259,7 @@ def load_settings(environ=None) -> Settings:
     unknown = set(data) - known
     if unknown:
         raise SettingsError(f"Settings: unknown key(s) {', '.join(sorted(unknown))} "
-                            "(see ui/common/settings.py).")
+                            "(see ui/server/settings.py).")
     caps_locally = data.get("caps_locally", False)
     if not isinstance(caps_locally, bool):
         raise SettingsError("Settings: caps_locally must be true or false.")
