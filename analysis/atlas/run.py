@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from analysis.core.cards import read_card_file, trained_layers
 from analysis.drift.pair import check_compatible
 from analysis.core.errors import DataError, InputError
 from analysis.core.execution.work import Study
+from analysis.core.study import Field, Schema, StudyDef, StudyResult
 from analysis.importance.evalset import load_classifier
 from analysis.importance.pruning import n_removed
 from analysis.core.models import (DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, load_model,
@@ -96,28 +97,29 @@ def plan_steps(inputs: Inputs, data: Data) -> list[Step]:
 # ---------------------------------------------------------------------------------------------
 # The result
 
-SCHEMA = (
-    ("layers", "number of layers"),
-    ("heads_per_layer", "heads in each layer"),
-    ("heads", "a list of `layers` lists of head objects (0-indexed layer and head): role, "
-              "roles, family, used, changed, sep, cls, punct, self, prev, next, entropy (No-op "
-              "statistics, as `analysis noop` writes them), importance and importance_ci (the "
-              "metric's change with the head's attention spread evenly, as `analysis "
-              "importance` writes it), importance_mask, patching and patching_ci (the corpus "
-              "mean share, as `analysis patching --data` writes it), cosine (as `analysis "
-              "drift` writes it), statement, disagreement and facts (every study's numbers)"),
-    ("before", "the same head objects for the model before fine-tuning (no task: used is "
-               "'not measured'), or null"),
-    ("verdict", "the model verdict: counts per role and family, heads used, the pruning "
-                "curve's share, the layers fine-tuning changed and could not change"),
-    ("reading", "the verdict in plain sentences"),
-    ("disagreements", "heads whose role and use disagree, in plain words"),
-    ("thresholds", "the role and use rules' thresholds"),
-    ("model", "the model, its name and the model before"),
-    ("studies", "each study's data and seconds"),
-    ("model_facts", "the model-level numbers the verdict is read from"),
-    ("notes", "what was not measured and why"),
-)
+SCHEMA = Schema((
+    Field("layers", "number of layers"),
+    Field("heads_per_layer", "heads in each layer"),
+    Field("heads", "a list of `layers` lists of head objects (0-indexed layer and head): role, "
+                   "roles, family, used ('yes', 'no', 'not measured'), changed, size, sep, cls, "
+                   "punct, self, prev, next, entropy (No-op statistics, as `analysis noop` "
+                   "writes them), importance and importance_ci (the metric's change with the "
+                   "head's attention spread evenly, as `analysis importance` writes it), "
+                   "importance_mask, patching and patching_ci (the corpus mean share, as "
+                   "`analysis patching --data` writes it), cosine (as `analysis drift` writes "
+                   "it), statement, disagreement and facts (every study's numbers)"),
+    Field("before", "the same head objects for the model before fine-tuning (no task: used is "
+                    "'not measured'), or null"),
+    Field("verdict", "the model verdict: counts per role and family, heads used, the pruning "
+                     "curve's share, the layers fine-tuning changed and could not change"),
+    Field("reading", "the verdict in plain sentences"),
+    Field("disagreements", "heads whose role and use disagree, in plain words"),
+    Field("thresholds", "the role and use rules' thresholds"),
+    Field("model", "the model, its name and the model before"),
+    Field("studies", "each study's data and seconds"),
+    Field("model_facts", "the model-level numbers the verdict is read from"),
+    Field("notes", "what was not measured and why"),
+))
 
 
 def derive(facts: dict, t: F.Thresholds) -> dict:
@@ -155,10 +157,12 @@ def head_json(facts: dict, t: F.Thresholds) -> dict:
 
 
 @dataclass
-class Result:
+class Result(StudyResult):
     """The atlas of one model: per head its facts (``facts``: [L][H] dicts; ``facts_before``
     the model before's, or None), the model-level numbers (``model_facts``), the thresholds
     the roles were read with, each study's data and time, and notes."""
+
+    SCHEMA: ClassVar[Schema] = SCHEMA
 
     model: str
     model_name: str
@@ -188,7 +192,7 @@ class Result:
                                   for f in row]
         return self._memo[before]
 
-    def to_json(self) -> dict:
+    def json_fields(self) -> dict:
         # lazy: the reading imports this module (its Result)
         from analysis.atlas.reading import disagreements, reading, verdict
 
@@ -205,11 +209,13 @@ class Result:
                          "before": self.before, "before_name": self.before_name},
                "studies": self.studies, "model_facts": self.model_facts,
                "notes": list(self.notes)}
-        assert [k for k, _ in SCHEMA] == list(out)
         return out
 
     @classmethod
     def from_json(cls, data: dict) -> "Result":
+        """The result back from its JSON; only each head's ``facts``, ``model_facts`` and the
+        thresholds are read (the rest is derived from them again: a precomputed file keeps
+        no more, :func:`analysis.atlas.precomputed.compact`)."""
         model, before = data["model"], data.get("before")
         return cls(model["spec"], model["name"], int(data["layers"]),
                    int(data["heads_per_layer"]),
@@ -377,3 +383,9 @@ def plan(inputs: Inputs, models: Models | None = None) -> Study:
         return compute(inputs, models, progress=progress)
 
     return Study(study, inputs.model, here_if_unloadable=True)
+
+
+# the study interface (analysis.core.study); here, not in the package's __init__, which
+# imports nothing (the studies' readings import analysis.atlas.facts)
+STUDY = StudyDef(name="atlas", title="Head atlas", inputs=Inputs, result=Result, plan=plan,
+                 example=Inputs)

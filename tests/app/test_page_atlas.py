@@ -37,7 +37,8 @@ def test_the_first_page_shows_the_examples_precomputed_atlas_at_once():
     assert pre is not None, "data/precomputed/atlas.json is missing or of another recipe"
     result, head = pre
     said = " ".join(c.value for c in at.caption)
-    assert f"precomputed for the example checkpoint (recipe v{head['version']}" in said
+    assert f"Precomputed for the example checkpoint (recipe v{head['version']}" in said
+    assert head["label"] in said
     grid = next(f for f in chart_frames(at) if "family" in f.columns)
     want = result.heads()
     assert len(grid) == len(want) == result.n_layers * result.n_heads
@@ -59,7 +60,7 @@ def test_a_checkpoint_computed_through_the_queue_is_the_clis_atlas(tmp_path, cac
     assert "6 of the atlas's studies are not computed" in info  # no model before: 6 studies
     next(b for b in at.button if b.label == "Compute them").click().run()
     assert not at.exception, at.exception
-    assert "computed on this server" in " ".join(c.value for c in at.caption)
+    assert "Computed on this server." in " ".join(c.value for c in at.caption)
     grid = next(f for f in chart_frames(at) if "family" in f.columns)
     assert len(grid) == 8 and set(grid["used"]) <= {"yes", "no"}
     # the CLI on the same inputs reads every study back and writes the page's numbers

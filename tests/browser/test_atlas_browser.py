@@ -40,7 +40,7 @@ def test_the_grid_draws_and_a_click_opens_a_heads_evidence(server, width):
             assert page.locator("img[src='x']").count() == 0 and not dialogs
             assert page.get_by_test_id("stException").count() == 0
             assert page.locator("h1").first.inner_text() == "Head atlas"
-            assert page.get_by_text("precomputed for the example checkpoint").count() >= 1
+            assert page.get_by_text("Precomputed for the example checkpoint").count() >= 1
             chart = page.get_by_test_id("stVegaLiteChart").first
             chart.scroll_into_view_if_needed()
             page.wait_for_timeout(1500)  # vega draws after the element appears

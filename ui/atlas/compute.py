@@ -11,10 +11,12 @@ from pathlib import Path
 import streamlit as st
 
 from analysis.atlas import precomputed
-from analysis.atlas.run import Inputs, assemble, before_of, card_of, plan_steps, run_step
+from analysis.atlas.run import (STUDY, Inputs, assemble, before_of, card_of, plan_steps,
+                                run_step)
 from analysis.atlas.steps import Models, cached, keep, read_data
 from analysis.drift.pair import check_compatible
 from analysis.core.errors import InputError
+from analysis.core.example import precomputed_path
 from analysis.core.execution.estimates import duration_words
 from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from analysis.importance.evalset import load_classifier
@@ -83,7 +85,7 @@ def _precomputed(stamp: float):
 def example_precomputed():
     """(the example's precomputed atlas, its header) or None (missing, or another recipe)."""
     try:
-        stamp = precomputed.PATH.stat().st_mtime_ns
+        stamp = precomputed_path(STUDY.name).stat().st_mtime_ns
     except OSError:
         return None
     return _precomputed(stamp)

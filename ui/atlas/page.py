@@ -80,13 +80,12 @@ def _source(spec: str, inp):
     what the charts drawn from it are cached on); and what is missing."""
     result, missing, key = C.live(inp, C.data())
     if result is not None:
-        return result, "computed on this server", key, missing
+        return result, "Computed on this server.", key, missing
     pre = C.example_precomputed() if spec == EXAMPLE_SPEC else None
     if pre is not None:
         res, head = pre
-        return (res.with_thresholds(inp.thresholds),
-                f"precomputed for the example checkpoint (recipe v{head['version']}, "
-                f"{head['made']})", ("precomputed", head["made"], head["version"]), missing)
+        return (res.with_thresholds(inp.thresholds), head["label"],
+                ("precomputed", head["made"], head["version"]), missing)
     return None, "", None, missing
 
 
@@ -152,7 +151,7 @@ def render() -> None:
 
 def _show(result, label: str, spec: str, key: tuple) -> None:
     st.caption(plain(f"{result.model_name}: {result.n_layers} layers x {result.n_heads} heads, "
-                     f"numbered from 1; {label}."))
+                     f"numbered from 1. {label}"))
     for note in result.notes:
         st.caption(plain(note))
     out = result.to_json()
