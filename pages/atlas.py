@@ -1,4 +1,5 @@
-"""Head atlas: one verdict per head from every study (docs/METHODS.md section 17)."""
+"""The Head atlas page, drawn by :func:`ui.atlas.page.render` (pages only render)."""
+
 from ui.atlas.page import render
 
 render()
