@@ -1,26 +1,11 @@
-"""The Head atlas page's pieces without a server: the evidence card links to the study pages'
-own URL parameters, and the grid stays legible at BERT-large's 24 x 16 heads on a phone."""
+"""The Head atlas page's grid without a server: legible at BERT-large's 24 x 16 heads on a
+phone, the filters fading the heads they leave out."""
 
 from __future__ import annotations
 
 from analysis.atlas import facts as F
 from ui.atlas import blocks as B
 from ui.atlas import state as S
-
-
-def test_the_pins_are_the_study_pages_own_url_parameters():
-    from ui.attention import state as attention
-    from ui.drift import state as drift
-    from ui.importance import state as importance
-    from ui.patching import state as patching
-    from ui.syntax import state as syntax
-
-    assert S.PINS == {"drift": (drift.LAYER, drift.HEAD), "syntax": (syntax.LAYER, syntax.HEAD),
-                      "importance": (importance.LAYER, importance.HEAD),
-                      "patching": (patching.LAYER, patching.HEAD),
-                      "attention": (attention.LAYER, attention.HEAD)}
-    assert S.EXAMPLE_PARAMS == {"importance": {importance.MODEL: importance.EXAMPLE},
-                                "patching": {patching.MODEL: patching.EXAMPLE}}
 
 
 def _heads(L: int, H: int) -> list[dict]:

@@ -117,11 +117,13 @@ def table(heads: list[dict]) -> pd.DataFrame:
         "cosine": h["cosine"], "disagreement": h["disagreement"] or ""} for h in heads])
 
 
-def _link(page: str, layer: int, head: int, spec: str, example: bool) -> str:
+def _link(page: str, layer: int, head: int, spec: str, links: dict) -> str:
+    """The study page ``page`` with the head pinned where it has a head picker (``links``:
+    :func:`ui.atlas.page.links`' pins and model choice)."""
     params = dict(spec_params(spec)) if page in ("attention", "syntax", "drift") else {}
-    params.update(S.EXAMPLE_PARAMS.get(page, {}) if example else {})
-    if page in S.PINS:
-        lk, hk = S.PINS[page]
+    params.update(links["model"].get(page, {}))
+    if page in links["pins"]:
+        lk, hk = links["pins"][page]
         params.update({lk: layer + 1, hk: head + 1})
     return page_link(page, params)
 
@@ -133,7 +135,7 @@ def _ci(ci, pct: bool = False) -> str:
             else f"{ci[0]:+.2f} to {ci[1]:+.2f}")
 
 
-def evidence_rows(h: dict, spec: str, example: bool) -> pd.DataFrame:
+def evidence_rows(h: dict, spec: str, links: dict) -> pd.DataFrame:
     """The evidence card: every study's number for head ``h`` with its interval and baseline,
     and a link to the study's page with the head pinned where the page has a head picker."""
     f, layer, head = h["facts"], h["layer"], h["head"]
@@ -142,7 +144,7 @@ def evidence_rows(h: dict, spec: str, example: bool) -> pd.DataFrame:
     def row(study, measure, value, interval="", baseline="", page=""):
         rows.append({"study": study, "measure": measure, "value": value,
                      "95% interval": interval, "baseline": baseline,
-                     "open": _link(page, layer, head, spec, example) if page else None})
+                     "open": _link(page, layer, head, spec, links) if page else None})
 
     noop = f.get("noop") or {}
     for key, words in (("sep", "attention to [SEP]"), ("cls", "attention to [CLS]"),
@@ -182,7 +184,7 @@ def evidence_rows(h: dict, spec: str, example: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def card(h: dict, spec: str, example: bool) -> None:
+def card(h: dict, spec: str, links: dict) -> None:
     """The evidence card of one head: its role and use in words, then every number."""
     st.markdown(f"**Head {h['name']}**: role **{h['role']}**"
                 + (f" ({', '.join(h['roles'])})" if len(h["roles"]) > 1 else "")
@@ -191,6 +193,6 @@ def card(h: dict, spec: str, example: bool) -> None:
                    f"; {'changed' if h['changed'] else 'not changed'} by fine-tuning") + ".")
     if h["disagreement"]:
         st.warning(h["disagreement"], icon=":material/compare_arrows:")
-    df = evidence_rows(h, spec, example)
+    df = evidence_rows(h, spec, links)
     st.dataframe(df, hide_index=True, key=S.CARD, column_config={
         "open": st.column_config.LinkColumn("page", display_text="open")})

@@ -18,6 +18,11 @@ from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.atlas import blocks as B
 from ui.atlas import compute as C
 from ui.atlas import state as S
+from ui.attention import state as attention_state
+from ui.drift import state as drift_state
+from ui.importance import state as importance_state
+from ui.patching import state as patching_state
+from ui.syntax import state as syntax_state
 from ui.common.chart_cache import cached_chart, draw
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads, json_download
@@ -61,6 +66,20 @@ RULES_TEXT = (
     "no task. Pitfalls: a role is read from one corpus; with many heads and rules some pass "
     "by chance (no correction for testing every head); a head can look right and not be used, "
     "or be used without any rule holding.")
+
+
+def links(example: bool) -> dict:
+    """The study pages' own URL parameters of a pinned head (1-indexed), named in their state
+    modules, and their choice of the example checkpoint: the evidence card's links open each
+    page on the head."""
+    return {"pins": {"drift": (drift_state.LAYER, drift_state.HEAD),
+                     "syntax": (syntax_state.LAYER, syntax_state.HEAD),
+                     "importance": (importance_state.LAYER, importance_state.HEAD),
+                     "patching": (patching_state.LAYER, patching_state.HEAD),
+                     "attention": (attention_state.LAYER, attention_state.HEAD)},
+            "model": {"importance": {importance_state.MODEL: importance_state.EXAMPLE},
+                      "patching": {patching_state.MODEL: patching_state.EXAMPLE}}
+            if example else {}}
 
 
 def _thresholds() -> F.Thresholds:
@@ -194,7 +213,7 @@ def _show(result, label: str, spec: str, key: tuple) -> None:
 
     st.subheader("One head's evidence")
     h = _pick(heads, result.n_layers, result.n_heads)
-    B.card(h, spec, spec == EXAMPLE_SPEC)
+    B.card(h, spec, links(spec == EXAMPLE_SPEC))
     if out["disagreements"]:
         st.subheader("Role and use disagree")
         st.markdown("\n".join(f"- {plain(line)}" for line in out["disagreements"]))

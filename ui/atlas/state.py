@@ -31,18 +31,6 @@ ALL, USED, UNUSED, DISAGREE = ("All heads", "Used by the task", "Not used",
                                "Role and use disagree")
 USES = [ALL, USED, UNUSED, DISAGREE]
 
-# The study pages' own URL parameters for a pinned head (1-indexed), named in their state
-# modules (ui.drift.state, ui.syntax.state, ui.importance.state, ui.patching.state,
-# ui.attention.state; tests/unit/test_atlas_ui.py checks they are the same): the evidence
-# card's links open each page on the head.
-PINS = {"drift": ("drift_layer", "drift_head"), "syntax": ("syntax_layer", "syntax_head"),
-        "importance": ("importance_layer", "importance_head"),
-        "patching": ("patching_layer", "patching_head"), "attention": ("layer", "head")}
-# the Importance and patching pages' model choice, the example (their URL parameter and value)
-EXAMPLE_PARAMS = {"importance": {"importance_model": "Example checkpoint"},
-                  "patching": {"patching_model": "Example checkpoint"}}
-
-
 def rule_key(name: str) -> str:
     """The URL parameter of the threshold ``name``."""
     return RULE.format(name)
