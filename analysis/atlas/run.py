@@ -239,6 +239,19 @@ def _ranked(aspects: dict) -> tuple[dict, dict]:
     return ranked, {k: kind_verdict(v, base.get(k) or {}) for k, v in ranked.items()}
 
 
+def _importance(method: str, e: dict, layer: int, head: int) -> dict:
+    """Head importance's facts of one head and one way (the chosen metric's), with the mean
+    loss's change and interval beside them (shown on the evidence card, not used by the
+    rules)."""
+    out = F.importance_facts(method, e["metric"], e["label"], e["higher"], e["heads"],
+                             e["heads_ci"], layer, head)
+    loss = (e.get("all") or {}).get("loss")
+    if loss and e["metric"] != "loss":
+        out["loss"] = {"change": float(loss["heads"][layer][head]),
+                       "ci": [float(x) for x in loss["heads_ci"][layer][head]]}
+    return out
+
+
 def facts_grid(evidence: dict, L: int, H: int, t: F.Thresholds, before: bool = False
                ) -> list[list[dict]]:
     """Every head's facts from the steps' evidence (the model's, or ``before``'s)."""
@@ -263,10 +276,7 @@ def facts_grid(evidence: dict, L: int, H: int, t: F.Thresholds, before: bool = F
             if ranked:
                 f["aspects"] = F.aspect_facts(ranked, verdicts, layer, head)
             if imp:
-                f["importance"] = {m: F.importance_facts(m, e["metric"], e["label"],
-                                                         e["higher"], e["heads"],
-                                                         e["heads_ci"], layer, head)
-                                   for m, e in imp.items()}
+                f["importance"] = {m: _importance(m, e, layer, head) for m, e in imp.items()}
             if pat:
                 f["patching"] = F.patching_facts(pat["heads"], pat["heads_ci"],
                                                  pat["contrast"], layer, head)

@@ -128,11 +128,11 @@ def _link(page: str, layer: int, head: int, spec: str, links: dict) -> str:
     return page_link(page, params)
 
 
-def _ci(ci, pct: bool = False) -> str:
+def _ci(ci, pct: bool = False, places: int = 2) -> str:
     if not ci or any(x is None for x in ci):
         return ""
     return (f"{100 * ci[0]:.1f}% to {100 * ci[1]:.1f}%" if pct
-            else f"{ci[0]:+.2f} to {ci[1]:+.2f}")
+            else f"{ci[0]:+.{places}f} to {ci[1]:+.{places}f}")
 
 
 def evidence_rows(h: dict, spec: str, links: dict) -> pd.DataFrame:
@@ -172,6 +172,10 @@ def evidence_rows(h: dict, spec: str, links: dict) -> pd.DataFrame:
         unit = "" if imp["metric"] == "loss" else " points"
         row("Head importance", f"{imp['label']} change, {F.METHOD_WORDS[method]}",
             f"{imp['change']:+.2f}{unit}", _ci(imp["ci"]), "0: no change", page="importance")
+        if imp.get("loss"):
+            row("Head importance", f"mean loss change, {F.METHOD_WORDS[method]}",
+                f"{imp['loss']['change']:+.3f}", _ci(imp["loss"]["ci"], places=3),
+                "0: no change", page="importance")
     pat = f.get("patching")
     if pat:
         row("Causal patching", f"share of the change to {F.CONTRAST_WORDS.get(pat['contrast'])}",
