@@ -78,7 +78,8 @@ def test_a_checkpoint_computed_through_the_queue_is_the_clis_atlas(tmp_path, cac
         links.setdefault(study, []).append(url)
     layer, head = int(at.session_state[S.LAYER]), int(at.session_state[S.HEAD])
     assert all(f"importance_layer={layer}&importance_head={head}" in u
-               for u in links["Head importance"]) and len(links["Head importance"]) == 2
+               for u in links["Head importance"])
+    assert len(links["Head importance"]) == 4  # the metric and the loss, both ways
     assert f"patching_layer={layer}&patching_head={head}" in links["Causal patching"][0]
     assert links["No-op statistics"][0].startswith("./noop")
     assert links["No-op statistics"][-1].startswith("./attention?")  # the entropy: the map
