@@ -164,8 +164,8 @@ def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) 
     :func:`analysis.corpus.read_labels`) encoded once through :mod:`analysis.encoding`."""
     check_classifier(loaded)
     if labels is None:
-        raise DataError("The data has no labels (a 'label' column matching the texts): head "
-                        "importance needs the correct answer of every example.")
+        raise DataError("The data has no labels (a 'label' column matching the texts): "
+                        "every example needs its correct answer.")
     pairs = dataset["text_pair"] if "text_pair" in dataset.column_names else None
     corpus = encode_corpus(loaded.tokenizer, dataset["text"], pairs, labels,
                            max_length=loaded.max_length, max_examples=max_examples)
@@ -211,6 +211,6 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                               label_column=label_column, name=name, max_bytes=max_bytes)
     if labels is None:
         raise DataError(f"The data has no labels ({why or f'no {label_column!r} column'}): "
-                        "head importance needs the correct answer of every example; for ABSA "
-                        "data name the task.")
+                        "every example needs its correct answer; for ABSA data name the "
+                        "task.")
     return labelled_eval_set(loaded, dataset, labels, max_examples)

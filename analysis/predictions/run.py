@@ -1,0 +1,126 @@
+"""The predictions study, one call for the page, the CLI and the report (docs/METHODS.md,
+"Predictions"): a classifier's answer to every row of a labelled data set, its metrics over the
+whole set and every slice with bootstrap 95% intervals, optionally a second classifier's
+answers with the change of every metric (paired intervals) and the rows where the two
+disagree, and the flip rates of generated counterfactuals.
+
+:class:`Inputs` holds everything but the loaded models (the rows, read once, and the
+settings); :func:`plan` returns the work as one plain ``fn(progress)`` (forwards over the set:
+light work, bounded by the data's caps); :func:`predictions_study` runs it here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from analysis.intervals import N_BOOT
+from analysis.predictions.data import Labelled
+from analysis.predictions.metrics import confusion, row_counts, slice_change, slice_metrics
+from analysis.predictions.predict import BATCH_SIZE, Answers, predict, predict_second
+from analysis.predictions.result import Result
+from analysis.predictions.robustness import robustness
+from analysis.predictions.slices import slices
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the study needs besides the loaded classifiers: the rows (read and encoded once:
+    :func:`analysis.predictions.data.load_labelled`) and the settings."""
+
+    data: Labelled
+    robustness: bool = True
+    n_boot: int = N_BOOT
+    seed: int = 0
+    batch_size: int = BATCH_SIZE
+
+
+@dataclass(frozen=True)
+class Models:
+    """The classifier (LoadedModel), its ABSA card or None, and optionally a second one to
+    compare with."""
+
+    loaded: object
+    card: dict | None = None
+    compare: object = None
+    compare_card: dict | None = None
+
+
+def flips_of(data: Labelled, a: Answers, b: Answers) -> list[dict]:
+    """The rows where the two classifiers answer differently: the row, the gold label, both
+    answers and whether the second fixed or broke it (neither: both wrong)."""
+    pa, pb = a.predictions, b.predictions
+    out = []
+    for k in np.flatnonzero(pa != pb):
+        g = int(data.gold[k])
+        out.append({"row": int(k), "label": data.classes[g],
+                    "prediction": data.classes[int(pa[k])],
+                    "prediction_b": data.classes[int(pb[k])],
+                    "change": "fixed" if pb[k] == g else "broken" if pa[k] == g else
+                    "both wrong"})
+    return out
+
+
+def _metrics(data, counts, cuts, n_boot, seed) -> dict:
+    c = len(data.classes)
+    return {key: {"name": name, **slice_metrics(counts, data.units, mask, c, data.absa,
+                                                n_boot, seed)}
+            for key, (name, mask) in cuts.items()}
+
+
+def predictions_study(models: Models, inputs: Inputs,
+                      progress: Callable[[float, str], None] | None = None) -> Result:
+    """The study (see the module docstring); ``progress(fraction, text)`` is told each stage."""
+    say = progress or (lambda f, t: None)
+    t0 = time.perf_counter()
+    data = inputs.data
+    two = models.compare is not None
+    share = 0.45 if two else 0.8 if inputs.robustness else 0.9
+    say(0.0, f"answering {data.n} examples")
+    a = predict(models.loaded, data, inputs.batch_size,
+                lambda d, t: say(share * d / t, f"answering the examples ({d}/{t})"))
+    b = None
+    if two:
+        b = predict_second(models.compare, models.compare_card, data, inputs.batch_size,
+                           lambda d, t: say(share + share * d / t,
+                                            f"the second model ({d}/{t})"))
+    say(0.9 if not inputs.robustness else 2 * share if two else share, "metrics by slice")
+    cuts = slices(data.gold, data.classes, data.tokens, data.categories)
+    counts_a = row_counts(data.gold, a.scores, a.losses, data.absa)
+    metrics = _metrics(data, counts_a, cuts, inputs.n_boot, inputs.seed)
+    metrics_b = changes = None
+    if b is not None:
+        counts_b = row_counts(data.gold, b.scores, b.losses, data.absa)
+        metrics_b = _metrics(data, counts_b, cuts, inputs.n_boot, inputs.seed)
+        changes = {key: slice_change(counts_a, counts_b, data.units, mask, len(data.classes),
+                                     data.absa, inputs.n_boot, inputs.seed)
+                   for key, (_, mask) in cuts.items()}
+    robust = None
+    if inputs.robustness:
+        start = 0.92 if two else share + 0.05
+        robust = robustness(models.loaded, data, a.predictions, cuts, n_boot=inputs.n_boot,
+                            seed=inputs.seed, batch_size=inputs.batch_size,
+                            progress=lambda f, t: say(start + (0.99 - start) * f, t))
+    result = Result.of(data, models, a, b, metrics, metrics_b, changes,
+                       flips_of(data, a, b) if b is not None else None, robust,
+                       confusion(data.gold, a.predictions, len(data.classes)),
+                       time.perf_counter() - t0)
+    say(1.0, "done")
+    return result
+
+
+def plan(inputs: Inputs, models: Models):
+    """The study as one description of its work for the job queue: a plain ``fn(progress)``
+    (its forwards are bounded by the data's caps)."""
+    def work(progress):
+        return predictions_study(models, inputs, progress)
+
+    return work
+
+
+def run(inputs: Inputs, models: Models, progress=None) -> Result:
+    """:func:`plan`'s work, run in this process (the CLI, tests)."""
+    return plan(inputs, models)(progress or (lambda f, t: None))
