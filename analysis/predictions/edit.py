@@ -1,7 +1,8 @@
 """Edit and compare (docs/METHODS.md, "Predictions"): one row and an edited copy of it (typed,
 or a suggested counterfactual of :mod:`analysis.predictions.robustness`), the classifier's two
 answers, the two attributions by one method of the Attribution page (its one call,
-:func:`analysis.attribution.attribute`) and the words that changed, marked on both sides."""
+:func:`analysis.attribution.attribute`) and the words that changed, marked on both sides (a
+word-level diff of the two inputs' words as the attribution splits them)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class Side:
     pair: str | None
     probabilities: np.ndarray  # [C]
     attribution: object  # analysis.attribution.run.Attribution
-    changed: list[bool]  # per word of the attribution's words
+    changed: list[bool]  # per word of the attribution (a word-level diff of the two inputs)
 
     @property
     def prediction(self) -> int:
@@ -46,40 +47,16 @@ class Edit:
         return self.before.prediction != self.after.prediction
 
 
-def _words(text: str | None) -> list[str]:
-    return (text or "").split()
-
-
-def changed_words(before: str | None, after: str | None) -> tuple[set[int], set[int]]:
+def changed_words(before, after) -> tuple[set[int], set[int]]:
     """(indices of the words of ``before`` that the edit removed or replaced, indices of the
-    words of ``after`` it inserted or changed): a word-level diff (difflib) of the two texts,
-    words split at white space."""
-    a, b = _words(before), _words(after)
+    words of ``after`` it inserted or changed): a diff (difflib) of two word lists."""
     gone, new = set(), set()
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(a=list(before or []), b=list(after or []), autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "equal":
             gone.update(range(i1, i2))
             new.update(range(j1, j2))
     return gone, new
-
-
-def _marks(attr, segment_words: list[list[str]], changed: list[set[int]]) -> list[bool]:
-    """Per word of the attribution, whether it lies in a changed whitespace word: the
-    attribution's words are matched in order to the texts' whitespace words by their
-    characters (a whitespace word "great," is two words of the encoding, "great" and ",")."""
-    marks = [False] * len(attr.words)
-    flat = [(s, i, w) for s, words in enumerate(segment_words) for i, w in enumerate(words)]
-    pos, used = 0, ""
-    special = {int(attr.word_ids[t]) for t in range(len(attr.tokens)) if attr.special[t]}
-    for k, word in enumerate(attr.words):
-        if k in special or pos >= len(flat):
-            continue
-        s, i, w = flat[pos]
-        marks[k] = i in changed[s]
-        used += word
-        if len(used.replace(" ", "")) >= len(w.replace(" ", "")):
-            pos, used = pos + 1, ""
-    return marks
 
 
 def compare_edit(loaded, data: Labelled, text: str, pair: str | None, new_text: str,
@@ -90,11 +67,11 @@ def compare_edit(loaded, data: Labelled, text: str, pair: str | None, new_text: 
     if not (new_text or "").strip():
         raise InputError("The edited text is empty: type a sentence.")
     probs = predict_inputs(loaded, data, [text, new_text], [pair, new_pair])
-    sides = []
-    gone_a, new_a = changed_words(text, new_text)
-    gone_b, new_b = changed_words(pair, new_pair)
-    for (t, p, c), pr in zip(((text, pair, [gone_a, gone_b]), (new_text, new_pair,
-                                                               [new_a, new_b])), probs):
-        attr = attribute(loaded, t, p, methods=[method])
-        sides.append(Side(t, p, pr, attr, _marks(attr, [_words(t), _words(p)], c)))
-    return Edit(method, data.classes, *sides)
+    before = attribute(loaded, text, pair, methods=[method])
+    after = attribute(loaded, new_text, new_pair, methods=[method])
+    gone, new = changed_words([w.lower() for w in before.words],
+                              [w.lower() for w in after.words])
+    return Edit(method, data.classes,
+                Side(text, pair, probs[0], before, [k in gone for k in range(len(before.words))]),
+                Side(new_text, new_pair, probs[1], after,
+                     [k in new for k in range(len(after.words))]))
