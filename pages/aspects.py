@@ -9,13 +9,13 @@ import streamlit as st
 
 from analysis.aspects.gold import KINDS
 from analysis.aspects.reading import task_explanation
-from analysis.example import RECIPE
-from analysis.aspects.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
+from analysis.core.example import RECIPE
+from analysis.absa.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
 from ui.aspects import blocks, models, state
 from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.errors import plain
 from ui.common.frame.links import CANNOT_CARRY, copy_link
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.sidebar import context

@@ -7,7 +7,7 @@ import streamlit as st
 
 from analysis.attention import level_view
 from analysis.attention.views import heatmap_payload
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from ui.attention import state
 from ui.attention.blocks import EXPLAIN, attention_reading_block, attention_report, neuron_block
 from ui.attention.component import compute, page_ui, show_views, views_data

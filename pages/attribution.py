@@ -7,15 +7,15 @@ import json
 
 import streamlit as st
 
-from analysis.aspects.checkpoints import finite_json
-from analysis.aspects.example import example_ready
-from analysis.aspects.tasks import ASPECT_WORDS
+from analysis.absa.checkpoints import finite_json
+from analysis.absa.example import example_ready
+from analysis.absa.tasks import ASPECT_WORDS
 from analysis.attribution import MIXING, NAMES, agreement, attribution_json, cost, \
     input_reading
 from analysis.attribution.data import HELDOUT_NAME, dataset_examples, heldout_examples
 from analysis.attribution.gradients import no_head_message
-from analysis.errors import DataError, InputError
-from analysis.models import EXAMPLE_SPEC, ModelLoadError
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.attribution import state
 from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, ask_slow, corpus_faithfulness,
                                    explain_input, faith_cap, faith_help, has_task_head,

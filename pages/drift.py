@@ -8,11 +8,11 @@ import numpy as np
 import streamlit as st
 
 from analysis.drift import PATTERN_TYPES, DriftError, PatternThresholds
-from analysis.cards import trained_of
+from analysis.core.cards import trained_of
 from analysis.drift.reading import reading
-from analysis.errors import DataError, InputError
-from analysis.example import example_ready
-from analysis.models import EXAMPLE_SPEC, ModelLoadError
+from analysis.core.errors import DataError, InputError
+from analysis.core.example import example_ready
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.drift import blocks, state
 from ui.common.frame.corpus import corpus_name, corpus_picker, session_only_note
 from ui.common.errors import plain, show_error
@@ -20,7 +20,7 @@ from ui.common.example import wait_for_example
 from ui.common.frame.links import copy_link
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice, url_selectbox
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.cards import trained_of
-from analysis.errors import DataError, InputError
+from analysis.core.cards import trained_of
+from analysis.core.errors import DataError, InputError
 from analysis.importance.reading import free_heads, name, reading, removable_together
 from analysis.importance.scoring import LOSS
-from analysis.models import EXAMPLE_SPEC, ModelLoadError
-from ui.common.settings import settings
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
+from ui.server.settings import settings
 from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example

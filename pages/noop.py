@@ -8,9 +8,9 @@ import json
 
 import streamlit as st
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.noop import CLI_METRICS, reading
-from analysis.models import ModelLoadError
+from analysis.core.models import ModelLoadError
 from ui.common.chart_cache import cached_chart
 from ui.common.frame.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)
@@ -24,7 +24,7 @@ from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, 
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.sidebar import page_header
 
 ctx = page_header("No-op statistics", (

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from analysis.errors import DataError, InputError
-from analysis.models import EXAMPLE_SPEC, ModelLoadError
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from analysis.patching.reading import corpus_reading, name, pair_reading, top_heads
 from analysis.patching.run import pair_max_length
 from ui.common.chart_cache import cached_chart, draw
@@ -72,7 +72,7 @@ max_length = pair_max_length(loaded, card)
 edited_note = None
 if ev is not None:
     n = len(ev.sentences)
-    from analysis.aspects.data import CATEGORIES
+    from analysis.absa.data import CATEGORIES
 
     # the page's own pair, not the first options: bound by url_choice (a link to review 0 or
     # the first aspect keeps it; the review's number, not its text, goes in the URL)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.cards import trained_of
-from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError
+from analysis.core.cards import trained_of
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import ModelLoadError
 from analysis.representations import corpus_reading, input_reading
 from analysis.representations.reading import colour_reading
 from analysis.representations.projection import METHOD_NAMES
@@ -22,7 +22,7 @@ from ui.common.exports.findings import add_button
 from ui.common.frame.explain import explain
 from ui.common.frame.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.frame.resources import get_model, token_capped
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.sidebar import context
 from ui.representations import blocks as B
 from ui.representations import charts as C

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 from analysis.search import own_row, reading
 from analysis.search.job import query_vector
 from analysis.search.reading import label_rows, others
@@ -51,7 +51,7 @@ for note in index.meta.get("notes", []):
     st.caption(plain(note))
 
 try:
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
 
     enc = encode(loaded.tokenizer, ctx.text, ctx.pair, max_length=loaded.max_length)
 except InputError as exc:

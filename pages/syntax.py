@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.cards import trained_of
-from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError, checkpoint_stamp, normalise_spec
+from analysis.core.cards import trained_of
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import ModelLoadError, checkpoint_stamp, normalise_spec
 from analysis.syntax.heads import reading
 from analysis.syntax.reading import probe_compare_reading, probe_reading, trained_sentence
 from analysis.syntax.treebank import treebank_notes

@@ -8,9 +8,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.aspects.finetune import predict_probs
-from analysis.aspects.tasks import NONE, metrics_from_scores, pair_scores, sentiment_accuracy
-from analysis.errors import DataError
+from analysis.absa.finetune import predict_probs
+from analysis.absa.tasks import NONE, metrics_from_scores, pair_scores, sentiment_accuracy
+from analysis.core.errors import DataError
 
 METRIC_KEYS = ("aspect_f1", "acc_4way", "acc_3way", "acc_binary")
 ROWS = 5  # rows (categories) per sentence, in CATEGORIES order

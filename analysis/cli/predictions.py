@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from analysis.aspects.tasks import TASKS
+from analysis.absa.tasks import TASKS
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 def register(sub) -> None:

@@ -15,19 +15,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 from analysis.aspects.causal import evaluation_data
-from analysis.aspects.checkpoints import is_checkpoint, load_checkpoint
-from analysis.aspects.example import load_example
-from analysis.aspects.finetune import _tokenize
-from analysis.aspects.readers import load_absa
-from analysis.aspects.tasks import (
+from analysis.absa.checkpoints import is_checkpoint, load_checkpoint
+from analysis.absa.example import load_example
+from analysis.absa.finetune import _tokenize
+from analysis.absa.readers import load_absa
+from analysis.absa.tasks import (
     TASK_NAMES, build_examples, check_task, default_pair_order, num_labels,
 )
-from analysis.corpus import read_corpus, read_labels
-from analysis.encoding import encode_corpus
+from analysis.core.corpus import read_corpus, read_labels
+from analysis.core.encoding import encode_corpus
 from analysis.importance.scoring import AbsaScorer, AccuracyScorer
-from analysis.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
+from analysis.core.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
 
 
 @dataclass
@@ -98,7 +98,7 @@ def load_classifier(spec: str):
 
 def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,
                   max_sentences: int | None = None) -> EvalSet:
-    """The ABSA pairs of ``data`` (a Dataset of :mod:`analysis.aspects.readers`) for the
+    """The ABSA pairs of ``data`` (a Dataset of :mod:`analysis.absa.readers`) for the
     checkpoint: the card's task, pair order and maximum length, and, when the card names
     held-out sentences found in ``data``, only those (:func:`analysis.aspects.causal.
     evaluation_data`); without a card ``task`` is required and must fit the classifier."""
@@ -160,8 +160,8 @@ def label_ids(loaded, labels) -> np.ndarray:
 
 
 def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) -> EvalSet:
-    """A labelled corpus (``dataset`` of :func:`analysis.corpus.read_corpus`, ``labels`` from
-    :func:`analysis.corpus.read_labels`) encoded once through :mod:`analysis.encoding`."""
+    """A labelled corpus (``dataset`` of :func:`analysis.core.corpus.read_corpus`, ``labels`` from
+    :func:`analysis.core.corpus.read_labels`) encoded once through :mod:`analysis.core.encoding`."""
     check_classifier(loaded)
     if labels is None:
         raise DataError("The data has no labels (a 'label' column matching the texts): "
@@ -196,7 +196,7 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                   pair_column: str | None = None, label_column: str = "label",
                   name: str | None = None, max_bytes: int | None = None) -> EvalSet:
     """The examples of a data file (a path, bytes named ``name``, or ``sample``) for the
-    classifier: ABSA sentences (:func:`analysis.aspects.readers.load_absa`) when the model has
+    classifier: ABSA sentences (:func:`analysis.absa.readers.load_absa`) when the model has
     an ABSA card or ``task`` is given, else a labelled .csv/.jsonl corpus (``max_examples``
     caps sentences, or examples; ``max_bytes`` the file's size, as in the readers)."""
     if card is not None or task is not None:

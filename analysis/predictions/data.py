@@ -1,14 +1,14 @@
 """The labelled examples a classifier answers, one row per answer (docs/METHODS.md, "Predictions").
 
 The data is read and encoded once by Head importance's readers (:mod:`analysis.importance.
-evalset`: ABSA sentences through :mod:`analysis.aspects.readers`, a labelled .csv/.jsonl through
-:mod:`analysis.corpus`), or comes from a Hugging Face dataset with a label column
-(:func:`analysis.corpus.read_hf_dataset`). A row is:
+evalset`: ABSA sentences through :mod:`analysis.absa.readers`, a labelled .csv/.jsonl through
+:mod:`analysis.core.corpus`), or comes from a Hugging Face dataset with a label column
+(:func:`analysis.core.corpus.read_hf_dataset`). A row is:
 
 - ABSA, the M tasks (QA-M, NLI-M): one classifier pair (the review asked about one aspect
-  category), its gold label among the five of :data:`analysis.aspects.tasks.LABELS`;
+  category), its gold label among the five of :data:`analysis.absa.tasks.LABELS`;
 - ABSA, the B tasks (QA-B, NLI-B): one (review, category), whose answer is the 5-way score of
-  its five yes/no rows (:func:`analysis.aspects.tasks.pair_scores`);
+  its five yes/no rows (:func:`analysis.absa.tasks.pair_scores`);
 - any other labelled data: one example, its gold label among the classifier's labels.
 
 ``units`` are what the bootstrap resamples: the review sentence for ABSA (its five answers are
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import ASPECT_WORDS, LABELS, is_binary
-from analysis.corpus import read_hf_dataset
-from analysis.errors import DataError
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import ASPECT_WORDS, LABELS, is_binary
+from analysis.core.corpus import read_hf_dataset
+from analysis.core.errors import DataError
 from analysis.importance.evalset import (EvalSet, absa_eval_set, check_classifier,
                                          labelled_eval_set, load_eval_set)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.attribution import attribute, check_methods
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.predictions.data import Labelled
 from analysis.predictions.predict import predict_inputs
 

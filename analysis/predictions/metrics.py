@@ -3,7 +3,7 @@
 
 Every metric is a function of per-row counts summed over the rows (:func:`row_counts`), so a
 slice is a sum over its rows and a bootstrap resample a matrix product
-(:func:`analysis.intervals.resamples` over the slice's units: review sentences for ABSA,
+(:func:`analysis.core.intervals.resamples` over the slice's units: review sentences for ABSA,
 examples otherwise):
 
 - accuracy ``= 100 right / rows``; mean loss ``= sum of losses / rows``;
@@ -11,7 +11,7 @@ examples otherwise):
   gold label or a prediction (scikit-learn's ``f1_score(average="macro")``; a test checks it);
 - ABSA, the paper's metrics from :func:`analysis.aspects.causal.pair_counts` (by the
   paper's own functions, per pair): aspect F1, 4-way and 3-way accuracy, so that the whole set
-  gives :func:`analysis.aspects.tasks.metrics_from_scores`'s values.
+  gives :func:`analysis.absa.tasks.metrics_from_scores`'s values.
 
 A change between two models (:func:`slice_change`) uses the same resamples for both: the
 interval of a paired difference.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.aspects.causal import metrics_of, pair_counts
-from analysis.intervals import N_BOOT, resamples
+from analysis.core.intervals import N_BOOT, resamples
 
 ABSA_METRICS = ("aspect_f1", "acc_4way", "acc_3way")
 LOSS = "loss"

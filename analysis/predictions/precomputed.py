@@ -1,6 +1,6 @@
 """The example's result, shipped (data/precomputed/predictions.json), so that the page opens at
 once on the example checkpoint's held-out sentences: {"study", "recipe" (the example's recipe,
-:func:`analysis.example.recipe_dict`), "model": "example", "command" (the CLI command that made
+:func:`analysis.core.example.recipe_dict`), "model": "example", "command" (the CLI command that made
 it), "made" (the date), "result" (:meth:`Result.to_json`)}. Read back only while the recipe is
 the current one (a rebuilt example with another recipe answers otherwise)."""
 
@@ -10,8 +10,8 @@ import datetime
 import json
 from pathlib import Path
 
-from analysis.corpus.jsonsafe import loads
-from analysis.example import RECIPE_VERSION, recipe_dict
+from analysis.core.corpus.jsonsafe import loads
+from analysis.core.example import RECIPE_VERSION, recipe_dict
 from analysis.predictions.result import Result
 
 STUDY = "predictions"

@@ -1,11 +1,11 @@
 """The classifier's answer to every row: one forward per length-sorted batch (docs/METHODS.md,
 "Predictions").
 
-:func:`input_logits` runs the encoded inputs through :func:`analysis.forward.forward` (no
-attention maps) in the batches of :func:`analysis.batching.batches`, longest first;
+:func:`input_logits` runs the encoded inputs through :func:`analysis.core.forward.forward` (no
+attention maps) in the batches of :func:`analysis.core.batching.batches`, longest first;
 :func:`answers` turns the logits into each row's class scores and loss (for the ABSA B tasks,
 the 5-way scores of a (review, category)'s five yes/no rows,
-:func:`analysis.aspects.tasks.pair_scores`, and the loss ``-log`` of the gold label's score).
+:func:`analysis.absa.tasks.pair_scores`, and the loss ``-log`` of the gold label's score).
 :func:`second_rows` reads the same rows for a second classifier, so that two models are
 compared on exactly the same answers.
 """
@@ -17,11 +17,11 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.aspects.tasks import is_binary, pair_scores
-from analysis.batching import batches, pad_features
-from analysis.corpus.table import make_dataset
-from analysis.errors import DataError, InputError
-from analysis.forward import forward
+from analysis.absa.tasks import is_binary, pair_scores
+from analysis.core.batching import batches, pad_features
+from analysis.core.corpus.table import make_dataset
+from analysis.core.errors import DataError, InputError
+from analysis.core.forward import forward
 from analysis.importance.evalset import absa_eval_set, check_classifier, labelled_eval_set
 from analysis.importance.scoring import example_losses, softmax
 from analysis.predictions.data import Labelled, class_names, from_eval_set
@@ -82,7 +82,7 @@ def predict(loaded, data: Labelled, batch_size: int = BATCH_SIZE,
 def encode_inputs(loaded, data: Labelled, texts, pairs) -> tuple[dict, list[int]]:
     """(features, lengths) of new (text, pair) inputs encoded as ``data``'s were: an ABSA
     pair with the tokenizer's truncation at the checkpoint's length, any other text through
-    :mod:`analysis.encoding` (as :func:`analysis.importance.evalset.labelled_eval_set`)."""
+    :mod:`analysis.core.encoding` (as :func:`analysis.importance.evalset.labelled_eval_set`)."""
     texts, pairs = list(texts), list(pairs)
     if data.absa:
         enc = loaded.tokenizer(texts, [p or "" for p in pairs], truncation=True,

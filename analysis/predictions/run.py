@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.intervals import N_BOOT
+from analysis.core.intervals import N_BOOT
 from analysis.predictions.data import Labelled
 from analysis.predictions.metrics import confusion, row_counts, slice_change, slice_metrics
 from analysis.predictions.predict import BATCH_SIZE, Answers, predict, predict_second

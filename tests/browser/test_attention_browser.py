@@ -147,7 +147,7 @@ def test_a_link_restores_heads_pin_and_segment(server):  # noqa: F811
 def test_512_token_pair_head_view_and_heatmap(server, default_model):  # noqa: F811
     from playwright.sync_api import expect
 
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
 
     labels = encode(default_model.tokenizer, LONG_A, LONG_B).tokens
     assert len(labels) == 512

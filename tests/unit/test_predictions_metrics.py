@@ -1,5 +1,5 @@
 """The predictions study's metrics: hand-computed values, scikit-learn's macro F1, the ABSA
-paper's metrics as analysis.aspects.tasks computes them, slices as sums of rows, paired
+paper's metrics as analysis.absa.tasks computes them, slices as sums of rows, paired
 intervals, flip rates, the slices themselves and the plain reading."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.aspects.tasks import NONE, metrics_from_scores
+from analysis.absa.tasks import NONE, metrics_from_scores
 from analysis.predictions.metrics import (confusion, metric_names, rate, row_counts,
                                           slice_change, slice_metrics)
 from analysis.predictions.slices import length_bins, slices

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from analysis.aspects.finetune import evaluate, predict_probs
-from analysis.encoding import encode
-from analysis.errors import DataError
-from analysis.forward import forward
+from analysis.absa.finetune import evaluate, predict_probs
+from analysis.core.encoding import encode
+from analysis.core.errors import DataError
+from analysis.core.forward import forward
 from analysis.predictions.data import from_eval_set, load_labelled
 from analysis.predictions.predict import predict, second_rows
 from analysis.predictions.result import KEYS, SCHEMA, Result
@@ -116,7 +116,7 @@ def test_the_json_round_trips_strictly(absa):
 
 
 def test_b_task_rows_are_aspects_with_five_way_scores():
-    from analysis.aspects.tasks import pair_scores
+    from analysis.absa.tasks import pair_scores
     from analysis.importance.scoring import softmax
 
     loaded, card, ev = tiny_absa("qa_b", 4)
