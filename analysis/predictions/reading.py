@@ -11,6 +11,8 @@ import numpy as np
 from analysis.predictions.metrics import ABSA_METRICS, METRIC_NAMES, higher_is_better
 from analysis.predictions.slices import ALL
 
+MIN_SLICE = 10  # examples: a smaller slice's bootstrap interval says little
+
 
 def _pct(x: float) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.1f}%"
@@ -35,19 +37,23 @@ def overall(result) -> str:
     return line
 
 
+def _examples(n: int) -> str:
+    return f"{n} example" + ("" if n == 1 else "s")
+
+
 def weakest(result, metric: str = "accuracy") -> str:
-    """The slices whose whole interval lies below the set's value, worst first; else the
-    weakest slice, said to be within noise."""
+    """The slices of at least :data:`MIN_SLICE` examples whose whole interval lies below the
+    set's value, worst first; else the weakest such slice, said to be within noise."""
     whole = result.metrics[ALL][metric]["value"]
-    cuts = [(k, v) for k, v in result.metrics.items() if k != ALL and v[metric]["n"] > 0
-            and math.isfinite(v[metric]["value"])]
+    cuts = [(k, v) for k, v in result.metrics.items() if k != ALL
+            and v[metric]["n"] >= MIN_SLICE and math.isfinite(v[metric]["value"])]
     if not cuts or not math.isfinite(whole):
-        return "There are no slices to compare."
+        return f"No slice holds {MIN_SLICE} examples or more, so none is compared."
     below = sorted([(v[metric]["value"], v["name"], v[metric]) for k, v in cuts
                     if math.isfinite(v[metric]["high"]) and v[metric]["high"] < whole])
     name = METRIC_NAMES[metric]
     if below:
-        shown = "; ".join(f"{n} ({_pct(v)}, {m['n']} examples)" for v, n, m in below[:3])
+        shown = "; ".join(f"{n} ({_pct(v)}, {_examples(m['n'])})" for v, n, m in below[:3])
         return (f"It fails most on: {shown}, each below the {_pct(whole)} {name} of the whole "
                 "set beyond its interval.")
     v, n, m = min((v[metric]["value"], v["name"], v[metric]) for _, v in cuts)

@@ -59,11 +59,15 @@ def safe(x):
 
 
 def _nan(x):
-    """JSON null back to NaN, walked."""
+    """JSON null back to NaN, walked (an absent part, None at the top, stays None)."""
+    return None if x is None else _nans(x)
+
+
+def _nans(x):
     if isinstance(x, dict):
-        return {k: _nan(v) for k, v in x.items()}
+        return {k: _nans(v) for k, v in x.items()}
     if isinstance(x, list):
-        return [_nan(v) for v in x]
+        return [_nans(v) for v in x]
     return float("nan") if x is None else x
 
 
