@@ -69,9 +69,9 @@ def mistake(result) -> str:
     if not errors:
         return "It makes no mistake on this data."
     g, p = np.unravel_index(int(off.argmax()), off.shape)
-    return (f"Its most frequent mistake: {result.classes[p]} for a gold {result.classes[g]} "
-            f"({int(off[g, p])} times, {100 * off[g, p] / errors:.0f}% of its {errors} "
-            "mistakes).")
+    return (f"Its most frequent mistake: answering {result.classes[p]} where the gold label is "
+            f"{result.classes[g]} ({int(off[g, p])} times, {100 * off[g, p] / errors:.0f}% of "
+            f"its {errors} mistakes).")
 
 
 def comparison(result) -> list[str]:

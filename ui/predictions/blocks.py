@@ -20,6 +20,7 @@ from ui.common.html import esc
 
 SLICE_ROW_PX = 22  # px per slice in the slice charts
 CELL_PX = 44  # px per cell of the confusion matrix
+LABELS_PX = 110  # px of the confusion matrix's label names and axis titles
 
 
 def _num(x) -> float | None:
@@ -97,8 +98,10 @@ def confusion_chart(result):
         color=alt.condition(alt.datum.count > max(1, int(df["count"].max())) / 2,
                             alt.value("white"), alt.value("#222")))
     size = CELL_PX * max(1, len(classes))
-    return alt.layer(cells, text).properties(width=size, height=size,
-                                             title="Gold label against prediction"), df
+    # the width is the whole chart's (Streamlit fits labels, titles and cells into it, and into
+    # a narrower column)
+    return alt.layer(cells, text).properties(width=size + LABELS_PX, height=size,
+                                             title="Gold against predicted"), df
 
 
 def change_frame(result, key: str = ALL) -> pd.DataFrame:
@@ -155,11 +158,11 @@ def flips_list(result, kind: str, link) -> pd.DataFrame:
         if not v["flipped"][j]:
             continue
         text, pair, note = v["counterfactuals"][j]
-        rows.append({"row": int(k), "input": result.reviews[k] if result.absa else
-                     result.texts[k], "aspect": result.categories[k] if result.absa else "",
-                     "change": note, "answer": result.classes[int(pred[k])],
-                     "counterfactual's answer": result.classes[int(v["predictions"][j])],
-                     "open": link(int(k))})
+        rows.append({"row": int(k), "open": link(int(k)),
+                     "input": result.reviews[k] if result.absa else result.texts[k],
+                     "aspect": result.categories[k] if result.absa else "", "change": note,
+                     "answer": result.classes[int(pred[k])],
+                     "counterfactual's answer": result.classes[int(v["predictions"][j])]})
     return pd.DataFrame(rows)
 
 

@@ -128,8 +128,8 @@ def _result(view: S.View, spec: str, hf, ctx):
                         "the page fills in by itself.", icon=":material/hourglass_top:")
                 C.watch(job)
                 st.stop()
-            C.watch(job)
-            return shipped, loaded, card, data, shipped_label() + " (its live run is on its way)"
+            C.watch(job)  # the shipped rows may not be this data's: editing waits for the run
+            return shipped, loaded, card, None, shipped_label() + " (its live run is on its way)"
         return live, loaded, card, data, None
     return C.study(key, models, data), loaded, card, data, None
 
@@ -180,14 +180,14 @@ def render() -> None:
     st.markdown("\n".join(f"- {plain(line)}" for line in lines))
     add_button("Predictions: the reading", f"{S.REPORT}-reading", reading=lines,
                numbers=numbers, **source)
-    if compare == S.BEFORE:
-        st.info(BEFORE_NOTE, icon=":material/info:")
     tabs = st.tabs(S.TABS, key=S.TAB, bind=Q)
     with tabs[0]:
         row = V.table_tab(result, spec, data_choice, loaded, source)
     with tabs[1]:
         V.slices_tab(result, source)
     with tabs[2]:
+        if compare == S.BEFORE:
+            st.info(BEFORE_NOTE, icon=":material/info:")
         V.compare_tab(result, compare, source)
     with tabs[3]:
         V.edit_tab(result, row, spec, loaded, data, source)

@@ -25,12 +25,13 @@ ROW = "pred_row"  # the selected row (its index in the data, 0-based)
 ORDER = "pred_order"  # errors | disagreements | a column
 DESCENDING = "pred_desc"
 SLICE_METRIC = "pred_metric"  # the metric the slice chart shows
+CHANGE_METRIC = "pred_change"  # the metric whose change between the two models is drawn
 METHOD = "pred_method"  # the attribution method of Edit and compare
 KIND = "pred_kind"  # the counterfactual kind of the robustness view
 FILTER_PREFIX = "pf_"  # the table's filter: pf_label, pf_prediction, pf_outcome, ...
 FILTER = {name: f"{FILTER_PREFIX}{name}" for name in Filter.__dataclass_fields__}
 URL_KEYS = (MODEL, DATA, MAX, HF_NAME, HF_SPLIT, HF_TEXT, HF_PAIR, HF_LABEL, COMPARE, TAB, ROW,
-            ORDER, DESCENDING, SLICE_METRIC, METHOD, KIND, *FILTER.values())
+            ORDER, DESCENDING, SLICE_METRIC, CHANGE_METRIC, METHOD, KIND, *FILTER.values())
 
 # session-only keys
 UPLOAD = "pred_upload"  # the uploaded data file

@@ -28,6 +28,7 @@ from ui.predictions import state as S
 from ui.predictions.links import patching_link, pinnable, study_links
 
 Q = "query-params"
+EDIT_KINDS = ("opinion", "aspect", "swap")  # the suggestions' order in Edit and compare
 
 
 def any_of(value: str) -> str:
@@ -50,6 +51,12 @@ def _cell(classes) -> None:
 
 
 def _filters(result, df):
+    with st.expander("Filter and order the table", icon=":material/filter_list:",
+                     expanded=S.current_filter().active):
+        return _filter_widgets(result, df)
+
+
+def _filter_widgets(result, df):
     f1, f2, f3, f4 = st.columns(4)
     classes = [S.ANY, *result.classes]
     f1.selectbox("Gold label", classes, format_func=any_of, key=S.FILTER["label"], bind=Q)
@@ -179,7 +186,7 @@ def compare_tab(result, compare: str, source) -> None:
     if result.compare is None:
         if compare not in (S.BEFORE, S.NO_COMPARE):
             st.info("Pick or upload the second model above.", icon=":material/info:")
-        else:
+        elif compare == S.NO_COMPARE:
             st.caption("Choose a second fine-tuned checkpoint under Second model to see both "
                        "models' answers side by side.")
         return
@@ -190,7 +197,7 @@ def compare_tab(result, compare: str, source) -> None:
             "answer differently.")
     st.dataframe(B.change_frame(result), hide_index=True)
     names = list(metric_names(result.absa))
-    metric = url_choice(st, "Change of", names, key=S.SLICE_METRIC,
+    metric = url_choice(st, "Change of", names, key=S.CHANGE_METRIC,
                         format_func=METRIC_NAMES.get)
     built = owned_chart(result, f"change-{metric}", lambda: B.change_chart(result, metric))
     draw(built, stretch=True)
@@ -211,7 +218,8 @@ def edit_tab(result, row: int, spec: str, loaded, data, source) -> None:
             "by one attribution method of the Attribution page (blue: speaks for the answer, "
             "red: against it); the changed words are outlined.")
     if loaded is None or data is None:
-        st.info("Editing needs the classifier loaded: it is on its way.", icon=":material/info:")
+        st.info("Editing opens once the classifier has answered the data here: it is on its "
+                "way.", icon=":material/info:")
         return
     if data.per_row != 1:
         st.info("The QA-B and NLI-B tasks answer from five inputs per aspect: edit a row of a "
@@ -220,9 +228,10 @@ def edit_tab(result, row: int, spec: str, loaded, data, source) -> None:
     text, pair = result.texts[row], result.pairs[row]
     found = row_suggestions(loaded, data, row)
     options = [("", text, pair)] + [(f"{KIND_NAMES[k]}: {s.note}", s.text, s.pair)
-                                    for k, v in found.items() for s in v]
+                                    for k in EDIT_KINDS for s in found.get(k, [])]
     pick = st.selectbox("Suggested change", list(range(len(options))),
-                        format_func=lambda k: plain(options[k][0] or "(type your own)"),
+                        index=1 if len(options) > 1 else 0,  # the first suggestion
+                        format_func=lambda k: options[k][0] or "(type your own)",
                         key=S.suggestion_key(row))
     key_t, key_p = S.edit_keys(row, pick)  # a new suggestion: fresh boxes holding it
     e1, e2 = st.columns([3, 2])
@@ -244,7 +253,7 @@ def edit_tab(result, row: int, spec: str, loaded, data, source) -> None:
     for col, side, name in zip(st.columns(2), (ed.before, ed.after), ("Example", "Edited")):
         p = side.prediction
         col.metric(name, plain(ed.classes[p]), f"{100 * side.probabilities[p]:.1f}% sure",
-                   delta_color="off")
+                   delta_color="off", delta_arrow="off")
         col.html(B.edit_chips(side, ed.method))
     st.caption(plain("The answer flips." if ed.flipped else "The answer stays the same."))
     add_button("Predictions: an edit", f"{S.REPORT}-edit", numbers={
