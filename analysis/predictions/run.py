@@ -108,6 +108,10 @@ def predictions_study(models: Models, inputs: Inputs,
                        flips_of(data, a, b) if b is not None else None, robust,
                        confusion(data.gold, a.predictions, len(data.classes)),
                        time.perf_counter() - t0)
+    if two and data.absa and set((models.compare_card or {}).get("heldout_ids") or []) != \
+            set((models.card or {}).get("heldout_ids") or []):
+        result.notes.append(f"{models.compare.name} answers the sentences held out for "
+                            f"{models.loaded.name}: some may be in its own training data.")
     say(1.0, "done")
     return result
 
