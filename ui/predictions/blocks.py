@@ -20,7 +20,7 @@ from ui.common.html import esc
 
 SLICE_ROW_PX = 22  # px per slice in the slice charts
 CELL_PX = 44  # px per cell of the confusion matrix
-LABELS_PX = 110  # px of the confusion matrix's label names and axis titles
+LABELS_PX, AXIS_PX = 130, 90  # px of the confusion matrix's labels and titles: left, below
 
 
 def _num(x) -> float | None:
@@ -98,9 +98,9 @@ def confusion_chart(result):
         color=alt.condition(alt.datum.count > max(1, int(df["count"].max())) / 2,
                             alt.value("white"), alt.value("#222")))
     size = CELL_PX * max(1, len(classes))
-    # the width is the whole chart's (Streamlit fits labels, titles and cells into it, and into
-    # a narrower column)
-    return alt.layer(cells, text).properties(width=size + LABELS_PX, height=size,
+    # width and height are the whole chart's (Streamlit fits labels, titles and cells into
+    # them, and into a narrower column), as ui.common.heads.heads_heatmap does
+    return alt.layer(cells, text).properties(width=size + LABELS_PX, height=size + AXIS_PX,
                                              title="Gold against predicted"), df
 
 

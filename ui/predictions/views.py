@@ -99,12 +99,15 @@ def _columns(result) -> list[str]:
 def _own_slice(result, df, f) -> None:
     """The visitor's slice (the filter): its metrics with intervals, from the result's rows."""
     keep = mask(df, f)
+    if not keep.any():
+        st.caption(f"This slice: none of the {result.n} examples matches the filter.")
+        return
     counts = owned(result, "counts", result.counts)
     got = slice_metrics(counts, result.units, keep, len(result.classes), result.absa)
     parts = [f"{METRIC_NAMES[m]} {v['value']:.3g} ({v['low']:.3g} to {v['high']:.3g})"
              for m, v in got.items() if np.isfinite(v["value"]) and np.isfinite(v["low"])]
     line = f"This slice: {int(keep.sum())} of {result.n} examples; " + "; ".join(parts)
-    if result.compare is not None and keep.any():
+    if result.compare is not None:
         ch = slice_change(counts, owned(result, "counts_b", lambda: result.counts(True)),
                           result.units, keep, len(result.classes), result.absa)["accuracy"]
         line += (f". {result.compare} changes its accuracy by {ch['change']:+.1f} points "
