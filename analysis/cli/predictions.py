@@ -5,7 +5,9 @@ numbers as the Predictions page; docs/METHODS.md, "Predictions")."""
 
 from __future__ import annotations
 
+import datetime
 import json
+from pathlib import Path
 
 from analysis.absa.tasks import TASKS
 from analysis.cli.options import out_file, positive_int
@@ -52,15 +54,17 @@ def register(sub) -> None:
 
 def run(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.core.example import write_precomputed
     from analysis.importance.evalset import load_classifier
     from analysis.predictions.data import load_labelled
-    from analysis.predictions.precomputed import write_precomputed
-    from analysis.predictions.run import Inputs, Models, run as study
+    from analysis.predictions.run import EXAMPLE_COMMAND, STUDY, Inputs, Models
 
+    out = Path(args.out)
     if args.precomputed and (args.model != "example" or args.data != "sample"
-                             or args.compare or args.max_examples):
+                             or args.compare or args.max_examples
+                             or out.name != f"{STUDY.name}.json"):
         raise InputError("--precomputed writes the example's own file: use it with --model "
-                         "example --data sample only.")
+                         f"example --data sample only, into a file named {STUDY.name}.json.")
     loaded, card = load_classifier(args.model)
     data = load_labelled(loaded, card, args.data, task=args.task,
                          max_examples=args.max_examples, text_column=args.text_column,
@@ -76,10 +80,11 @@ def run(args) -> int:
             if update:
                 update(int(round(100 * fraction)), 100)
 
-        result = study(Inputs(data, robustness=not args.no_robustness),
-                       Models(loaded, card, compare, compare_card), progress)
+        result = STUDY.run(Inputs(data, robustness=not args.no_robustness),
+                           Models(loaded, card, compare, compare_card), progress=progress)
     if args.precomputed:
-        write_precomputed(result, args.out)
+        write_precomputed(STUDY.name, result.to_json(), EXAMPLE_COMMAND,
+                          datetime.date.today().isoformat(), out.parent)
     else:
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(result.to_json(), fh, indent=1, allow_nan=False)

@@ -1,61 +1,47 @@
 """The predictions study's result: the rows with both classifiers' answers, the metrics by
 slice, the changes, the flips and the counterfactuals' flip rates; its JSON keys are declared
-once (:data:`SCHEMA`) and written by :meth:`Result.to_json` (the CLI's file, the page's JSON
-download, the report, the precomputed example), read back by :meth:`Result.from_json`."""
+once (:data:`SCHEMA`, an :class:`analysis.core.study.Schema`), written by
+:meth:`Result.to_json` (the CLI's file, the page's JSON download, the report, the precomputed
+example) and read back by :meth:`Result.from_json`."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.predictions.metrics import row_counts
 from analysis.predictions.robustness import KIND_NAMES
 
-SCHEMA = (
-    ("study", "always 'predictions'"),
-    ("model", "the classifier's name"),
-    ("compare", "the second classifier's name (null without --compare)"),
-    ("data", "the rows in words (which sentences or file, how many)"),
-    ("task", "the ABSA task (qa_m, nli_m, qa_b, nli_b), null for other data"),
-    ("classes", "the label names, in the classifier's order"),
-    ("rows", "per example: text, pair, label, prediction, probabilities (per class), loss, "
-             "tokens, unit (what the bootstrap resamples); ABSA: review, aspect, sentence; "
-             "with --compare: prediction_b, probabilities_b, loss_b"),
-    ("metrics", "slice key -> {name, metric -> {value, low, high, n}}: accuracy, macro_f1, "
-                "ABSA's aspect_f1, acc_4way, acc_3way (percent) and loss, with bootstrap 95% "
-                "intervals over the units of the slice"),
-    ("metrics_b", "the same for the second classifier (null without --compare)"),
-    ("changes", "slice key -> metric -> {a, b, change, low, high, n}: b minus a with the "
-                "paired bootstrap 95% interval (null without --compare)"),
-    ("flips", "the rows the two classifiers answer differently: row, label, prediction, "
-              "prediction_b, change (fixed / broken / both wrong); null without --compare"),
-    ("confusion", "[gold][predicted] counts of the classifier"),
-    ("robustness", "counterfactual kind -> {name, rows, counterfactuals [[text, pair, note]], "
-                   "predictions, flipped, rates: slice key -> {value, low, high, n}}"),
-    ("notes", "what the readers skipped or cut"),
-    ("seconds", "the study's time"),
-)
-KEYS = tuple(k for k, _ in SCHEMA)
+SCHEMA = Schema((
+    Field("study", "always 'predictions'"),
+    Field("model", "the classifier's name"),
+    Field("compare", "the second classifier's name (null without --compare)"),
+    Field("data", "the rows in words (which sentences or file, how many)"),
+    Field("task", "the ABSA task (qa_m, nli_m, qa_b, nli_b), null for other data"),
+    Field("classes", "the label names, in the classifier's order"),
+    Field("rows", "per example: text, pair, label, prediction, probabilities (per class, 6 "
+                  "decimals), loss, tokens, unit (what the bootstrap resamples); ABSA: review, "
+                  "aspect, sentence (0-based index of the review among the data's); with "
+                  "--compare: prediction_b, probabilities_b, loss_b"),
+    Field("metrics", "slice key -> {name, metric -> {value, low, high, n}}: accuracy, macro_f1, "
+                     "ABSA's aspect_f1, acc_4way, acc_3way (percent) and loss, with bootstrap "
+                     "95% intervals over the units of the slice"),
+    Field("metrics_b", "the same for the second classifier (null without --compare)"),
+    Field("changes", "slice key -> metric -> {a, b, change, low, high, n}: b minus a with the "
+                     "paired bootstrap 95% interval (null without --compare)"),
+    Field("flips", "the rows the two classifiers answer differently: row, label, prediction, "
+                   "prediction_b, change (fixed / broken / both wrong); null without --compare"),
+    Field("confusion", "[gold][predicted] counts of the classifier"),
+    Field("robustness", "counterfactual kind -> {name, rows, counterfactuals [[text, pair, "
+                        "note]], predictions, flipped, rates: slice key -> {value, low, high, "
+                        "n}}; null with --no-robustness"),
+    Field("notes", "what the readers skipped or cut"),
+    Field("seconds", "the study's time"),
+))
+KEYS = SCHEMA.names
 DIGITS = 6  # probabilities and losses in the JSON
-
-
-def safe(x):
-    """JSON-safe: numpy -> Python, NaN and infinities -> None, containers walked."""
-    if isinstance(x, dict):
-        return {str(k): safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [safe(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return safe(x.tolist())
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.integer, int)):
-        return int(x)
-    if isinstance(x, (np.floating, float)):
-        return float(x) if math.isfinite(x) else None
-    return x
 
 
 def _nan(x):
@@ -72,7 +58,11 @@ def _nans(x):
 
 
 @dataclass
-class Result:
+class Result(StudyResult):
+    """The study's result (see the module docstring); its JSON: :data:`SCHEMA`."""
+
+    SCHEMA = SCHEMA
+
     model: str
     compare: str | None
     data: str
@@ -162,23 +152,23 @@ class Result:
             out.append(row)
         return out
 
-    def to_json(self) -> dict:
-        """The JSON of :data:`SCHEMA` (strict: no NaN)."""
+    def json_fields(self) -> dict:
+        """The JSON of :data:`SCHEMA` (made strict by :meth:`StudyResult.to_json`)."""
         rob = None if self.robustness is None else {
             kind: {**v, "rows": list(v["rows"]), "predictions": list(v["predictions"]),
                    "flipped": list(v["flipped"]),
                    "counterfactuals": [list(c) for c in v["counterfactuals"]]}
             for kind, v in self.robustness.items()}
-        return safe({"study": "predictions", "model": self.model, "compare": self.compare,
-                     "data": self.data, "task": self.task, "classes": list(self.classes),
-                     "rows": self.rows_json(), "metrics": self.metrics,
-                     "metrics_b": self.metrics_b, "changes": self.changes,
-                     "flips": self.flips, "confusion": self.confusion, "robustness": rob,
-                     "notes": self.notes, "seconds": self.seconds})
+        return {"study": "predictions", "model": self.model, "compare": self.compare,
+                "data": self.data, "task": self.task, "classes": list(self.classes),
+                "rows": self.rows_json(), "metrics": self.metrics, "metrics_b": self.metrics_b,
+                "changes": self.changes, "flips": self.flips, "confusion": self.confusion,
+                "robustness": rob, "notes": self.notes, "seconds": self.seconds}
 
     @classmethod
     def from_json(cls, d: dict) -> "Result":
         """A result back from :meth:`to_json` (probabilities as written: 6 decimals)."""
+        cls.SCHEMA.check(d)
         rows = d["rows"]
         classes = tuple(d["classes"])
         index = {c: k for k, c in enumerate(classes)}

@@ -18,7 +18,9 @@ from typing import Callable
 import numpy as np
 
 from analysis.core.intervals import N_BOOT
-from analysis.predictions.data import Labelled
+from analysis.core.study import StudyDef
+from analysis.importance.evalset import load_classifier
+from analysis.predictions.data import Labelled, heldout
 from analysis.predictions.metrics import confusion, row_counts, slice_change, slice_metrics
 from analysis.predictions.predict import BATCH_SIZE, Answers, predict, predict_second
 from analysis.predictions.result import Result
@@ -125,6 +127,23 @@ def plan(inputs: Inputs, models: Models):
     return work
 
 
+def example_inputs() -> Inputs:
+    """The inputs the page opens on: the example checkpoint's held-out sentences (the models:
+    :func:`example_models`)."""
+    loaded, card = load_classifier("example")
+    return Inputs(heldout(loaded, card))
+
+
+def example_models() -> Models:
+    return Models(*load_classifier("example"))
+
+
+STUDY = StudyDef(name="predictions", title="Predictions", inputs=Inputs, result=Result,
+                 plan=plan, example=example_inputs)
+EXAMPLE_COMMAND = ("python -m analysis predictions --model example --data sample "
+                   "--out data/precomputed/predictions.json --precomputed")
+
+
 def run(inputs: Inputs, models: Models, progress=None) -> Result:
-    """:func:`plan`'s work, run in this process (the CLI, tests)."""
-    return plan(inputs, models)(progress or (lambda f, t: None))
+    """The study run in this process (:meth:`StudyDef.run`: the CLI, tests)."""
+    return STUDY.run(inputs, models, progress=progress)

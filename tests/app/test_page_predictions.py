@@ -6,8 +6,6 @@ line); two ABSA checkpoints compared with the library's paired changes."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
@@ -15,7 +13,7 @@ import pytest
 
 from analysis.importance.evalset import load_classifier
 from analysis.predictions.data import load_labelled
-from analysis.predictions.precomputed import label as shipped_label
+from analysis.core.example import precomputed, precomputed_label
 from analysis.predictions.predict import predict_inputs
 from analysis.predictions.robustness import row_suggestions
 from analysis.predictions.run import Inputs, Models, run
@@ -24,7 +22,6 @@ from ui.common.errors import plain
 from ui.predictions import state as S
 from url_util import bound, open_page
 
-SHIPPED = Path(__file__).resolve().parents[2] / "data" / "precomputed" / "predictions.json"
 
 
 @pytest.fixture(autouse=True)
@@ -52,11 +49,12 @@ def _links(at) -> dict:
 
 
 def test_the_shipped_result_first_then_the_live_one(cache, monkeypatch):
-    shipped = json.loads(SHIPPED.read_text())["result"]["metrics"]["all"]
+    record = precomputed("predictions")
+    shipped = record["result"]["metrics"]["all"]
     stand_in_example(cache)
     at = open_page("predictions", monkeypatch)
     captions = " ".join(c.value for c in at.caption)
-    assert shipped_label() in captions and "its live run is on its way" in captions
+    assert plain(precomputed_label(record)) in captions
     assert _metrics(at)["accuracy"] == f"{shipped['accuracy']['value']:.1f}%"
     from ui.predictions.compute import _BACKGROUND
 
@@ -70,7 +68,7 @@ def test_the_shipped_result_first_then_the_live_one(cache, monkeypatch):
     got = _metrics(at)
     assert {k: got[k] for k in ("accuracy", "macro F1", "mean loss")} == _shown(ref)
     assert got["aspect F1"] == f"{ref.metrics['all']['aspect_f1']['value']:.1f}%"
-    assert shipped_label() not in " ".join(c.value for c in at.caption)
+    assert "Precomputed" not in " ".join(c.value for c in at.caption)
     table = at.dataframe[0].value
     assert len(table) == ref.n == 30
     wrong = ~(ref.predictions == ref.gold)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from analysis.patching.counterfactuals import opinion_pool, suggest
-from analysis.predictions import precomputed as P
+from analysis.core import example as E
 from analysis.predictions.data import from_eval_set, load_labelled
 from analysis.predictions.edit import changed_words, compare_edit
 from analysis.predictions.predict import predict, predict_inputs
@@ -87,18 +87,20 @@ def test_an_edit_marks_its_words_and_is_answered_as_a_row(tmp_path):
 
 
 def test_the_example_is_read_back_only_under_its_recipe(absa, tmp_path, monkeypatch):
+    """The result's JSON through the core's precomputed record (analysis.core.example) and
+    back; the shipped file is small and of the current recipe."""
     loaded, card, data = absa
     result = run(Inputs(data, robustness=False, n_boot=50), Models(loaded, card))
-    out = P.write_precomputed(result, tmp_path / "predictions.json", "the command")
+    out = E.write_precomputed("predictions", result.to_json(), "the command", "today", tmp_path)
     doc = json.loads(out.read_text())
-    assert doc["study"] == "predictions" and doc["command"] == "the command"
-    assert doc["model"] == "example" and out.stat().st_size < 500_000
-    back = P.precomputed(tmp_path)
-    assert isinstance(back, Result) and (back.predictions == result.predictions).all()
-    assert "recipe v" in P.label()
-    monkeypatch.setattr(P, "recipe_dict", lambda: {"version": -1})
-    assert P.precomputed(tmp_path) is None
-    assert P.precomputed(tmp_path / "nowhere") is None
+    assert doc["command"] == "the command" and doc["model"] == "example"
+    back = Result.from_json(E.precomputed("predictions", tmp_path)["result"])
+    assert (back.predictions == result.predictions).all()
+    shipped = E.precomputed_path("predictions")
+    assert shipped.stat().st_size < 500_000 and E.precomputed("predictions") is not None
+    assert len(Result.from_json(E.precomputed("predictions")["result"]).gold) == 165
+    monkeypatch.setattr(E, "recipe_dict", lambda: {"version": -1})
+    assert E.precomputed("predictions", tmp_path) is None
 
 
 def test_cli_writes_the_librarys_numbers_and_refuses_bad_input(tmp_path):
@@ -118,8 +120,9 @@ def test_cli_writes_the_librarys_numbers_and_refuses_bad_input(tmp_path):
     assert "wrote" in got.stdout and "20 examples" in got.stdout
     for args, says in (
             (["--data", tmp_path / "none.csv"], "File not found"),
+            (["--data", "sample", "--max-examples", "3", "--precomputed"],
+             "--precomputed writes the example's own"),
             (["--data", "hf:owner/surely-absent-dataset"], "Could not load the dataset"),
-            (["--data", "sample", "--precomputed"], "--precomputed writes the example's own"),
             (["--data", "sample", "--compare", tmp_path], "holds no model")):
         bad = run_cli("predictions", "--model", ck, *args, "--out", tmp_path / "x.json")
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr

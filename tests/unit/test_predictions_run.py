@@ -99,7 +99,7 @@ def test_the_json_round_trips_strictly(absa):
     result = run(Inputs(data, n_boot=100), Models(loaded, card, loaded, card))
     text = json.dumps(result.to_json(), allow_nan=False)
     doc = json.loads(text)
-    assert tuple(doc) == KEYS and len(SCHEMA) == len(KEYS)
+    assert tuple(doc) == KEYS == SCHEMA.names
     assert doc["flips"] == [] and doc["changes"]["all"]["accuracy"]["change"] == 0.0
     row = doc["rows"][3]
     assert set(row) >= {"text", "pair", "label", "prediction", "probabilities", "loss",

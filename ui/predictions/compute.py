@@ -20,9 +20,9 @@ from analysis.core.sizes import ModelCost
 from analysis.importance.evalset import load_classifier
 from analysis.predictions.data import hf_labelled, load_labelled
 from analysis.predictions.edit import compare_edit
-from analysis.predictions.precomputed import path as precomputed_path
-from analysis.predictions.precomputed import precomputed
-from analysis.predictions.run import Inputs, Models, plan
+from analysis.core.example import precomputed, precomputed_label, precomputed_path
+from analysis.predictions.result import Result
+from analysis.predictions.run import STUDY, Inputs, Models, plan
 from analysis.predictions.table import frame
 from ui.common.errors import plain
 from ui.common.frame.corpus import upload_name
@@ -147,12 +147,15 @@ _LOCK = threading.Lock()
 
 @st.cache_resource(max_entries=2, show_spinner=False)
 def _shipped(stamp: int):
-    return precomputed()
+    record = precomputed(STUDY.name)
+    return None if record is None else (Result.from_json(record["result"]),
+                                        precomputed_label(record))
 
 
 def shipped():
-    """The shipped result of the example (None when absent or of another recipe)."""
-    p = precomputed_path()
+    """(the shipped result of the example, its label), or None when absent or of another
+    recipe (analysis.core.example.precomputed)."""
+    p = precomputed_path(STUDY.name)
     return _shipped(p.stat().st_mtime_ns if p.is_file() else 0)
 
 

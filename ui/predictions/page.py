@@ -10,7 +10,6 @@ import streamlit as st
 from analysis.core.example import example_ready
 from analysis.core.models import EXAMPLE_SPEC
 from analysis.predictions.metrics import METRIC_NAMES, metric_names
-from analysis.predictions.precomputed import label as shipped_label
 from analysis.predictions.reading import reading
 from analysis.predictions.run import Models
 from analysis.predictions.slices import ALL
@@ -102,14 +101,15 @@ def _result(view: S.View, spec: str, hf, ctx):
     its live run waits; ``label`` says which."""
     first = (spec == EXAMPLE_SPEC and view.data == S.SAMPLE and view.compare in
              (S.BEFORE, S.NO_COMPARE) and view.max_examples == S.DEFAULT_MAX)
-    shipped = C.shipped() if first else None
+    shipped, label = C.shipped() if first else None, ""
+    if shipped is not None:
+        shipped, label = shipped
     if spec == EXAMPLE_SPEC and not example_ready():
         if shipped is None:
             wait_for_example(HINT)
             st.stop()
         wait_for_example()
-        return shipped, None, None, None, shipped_label() + ": the example checkpoint is " \
-            "being built; editing waits for it."
+        return shipped, None, None, None, label + " Editing waits for the example checkpoint."
     loaded, card = C.classifier(spec)
     second = _second(view.compare, spec, ctx)
     data = C.rows(view, spec, loaded, card, hf)
@@ -129,7 +129,7 @@ def _result(view: S.View, spec: str, hf, ctx):
                 C.watch(job)
                 st.stop()
             C.watch(job)  # the shipped rows may not be this data's: editing waits for the run
-            return shipped, loaded, card, None, shipped_label() + " (its live run is on its way)"
+            return shipped, loaded, card, None, label
         return live, loaded, card, data, None
     return C.study(key, models, data), loaded, card, data, None
 
