@@ -2,9 +2,8 @@
 (docs/METHODS.md, "Predictions").
 
 Every metric is a function of per-row counts summed over the rows (:func:`row_counts`), so a
-slice is a sum over its rows and a bootstrap resample a matrix product
-(:func:`analysis.core.intervals.resamples` over the slice's units: review sentences for ABSA,
-examples otherwise):
+slice is a sum over its rows and a bootstrap resample a matrix product (units: review
+sentences for ABSA, examples otherwise):
 
 - accuracy ``= 100 right / rows``; mean loss ``= sum of losses / rows``;
 - macro F1 ``= 100 mean_c 2 TP_c / (predicted_c + gold_c)`` over the classes that occur as a
@@ -13,8 +12,9 @@ examples otherwise):
   paper's own functions, per pair): aspect F1, 4-way and 3-way accuracy, so that the whole set
   gives :func:`analysis.absa.tasks.metrics_from_scores`'s values.
 
-A change between two models (:func:`slice_change`) uses the same resamples for both: the
-interval of a paired difference.
+The intervals come from one set of resamples of the data's units (:class:`Resamples`): each
+slice's value is recomputed on each resample's rows of that slice; a change between two models
+(:func:`slice_changes`) uses the same resamples for both, the interval of a paired difference.
 """
 
 from __future__ import annotations
@@ -75,12 +75,30 @@ def metric_values(sums: np.ndarray, n_classes: int, absa: bool) -> dict[str, np.
     return out
 
 
-def _unit_sums(counts: np.ndarray, units: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """[U, K] counts summed per unit over ``rows`` (units renumbered 0..U-1)."""
-    _, inv = np.unique(units[rows], return_inverse=True)
-    out = np.zeros((int(inv.max()) + 1 if len(inv) else 0, counts.shape[1]))
-    np.add.at(out, inv, counts[rows])
-    return out
+class Resamples:
+    """The data's units (review sentences for ABSA, examples otherwise) resampled once:
+    ``n_boot`` multinomial draws of all units (:func:`analysis.core.intervals.resamples`,
+    ``weights`` [B, U]). Every slice, change and flip rate of a result is measured on these
+    same resamples: a slice's value in a resample is its rows' counts in that resample (a
+    resample may hold none of a small slice's rows: left out of its interval)."""
+
+    def __init__(self, units, n_boot: int = N_BOOT, seed: int = 0):
+        _, self.index = np.unique(np.asarray(units), return_inverse=True)
+        self.n_units = int(self.index.max()) + 1 if len(self.index) else 0
+        self.weights = resamples(self.n_units, n_boot, seed) if self.n_units else None
+
+    def sums(self, counts: np.ndarray, masks: list) -> tuple[np.ndarray, np.ndarray]:
+        """(point sums [S, K], resampled sums [S, B, K]) of ``counts`` [n, K] over the rows of
+        each of the S ``masks``."""
+        k = counts.shape[1]
+        per_unit = np.zeros((self.n_units, k * len(masks)))
+        for s, mask in enumerate(masks):
+            rows = np.flatnonzero(np.asarray(mask, dtype=bool))
+            np.add.at(per_unit[:, s * k:(s + 1) * k], self.index[rows], counts[rows])
+        point = per_unit.sum(0).reshape(len(masks), k)
+        boot = (self.weights @ per_unit).reshape(-1, len(masks), k).transpose(1, 0, 2) \
+            if self.weights is not None else np.zeros((len(masks), 0, k))
+        return point, boot
 
 
 def _interval(values: np.ndarray) -> tuple[float, float]:
@@ -91,61 +109,69 @@ def _interval(values: np.ndarray) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def slice_metrics(counts: np.ndarray, units: np.ndarray, mask, n_classes: int, absa: bool,
-                  n_boot: int = N_BOOT, seed: int = 0) -> dict[str, dict]:
-    """metric -> {"value", "low", "high", "n"} over the rows of ``mask`` (bool [n]); the
-    interval resamples the slice's units (``n``: its rows)."""
-    rows = np.flatnonzero(np.asarray(mask, dtype=bool))
-    names = metric_names(absa)
-    if not len(rows):
-        return {m: {"value": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
-                for m in names}
-    per_unit = _unit_sums(counts, units, rows)
-    point = metric_values(per_unit.sum(0), n_classes, absa)
-    boot = metric_values(resamples(len(per_unit), n_boot, seed) @ per_unit, n_classes, absa)
-    return {m: {"value": float(point[m]), **dict(zip(("low", "high"), _interval(boot[m]))),
-                "n": int(len(rows))} for m in names}
+def _empty(names, keys=("value", "low", "high")) -> dict:
+    return {m: {**{k: float("nan") for k in keys}, "n": 0} for m in names}
 
 
-def slice_change(counts_a: np.ndarray, counts_b: np.ndarray, units: np.ndarray, mask,
-                 n_classes: int, absa: bool, n_boot: int = N_BOOT,
-                 seed: int = 0) -> dict[str, dict]:
-    """metric -> {"a", "b", "change", "low", "high", "n"}: model b's value minus model a's on
-    the rows of ``mask``, with the paired bootstrap interval (the same resamples of the
-    slice's units for both)."""
-    rows = np.flatnonzero(np.asarray(mask, dtype=bool))
+def slice_metrics(counts: np.ndarray, boot: Resamples, masks: dict, n_classes: int,
+                  absa: bool) -> dict[str, dict]:
+    """key -> metric -> {"value", "low", "high", "n"} over the rows of each mask of ``masks``
+    (key -> bool [n]; ``n``: its rows), intervals over ``boot``'s resamples."""
     names = metric_names(absa)
-    if not len(rows):
-        nan = float("nan")
-        return {m: {"a": nan, "b": nan, "change": nan, "low": nan, "high": nan, "n": 0}
-                for m in names}
-    ua, ub = _unit_sums(counts_a, units, rows), _unit_sums(counts_b, units, rows)
-    pa, pb = metric_values(ua.sum(0), n_classes, absa), metric_values(ub.sum(0), n_classes,
-                                                                         absa)
-    w = resamples(len(ua), n_boot, seed)
-    ba, bb = metric_values(w @ ua, n_classes, absa), metric_values(w @ ub, n_classes, absa)
+    point, sums = boot.sums(counts, list(masks.values()))
     out = {}
-    for m in names:
-        lo, hi = _interval(bb[m] - ba[m])
-        out[m] = {"a": float(pa[m]), "b": float(pb[m]), "change": float(pb[m] - pa[m]),
-                  "low": lo, "high": hi, "n": int(len(rows))}
+    for s, (key, mask) in enumerate(masks.items()):
+        n = int(np.count_nonzero(mask))
+        if not n:
+            out[key] = _empty(names)
+            continue
+        p = metric_values(point[s], n_classes, absa)
+        b = metric_values(sums[s], n_classes, absa)
+        out[key] = {m: {"value": float(p[m]), **dict(zip(("low", "high"), _interval(b[m]))),
+                        "n": n} for m in names}
     return out
 
 
-def rate(hits, units, mask, n_boot: int = N_BOOT, seed: int = 0) -> dict:
-    """{"value", "low", "high", "n"}: the share (percent) of the rows of ``mask`` where
-    ``hits`` (bool [n]) holds, with the bootstrap interval over their units (the flip rate of
-    a counterfactual kind)."""
-    rows = np.flatnonzero(np.asarray(mask, dtype=bool))
-    if not len(rows):
-        return {"value": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
+def slice_changes(counts_a: np.ndarray, counts_b: np.ndarray, boot: Resamples, masks: dict,
+                  n_classes: int, absa: bool) -> dict[str, dict]:
+    """key -> metric -> {"a", "b", "change", "low", "high", "n"}: model b's value minus model
+    a's on each mask's rows, with the paired interval (both on the same resamples)."""
+    names = metric_names(absa)
+    pa, sa = boot.sums(counts_a, list(masks.values()))
+    pb, sb = boot.sums(counts_b, list(masks.values()))
+    out = {}
+    for s, (key, mask) in enumerate(masks.items()):
+        n = int(np.count_nonzero(mask))
+        if not n:
+            out[key] = _empty(names, ("a", "b", "change", "low", "high"))
+            continue
+        va, vb = metric_values(pa[s], n_classes, absa), metric_values(pb[s], n_classes, absa)
+        ba, bb = metric_values(sa[s], n_classes, absa), metric_values(sb[s], n_classes, absa)
+        out[key] = {}
+        for m in names:
+            lo, hi = _interval(bb[m] - ba[m])
+            out[key][m] = {"a": float(va[m]), "b": float(vb[m]),
+                           "change": float(vb[m] - va[m]), "low": lo, "high": hi, "n": n}
+    return out
+
+
+def rates(hits, has, boot: Resamples, masks: dict) -> dict[str, dict]:
+    """key -> {"value", "low", "high", "n"}: the share (percent) of the rows of each mask that
+    ``has`` (bool [n]: a counterfactual exists) where ``hits`` holds (it flipped), with the
+    interval over ``boot``'s resamples (the flip rate of a counterfactual kind)."""
     counts = np.stack([np.asarray(hits, dtype=np.float64), np.ones(len(hits))], 1)
-    per_unit = _unit_sums(counts, np.asarray(units), rows)
-    boot = resamples(len(per_unit), n_boot, seed) @ per_unit
-    lo, hi = _interval(100.0 * boot[:, 0] / boot[:, 1])
-    total = per_unit.sum(0)
-    return {"value": float(100.0 * total[0] / total[1]), "low": lo, "high": hi,
-            "n": int(len(rows))}
+    has = np.asarray(has, dtype=bool)
+    point, sums = boot.sums(counts, [has & np.asarray(m, dtype=bool) for m in masks.values()])
+    out = {}
+    for s, key in enumerate(masks):
+        n = int(point[s, 1])
+        if not n:
+            out[key] = {"value": float("nan"), "low": float("nan"), "high": float("nan"), "n": 0}
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo, hi = _interval(100.0 * sums[s, :, 0] / sums[s, :, 1])
+        out[key] = {"value": float(100.0 * point[s, 0] / n), "low": lo, "high": hi, "n": n}
+    return out
 
 
 def confusion(gold, pred, n_classes: int) -> np.ndarray:

@@ -20,6 +20,7 @@ import numpy as np
 from analysis.absa.tasks import is_binary, pair_scores
 from analysis.core.batching import batches, pad_features
 from analysis.core.corpus.table import make_dataset
+from analysis.core.encoding import clean_text
 from analysis.core.errors import DataError, InputError
 from analysis.core.forward import forward
 from analysis.importance.evalset import absa_eval_set, check_classifier, labelled_eval_set
@@ -81,18 +82,36 @@ def predict(loaded, data: Labelled, batch_size: int = BATCH_SIZE,
 
 def encode_inputs(loaded, data: Labelled, texts, pairs) -> tuple[dict, list[int]]:
     """(features, lengths) of new (text, pair) inputs encoded as ``data``'s were: an ABSA
-    pair with the tokenizer's truncation at the checkpoint's length, any other text through
-    :mod:`analysis.core.encoding` (as :func:`analysis.importance.evalset.labelled_eval_set`)."""
+    pair with the tokenizer's truncation at the checkpoint's length; any other text cleaned as
+    :func:`analysis.core.encoding.encode` cleans it (invisible characters out, NFC) and
+    tokenised with the same truncation at the same length, in one call per kind of input
+    (with or without a pair): :func:`analysis.importance.evalset.labelled_eval_set`'s ids (a
+    test checks it) without its per-example work."""
     texts, pairs = list(texts), list(pairs)
     if data.absa:
         enc = loaded.tokenizer(texts, [p or "" for p in pairs], truncation=True,
                                max_length=data.max_length)
         features = {k: list(enc[k]) for k in enc.keys()}
         return features, [len(x) for x in features["input_ids"]]
-    ev = labelled_eval_set(loaded, make_dataset(texts, pairs), [data.classes[0]] * len(texts))
-    if ev.n_examples != len(texts):
-        raise InputError("A text has no token the model can read: type a word.")
-    return ev.features, ev.lengths
+    texts = [clean_text(t, "The text")[0] for t in texts]
+    pairs = [None if p is None or not str(p).strip() else clean_text(p, "The second text")[0]
+             for p in pairs]
+    features: dict[str, list] = {}
+    for with_pair in (False, True):
+        idx = [k for k, p in enumerate(pairs) if (p is not None) == with_pair]
+        if not idx:
+            continue
+        enc = loaded.tokenizer([texts[k] for k in idx], [pairs[k] for k in idx] if with_pair
+                               else None, truncation=True, max_length=data.max_length)
+        for name in enc.keys():
+            column = features.setdefault(name, [None] * len(texts))
+            for k, value in zip(idx, enc[name]):
+                column[k] = list(value)
+    keep = set(getattr(loaded.tokenizer, "model_input_names", [])) | {"input_ids",
+                                                                     "attention_mask"}
+    features = {k: v for k, v in features.items()
+                if k in keep and all(x is not None for x in v)}
+    return features, [len(x) for x in features["input_ids"]]
 
 
 def predict_inputs(loaded, data: Labelled, texts, pairs,

@@ -25,7 +25,7 @@ import numpy as np
 
 from analysis.patching.counterfactuals import OPPOSITES, Suggestion, opinion_pool, suggest
 from analysis.predictions.data import Labelled
-from analysis.predictions.metrics import rate
+from analysis.predictions.metrics import Resamples, rates
 from analysis.predictions.predict import BATCH_SIZE, predict_inputs
 
 KINDS = ("aspect", "opinion", "swap")
@@ -103,12 +103,13 @@ class Robustness:
         return [int(r) for r, f in zip(self.rows[kind], self.flipped[kind]) if f]
 
 
-def robustness(loaded, data: Labelled, predictions: np.ndarray, slices: dict, *,
-               kinds=None, n_boot: int = 1000, seed: int = 0, batch_size: int = BATCH_SIZE,
+def robustness(loaded, data: Labelled, predictions: np.ndarray, slices: dict,
+               boot: Resamples | None = None, *, kinds=None, batch_size: int = BATCH_SIZE,
                progress: Callable[[float, str], None] | None = None) -> Robustness:
     """Every row's first counterfactual of each kind, answered in batches; the flip rate of
     each kind over ``slices`` (key -> (name, mask), :func:`analysis.predictions.slices.
-    slices`)."""
+    slices`), its interval over ``boot`` (default: 1000 resamples of the data's units)."""
+    boot = boot if boot is not None else Resamples(data.units)
     kinds = kinds_for(data) if kinds is None else tuple(k for k in kinds
                                                         if k in kinds_for(data))
     say = progress or (lambda f, t: None)
@@ -138,7 +139,6 @@ def robustness(loaded, data: Labelled, predictions: np.ndarray, slices: dict, *,
         hits[rows] = flipped
         has = np.zeros(data.n, dtype=bool)
         has[rows] = True
-        out.rates[kind] = {key: rate(hits, data.units, has & mask, n_boot, seed)
-                           for key, (_, mask) in slices.items()}
+        out.rates[kind] = rates(hits, has, boot, {k: m for k, (_, m) in slices.items()})
     say(1.0, "done")
     return out

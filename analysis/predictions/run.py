@@ -21,7 +21,8 @@ from analysis.core.intervals import N_BOOT
 from analysis.core.study import StudyDef
 from analysis.importance.evalset import load_classifier
 from analysis.predictions.data import Labelled, heldout
-from analysis.predictions.metrics import confusion, row_counts, slice_change, slice_metrics
+from analysis.predictions.metrics import (Resamples, confusion, row_counts, slice_changes,
+                                          slice_metrics)
 from analysis.predictions.predict import BATCH_SIZE, Answers, predict, predict_second
 from analysis.predictions.result import Result
 from analysis.predictions.robustness import robustness
@@ -66,11 +67,10 @@ def flips_of(data: Labelled, a: Answers, b: Answers) -> list[dict]:
     return out
 
 
-def _metrics(data, counts, cuts, n_boot, seed) -> dict:
-    c = len(data.classes)
-    return {key: {"name": name, **slice_metrics(counts, data.units, mask, c, data.absa,
-                                                n_boot, seed)}
-            for key, (name, mask) in cuts.items()}
+def _metrics(data, counts, cuts, boot) -> dict:
+    got = slice_metrics(counts, boot, {k: m for k, (_, m) in cuts.items()}, len(data.classes),
+                        data.absa)
+    return {key: {"name": name, **got[key]} for key, (name, _) in cuts.items()}
 
 
 def predictions_study(models: Models, inputs: Inputs,
@@ -91,20 +91,20 @@ def predictions_study(models: Models, inputs: Inputs,
                                             f"the second model ({d}/{t})"))
     say(0.9 if not inputs.robustness else 2 * share if two else share, "metrics by slice")
     cuts = slices(data.gold, data.classes, data.tokens, data.categories)
+    boot = Resamples(data.units, inputs.n_boot, inputs.seed)  # one set for every interval
     counts_a = row_counts(data.gold, a.scores, a.losses, data.absa)
-    metrics = _metrics(data, counts_a, cuts, inputs.n_boot, inputs.seed)
+    metrics = _metrics(data, counts_a, cuts, boot)
     metrics_b = changes = None
     if b is not None:
         counts_b = row_counts(data.gold, b.scores, b.losses, data.absa)
-        metrics_b = _metrics(data, counts_b, cuts, inputs.n_boot, inputs.seed)
-        changes = {key: slice_change(counts_a, counts_b, data.units, mask, len(data.classes),
-                                     data.absa, inputs.n_boot, inputs.seed)
-                   for key, (_, mask) in cuts.items()}
+        metrics_b = _metrics(data, counts_b, cuts, boot)
+        changes = slice_changes(counts_a, counts_b, boot, {k: m for k, (_, m) in cuts.items()},
+                                len(data.classes), data.absa)
     robust = None
     if inputs.robustness:
         start = 0.92 if two else share + 0.05
-        robust = robustness(models.loaded, data, a.predictions, cuts, n_boot=inputs.n_boot,
-                            seed=inputs.seed, batch_size=inputs.batch_size,
+        robust = robustness(models.loaded, data, a.predictions, cuts, boot,
+                            batch_size=inputs.batch_size,
                             progress=lambda f, t: say(start + (0.99 - start) * f, t))
     result = Result.of(data, models, a, b, metrics, metrics_b, changes,
                        flips_of(data, a, b) if b is not None else None, robust,

@@ -46,7 +46,7 @@ def test_absa_counterfactuals_are_causal_patchings_and_flips_count(absa):
     assert kinds_for(data) == ("aspect", "opinion", "swap")
     answers = predict(loaded, data)
     cuts = slices(data.gold, data.classes, data.tokens, data.categories)
-    rob = robustness(loaded, data, answers.predictions, cuts, n_boot=100)
+    rob = robustness(loaded, data, answers.predictions, cuts)
     sentences = data.ev.sentences.to_list()
     pool = opinion_pool(sentences)
     for kind in ("aspect", "opinion"):

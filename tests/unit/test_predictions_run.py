@@ -61,6 +61,21 @@ def test_absa_answers_are_the_aspect_heads_evaluation(absa):
     assert set(result.metrics) >= {"all", "aspect:food", "label:none"}
 
 
+def test_new_inputs_are_encoded_as_the_data_was(labelled):
+    """Counterfactuals and edits are tokenised in one call per kind of input: the ids of the
+    data's own per-example encoding (invisible characters out, pairs, truncation)."""
+    from analysis.core.corpus.table import make_dataset
+    from analysis.importance.evalset import labelled_eval_set
+    from analysis.predictions.predict import encode_inputs
+
+    loaded, data, _ = labelled
+    texts = ["the food\u200b was great", "bad", "a " * 200 + "end", "fine"]
+    pairs = [None, "service", "x " * 100, None]
+    got, lengths = encode_inputs(loaded, data, texts, pairs)
+    ref = labelled_eval_set(loaded, make_dataset(texts, pairs), ["neg"] * 4)
+    assert got == ref.features and lengths == ref.lengths
+
+
 def test_labelled_data_and_a_second_model(labelled, tmp_path):
     loaded, data, folder = labelled
     assert data.classes == ("neg", "neu", "pos") and data.gold.tolist() == [2, 0, 1, 0, 2, 1]

@@ -13,7 +13,8 @@ import streamlit as st
 
 from analysis.attribution import NAMES
 from analysis.predictions.edit import DEFAULT_METHOD
-from analysis.predictions.metrics import METRIC_NAMES, metric_names, slice_change, slice_metrics
+from analysis.predictions.metrics import (METRIC_NAMES, Resamples, metric_names, slice_changes,
+                                          slice_metrics)
 from analysis.predictions.robustness import KIND_NAMES, row_suggestions
 from analysis.predictions.table import OUTCOMES, mask, view
 from ui.common.chart_cache import draw, owned, owned_chart
@@ -96,23 +97,31 @@ def _columns(result) -> list[str]:
     return cols
 
 
-def _own_slice(result, df, f) -> None:
-    """The visitor's slice (the filter): its metrics with intervals, from the result's rows."""
-    keep = mask(df, f)
-    if not keep.any():
-        st.caption(f"This slice: none of the {result.n} examples matches the filter.")
-        return
+def _slice_line(result, keep) -> str:
+    """The visitor's slice in words: its metrics with intervals (the result's resamples, as
+    the study's own slices), and the second model's change of accuracy."""
     counts = owned(result, "counts", result.counts)
-    got = slice_metrics(counts, result.units, keep, len(result.classes), result.absa)
+    boot = Resamples(result.units)  # the study's resamples: the same seed, the same numbers
+    c = len(result.classes)
+    got = slice_metrics(counts, boot, {"own": keep}, c, result.absa)["own"]
     parts = [f"{METRIC_NAMES[m]} {v['value']:.3g} ({v['low']:.3g} to {v['high']:.3g})"
              for m, v in got.items() if np.isfinite(v["value"]) and np.isfinite(v["low"])]
     line = f"This slice: {int(keep.sum())} of {result.n} examples; " + "; ".join(parts)
     if result.compare is not None:
-        ch = slice_change(counts, owned(result, "counts_b", lambda: result.counts(True)),
-                          result.units, keep, len(result.classes), result.absa)["accuracy"]
+        ch = slice_changes(counts, owned(result, "counts_b", lambda: result.counts(True)),
+                           boot, {"own": keep}, c, result.absa)["own"]["accuracy"]
         line += (f". {result.compare} changes its accuracy by {ch['change']:+.1f} points "
                  f"({ch['low']:+.1f} to {ch['high']:+.1f})")
-    st.caption(plain(line + "."))
+    return line + "."
+
+
+def _own_slice(result, df, f) -> None:
+    """The visitor's slice (the filter), measured once per filter from the result's rows."""
+    keep = mask(df, f)
+    if not keep.any():
+        st.caption(f"This slice: none of the {result.n} examples matches the filter.")
+        return
+    st.caption(plain(owned(result, f"slice-{f}", lambda: _slice_line(result, keep))))
 
 
 def table_tab(result, spec: str, data_choice: str, loaded, source) -> int:
