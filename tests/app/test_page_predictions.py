@@ -152,3 +152,22 @@ def test_two_absa_checkpoints_side_by_side(cache, monkeypatch):
     table = at.dataframe[0].value
     assert "prediction_b" in table.columns and len(table) == 20
     assert list(table["agree"])[:len(ref.flips)] == [False] * len(ref.flips)
+
+
+def test_demo_mode_names_no_server_path_and_caps_the_examples(cache, monkeypatch):
+    """In demo mode a link cannot make the page read a dataset by a path (only the host's
+    listed datasets are offered: none by default), and the examples are capped."""
+    from ui.server.settings import settings
+
+    monkeypatch.setenv("DASHBOARD_MODE", "demo")
+    monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
+    settings.cache_clear()
+    try:
+        stand_in_example(cache)
+        at = open_page("predictions", monkeypatch, **{S.DATA: S.HUB, S.HF_NAME: "/etc",
+                                                      S.MAX: "999999"})
+        assert "This server lists no Hugging Face dataset." in [i.value for i in at.info]
+        assert not at.error and "/etc" not in " ".join(m.value for m in at.markdown)
+        assert at.number_input(key=S.MAX).value == settings().max_examples == 300
+    finally:
+        settings.cache_clear()
