@@ -113,6 +113,15 @@ def test_a_link_brings_back_the_filter_order_and_row(cache, monkeypatch):
     line = next(c.value for c in at.caption if c.value.startswith("This slice"))
     assert f"{len(table)} of 30 examples" in line
     assert f"accuracy {100 * right / len(table):.3g}" in line
+    # Add to report: the reading, then the table (the filtered rows), with the view's link
+    adds = [b for b in at.button if b.label == "Add to report"]
+    adds[0].click().run()
+    [b for b in at.button if b.label == "Add to report"][1].click().run()
+    assert not at.exception
+    reading, rows = at.session_state["_report"].findings
+    assert reading.page == "Predictions" and reading.reading[0].startswith("Example")
+    assert rows.kind == "table" and len(rows.rows) == len(table)
+    assert "pf_aspect=food" in rows.link and "pred_row=7" in rows.link
 
 
 def test_an_uploaded_labelled_file_and_a_second_model_that_cannot_answer(tmp_path,
