@@ -85,7 +85,10 @@ class Resamples:
     def __init__(self, units, n_boot: int = N_BOOT, seed: int = 0):
         _, self.index = np.unique(np.asarray(units), return_inverse=True)
         self.n_units = int(self.index.max()) + 1 if len(self.index) else 0
-        self.weights = resamples(self.n_units, n_boot, seed) if self.n_units else None
+        weights = resamples(self.n_units, n_boot, seed) if self.n_units else None
+        # kept as whole counts (a page keeps them with its result: 20 MB for 10,000 units)
+        self.weights = weights if weights is None or weights.max() >= 2 ** 16 \
+            else weights.astype(np.uint16)
 
     def sums(self, counts: np.ndarray, masks: list) -> tuple[np.ndarray, np.ndarray]:
         """(point sums [S, K], resampled sums [S, B, K]) of ``counts`` [n, K] over the rows of
@@ -96,8 +99,8 @@ class Resamples:
             rows = np.flatnonzero(np.asarray(mask, dtype=bool))
             np.add.at(per_unit[:, s * k:(s + 1) * k], self.index[rows], counts[rows])
         point = per_unit.sum(0).reshape(len(masks), k)
-        boot = (self.weights @ per_unit).reshape(-1, len(masks), k).transpose(1, 0, 2) \
-            if self.weights is not None else np.zeros((len(masks), 0, k))
+        boot = (self.weights.astype(np.float64) @ per_unit).reshape(-1, len(masks), k) \
+            .transpose(1, 0, 2) if self.weights is not None else np.zeros((len(masks), 0, k))
         return point, boot
 
 

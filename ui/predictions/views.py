@@ -101,7 +101,8 @@ def _slice_line(result, keep) -> str:
     """The visitor's slice in words: its metrics with intervals (the result's resamples, as
     the study's own slices), and the second model's change of accuracy."""
     counts = owned(result, "counts", result.counts)
-    boot = Resamples(result.units)  # the study's resamples: the same seed, the same numbers
+    # the study's resamples (the same seed, the same numbers), drawn once per result
+    boot = owned(result, "resamples", lambda: Resamples(result.units))
     c = len(result.classes)
     got = slice_metrics(counts, boot, {"own": keep}, c, result.absa)["own"]
     parts = [f"{METRIC_NAMES[m]} {v['value']:.3g} ({v['low']:.3g} to {v['high']:.3g})"
