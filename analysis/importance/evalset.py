@@ -111,7 +111,8 @@ def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,
         task, order = card["task"], card.get("pair_order") or default_pair_order(card["task"])
         max_length = int(card.get("max_length", 128))
         ds, description = evaluation_data(card, data)
-        if len(ds) == len(data) and "held-out" not in description:
+        if len(ds) == len(data) and "held-out sentences (from its card)" not in description:
+            # evaluation_data's words name the Aspect heads page's step 2: not this study's
             description = (f"the {len(ds)} sentences of the data (the checkpoint's card names "
                            "no held-out sentences among them, so some may be training data)")
     else:
