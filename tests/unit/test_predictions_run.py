@@ -144,3 +144,34 @@ def test_b_task_rows_are_aspects_with_five_way_scores():
     _, ref = pair_scores(ev.scorer.examples, softmax(logits), "qa_b")
     assert np.allclose(got.scores, ref, atol=1e-5)
     assert np.allclose(got.losses, -np.log(ref[np.arange(20), data.gold]), atol=1e-5)
+
+
+def test_a_hugging_face_dataset_with_its_labels(labelled, tmp_path):
+    """A local dataset folder (as the hub's cache holds them): the label column comes along
+    with the kept rows (blank texts skipped with their labels), class-label names or values,
+    and the rows are answered as a labelled file's."""
+    import datasets
+
+    from analysis.core.corpus import read_hf_dataset
+    from analysis.predictions.data import hf_labelled
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"sentence": "the food was great", "stars": "pos"}, {"sentence": "", "stars": "neg"},
+        {"sentence": "awful", "stars": "neg"}, {"sentence": "it was ok", "stars": "1"}]))
+    ds = read_hf_dataset(str(folder), "test", "sentence", label_column="stars")
+    assert ds["text"] == ["the food was great", "awful", "it was ok"]
+    assert ds["label"] == ["pos", "neg", "1"]
+    loaded, _, _ = labelled
+    rows = hf_labelled(loaded, str(folder), "test", "sentence", label_column="stars")
+    assert rows.gold.tolist() == [2, 0, 1] and rows.texts[1] == "awful"
+    named = tmp_path / "named"
+    named.mkdir()
+    datasets.Dataset.from_dict(
+        {"text": ["good", "bad"], "label": [1, 0]},
+        features=datasets.Features({"text": datasets.Value("string"),
+                                    "label": datasets.ClassLabel(names=["neg", "pos"])})
+    ).to_parquet(str(named / "test.parquet"))
+    got = read_hf_dataset(str(named), "test", "text", label_column="label")
+    assert got["label"] == ["pos", "neg"]  # a class label by its name
