@@ -1,4 +1,4 @@
-"""The head atlas (docs/METHODS.md section 17): one verdict per attention head, from every
+"""The head atlas (docs/METHODS.md section 18): one verdict per attention head, from every
 study, in one place. For a model (default: the example checkpoint, with the embedded model as
 "before"), each study's own library call on the data it uses by default gives its numbers per
 head; the atlas joins them into one set of facts per head, a role from stated rules with

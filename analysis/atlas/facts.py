@@ -1,4 +1,4 @@
-"""One head's facts and the words every page says about it (docs/METHODS.md section 17).
+"""One head's facts and the words every page says about it (docs/METHODS.md section 18).
 
 A head's *facts* are a plain dict of each study's numbers for that head, built here from what
 the study's library call returned (``noop``, ``syntax``, ``aspects``, ``importance``,
@@ -41,7 +41,7 @@ YES, NO, NOT_MEASURED = "yes", "no", "not measured"
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The role and use rules' thresholds (docs/METHODS.md section 17), shown and adjustable
+    """The role and use rules' thresholds (docs/METHODS.md section 18), shown and adjustable
     on the page and on the command line."""
 
     positional: float = 0.5  # share of attention on the previous (or next) token, above

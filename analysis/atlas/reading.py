@@ -1,4 +1,4 @@
-"""The atlas in plain words (docs/METHODS.md section 17, "The model verdict"): how many heads
+"""The atlas in plain words (docs/METHODS.md section 18, "The model verdict"): how many heads
 have each role, how many the task uses, how much of the task rests on how few heads (Head
 importance's pruning curve), which layers fine-tuning changed and which the recipe froze, and
 every head whose role and use disagree."""

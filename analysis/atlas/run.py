@@ -1,4 +1,4 @@
-"""The atlas study, one call for the page and the CLI (docs/METHODS.md section 17):
+"""The atlas study, one call for the page and the CLI (docs/METHODS.md section 18):
 :class:`Inputs` (what it needs besides the loaded models), :func:`plan` (ONE description of
 the work for the job queue), :func:`compute` (every step's evidence, cached or computed, then
 the assembly) and :class:`Result` (per head: each study's facts, its role, its use; the model

@@ -1,5 +1,5 @@
 """The atlas's work: each study's own library call, on the data its page opens on, as one
-step (docs/METHODS.md section 17, "What it computes").
+step (docs/METHODS.md section 18, "What it computes").
 
 A :class:`Step` names the study, describes its work for the job queue (a corpus job, a study
 of corpus jobs, or a plain callable: :mod:`analysis.core.execution.work`) and turns the study's

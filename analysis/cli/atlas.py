@@ -1,5 +1,5 @@
 """``atlas``: one verdict per head from every study -> JSON (same numbers as the Head atlas
-page; docs/METHODS.md section 17). Each study's evidence is kept under the cache folder, so a
+page; docs/METHODS.md section 18). Each study's evidence is kept under the cache folder, so a
 second run over the same models and data reads it back."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def register(sub) -> None:
                     "patching share and the before/after cosine, each from its study's own "
                     "call; a role from stated rules, whether the task uses the head, the "
                     "model verdict and the heads whose role and use disagree (docs/METHODS.md "
-                    "section 17). Each study's result is kept under the cache folder and read "
+                    "section 18). Each study's result is kept under the cache folder and read "
                     "back on the next run.")
     p.add_argument("--model", default=EXAMPLE_SPEC,
                    help="'example' (default), a checkpoint folder or any model spec; Head "

@@ -1,5 +1,5 @@
 """The other studies' heads to mark on the importance map and on the patching corpus view
-(docs/METHODS.md sections 12 and 17): the heads the other pages and the Head atlas name, from
+(docs/METHODS.md sections 12 and 18): the heads the other pages and the Head atlas name, from
 the same calls on the same data, so that every page marks the same heads (issue 45; issue 49
 item 6: this page once ranked aspect heads on its held-out sentences while the Aspect heads
 page ranked them on its own data, and the two named different heads without saying so).

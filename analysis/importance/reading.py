@@ -88,7 +88,7 @@ def _with_ci(metric: str, x: float, low: float, high: float) -> str:
 
 def _head(result, m: str, l: int, h: int) -> str:
     """``head 4-3 (attention spread evenly: -8.0 points of aspect F1, 95% ...)``: the Head
-    atlas's statement of the head from this result (docs/METHODS.md section 17)."""
+    atlas's statement of the head from this result (docs/METHODS.md section 18)."""
     imp = importance_facts(result.method, m, METRIC_LABELS.get(m, m), higher_is_better(m),
                            result.heads[m], result.heads_ci[m], l, h)
     return head_statement(l, h, {"importance": {result.method: imp}})

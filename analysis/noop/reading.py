@@ -73,7 +73,7 @@ def _peak_words(stats, name: str, label: str) -> str:
 
 def noop_role(stats, layer: int, head: int) -> str:
     """The head's role by the Head atlas's rules on these statistics alone (docs/METHODS.md
-    section 17): positional, broad, a no-op, several ("mixed") or none."""
+    section 18): positional, broad, a no-op, several ("mixed") or none."""
     facts = {"noop": noop_facts(stats.metrics, stats.uniform_entropy, int(layer), int(head))}
     return ", ".join(roles(facts)) or "none"
 

@@ -96,7 +96,7 @@ def corpus_reading(cr) -> list[str]:
                                               cr.skipped.items()) + ".")
     top = top_heads(cr.mean)
     sure = int(((cr.ci[..., 0] > 0) & (cr.mean > CARRY)).sum())
-    # each head as the Head atlas states it (docs/METHODS.md section 17)
+    # each head as the Head atlas states it (docs/METHODS.md section 18)
     lines.append("The heads that carry the most on average: " + "; ".join(
         head_statement(l, h, {"patching": patching_facts(cr.mean, cr.ci, cr.contrast, l, h)})
         for l, h, _ in top) + f". {sure} head(s) carry more than {_pct(CARRY)} with an "

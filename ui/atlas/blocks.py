@@ -1,4 +1,4 @@
-"""The Head atlas page's blocks (docs/METHODS.md section 17): the layers x heads grid (colour =
+"""The Head atlas page's blocks (docs/METHODS.md section 18): the layers x heads grid (colour =
 role, size = measured use, outline = changed by fine-tuning), the table of every head, the
 evidence card of one head with a link to each study's page on that head. Layers and heads are
 1-indexed, as everywhere in the UI."""

@@ -1,4 +1,4 @@
-"""The Head atlas page (docs/METHODS.md section 17), the page a first visitor sees: what each
+"""The Head atlas page (docs/METHODS.md section 18), the page a first visitor sees: what each
 attention head does and whether the model uses it, from every study, in one grid. Opens on
 the example checkpoint's precomputed atlas at once; the live atlas comes from the studies kept
 on this server, the missing ones computed through the queue one at a time. Every control is in
