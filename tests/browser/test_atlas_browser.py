@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle, playwright_session
+from browser_util import (SHOTS, URL_HAS, _launch, _saturated_pixels, _wait_idle,
+                          playwright_session, scroll_into_view, wait_drawn)
 
 HOSTILE = {"atlas_roles": "<img src=x onerror=alert(1)>", "atlas_rule_noop": "abc",
            "atlas_layer": "99", "atlas_head": "-1", "atlas_use": "<b>x</b>"}
@@ -42,8 +43,8 @@ def test_the_grid_draws_and_a_click_opens_a_heads_evidence(server, width):
             assert page.locator("h1").first.inner_text() == "Head atlas"
             assert page.get_by_text("Precomputed for the example checkpoint").count() >= 1
             chart = page.get_by_test_id("stVegaLiteChart").first
-            chart.scroll_into_view_if_needed()
-            page.wait_for_timeout(1500)  # vega draws after the element appears
+            scroll_into_view(chart)
+            wait_drawn(page, charts=2)  # the grids after and before fine-tuning
             box = chart.bounding_box()
             assert box and 200 < box["width"] <= width and box["height"] > 150, box
             shot = chart.screenshot()
@@ -56,11 +57,11 @@ def test_the_grid_draws_and_a_click_opens_a_heads_evidence(server, width):
             # squares are drawn layer by layer) opens that one, and the URL keeps it
             assert page.get_by_text("Head 4-5:", exact=False).count() >= 1
             square = squares.nth(12 * 1 + 7)
-            square.scroll_into_view_if_needed()
+            scroll_into_view(square)
             square.click(force=True)
             page.get_by_text("Head 2-8:", exact=False).first.wait_for(timeout=60_000)
-            page.wait_for_url("**atlas_layer=2**", timeout=30_000)
-            assert "atlas_head=8" in page.url
+            page.wait_for_function(URL_HAS, arg={"atlas_layer": "2", "atlas_head": "8"},
+                                   timeout=30_000)
             assert not errors, errors
         finally:
             browser.close()
