@@ -19,6 +19,7 @@ def open_app(**params) -> AppTest:
     at = AppTest.from_file("../../app.py", default_timeout=180)
     for k, v in params.items():
         at.query_params[k] = v
+    at.switch_page("pages/attention.py")  # not the app's first page (the Head atlas)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

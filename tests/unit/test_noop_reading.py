@@ -34,7 +34,11 @@ def test_reading_and_tables_follow_the_numbers():
     top = noop_heads(st, top=2)
     assert [(r["layer"], r["head"]) for r in top] == [(2, 1), (2, 2)]
     assert top[0]["to [CLS]+[SEP]"] == pytest.approx(0.8)
-    assert positional_heads(st) == [{"layer": 1, "head": 2, "direction": "next", "share": 0.6}]
+    assert positional_heads(st) == [{"layer": 1, "head": 2, "role": "positional (next)",
+                                     "direction": "next", "share": 0.6}]
+    # each head's role by the Head atlas's rules on these numbers: 0.7 and 0.6 of the
+    # attention on [SEP] (> 0.5), entropy 1.0 of an even 2.3 (< 0.9 of it): a no-op only
+    assert [r["role"] for r in top] == ["[SEP] no-op", "[SEP] no-op"]
     d = st.to_json()  # the command's and the page's JSON: the CLI_METRICS, no entropy_cls
     assert list(d["metrics"]) == ["cls", "sep", "punct", "self", "prev", "next", "entropy"]
     assert d["metrics"]["sep"] == [[0.2, 0.1], [0.7, 0.6]] and d["n_examples"] == 3
