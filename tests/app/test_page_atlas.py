@@ -43,8 +43,8 @@ def test_the_first_page_shows_the_examples_precomputed_atlas_at_once():
     want = result.heads()
     assert len(grid) == len(want) == result.n_layers * result.n_heads
     assert list(grid["role"]) == [h["role"] for h in want]
-    info = " ".join(i.value for i in at.info)
-    assert "not computed on this server yet" in info and "still being built" in info
+    said = " ".join(c.value for c in at.caption)  # under the verdict, a caption
+    assert "Not computed on this server yet" in said and "still being built" in said
     assert not [b for b in at.button if b.label == "Compute them"]  # nothing to compute on
     reading = " ".join(m.value for m in at.markdown)
     assert result.to_json()["reading"][0].split(":")[0] in reading
@@ -56,8 +56,8 @@ def test_a_checkpoint_computed_through_the_queue_is_the_clis_atlas(tmp_path, cac
     at.query_params.update({"src": "Local folder", "model": str(ck), S.MODEL: S.SIDEBAR})
     at.run()
     assert not at.exception, at.exception
-    info = " ".join(i.value for i in at.info)
-    assert "6 of the atlas's studies are not computed" in info  # no model before: 6 studies
+    said = " ".join(c.value for c in at.caption)
+    assert "Not computed on this server yet, 6 of the atlas's studies" in said  # none before
     next(b for b in at.button if b.label == "Compute them").click().run()
     assert not at.exception, at.exception
     assert "Computed on this server." in " ".join(c.value for c in at.caption)

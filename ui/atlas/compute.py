@@ -111,7 +111,7 @@ def estimate(missing, spec: str) -> str:
     if here:
         parts.append(f"about {duration_words(here)} by the speed measured on this server")
     if there:
-        parts.append(f"{duration_words(there)} where the precomputed atlas was made")
+        parts.append(f"{duration_words(there)} when the precomputed atlas was made")
     if unknown:
         parts.append("not measured yet: " + ", ".join(unknown))
     return "; ".join(parts) + "."

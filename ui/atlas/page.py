@@ -147,28 +147,37 @@ def render() -> None:
         show_error(exc)
         st.stop()
     copy_link(S.COPY)
-    if missing:
-        ready = spec != EXAMPLE_SPEC or example_ready()
-        allowed = spec == EXAMPLE_SPEC or not settings().demo  # a demo computes its example
-        st.info(plain(f"{len(missing)} of the atlas's studies are not computed on this server "
-                      f"yet ({', '.join(s.title for s in missing)}): {C.estimate(missing, spec)}")
-                + ("" if ready else " The example checkpoint is still being built.")
-                + ("" if allowed else " This server computes the example's atlas only."),
-                icon=":material/hourglass_top:")
-        if ready and allowed and st.button("Compute them", key=S.COMPUTE,
-                                           icon=":material/play_arrow:"):
-            try:
-                C.compute_missing(inp, missing)
-            except (DataError, InputError, ModelLoadError) as exc:
-                show_error(exc)
-                st.stop()
-            st.rerun()
+    offer = lambda: _offer_compute(inp, spec, missing)  # noqa: E731
     if result is None:
+        offer()
         st.stop()
-    _show(result, label, spec, (*key, *astuple(result.thresholds)))
+    _show(result, label, spec, (*key, *astuple(result.thresholds)), offer)
 
 
-def _show(result, label: str, spec: str, key: tuple) -> None:
+def _offer_compute(inp, spec: str, missing) -> None:
+    """What is not computed on this server yet, how long it takes, and the button that computes
+    it through the queue: under the verdict, since the page shows the precomputed atlas first."""
+    if not missing:
+        return
+    ready = spec != EXAMPLE_SPEC or example_ready()
+    allowed = spec == EXAMPLE_SPEC or not settings().demo  # a demo computes its example
+    text, button = st.columns([4, 1], vertical_alignment="center")
+    text.caption(plain(f"Not computed on this server yet, {len(missing)} of the atlas's "
+                       f"studies: {', '.join(s.title for s in missing)}. They take "
+                       f"{C.estimate(missing, spec)}")
+                 + ("" if ready else " The example checkpoint is still being built.")
+                 + ("" if allowed else " This server computes the example's atlas only."))
+    if ready and allowed and button.button("Compute them", key=S.COMPUTE,
+                                           icon=":material/play_arrow:"):
+        try:
+            C.compute_missing(inp, missing)
+        except (DataError, InputError, ModelLoadError) as exc:
+            show_error(exc)
+            st.stop()
+        st.rerun()
+
+
+def _show(result, label: str, spec: str, key: tuple, offer) -> None:
     st.caption(plain(f"{result.model_name}: {result.n_layers} layers x {result.n_heads} heads, "
                      f"numbered from 1. {label}"))
     for note in result.notes:
@@ -182,6 +191,7 @@ def _show(result, label: str, spec: str, key: tuple) -> None:
                             for k in fields(result.thresholds)})
     add_button("Head atlas: the model verdict", f"{S.REPORT}-reading", reading=out["reading"],
                **source)
+    offer()
     f1, f2 = st.columns([2, 1])
     fams = f1.multiselect("Roles shown (none chosen: all)", list(B.COLOURS), key=S.FAMILIES,
                           bind=Q, format_func=lambda f: B.FAMILY_LABELS[f])
