@@ -84,7 +84,9 @@ MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
                  url_path="aspect_heads", visibility="hidden")]
 
-nav = st.navigation(PAGES + MOVED)
+# every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
+# which hid the Report and Search pages)
+nav = st.navigation(PAGES + MOVED, expanded=True)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
     # the findings kept in this browser: back after a reload (ui.common.exports.keep)
