@@ -48,12 +48,14 @@ start_build()
 # Each url_path equals its file's stem: a server's first request is looked up by file name
 # (Streamlit's legacy pages-folder mode, left at once by ui.common.frame.sidebar), so a shared
 # deep link to any page works even as the very first visit.
-DEFAULT_PAGE = "attention"  # the default page's file stem (its own name in a URL: MOVED)
+DEFAULT_PAGE = "atlas"  # the default page's file stem (its own name in a URL: MOVED)
 PAGES = [
     # served at "/"; its url_path only names it inside Streamlit (a page's identity is the hash
     # of its url_path), so that the hidden page under its own name (MOVED) is another page
-    st.Page(f"pages/{DEFAULT_PAGE}.py", title="Attention", icon=":material/visibility:",
+    st.Page(f"pages/{DEFAULT_PAGE}.py", title="Head atlas", icon=":material/grid_view:",
             url_path=f"{DEFAULT_PAGE}-default", default=True),
+    st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
+            url_path="attention"),
     st.Page("pages/noop.py", title="No-op statistics", icon=":material/bar_chart:",
             url_path="noop"),
     st.Page("pages/aspects.py", title="Aspect heads", icon=":material/target:",
@@ -70,6 +72,8 @@ PAGES = [
     st.Page("pages/patching.py", title="Causal patching", icon=":material/swap_horiz:",
             url_path="patching"),
     st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
+    st.Page("pages/predictions.py", title="Predictions", icon=":material/table_view:",
+            url_path="predictions"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -84,19 +88,22 @@ def _moved(target: str):
 
 
 # the pages that read the sidebar text
-TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search"}
+TEXT_PAGES = {"attention", "attribution", "representations", "report", "search"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
                  url_path="aspect_heads", visibility="hidden")]
 # The default page is served at "/" (Streamlit gives it the empty path whatever its url_path),
-# so its own name, "/attention", said "Page not found... Running the app's main page." (issue
-# 49): a hidden page under that name opens it, query parameters kept (the first request of a
-# fresh server is looked up by file name, as for every page).
+# so its own name ("/attention" while the Attention page was the default) said "Page not
+# found... Running the app's main page." (issue 49): a hidden page under that name opens it,
+# query parameters kept (the first request of a fresh server is looked up by file name, as for
+# every page).
 MOVED.append(st.Page(_moved(f"pages/{DEFAULT_PAGE}.py"), title="Default page (by name)",
                      url_path=DEFAULT_PAGE, visibility="hidden"))
 
-nav = st.navigation(PAGES + MOVED)
+# every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
+# which hid the Report and Search pages)
+nav = st.navigation(PAGES + MOVED, expanded=True)
 new_page_run()  # each page explains its terms where it first uses them (ui.common.frame.explain)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it

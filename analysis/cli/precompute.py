@@ -15,7 +15,7 @@ from pathlib import Path
 
 from analysis.cli.options import out_folder
 from analysis.cli.progress import progress_bar
-from analysis.cli.studies import NAMES, study, with_example
+from analysis.cli.studies import NAMES, on_example, study, with_example
 from analysis.core.errors import InputError
 
 COMMAND = "python -m analysis precompute"
@@ -43,7 +43,7 @@ def run(args) -> int:
 
     for name in args.studies:  # checked before the (long) work of the others
         found = study(name) if name in NAMES else None
-        if found is None or found.example is None:
+        if found is None or found.example is None or not on_example(found.example()):
             have = ", ".join(with_example()) or "none"
             raise InputError(f"{name} is not a study with an example view; use one of: "
                              f"{have}.")

@@ -5,15 +5,18 @@ each study is imported when it is asked for (``python -m analysis --help`` loads
 from __future__ import annotations
 
 import importlib
+from dataclasses import fields
 
 # every study's one name (its page URL, package, CLI command and test prefix), in the order
 # of the pages
-NAMES = ("attention", "noop", "aspects", "drift", "syntax", "attribution", "representations",
-         "importance", "patching", "search")
+NAMES = ("atlas", "attention", "noop", "aspects", "drift", "syntax", "attribution",
+         "representations", "importance", "patching", "search", "predictions")
 
 
 def study(name: str):
-    """The ``STUDY`` of the study ``name``, or None while its package has none yet."""
+    """The ``STUDY`` its package ``analysis.<name>`` exports, or None (none yet, or one that
+    its package keeps in a module of its own: the Head atlas and Predictions, whose shipped
+    results have commands of their own)."""
     if name not in NAMES:
         raise KeyError(name)
     # lazy: loads the study only when it is asked for (fast `python -m analysis --help`)
@@ -26,7 +29,18 @@ def registered() -> dict:
     return {name: s for name, s in found.items() if s is not None}
 
 
+def on_example(inputs) -> bool:
+    """Whether ``inputs`` name the example checkpoint (a field equal to ``"example"``: the
+    model, the classifier, the model after fine-tuning)."""
+    # lazy: the core's model names (light, but only when asked)
+    from analysis.core.models import EXAMPLE_SPEC
+
+    return any(getattr(inputs, f.name) == EXAMPLE_SPEC for f in fields(inputs))
+
+
 def with_example() -> dict:
     """Name -> ``STUDY`` of the studies whose page opens on the example checkpoint (an
-    ``example`` of inputs): the ones with a precomputed result."""
-    return {name: s for name, s in registered().items() if s.example is not None}
+    ``example`` of inputs naming it): the ones with a precomputed result. An example view on
+    the embedded model (No-op statistics, Syntax) needs none: it is computed at once."""
+    return {name: s for name, s in registered().items()
+            if s.example is not None and on_example(s.example())}
