@@ -136,10 +136,10 @@ GLOSSARY: dict[str, str] = {
     "micro F1": "F1 counted over all the sentences' aspects together (not sentence by sentence "
         "and then averaged): from 0 to 100, it balances aspects found wrongly against aspects "
         "missed.",
-    "noising": "Causal patching's copy from the counterfactual's run into the input's run: "
-        "does the model need this part to keep its answer?",
-    "denoising": "Causal patching's copy from the input's run into the counterfactual's run: is "
-        "this part enough to bring the input's answer back?",
+    "noising": "Causal patching's copy from the counterfactual's run into the input's run, to "
+        "see whether the model needs this part to keep its answer.",
+    "denoising": "Causal patching's copy from the input's run into the counterfactual's run, to "
+        "see whether this part is enough to bring the input's answer back.",
     "logit": "The model's raw score for an answer, before the scores become probabilities; the "
         "gap between two answers' logits says which one the model prefers, and by how much.",
 }
