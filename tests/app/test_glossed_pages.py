@@ -87,3 +87,6 @@ def test_a_term_is_explained_once_per_page():
         f"RSA again, and Spearman ({SHORT['Spearman']}) 0.4.")
     new_page_run()  # another page (or run): explained again
     assert glossed("RSA").startswith("RSA (")
+    # a term named in parentheses after its words is explained already
+    assert glossed("each word's share of every layer's output (ALTI); ALTI") == (
+        "each word's share of every layer's output (ALTI); ALTI")

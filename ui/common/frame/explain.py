@@ -28,7 +28,8 @@ def new_page_run() -> None:
 def glossed(text: str) -> str:
     """``text`` with each term of the short glossary that this page run has not explained yet
     followed, at its first use, by its few everyday words in parentheses ("RSA (do the two
-    models find the same word pairs alike?)"); plain text or Markdown (issue 49: NLI-M, micro
+    models find the same word pairs alike?)"), unless the text names it in parentheses after
+    saying it in words; plain text or Markdown (issue 49: NLI-M, micro
     F1, bootstrap, RSA, CKA, Spearman, ALTI, noising, UPOS, anisotropy, entropy in nats went
     unexplained where they first appeared)."""
     seen = st.session_state.setdefault(GLOSSED, set())
@@ -39,6 +40,8 @@ def glossed(text: str) -> str:
         if m is None:
             continue
         seen.add(term)
+        if text[:m.start()].endswith("(") and text[m.end():].startswith(")"):
+            continue  # "... each word's share of every layer's output (ALTI)": said already
         text = f"{text[:m.end()]} ({SHORT[term]}){text[m.end():]}"
     return text
 
