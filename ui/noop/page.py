@@ -32,8 +32,9 @@ def render() -> None:
     """The page, top to bottom (pages/noop.py calls it on every run)."""
     ctx = page_header("No-op statistics", (
         "Where does each head put its attention across a corpus, and is attention to [SEP]/[CLS] "
-        "a no-op? Token-level statistics of Clark et al. (2019), averaged over examples; "
-        "attention norms of Kobayashi et al. (2020)."))
+        "a no-op? Token-level statistics of Clark et al. (2019), averaged over examples (the "
+        "share on each kind of token, and the attention's entropy in nats); attention norms of "
+        "Kobayashi et al. (2020)."))
     loaded = ctx.loaded
 
     # -- corpus and settings (every control is in the URL: a copied link opens this view) ----------
