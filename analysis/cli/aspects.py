@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from analysis.cli.progress import progress_bar
 from analysis.cli.options import (check_max_length, fraction, out_file, out_folder,
                                   positive_float, positive_int, seed)
 from analysis.core.errors import InputError
@@ -199,14 +200,12 @@ def run_heads(args) -> int:
     from analysis.aspects import STUDY
 
     out = _json_out(args.out)
-    bar = tqdm(total=100, unit="%")
+    with progress_bar(100, unit="%") as update:  # a bar only on a terminal
+        def progress(fraction: float, text: str) -> None:
+            if update:
+                update(int(round(100 * fraction)), 100)
 
-    def progress(fraction: float, text: str) -> None:
-        bar.n = int(round(100 * fraction))
-        bar.refresh()
-
-    result = STUDY.run(heads_inputs(args), progress=progress)
-    bar.close()
+        result = STUDY.run(heads_inputs(args), progress=progress)
     _write(out, result.to_json())
     print(f"wrote {out} (layer/head 0-indexed)")
     for line in result.summary:

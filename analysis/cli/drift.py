@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import json
-import sys
-
-from tqdm import tqdm
 
 from analysis.cli.options import out_file, positive_int, unit
+from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, placed
 
 THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
@@ -63,14 +61,13 @@ def run(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.drift.study import STUDY
 
-    bar = tqdm(total=100, unit="%", file=sys.stderr, leave=False)
+    with progress_bar(100, unit="%") as update:  # a bar only on a terminal
+        def progress(fraction: float, text: str) -> None:
+            if update:
+                update(int(round(100 * fraction)), 100)
 
-    def progress(fraction: float, text: str) -> None:
-        bar.update(int(round(100 * fraction)) - bar.n)
-
-    # in this process (one shard of the corpus) or on a Ray cluster (--ray)
-    result = STUDY.run(inputs(args), placement=placed(args), progress=progress)
-    bar.close()
+        # in this process (one shard of the corpus) or on a Ray cluster (--ray)
+        result = STUDY.run(inputs(args), placement=placed(args), progress=progress)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result.to_json(), fh, indent=1)
     for notice in result.notices:
