@@ -13,6 +13,12 @@ in the background on a local first start (``ui/common/example.py``). Loaded by t
 
 The recipe is also the Aspect heads page's default, so a visitor who presses "Fine-tune" with
 the defaults gets the same model.
+
+Also here (issue 49): the build's thread count (:func:`machine_threads`: the cores the machine
+leaves free), its ONE estimate in words (:func:`estimate_words`: the recipe's measured cost,
+else the running build's own speed, read by every process from the record the building process
+keeps beside the checkpoint: :func:`build_progress`), the line said where the example is missing
+(:func:`missing_message`), and the precomputed results of the example (:func:`precomputed`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,23 @@
 """The example checkpoint on a running server: built once in the background when it is missing
-(one job per server process, behind a lock; demo mode too; a background job of
-``ui.common.jobs``: the queue's background lane, whose slot is its own, so that no visitor's
-job waits behind the build but a fine-tune, one training process at a time for memory; at the
-lowest priority, in a child process of its own), its progress for the pages, and the block
-that shows that progress and reruns the page once the example is ready. The pages that need no
-example (No-op statistics, Syntax, Attribution on the sidebar's model, Representations) run
-their work meanwhile.
+(one job per server process, behind a lock, started on the server's first request whatever the
+page: app.py; demo mode too; none while another process on this machine builds it, the
+command line's, whose progress the pages show instead; a background job of ``ui.common.jobs``:
+the queue's background lane, whose slot is its own, so that no visitor's job waits behind the
+build but a fine-tune, one training process at a time for memory; at the lowest priority, in a
+child process of its own), its progress for the pages, and the block that shows that progress
+and reruns the page once the example is ready. The pages that need no example (No-op
+statistics, Syntax, Attribution on the sidebar's model, Representations) run their work
+meanwhile; the pages that open on it show its precomputed results (:func:`precomputed_result`,
+labelled by :func:`precomputed_note`).
 
 ``example_status()`` is what a page asks: ``ready`` (load the spec ``"example"``), else
-``building`` with ``fraction`` and ``text`` ("Building the example checkpoint: epoch 2/8, step
-37/96"), else ``error`` (the build failed; one line) or neither (building is switched off:
-``DASHBOARD_EXAMPLE_AUTOBUILD=0``, which the tests set). The build itself is
-:func:`analysis.absa.example.build_example`, written to the cache folder atomically
-(:mod:`analysis.core.example` says where it lives).
+``building`` with ``fraction``, ``text`` ("Building the example checkpoint: epoch 2/8, step
+37/96") and ``estimate`` (the one estimate of :func:`analysis.core.example.estimate_words`, the
+number every message says), else ``error`` (the build failed; one line) or neither (building is
+switched off: ``DASHBOARD_EXAMPLE_AUTOBUILD=0``, which the tests set). The build itself is
+:func:`analysis.absa.example.build_example`, written to the cache folder atomically, which stops
+when the checkpoint is built meanwhile by another process (:mod:`analysis.core.example` says
+where it lives).
 """
 
 from __future__ import annotations
