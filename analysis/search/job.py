@@ -21,8 +21,8 @@ from analysis.core.encoding import encode
 from analysis.core.errors import DataError, InputError
 from analysis.core.forward import forward, forward_batches
 from analysis.search.corpus import SearchCorpus, search_corpus
-from analysis.search.index import (EXACT_MAX_CELLS, IndexData, SearchIndex, concat, unit_rows,
-                                   write_index)
+from analysis.search.index import EXACT_MAX_CELLS, IndexData, SearchIndex, unit_rows
+from analysis.search.store import concat, rows_store, write_index
 from analysis.core.example import cache_root
 from analysis.core.models import load_model
 from analysis.report.provenance import model_weights_hash
@@ -50,10 +50,21 @@ def _vectors(fw, b: int, keep: np.ndarray, n_heads: int) -> tuple[np.ndarray, np
     return hidden.astype(np.float16), ctx.astype(np.float16)
 
 
+def hidden_size(loaded) -> int:
+    config = getattr(loaded.model, "config", None)
+    size = getattr(config, "hidden_size", None) or getattr(config, "dim", None)
+    if not size:
+        raise DataError(f"{loaded.name}: its config names no hidden size.")
+    return int(size)
+
+
 def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
-               progress: Progress | None = None) -> IndexData | None:
+               progress: Progress | None = None, out=None) -> IndexData | None:
     """The pieces and vectors of ``corpus`` (None when no sentence has a piece the model
-    reads)."""
+    reads). The vectors are laid out once, each sentence's rows written as its batch comes
+    (:mod:`analysis.search.store`): in memory, or with ``out`` (a folder) straight into its
+    ``layers.npy`` and ``heads.npy``, returned memory-mapped, so that the build holds one batch
+    of vectors whatever the corpus's size."""
     encs, kept = [], []
     for i in range(len(corpus)):
         try:
@@ -64,18 +75,31 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
         kept.append(i)
     if not encs:
         return None
-    H = loaded.n_heads
-    hidden: list = [None] * len(encs)
-    heads: list = [None] * len(encs)
+    H, L, D = loaded.n_heads, loaded.n_layers, hidden_size(loaded)
+    keeps = [~np.asarray(e.special, bool) for e in encs]
+    starts = np.concatenate([[0], np.cumsum([int(k.sum()) for k in keeps])]).astype(np.int64)
+    n = int(starts[-1])
+    layers = rows_store(out, "layers.npy", (L + 1,), n, D)
+    heads = rows_store(out, "heads.npy", (L, H), n, D // H)
     done = 0
-    for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
-                                   attentions=False, hidden_states=True, capture=("context",)):
-        for b, i in enumerate(idx):
-            keep = ~np.asarray(encs[i].special, bool)
-            hidden[i], heads[i] = _vectors(fw, b, keep, H)
-        done += len(idx)
-        if progress is not None:
-            progress(done, len(encs))
+    try:
+        for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
+                                       attentions=False, hidden_states=True,
+                                       capture=("context",)):
+            for b, i in enumerate(idx):
+                hidden, ctx = _vectors(fw, b, keeps[i], H)
+                layers.write(int(starts[i]), hidden)
+                heads.write(int(starts[i]), ctx)
+            del fw
+            done += len(idx)
+            if progress is not None:
+                progress(done, len(encs))
+        layers_array, heads_array = layers.finish(), heads.finish()
+    except BaseException:
+        for store in (layers, heads):
+            if hasattr(store, "discard"):
+                store.discard()
+        raise
     tokens, sentence, position, word = [], [], [], []
     labels: dict[str, list[str]] = {name: [] for name in corpus.label_names}
     for s, (i, enc) in enumerate(zip(kept, encs)):
@@ -100,8 +124,7 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
     return IndexData(tokens, np.asarray(sentence, np.int32), np.asarray(position, np.int32),
                      np.asarray(word, np.int32), labels, [corpus.numbers[i] for i in kept],
                      [corpus.texts[i] for i in kept], [corpus.pairs[i] for i in kept],
-                     np.concatenate(hidden, axis=1), np.concatenate(heads, axis=2),
-                     corpus.kind, corpus.label_names, notes)
+                     layers_array, heads_array, corpus.kind, corpus.label_names, notes)
 
 
 @dataclass
@@ -113,6 +136,7 @@ class SearchJob:
 
     spec: str
     batch_size: int = 32
+    out: str | None = None  # in this process: the index folder its vectors are written to
 
     def load(self):
         return load_model(self.spec)
@@ -124,7 +148,7 @@ class SearchJob:
         corpus = search_corpus(shard)
         if "line" not in (shard.column_names or ()):  # else its own file line numbers
             corpus.numbers = [int(r) for r in rows]
-        return index_data(models, corpus, self.batch_size, progress)
+        return index_data(models, corpus, self.batch_size, progress, out=self.out)
 
     def merge(self, partials: Sequence[IndexData | None]) -> IndexData:
         parts = sorted((p for p in partials if p is not None), key=lambda p: p.numbers[0])
@@ -179,7 +203,12 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
             return SearchIndex.open(folder)
         except DataError:
             pass
-    job = SearchJob(loaded.spec, batch_size)
+    # in this process the vectors are written straight into the folder (the old index's
+    # meta.json goes first: a folder without it is not an index); a cluster's come back
+    job = SearchJob(loaded.spec, batch_size, out=None if run is not None else str(folder))
+    if run is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "meta.json").unlink(missing_ok=True)
 
     def stage(start, width):
         if progress is None:
