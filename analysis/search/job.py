@@ -156,12 +156,19 @@ class SearchJob:
 
 
 CACHE_KEEP = 8  # index folders kept in the cache (the oldest built go first)
+CACHE_BYTES = 2 * 2**30  # and their bytes on disk (an index at the demo's caps: ~0.8 GB)
 
 
-def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]:
-    """Remove the cache's index folders beyond the ``keep`` built last (``spare`` stays
-    whatever its age), so that visitors' uploads cannot fill the disk; returns those removed.
-    An index open elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None,
+                max_bytes: int = CACHE_BYTES) -> list[Path]:
+    """Remove the cache's index folders beyond the ``keep`` built last and beyond ``max_bytes``
+    on disk, newest kept first (``spare`` stays whatever its age and size, and counts first),
+    so that visitors' uploads cannot fill the disk; returns those removed. An index open
+    elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
     root = cache_root() / CACHE_FOLDER
     if not root.is_dir():
         return []
@@ -172,9 +179,16 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]
 
     folders = sorted((f for f in root.iterdir() if f.is_dir() and f != spare), key=built,
                      reverse=True)
-    gone = folders[max(0, keep - (1 if spare is not None else 0)):]
-    for folder in gone:
-        shutil.rmtree(folder, ignore_errors=True)
+    count = 1 if spare is not None else 0
+    held = folder_bytes(spare) if spare is not None and spare.is_dir() else 0
+    gone = []
+    for folder in folders:
+        size = folder_bytes(folder)
+        if count < keep and held + size <= max_bytes:
+            count, held = count + 1, held + size
+        else:
+            gone.append(folder)
+            shutil.rmtree(folder, ignore_errors=True)
     return gone
 
 

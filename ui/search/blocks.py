@@ -24,6 +24,7 @@ from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import SHORT, run_job, start_background_job
 from ui.common.frame.links import attention_link
+from ui.server import caches
 from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.search import state as S
@@ -110,9 +111,11 @@ def _build(loaded, dataset):
     return job
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def _opened(folder: str, stamp: float) -> SearchIndex:
-    return SearchIndex.open(folder)
+    """The index in ``folder`` (built at ``stamp``), opened once while the server's index cache
+    has room (:func:`ui.server.caches.indexes`: bounded by bytes, per visitor too)."""
+    return caches.indexes().get_or_make(("search index", folder, stamp),
+                                        lambda: SearchIndex.open(folder), owner=caches.owner())
 
 
 def _open(index: SearchIndex) -> SearchIndex:

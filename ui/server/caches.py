@@ -1,0 +1,64 @@
+"""The server's caches bounded by bytes (issue 50), server-wide and per visitor, oldest first out
+(:class:`analysis.core.bytecache.ByteCache`).
+
+Streamlit's own caches count entries (``max_entries``), which says nothing of memory: eight
+search indexes of uploads held 790 MB where eight of the bundled treebank hold a few. The caches
+whose entries grow with what a visitor sends are held here instead, each under its share of the
+host's ``cache_mb`` (settings; default :data:`DEFAULT_CACHE_MB`) and, per visitor,
+``visitor_cache_mb``:
+
+- :func:`charts` (:mod:`ui.common.chart_cache`): built charts and their Vega-Lite specs with
+  their data (an attention map at 512 tokens: 262,144 rows);
+- :func:`indexes` (:mod:`ui.search.blocks`): opened search indexes (their pieces, labels and
+  sentences; their vectors stay memory-mapped, and the faiss searchers have their own budget,
+  :data:`analysis.search.index.searchers`).
+
+An entry is charged to the visitor who made it (:func:`owner`: their address where the host
+tells it, else their session); one visitor's entries make way for each other before they push
+out anyone else's. :func:`drop_all` empties them (the memory a finished attack left, tests)."""
+
+from __future__ import annotations
+
+import functools
+
+from analysis.core.bytecache import ByteCache
+from analysis.search import index as search_index
+from ui.server.settings import settings
+from ui.server.visitors import visitor_keys
+
+DEFAULT_CACHE_MB = 512          # all the bounded caches together
+DEFAULT_VISITOR_CACHE_MB = 128  # what one visitor's entries may hold of them
+SHARES = {"charts": 0.5, "indexes": 0.25, "searchers": 0.25}
+
+
+@functools.lru_cache(maxsize=1)
+def _caches() -> dict[str, ByteCache]:
+    conf = settings()
+    total = conf.cache_mb * 2**20
+    visitor = conf.visitor_cache_mb * 2**20
+    out = {name: ByteCache(int(total * share), int(min(visitor, total * share)))
+           for name, share in SHARES.items() if name != "searchers"}
+    search_index.searchers.max_bytes = int(total * SHARES["searchers"])
+    return out
+
+
+def charts() -> ByteCache:
+    return _caches()["charts"]
+
+
+def indexes() -> ByteCache:
+    return _caches()["indexes"]
+
+
+def owner() -> str:
+    """The visitor an entry made now is charged to: their address when the host tells it, else
+    their session ('' outside a session: a background job's, charged to nobody)."""
+    keys = visitor_keys()
+    return next((k for k in keys if k.startswith("address:")), keys[0] if keys else "")
+
+
+def drop_all() -> None:
+    """Every bounded cache emptied."""
+    for cache in _caches().values():
+        cache.clear()
+    search_index.searchers.clear()
