@@ -1,6 +1,8 @@
 """What a long-running server does for itself: the long-lived heap kept out of Streamlit's
-collection after every run (:func:`freeze_long_lived`), and the temporary folders a killed
-process left removed once per start (:func:`clean_leftovers`)."""
+collection after every run (:func:`freeze_long_lived`), the memory a finished job used given
+back to the system (:func:`release_after_job`; the allocator bounded once per start:
+``analysis.core.batching.bound_malloc``), and, once per start, the
+temporary folders a killed process left removed (:func:`clean_leftovers`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import time
 import streamlit as st
 
 from analysis.absa.checkpoints import clean_stale, clean_temps
+from analysis.core.batching import bound_malloc, release_memory
 from analysis.core.models import example_folder
+
 
 REFREEZE_S = 60.0  # cyclic garbage among frozen objects (ended sessions) waits at most this
 _frozen = {"modules": 0, "at": float("-inf")}
@@ -47,8 +51,24 @@ def freeze_long_lived(now: float | None = None) -> bool:
     return True
 
 
+def release_after_job() -> None:
+    """What a finished job (a worker thread's, ``analysis.core.execution.worker``) left behind,
+    back to the system: a full collection that sees the frozen heap too (the job's cyclic
+    garbage may have been frozen by :func:`freeze_long_lived` while it ran, and would wait for
+    the next visitor's rerun), the live heap frozen again, then glibc's trim
+    (``analysis.core.batching.release_memory``)."""
+    with _freeze_lock:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        _frozen.update(modules=len(sys.modules), at=time.monotonic())
+    release_memory()
+
+
 @st.cache_resource(show_spinner=False)
 def clean_leftovers() -> list[str]:
     """Once per server start: remove the temporary folders a killed process left (uploads
-    being unpacked, .zips being made, checkpoint saves; by name pattern and age)."""
+    being unpacked, .zips being made, checkpoint saves; by name pattern and age), and bound
+    the allocator (:func:`bound_malloc`)."""
+    bound_malloc()
     return clean_temps() + clean_stale(example_folder().parent)
