@@ -98,6 +98,11 @@ class ByteCache:
     def __contains__(self, key) -> bool:
         return key in self._entries
 
+    def keys(self) -> list:
+        """The keys held, oldest first (a snapshot)."""
+        with self._lock:
+            return list(self._entries)
+
     def owner_total(self, owner: str) -> int:
         with self._lock:
             return sum(e.size for e in self._entries.values() if e.owner == owner)

@@ -33,10 +33,11 @@ def host(monkeypatch, tmp_path):
 
 def test_the_budgets_follow_the_settings(host):
     assert (load_settings({}).cache_mb, load_settings({}).visitor_cache_mb) == (512, 128)
-    host("cache_mb = 64\nvisitor_cache_mb = 8\n")
-    assert caches.charts().max_bytes == 32 * 2**20 and caches.charts().owner_bytes == 8 * 2**20
-    assert caches.indexes().max_bytes == 16 * 2**20
-    assert search_index.searchers.max_bytes == 16 * 2**20
+    host("cache_mb = 100\nvisitor_cache_mb = 8\n")
+    mb = 2**20
+    assert caches.charts().max_bytes == 30 * mb and caches.charts().owner_bytes == 8 * mb
+    assert caches.results().max_bytes == 30 * mb and caches.indexes().max_bytes == 15 * mb
+    assert search_index.searchers.max_bytes == 25 * mb
     with pytest.raises(SettingsError, match="cache_mb"):
         load_settings({"DASHBOARD_SETTINGS": str(_file(host, "cache_mb = 2\n"))})
 
@@ -93,3 +94,25 @@ def test_one_visitor_makes_way_for_their_own_charts(host, monkeypatch):
     assert ("chart", ("theirs", 1)) in caches.charts()  # another visitor's stays
     assert ("chart", ("mine", 9)) in caches.charts() and ("chart", ("mine", 0)) not in \
         caches.charts()
+
+
+def test_byte_cached_keeps_results_by_their_bytes_keyed_without_underscored_arguments(host):
+    host("cache_mb = 16\n")
+    made = []
+
+    @caches.byte_cached()
+    def maps(spec: str, n: int, _model=None):
+        made.append((spec, n))
+        return np.zeros((n, 1000), np.float32)  # n x 4 KB
+
+    a = maps("m", 100, _model=object())
+    assert maps("m", 100, _model=object()) is a and made == [("m", 100)]  # one result
+    maps("m", 200)
+    assert caches.results().total == pytest.approx(300 * 4000, rel=0.01)
+    caches.results().max_bytes = 350 * 4000
+    maps("m", 150)                      # passes the budget: the oldest (100) goes
+    assert maps("m", 200) is not None and made[-1] == ("m", 150)
+    maps("m", 100)
+    assert made[-1] == ("m", 100)       # made again
+    maps.clear()
+    assert caches.results().total == 0

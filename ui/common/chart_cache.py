@@ -78,17 +78,6 @@ def vega_lite_spec(chart) -> dict | None:
     return None
 
 
-def _hashable(value):
-    """``value`` with its lists, sets and dicts turned into tuples (a cache key)."""
-    if isinstance(value, dict):
-        return tuple((_hashable(k), _hashable(v)) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return tuple(_hashable(v) for v in value)
-    if isinstance(value, (set, frozenset)):
-        return tuple(sorted(map(repr, value)))
-    return value
-
-
 class _Built:
     """The server's built charts (:func:`ui.server.caches.charts`: bounded by bytes, server-wide
     and per visitor, oldest first out; ``clear()`` empties it)."""
@@ -105,7 +94,7 @@ def cached_chart(key: tuple, build: Callable[[], tuple[Any, Any]]) -> BuiltChart
     """The chart ``build()`` returns (``(chart, table)``), built once per ``key``: a tuple of
     plain values (the chart's name first, then what the drawn result is keyed on). Kept in
     :func:`ui.server.caches.charts` while its bytes fit (its table and the spec's data)."""
-    key = _hashable(key)
+    key = caches.hashable(key)
 
     def make() -> BuiltChart:
         chart, df = build()

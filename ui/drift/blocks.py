@@ -26,6 +26,7 @@ from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
 from ui.common.frame.resources import check_listed, get_model
+from ui.server.caches import byte_cached
 from ui.server.settings import settings
 from ui.common.frame.models import pick_models
 from ui.drift import state as drift_state
@@ -89,9 +90,14 @@ def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResul
     return _run(before_spec, after_spec, stamps, key, max_length, before, after, dataset)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@byte_cached()
 def _maps(before_spec: str, after_spec: str, text: str, pair: str | None, _before, _after):
-    return _example_maps(_before, _after, text, pair)
+    # kept by their bytes (both models' maps of one example: 38 MB at 256 tokens, where 32
+    # entries held 1.2 GB), shared by the sessions: read-only
+    enc, before, after = _example_maps(_before, _after, text, pair)
+    for maps in (before, after):
+        maps.setflags(write=False)
+    return enc, before, after
 
 
 def example_maps(before: LoadedModel, after: LoadedModel, result: DriftResult, i: int):
