@@ -17,6 +17,7 @@ import shutil
 
 import numpy as np
 
+from analysis.core.cost import lengths_of
 from analysis.core.encoding import encode
 from analysis.core.errors import DataError, InputError
 from analysis.core.forward import forward, forward_batches
@@ -29,6 +30,7 @@ from analysis.report.provenance import model_weights_hash
 
 Progress = Callable[[int, int], None]
 CACHE_FOLDER = "search"
+BATCH_BYTES = 256 * 2**20  # a batch's hidden states and context vectors (float32) at most
 
 
 def model_info(loaded) -> dict:
@@ -76,6 +78,11 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
     if not encs:
         return None
     H, L, D = loaded.n_heads, loaded.n_layers, hidden_size(loaded)
+    # a batch holds every layer's hidden states and context vectors of its longest example's
+    # length: fewer examples a batch for long inputs and large models (BERT-large at 512
+    # tokens: 2, not 32: 3.3 GB)
+    longest = max(e.n_tokens for e in encs)
+    batch_size = max(1, min(int(batch_size), BATCH_BYTES // (longest * (2 * L + 1) * D * 4)))
     keeps = [~np.asarray(e.special, bool) for e in encs]
     starts = np.concatenate([[0], np.cumsum([int(k.sum()) for k in keeps])]).astype(np.int64)
     n = int(starts[-1])
@@ -239,6 +246,13 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
     if progress is not None:
         progress(100, 100)
     return index
+
+
+def corpus_lengths(loaded, dataset) -> list[int]:
+    """Each sentence's tokens as the index reads it (the cost of building it:
+    ``analysis.core.cost``)."""
+    corpus = search_corpus(dataset)
+    return lengths_of(loaded.tokenizer, corpus.texts, corpus.pairs, loaded.max_length)
 
 
 def cached_index(loaded, dataset) -> SearchIndex | None:

@@ -17,10 +17,12 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, galle
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels, models_of
+from analysis.core import cost
 from analysis.core.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.frame.corpus import fingerprint
+from ui.common.errors import plain
 from ui.common.exports.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
@@ -72,14 +74,23 @@ def _pair(before_spec: str, after_spec: str, stamps: tuple):
 def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_length: int,
          _before, _after, _dataset) -> DriftResult:
     n = len(_dataset)
-    return run_job("Fine-tuning drift",
-                   DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
-                   _dataset, models=models_of(_before, _after), max_length=max_length,
-                   start=f"Running both models on {n} examples...",
-                   step=lambda progress: lambda d, t: progress(
-                       d / t, f"Both models: {d} / {t} examples"),
-                   key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift", size=n,
-                   unit="examples")
+    # its cost before it runs: refused up front past the host's budget, else the estimate shown
+    pairs = _dataset["text_pair"] if "text_pair" in _dataset.column_names else None
+    lengths = cost.lengths_of(_before.tokenizer, _dataset["text"], pairs, max_length)
+    estimate = cost.check_job("drift", cost.shape_of(_before), lengths,
+                              settings().max_job_seconds, "Drift over this corpus")
+    note = st.empty()
+    note.caption(plain(cost.estimate_words(estimate, n, sum(lengths))))
+    result = run_job("Fine-tuning drift",
+                     DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
+                     _dataset, models=models_of(_before, _after), max_length=max_length,
+                     start=f"Running both models on {n} examples...",
+                     step=lambda progress: lambda d, t: progress(
+                         d / t, f"Both models: {d} / {t} examples"),
+                     key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift",
+                     size=n, unit="examples")
+    note.empty()
+    return result
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:

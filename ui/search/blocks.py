@@ -16,7 +16,8 @@ import streamlit as st
 from analysis.core.errors import DataError
 from analysis.core.models import checkpoint_stamp
 from analysis.search import SearchIndex, build_index, cache_folder
-from analysis.search.job import corpus_fingerprint, model_info
+from analysis.core import cost
+from analysis.search.job import corpus_fingerprint, corpus_lengths, model_info
 from analysis.search.corpus import LABEL_NAMES, TABLE_SUFFIXES, read_data, with_lines
 from analysis.search.index import Match, piece_text
 from ui.common.frame.corpus import UploadReader, cap_widget, corpus_picker, fingerprint
@@ -161,8 +162,14 @@ def index_for(loaded, kind: str, dataset):
                 _BACKGROUND.pop(key, None)
             raise job.error
         return _open(job.result)
+    lengths = corpus_lengths(loaded, dataset)  # refused up front when it passes the budget
+    estimate = cost.check_job("search", cost.shape_of(loaded), lengths,
+                              settings().max_job_seconds, "Indexing this corpus", "sentences")
+    note = st.empty()
+    note.caption(plain(cost.estimate_words(estimate, n, sum(lengths), "sentences")))
     index = run_job(f"Search index of {n} sentences: {loaded.name}", _build(loaded, dataset),
                     key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
+    note.empty()
     return _open(index)
 
 

@@ -31,6 +31,9 @@ Read once per process from the environment (``settings()`` is cached; tests call
         max_upload_bytes = 2_097_152   #   bytes per uploaded file or pasted text (2 MB)
         max_line_chars = 2000          #   characters per line / example (longer ones cut)
         max_gradient_examples = 32     #   examples for the No-op page's gradients
+        max_job_seconds = 120          #   the estimated seconds (on two idle cores) of a Search
+                                       #   index or Drift job: one over it is refused up front
+                                       #   with what fits (analysis/core/cost.py)
         max_upload_params = 45_000_000 #   parameters of an uploaded checkpoint (checked from
                                        #   its config and weights header before loading;
                                        #   default: twice the largest listed model)
@@ -99,14 +102,15 @@ DEMO_CAPS = {
     "max_upload_bytes": 2 * 1024 * 1024,  # 2 MB as Streamlit counts (server.maxUploadSize)
     "max_line_chars": 2000,
     "max_gradient_examples": 32,
+    "max_job_seconds": 120,
     "max_jobs_per_visitor": 1,
     "max_upload_params": None,   # computed: twice the largest listed model (frame.resources)
     "max_visitor_mb": None,      # computed: twice an upload at max_upload_params (frame.resources)
     "max_visitor_params": None,  # none: the memory cap above counts the visitor's models
 }
 _INT_KEYS = ("max_examples", "max_tokens", "max_upload_bytes", "max_line_chars",
-             "max_gradient_examples", "queue_slots", "job_nice", "max_jobs_per_visitor",
-             "max_upload_params", "max_visitor_mb", "max_visitor_params")
+             "max_gradient_examples", "max_job_seconds", "queue_slots", "job_nice",
+             "max_jobs_per_visitor", "max_upload_params", "max_visitor_mb", "max_visitor_params")
 
 
 class SettingsError(Exception):
@@ -134,6 +138,7 @@ class Settings:
     max_upload_bytes: int | None = None
     max_line_chars: int | None = None
     max_gradient_examples: int | None = None
+    max_job_seconds: int | None = None
     max_jobs_per_visitor: int | None = None
     max_upload_params: int | None = None
     max_visitor_mb: int | None = None
