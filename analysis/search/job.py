@@ -30,7 +30,10 @@ from analysis.report.provenance import model_weights_hash
 
 Progress = Callable[[int, int], None]
 CACHE_FOLDER = "search"
-BATCH_BYTES = 256 * 2**20  # a batch's hidden states and context vectors (float32) at most
+# A batch's hidden states and context vectors (float32) at most; the forward's own temporaries
+# come on top (the CLI on 60 lines of ~430 tokens: 1.65 GB peak with batches of 32, 0.92 GB
+# with 8, the same CPU time; the process alone with the model: 0.55 GB).
+BATCH_BYTES = 64 * 2**20
 
 
 def model_info(loaded) -> dict:
@@ -79,8 +82,8 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
         return None
     H, L, D = loaded.n_heads, loaded.n_layers, hidden_size(loaded)
     # a batch holds every layer's hidden states and context vectors of its longest example's
-    # length: fewer examples a batch for long inputs and large models (BERT-large at 512
-    # tokens: 2, not 32: 3.3 GB)
+    # length: fewer examples a batch for long inputs and large models (the embedded model at
+    # 256 tokens: 13; BERT-large at 512 tokens: 1, where 32 held 3.3 GB)
     longest = max(e.n_tokens for e in encs)
     batch_size = max(1, min(int(batch_size), BATCH_BYTES // (longest * (2 * L + 1) * D * 4)))
     keeps = [~np.asarray(e.special, bool) for e in encs]
