@@ -8,13 +8,15 @@ push out anyone else's). An entry larger than its budget is handed back and not 
 from :func:`nbytes` unless the caller knows better (a faiss index: its vectors).
 
 Thread-safe (one lock); :meth:`ByteCache.get_or_make` builds a missing entry once when several
-threads ask for it at the same time. No Streamlit here: the pages' caches use it through
-``ui.server.caches``."""
+threads ask for it at the same time; :meth:`ByteCache.sweep` drops the entries left unused for a
+while (the server's memory comes back once its visitors have gone). No Streamlit here: the
+pages' caches use it through ``ui.server.caches``."""
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, Callable, Hashable
@@ -74,6 +76,7 @@ class _Entry:
     value: Any
     size: int
     owner: str
+    used: float = 0.0  # when it was last put or got (the cache's clock)
 
 
 class ByteCache:
@@ -82,7 +85,8 @@ class ByteCache:
     (None: no per-owner budget); ``size(value)``: the default measure (:func:`nbytes`)."""
 
     def __init__(self, max_bytes: int, owner_bytes: int | None = None,
-                 size: Callable[[Any], int] = nbytes):
+                 size: Callable[[Any], int] = nbytes, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
         self.max_bytes = int(max_bytes)
         self.owner_bytes = None if owner_bytes is None else int(owner_bytes)
         self.size = size
@@ -114,6 +118,7 @@ class ByteCache:
             if entry is None:
                 return default
             self._entries.move_to_end(key)
+            entry.used = self.clock()
             return entry.value
 
     def put(self, key, value, owner: str = "", size: int | None = None) -> list:
@@ -140,7 +145,7 @@ class ByteCache:
                 k = next(iter(self._entries))
                 gone.append(k)
                 self._drop(k)
-            self._entries[key] = _Entry(value, n, owner)
+            self._entries[key] = _Entry(value, n, owner, self.clock())
             self.total += n
             self.evicted += len(gone)
             return gone
@@ -155,6 +160,16 @@ class ByteCache:
             entry = self._entries.get(key)
             self._drop(key)
             return default if entry is None else entry.value
+
+    def sweep(self, idle_s: float) -> list:
+        """Drop the entries nobody put or got for ``idle_s`` seconds; returns their keys (the
+        server's janitor: what its visitors left behind goes once they are gone)."""
+        with self._lock:
+            now = self.clock()
+            gone = [k for k, e in self._entries.items() if now - e.used >= idle_s]
+            for k in gone:
+                self._drop(k)
+            return gone
 
     def clear(self) -> None:
         with self._lock:

@@ -110,3 +110,18 @@ def test_nbytes_counts_arrays_tables_and_what_objects_hold(tmp_path):
     assert nbytes(mapped) == 0 and nbytes(mapped[3]) == 0  # the page cache's, not the process's
     torch = pytest.importorskip("torch")
     assert nbytes(torch.zeros(10, 10)) == 400
+
+
+def test_sweep_drops_the_entries_unused_for_a_while():
+    now = [0.0]
+    c = ByteCache(max_bytes=100, clock=lambda: now[0])
+    c.put("a", 1, size=10)
+    now[0] = 50.0
+    c.put("b", 2, size=10)
+    now[0] = 90.0
+    assert c.get("a") == 1                 # a used again at 90
+    now[0] = 160.0
+    assert c.sweep(100.0) == ["b"]         # b unused since 50: 110 s
+    assert c.sweep(100.0) == [] and c.total == 10
+    now[0] = 190.0
+    assert c.sweep(100.0) == ["a"] and len(c) == 0

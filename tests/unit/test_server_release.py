@@ -1,14 +1,16 @@
 """The server gives back what a finished job used (issue 50: 3.3 GB after an attack against
 0.56 GB fresh), told without timing: a job's cyclic garbage frozen by the rerun collection's
-gc.freeze is collected when the job ends (release_after_job), the queue's workers call it, and
-with the allocator bounded (bound_malloc) a job's freed blocks leave the process's resident
-memory at once (a fresh process: its RSS before and after)."""
+gc.freeze is collected (collect_all), by the janitor thread once a job ends (the queue's workers
+ask it: release_after_job) and when it drops the caches' idle entries (tend_once, a planted
+clock); with the allocator bounded (bound_malloc) a job's freed blocks leave the process's
+resident memory at once (a fresh process: its RSS before and after)."""
 
 from __future__ import annotations
 
 import gc
 import subprocess
 import sys
+import time
 import weakref
 from pathlib import Path
 
@@ -34,10 +36,61 @@ def test_a_jobs_frozen_cyclic_garbage_is_collected_when_it_ends():
         del a, b
         gc.collect()
         assert gone() is not None  # frozen: a plain collection does not see it
-        housekeeping.release_after_job()
+        housekeeping.collect_all()
         assert gone() is None
     finally:
         gc.unfreeze()
+
+
+def test_the_janitor_collects_once_a_job_ends():
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    gc.freeze()
+    try:
+        del a, b
+        thread = housekeeping.start_janitor()
+        assert housekeeping.start_janitor() is thread  # one per process
+        housekeeping.release_after_job()  # in a job's thread: the janitor is asked
+        for _ in range(200):
+            if gone() is None:
+                break
+            time.sleep(0.05)
+        assert gone() is None
+    finally:
+        gc.unfreeze()
+
+
+def test_the_janitor_drops_idle_cache_entries_and_collects(monkeypatch, tmp_path):
+    from ui.server import caches
+    from ui.server.settings import settings
+
+    path = tmp_path / "s.toml"
+    path.write_text("cache_idle_s = 60\n")
+    monkeypatch.setenv("DASHBOARD_SETTINGS", str(path))
+    settings.cache_clear()
+    caches._caches.cache_clear()
+    try:
+        now = [1000.0]
+        for cache in (caches.charts(), caches.results()):
+            monkeypatch.setattr(cache, "clock", lambda: now[0])
+        collected = []
+        tend_once = housekeeping.tend_once
+        # a janitor started by another test sits its rounds out meanwhile
+        monkeypatch.setattr(housekeeping, "tend_once", lambda due: False)
+        monkeypatch.setattr(housekeeping, "collect_all", lambda: collected.append(1))
+        caches.charts().put("old", b"x" * 1000, size=1000)
+        now[0] += 30
+        caches.results().put("recent", b"y" * 1000, size=1000)
+        assert tend_once(False) is False and collected == []  # nothing idle
+        now[0] += 31  # "old" unused for 61 s, "recent" for 31 s
+        assert tend_once(False) is True and collected == [1]
+        assert "old" not in caches.charts() and "recent" in caches.results()
+        assert tend_once(True) is True  # a job ended: collected anyway
+    finally:
+        monkeypatch.delenv("DASHBOARD_SETTINGS")
+        settings.cache_clear()
+        caches._caches.cache_clear()
 
 
 def test_the_queues_workers_release_after_each_job(monkeypatch):

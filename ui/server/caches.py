@@ -18,7 +18,9 @@ host's ``cache_mb`` (settings; default :data:`DEFAULT_CACHE_MB`) and, per visito
 
 An entry is charged to the visitor who made it (:func:`owner`: their address where the host
 tells it, else their session); one visitor's entries make way for each other before they push
-out anyone else's. :func:`drop_all` empties them (the memory a finished attack left, tests)."""
+out anyone else's. An entry unused for ``cache_idle_s`` (settings; default 120 s) is dropped by
+the server's janitor (:func:`sweep`), so the memory comes back once the visitors have gone;
+:func:`drop_all` empties them all."""
 
 from __future__ import annotations
 
@@ -114,6 +116,14 @@ def owner() -> str:
     their session ('' outside a session: a background job's, charged to nobody)."""
     keys = visitor_keys()
     return next((k for k in keys if k.startswith("address:")), keys[0] if keys else "")
+
+
+def sweep() -> list:
+    """Drop the entries of every bounded cache unused for the host's ``cache_idle_s``: what a
+    visitor left goes once they are gone (the server's janitor, ``ui.server.housekeeping``)."""
+    idle = settings().cache_idle_s
+    gone = [k for cache in _caches().values() for k in cache.sweep(idle)]
+    return gone + search_index.searchers.sweep(idle)
 
 
 def drop_all() -> None:

@@ -25,6 +25,7 @@ Read once per process from the environment (``settings()`` is cached; tests call
         cache_mb = 512                 # MiB the byte-bounded caches hold together (charts,
                                        # search indexes and searchers: ui/server/caches.py)
         visitor_cache_mb = 128         # MiB of them one visitor's entries may hold
+        cache_idle_s = 120             # an entry unused this long is dropped
         max_epochs = 3                 # caps (demo mode only, unless caps_locally):
         max_examples = 300             #   corpus examples per job
         max_tokens = 256               #   tokens per input text
@@ -148,6 +149,7 @@ class Settings:
     job_nice: int = 10
     cache_mb: int = 512
     visitor_cache_mb: int = 128
+    cache_idle_s: int = 120
     ray_address: str | None = None  # DASHBOARD_RAY_ADDRESS, checked
     ray_error: str | None = None    # why DASHBOARD_RAY_ADDRESS is not used (one line)
     public_url: str | None = None   # the app's public address, no trailing slash (checked)
@@ -265,7 +267,8 @@ def load_settings(environ=None) -> Settings:
     demo = mode == "demo"
     data = _read_file(env["DASHBOARD_SETTINGS"]) if env.get("DASHBOARD_SETTINGS") else {}
     known = set(DEMO_CAPS) | {"queue_slots", "job_nice", "caps_locally", "models", "datasets",
-                              "visitor_address", "public_url", "cache_mb", "visitor_cache_mb"}
+                              "visitor_address", "public_url", "cache_mb", "visitor_cache_mb",
+                              "cache_idle_s"}
     unknown = set(data) - known
     if unknown:
         raise SettingsError(f"Settings: unknown key(s) {', '.join(sorted(unknown))} "
@@ -285,7 +288,8 @@ def load_settings(environ=None) -> Settings:
             kw[key] = value
     for key, default, lo, hi in (("queue_slots", 1, 1, 64), ("job_nice", 10, 0, 19),
                                  ("cache_mb", 512, 16, 1 << 20),
-                                 ("visitor_cache_mb", 128, 1, 1 << 20)):
+                                 ("visitor_cache_mb", 128, 1, 1 << 20),
+                                 ("cache_idle_s", 120, 1, 1 << 30)):
         value = _check_type(key, data.get(key, default), int)
         if not lo <= value <= hi:
             raise SettingsError(f"Settings: {key} must be from {lo} to {hi}, not {value}.")
