@@ -60,6 +60,8 @@ PAGES = [
     st.Page("pages/patching.py", title="Causal patching", icon=":material/swap_horiz:",
             url_path="patching"),
     st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
+    st.Page("pages/predictions.py", title="Predictions", icon=":material/table_view:",
+            url_path="predictions"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
