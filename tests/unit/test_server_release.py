@@ -42,7 +42,8 @@ def test_a_jobs_frozen_cyclic_garbage_is_collected_when_it_ends():
         gc.unfreeze()
 
 
-def test_the_janitor_collects_once_a_job_ends():
+def test_the_janitor_collects_once_a_job_ends(monkeypatch):
+    monkeypatch.setenv("DASHBOARD_JANITOR", "1")  # the suite has it off (tests/conftest.py)
     a, b = _Node(), _Node()
     a.other, b.other = b, a
     gone = weakref.ref(a)
@@ -50,7 +51,7 @@ def test_the_janitor_collects_once_a_job_ends():
     try:
         del a, b
         thread = housekeeping.start_janitor()
-        assert housekeeping.start_janitor() is thread  # one per process
+        assert thread is not None and housekeeping.start_janitor() is thread  # one a process
         housekeeping.release_after_job()  # in a job's thread: the janitor is asked
         for _ in range(200):
             if gone() is None:
@@ -58,7 +59,11 @@ def test_the_janitor_collects_once_a_job_ends():
             time.sleep(0.05)
         assert gone() is None
     finally:
+        housekeeping.stop_janitor()
         gc.unfreeze()
+    assert not thread.is_alive()
+    monkeypatch.setenv("DASHBOARD_JANITOR", "0")
+    assert housekeeping.start_janitor() is None
 
 
 def test_the_janitor_drops_idle_cache_entries_and_collects(monkeypatch, tmp_path):
@@ -75,18 +80,16 @@ def test_the_janitor_drops_idle_cache_entries_and_collects(monkeypatch, tmp_path
         for cache in (caches.charts(), caches.results()):
             monkeypatch.setattr(cache, "clock", lambda: now[0])
         collected = []
-        tend_once = housekeeping.tend_once
-        # a janitor started by another test sits its rounds out meanwhile
-        monkeypatch.setattr(housekeeping, "tend_once", lambda due: False)
         monkeypatch.setattr(housekeeping, "collect_all", lambda: collected.append(1))
         caches.charts().put("old", b"x" * 1000, size=1000)
         now[0] += 30
         caches.results().put("recent", b"y" * 1000, size=1000)
-        assert tend_once(False) is False and collected == []  # nothing idle
+        tend = housekeeping.tend_once
+        assert tend(False) is False and collected == []  # nothing idle
         now[0] += 31  # "old" unused for 61 s, "recent" for 31 s
-        assert tend_once(False) is True and collected == [1]
+        assert tend(False) is True and collected == [1]
         assert "old" not in caches.charts() and "recent" in caches.results()
-        assert tend_once(True) is True  # a job ended: collected anyway
+        assert tend(True) is True  # a job ended: collected anyway
     finally:
         monkeypatch.delenv("DASHBOARD_SETTINGS")
         settings.cache_clear()

@@ -15,6 +15,7 @@ from a visitor's script thread once per start."""
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 import time
@@ -62,6 +63,7 @@ def freeze_long_lived(now: float | None = None) -> bool:
 
 SWEEP_S = 15.0  # how often the janitor drops the caches' idle entries
 _due = threading.Event()
+_stop = threading.Event()
 _janitor: dict[str, threading.Thread | None] = {"thread": None}
 _janitor_lock = threading.Lock()
 
@@ -102,25 +104,42 @@ def tend_once(due: bool) -> bool:
 
 
 def _tend() -> None:
-    while True:
+    while not _stop.is_set():
         due = _due.wait(SWEEP_S)
         _due.clear()
+        if _stop.is_set():
+            return
         try:
             tend_once(due)
         except Exception:  # noqa: BLE001 - the janitor outlives any one round's failure
             pass
 
 
-def start_janitor() -> threading.Thread:
+def start_janitor() -> threading.Thread | None:
     """The janitor thread (one per process), started from the calling thread, whose priority
-    it keeps: call it from a visitor's script thread, never a job's."""
+    it keeps: call it from a visitor's script thread, never a job's. None when the environment
+    says ``DASHBOARD_JANITOR=0`` (the test suite: a thread collecting at its own times would
+    race the tests of the collector; a job's memory is then released in its own thread)."""
+    if os.environ.get("DASHBOARD_JANITOR", "1").strip() == "0":
+        return None
     with _janitor_lock:
         thread = _janitor["thread"]
         if thread is None or not thread.is_alive():
+            _stop.clear()
             thread = _janitor["thread"] = threading.Thread(target=_tend, name="janitor",
                                                            daemon=True)
             thread.start()
         return thread
+
+
+def stop_janitor() -> None:
+    """The janitor ends (after its round, if one is running)."""
+    with _janitor_lock:
+        thread, _janitor["thread"] = _janitor["thread"], None
+    if thread is not None:
+        _stop.set()
+        _due.set()
+        thread.join(30)
 
 
 @st.cache_resource(show_spinner=False)
