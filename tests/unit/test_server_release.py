@@ -36,7 +36,7 @@ def test_a_jobs_frozen_cyclic_garbage_is_collected_when_it_ends():
         del a, b
         gc.collect()
         assert gone() is not None  # frozen: a plain collection does not see it
-        housekeeping.collect_all()
+        assert housekeeping.collect_all(force=True)
         assert gone() is None
     finally:
         gc.unfreeze()
@@ -44,6 +44,7 @@ def test_a_jobs_frozen_cyclic_garbage_is_collected_when_it_ends():
 
 def test_the_janitor_collects_once_a_job_ends(monkeypatch):
     monkeypatch.setenv("DASHBOARD_JANITOR", "1")  # the suite has it off (tests/conftest.py)
+    monkeypatch.setattr(housekeeping, "_frozen", {"modules": 0, "at": float("-inf")})
     a, b = _Node(), _Node()
     a.other, b.other = b, a
     gone = weakref.ref(a)
@@ -80,7 +81,7 @@ def test_the_janitor_drops_idle_cache_entries_and_collects(monkeypatch, tmp_path
         for cache in (caches.charts(), caches.results()):
             monkeypatch.setattr(cache, "clock", lambda: now[0])
         collected = []
-        monkeypatch.setattr(housekeeping, "collect_all", lambda: collected.append(1))
+        monkeypatch.setattr(housekeeping, "collect_all", lambda: collected.append(1) or True)
         caches.charts().put("old", b"x" * 1000, size=1000)
         now[0] += 30
         caches.results().put("recent", b"y" * 1000, size=1000)
@@ -145,3 +146,19 @@ def test_with_the_allocator_bounded_freed_blocks_leave_at_once():
     assert after - start <= 20, (start, during, after)  # given back without a trim
     start, during, after = run("free")    # glibc's defaults: the blocks stay in its heap
     assert after - start >= 200, (start, during, after)
+
+
+def test_a_full_collection_is_put_off_within_the_refreeze_interval(monkeypatch):
+    monkeypatch.setattr(housekeeping, "_frozen", {"modules": 0, "at": float("-inf")})
+    monkeypatch.setattr(housekeeping, "_pending", {"full": False})
+    monkeypatch.setattr(housekeeping.caches, "sweep", lambda: [])
+    try:
+        assert housekeeping.collect_all() is True        # none for a while: a full one
+        assert housekeeping.collect_all() is False       # just after: put off
+        assert housekeeping.tend_once(True) is True and housekeeping._pending["full"]
+        housekeeping._frozen["at"] -= housekeeping.REFREEZE_S  # the interval passed
+        assert housekeeping.tend_once(False) is True     # the put-off one, with nothing due
+        assert not housekeeping._pending["full"]
+        assert housekeeping.tend_once(False) is False
+    finally:
+        gc.unfreeze()
