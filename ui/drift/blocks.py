@@ -81,16 +81,17 @@ def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_
                               settings().max_job_seconds, "Drift over this corpus")
     note = st.empty()
     note.caption(plain(cost.estimate_words(estimate, n, sum(lengths))))
-    result = run_job("Fine-tuning drift",
-                     DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
-                     _dataset, models=models_of(_before, _after), max_length=max_length,
-                     start=f"Running both models on {n} examples...",
-                     step=lambda progress: lambda d, t: progress(
-                         d / t, f"Both models: {d} / {t} examples"),
-                     key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift",
-                     size=n, unit="examples")
-    note.empty()
-    return result
+    try:
+        return run_job("Fine-tuning drift",
+                       DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
+                       _dataset, models=models_of(_before, _after), max_length=max_length,
+                       start=f"Running both models on {n} examples...",
+                       step=lambda progress: lambda d, t: progress(
+                           d / t, f"Both models: {d} / {t} examples"),
+                       key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift",
+                       size=n, unit="examples")
+    finally:
+        note.empty()
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:

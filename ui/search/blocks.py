@@ -167,9 +167,12 @@ def index_for(loaded, kind: str, dataset):
                               settings().max_job_seconds, "Indexing this corpus", "sentences")
     note = st.empty()
     note.caption(plain(cost.estimate_words(estimate, n, sum(lengths), "sentences")))
-    index = run_job(f"Search index of {n} sentences: {loaded.name}", _build(loaded, dataset),
-                    key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
-    note.empty()
+    try:
+        index = run_job(f"Search index of {n} sentences: {loaded.name}",
+                        _build(loaded, dataset), key=S.JOB_INDEX, kind=S.JOB_KIND, size=n,
+                        unit="sentences")
+    finally:
+        note.empty()
     return _open(index)
 
 
