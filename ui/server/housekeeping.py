@@ -15,6 +15,7 @@ from a visitor's script thread once per start."""
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import sys
 import threading
@@ -28,6 +29,7 @@ from analysis.core.models import example_folder
 from ui.server import caches
 
 
+_LOG = logging.getLogger(__name__)
 REFREEZE_S = 60.0  # cyclic garbage among frozen objects (ended sessions) waits at most this
 _frozen = {"modules": 0, "at": float("-inf")}
 _freeze_lock = threading.Lock()
@@ -54,11 +56,21 @@ def freeze_long_lived(now: float | None = None) -> bool:
     with _freeze_lock:
         if not due():
             return False
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
+        _refreeze()
         _frozen.update(modules=n, at=now)
     return True
+
+
+def _refreeze() -> None:
+    """Unfreeze, collect everything, freeze what is alive (under ``_freeze_lock``); a long one
+    is logged: it held the interpreter lock as long, and the server answered nothing."""
+    t0 = time.monotonic()
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    took = time.monotonic() - t0
+    (_LOG.warning if took > 1.0 else _LOG.debug)(
+        "full collection of %d objects took %.2f s", gc.get_freeze_count(), took)
 
 
 SWEEP_S = 15.0  # how often the janitor drops the caches' idle entries
@@ -82,9 +94,7 @@ def collect_all(force: bool = False) -> bool:
     with _freeze_lock:
         full = force or time.monotonic() - _frozen["at"] >= REFREEZE_S
         if full:
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
+            _refreeze()
             _frozen.update(modules=len(sys.modules), at=time.monotonic())
     release_memory()
     return full
