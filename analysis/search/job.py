@@ -214,10 +214,12 @@ def corpus_fingerprint(dataset) -> str:
 
 def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
                 exact_max_cells: int = EXACT_MAX_CELLS, progress: Progress | None = None,
-                run=None) -> SearchIndex:
+                run=None, here: bool | None = None) -> SearchIndex:
     """Index ``dataset`` for ``loaded`` into ``out`` (default: the cache folder of the corpus
     and the model; an index already there is opened, not built again). ``run(job, dataset,
-    progress)``: another runner of the job (Ray); default: in this process.
+    progress)``: another runner of the job (Ray); default: in this process. ``here``: whether
+    ``run`` maps the job in this process (default: when there is no ``run``), so that its
+    vectors are written straight into the folder as they come (``analysis.search.store``).
     ``progress(done, 100)``."""
     info = model_info(loaded)
     fp = corpus_fingerprint(dataset)
@@ -229,8 +231,9 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
             pass
     # in this process the vectors are written straight into the folder (the old index's
     # meta.json goes first: a folder without it is not an index); a cluster's come back
-    job = SearchJob(loaded.spec, batch_size, out=None if run is not None else str(folder))
-    if run is None:
+    here = run is None if here is None else here
+    job = SearchJob(loaded.spec, batch_size, out=str(folder) if here else None)
+    if here:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "meta.json").unlink(missing_ok=True)
 
@@ -241,6 +244,9 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
 
     if run is not None:
         data = run(job, dataset, stage(0, 90))
+        # a cluster's shards do not carry the corpus's own notes (the Dataset's description)
+        whole = search_corpus(dataset).notes
+        data.notes = whole + [n for n in data.notes if n not in whole]
     else:
         data = job.merge([job.map(loaded, dataset, range(len(dataset)), stage(0, 90))])
     index = write_index(data, folder, info, fp, exact_max_cells, progress=stage(90, 10))

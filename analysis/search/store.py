@@ -164,7 +164,7 @@ def write_index(data: IndexData, out, model: dict, fingerprint: str,
             "n_heads": int(data.heads.shape[1]), "hidden": int(data.layers.shape[2]),
             "head_dim": int(data.heads.shape[3]), "exact_max_cells": int(exact_max_cells),
             "sets": sets, "notes": list(data.notes)}
-    _write_json(out / "meta.json", meta)
+    _write_json(out / "meta.json", SearchIndex.SCHEMA.check(meta))
     return SearchIndex.open(out)
 
 
