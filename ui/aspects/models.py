@@ -129,7 +129,8 @@ def use_example() -> None:
     """The example checkpoint is the Example source's model without a click; while it is
     being built, its progress (the page reruns by itself when it is ready)."""
     if not wait_for_example(START):
-        st.markdown(glossed(WHILE_WAITING))
+        # its own words explain the task ("the aspect's name alone (the NLI-M task: ...)")
+        st.markdown(glossed(WHILE_WAITING, said=(TASK_NAMES[RECIPE.task],)))
         return
     try:
         loaded, card, held = _example(checkpoint_stamp(EXAMPLE_SPEC))

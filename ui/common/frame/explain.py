@@ -25,14 +25,16 @@ def new_page_run() -> None:
     st.session_state[GLOSSED] = set()
 
 
-def glossed(text: str) -> str:
+def glossed(text: str, said: tuple[str, ...] = ()) -> str:
     """``text`` with each term of the short glossary that this page run has not explained yet
     followed, at its first use, by its few everyday words in parentheses ("RSA (do the two
     models find the same word pairs alike?)"), unless the text names it in parentheses after
-    saying it in words; plain text or Markdown (issue 49: NLI-M, micro
+    saying it in words, or ``said`` names it (the text explains it in its own words); plain
+    text or Markdown (issue 49: NLI-M, micro
     F1, bootstrap, RSA, CKA, Spearman, ALTI, noising, UPOS, anisotropy, entropy in nats went
     unexplained where they first appeared)."""
     seen = st.session_state.setdefault(GLOSSED, set())
+    seen.update(t for t in said if _TERMS.get(t) is not None and _TERMS[t].search(text))
     for term, pattern in _TERMS.items():
         if term in seen:
             continue
