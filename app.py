@@ -7,7 +7,6 @@ import streamlit as st
 from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
 from ui.common.example import start_build
-from ui.common.frame.explain import new_page_run
 from ui.common.exports.keep import keep_report
 from ui.common.exports.state import KEEP_RUN
 from ui.server.housekeeping import freeze_long_lived
@@ -104,7 +103,6 @@ MOVED.append(st.Page(_moved(f"pages/{DEFAULT_PAGE}.py"), title="Default page (by
 # every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
 # which hid the Report and Search pages)
 nav = st.navigation(PAGES + MOVED, expanded=True)
-new_page_run()  # each page explains its terms where it first uses them (ui.common.frame.explain)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
     # the findings kept in this browser: back after a reload (ui.common.exports.keep)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from analysis.report import GLOSSARY, terms_in
 from analysis.report.glossary import SHORT
@@ -21,8 +22,22 @@ _TERMS = {t: re.compile(r"(?<![\w\[-])" + re.escape(t) + r"(?![\w\]-])",
 
 
 def new_page_run() -> None:
-    """A page's run starts: no term has been explained on it yet (app.py, every run)."""
-    st.session_state[GLOSSED] = set()
+    """Forget the terms explained so far (a test outside a script run; a script run starts
+    afresh by itself: :func:`_explained`)."""
+    st.session_state.pop(GLOSSED, None)
+
+
+def _explained() -> set:
+    """The terms explained so far in this script run: kept with the run's own token (its
+    cursors, which Streamlit makes anew for each run), so that every run, a page's or a
+    rerun's, explains its terms again at their first use."""
+    ctx = get_script_run_ctx()
+    run = ctx.cursors if ctx is not None else None
+    kept = st.session_state.get(GLOSSED)
+    if not kept or kept[0] is not run:
+        kept = (run, set())
+        st.session_state[GLOSSED] = kept
+    return kept[1]
 
 
 def glossed(text: str, said: tuple[str, ...] = ()) -> str:
@@ -33,7 +48,7 @@ def glossed(text: str, said: tuple[str, ...] = ()) -> str:
     text or Markdown (issue 49: NLI-M, micro
     F1, bootstrap, RSA, CKA, Spearman, ALTI, noising, UPOS, anisotropy, entropy in nats went
     unexplained where they first appeared)."""
-    seen = st.session_state.setdefault(GLOSSED, set())
+    seen = _explained()
     seen.update(t for t in said if _TERMS.get(t) is not None and _TERMS[t].search(text))
     for term, pattern in _TERMS.items():
         if term in seen:

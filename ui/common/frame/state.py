@@ -95,4 +95,4 @@ def keep_input(mode: str, text: str, pair: str | None) -> None:
     st.session_state[KEPT_INPUT] = (mode, text, pair)
 
 
-GLOSSED = "_glossed_terms"  # the terms already explained on this page run (explain.glossed)
+GLOSSED = "_glossed_terms"  # (the run, the terms it explained) (explain.glossed)
