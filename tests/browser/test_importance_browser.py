@@ -59,6 +59,11 @@ def test_the_map_draws(server, width):
             assert _edge_ink(shot, below=0.6) == 0
             expect(page.get_by_text("Borders: black, a top head of the Aspect heads page")
                    ).to_be_visible()
+            # ... and the tiles' labels and values whole (five side by side cut them at 1400)
+            cut = page.evaluate("""() => [...document.querySelectorAll(
+                "[data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] div")]
+                .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
+            assert cut == [], cut
             body = page.evaluate("document.documentElement.scrollWidth")
             assert body <= width + 1  # nothing pushes the page sideways
             assert not errors, errors
