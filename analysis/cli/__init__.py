@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "analysis.cli.representations",
     "analysis.cli.patching",
     "analysis.cli.search",
+    "analysis.cli.features",
 ]
 
 
