@@ -19,6 +19,8 @@ Layers (``.importlinter``, checked by ``lint-imports``):
   sentences and metrics, aspect and [SEP] heads, UPOS and ABSA roles), never the reverse, its
   members independent of each other: :mod:`.attribution`, :mod:`.importance`,
   :mod:`.representations`;
+- the third tier (:mod:`.patching`, :mod:`.search`) and the fourth (:mod:`.features`, which
+  reads the search corpus's labels and the importance study's classifier loader);
 - :mod:`.cli` on top: the same calls with the same defaults, JSON out.
 
 Each package's docstring lists its modules; docs/METHODS.md holds the formulas."""

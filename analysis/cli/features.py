@@ -4,6 +4,7 @@ the same numbers as the Features page).
     python -m analysis features train --model M --data D --layer L --out DIR [--result f.json]
     python -m analysis features show --dir DIR --text T [--model M] --out f.json
     python -m analysis features diff --before B --after A --data D --layer L --out f.json
+    python -m analysis features example      (the page's precomputed example)
 """
 
 from __future__ import annotations
@@ -94,6 +95,12 @@ def register(sub) -> None:
     d.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
     _settings(d)
     d.set_defaults(func=run_diff)
+    e = cmds.add_parser("example", help="the example's dictionary and result for the page",
+                        description="Train the example checkpoint's dictionary (the page's "
+                                    "default layer and settings) with its crosscoder against "
+                                    "the embedded model, and write data/precomputed/features/ "
+                                    "and data/precomputed/features.json.")
+    e.set_defaults(func=run_example)
 
 
 def _train_inputs(args, loaded, card):
@@ -187,4 +194,22 @@ def run_diff(args) -> int:
     print(f"wrote {args.out}: {summary['m']} latents; FVE base {summary['fve']['base']:.3f}, "
           f"after {summary['fve']['after']:.3f}; fine-tuned-only {c['fine-tuned-only']}, "
           f"shared {c['shared']}, base-only {c['base-only']}")
+    return 0
+
+
+def run_example(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.features import precomputed
+    from analysis.features.study import example_inputs, run
+    from analysis.models import load_model
+
+    inputs, models = example_inputs(load_model)
+    with progress_bar(100) as update:
+        result = run(inputs, models, None if update is None
+                     else (lambda f, text: update(int(100 * f), 100)))
+    path = precomputed.write(result)
+    q = result.quality
+    print(f"wrote {path} and {precomputed.PRECOMPUTED}: held-out FVE {q['fve']:.3f}, dead "
+          f"{100 * q['dead']:.1f}%, agreement {q['agreement']:.3f}, loss recovered "
+          f"{q['loss_recovered']:.3f}")
     return 0

@@ -238,3 +238,19 @@ def plan(inputs: Inputs, models: Models):
         return run(inputs, models, progress)
 
     return work
+
+
+def example_inputs(load_base):
+    """(Inputs, Models) of the example's precomputed result: the example checkpoint with its
+    classifier on the bundled sample's pairs at :data:`EXAMPLE_LAYER`, the treebank sample for
+    the alignment, and the crosscoder against the embedded model (``load_base("default")``)."""
+    # lazy: the data module reads the bundled samples
+    from analysis.features.data import (EXAMPLE_LAYER, EXAMPLE_SETTINGS, corpus_of,
+                                        load_models)
+
+    loaded, card = load_models("example")
+    corpus = corpus_of("sample", card, EXAMPLE_SETTINGS.seed)
+    treebank = corpus_of("treebank", None, EXAMPLE_SETTINGS.seed)
+    inputs = Inputs(corpus, EXAMPLE_LAYER, EXAMPLE_SETTINGS, annotate=(treebank,),
+                    compare=True)
+    return inputs, Models(loaded, load_base("default"))
