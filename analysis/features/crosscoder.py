@@ -15,9 +15,11 @@ spurious model-specific latents (docs/METHODS.md section 17, "Before and after")
   r >= 0.9; base-only: r <= 0.1; shared: 0.4 <= r <= 0.6; between: "leaning".
 - Latent Scaling, for each model-specific latent with direction ``d`` (its decoder row in the
   model that has it): ``beta_M(y) = sum_x f(x) <d, y_M(x)> / (||d||^2 sum_x f(x)^2)`` for the
-  error plus the latent's own term ``y = x_M - x_hat_M + f d_M`` and for the reconstruction
-  without it ``y = x_hat_M - f d_M``; ``nu_eps`` and ``nu_r`` are the other model's beta over
-  the own model's. A latent the other model also explains (``nu > 0.5``, our threshold) is
+  error plus the latent's own term ``y = x_M - x_hat_M + f d_M`` (what is left for the latent
+  to explain) and for the reconstruction, the own model's whole ``x_hat_own`` against the
+  other model's without the latent, ``x_hat_other - f d_other`` (what its other latents
+  rebuild along ``d``); ``nu_eps`` and ``nu_r`` are the other model's beta over the own
+  model's. A latent the other model also explains (``nu > 0.5``, our threshold) is
   flagged: Complete Shrinkage (``nu_eps``) or Latent Decoupling (``nu_r``).
 """
 
@@ -137,7 +139,7 @@ def train_crosscoder(xa: np.ndarray, xb: np.ndarray, layer: int, m: int, k: int 
             keep = min(k * len(order[b * batch:(b + 1) * batch]), score.numel())
             top = torch.topk(score, keep, sorted=False)
             mask = torch.zeros_like(score).scatter_(0, top.indices, 1.0).view_as(f)
-            thetas.append(float(top.values.min()))
+            thetas.append(float(top.values.min().detach()))
             z = f * mask
             recon = torch.einsum("bj,mjd->mbd", z, W_dec) + b_dec[:, None]
             loss = normalised_mse(recon[0], xb_[0]) + normalised_mse(recon[1], xb_[1])
@@ -196,7 +198,7 @@ def latent_scaling(cc: Crosscoder, xa: np.ndarray, xb: np.ndarray, latents) -> d
         for M in (0, 1):
             term = fj[:, None] * cc.W_dec[M, j][None].astype(np.float64)
             eps = xs[M][rows] - recon[M][rows] + term
-            rec = recon[M][rows] - term
+            rec = recon[M][rows] - (term if M != own else 0.0)
             beta[("eps", M)] = float(fj @ (eps @ d)) / denom if denom > 0 else float("nan")
             beta[("r", M)] = float(fj @ (rec @ d)) / denom if denom > 0 else float("nan")
         other = 1 - own
