@@ -15,6 +15,7 @@ from pathlib import Path
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
 from analysis.cli.search import layer_number
+from analysis.errors import InputError
 from analysis.models import DEFAULT_SPEC
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
@@ -111,9 +112,12 @@ def _train_inputs(args, loaded, card):
     layer = check_layer(args.layer if args.layer is not None else default_layer(loaded), loaded)
     corpus = corpus_of(args.data, card, args.seed, args.max_examples)
     settings = TrainSettings(m=args.m, k=args.k, epochs=args.epochs, seed=args.seed)
-    if args.m is not None and args.k > args.m:
-        raise OptionError(f"--k must be at most --m ({args.m}), not {args.k}")
     return layer, corpus, settings
+
+
+def check_k(args) -> None:
+    if args.m is not None and args.k > args.m:
+        raise InputError(f"--k must be at most --m ({args.m}), not {args.k}.")
 
 
 def run_train(args) -> int:
@@ -121,6 +125,7 @@ def run_train(args) -> int:
     from analysis.features.data import load_models
     from analysis.features.study import Inputs, Models, run
 
+    check_k(args)
     loaded, card = load_models(args.model)
     layer, corpus, settings = _train_inputs(args, loaded, card)
     with progress_bar(100) as update:
@@ -156,8 +161,8 @@ def run_show(args) -> int:
     loaded, _ = load_models(spec)
     check_layer(sae.layer, loaded)
     if loaded.model.config.hidden_size != sae.d:
-        raise OptionError(f"--model is {loaded.model.config.hidden_size} wide; the dictionary "
-                          f"reads {sae.d}-wide activations")
+        raise InputError(f"--model is {loaded.model.config.hidden_size} wide; the dictionary "
+                         f"reads {sae.d}-wide activations.")
     enc = encode(loaded.tokenizer, args.text, args.pair, max_length=loaded.max_length)
     fw = forward(loaded.model, loaded.tokenizer, [enc], attentions=False, hidden_states=True)
     payload = {"model": loaded.name, "layer": sae.layer, "text": enc.text, "pair": enc.pair,
@@ -177,6 +182,7 @@ def run_diff(args) -> int:
     from analysis.features.sae import finite
     from analysis.features.train import TrainSettings
 
+    check_k(args)
     after, card = load_models(args.after)
     before, _ = load_models(args.before)
     layer = check_layer(args.layer if args.layer is not None else default_layer(after), after)
