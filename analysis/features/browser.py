@@ -69,26 +69,44 @@ def alignment(fires: np.ndarray, labels: dict[str, Sequence[str]],
               min_support: int = MIN_SUPPORT) -> list[dict]:
     """Every (label name, value) with its precision, recall and F1 for one feature's firing
     marks ``fires`` [N] over tokens whose ``labels[name]`` [N] are known, best F1 first."""
-    rows = []
+    return alignment_all(np.asarray(fires, bool)[:, None], labels, min_support)[0]
+
+
+def alignment_all(fires: np.ndarray, labels: dict[str, Sequence[str]],
+                  min_support: int = MIN_SUPPORT, top: int | None = None) -> list[list[dict]]:
+    """:func:`alignment` of every feature at once (``fires`` [N, m]): one matrix product per
+    label name counts each feature's firing tokens per value."""
     fires = np.asarray(fires, bool)
+    per: list[list[dict]] = [[] for _ in range(fires.shape[1])]
     for name, values in labels.items():
         values = np.asarray(values, dtype=object)
         known = values != NONE
         if not known.any():
             continue
-        fk = fires & known
-        n_fire = int(fk.sum())
-        for value, support in Counter(values[known]).items():
-            if support < min_support:
-                continue
-            hit = int((fk & (values == value)).sum())
-            p = hit / n_fire if n_fire else 0.0
-            r = hit / support
-            f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
-            rows.append({"name": name, "label": str(value), "precision": p, "recall": r,
-                         "f1": f1, "support": int(support), "fires": n_fire})
-    rows.sort(key=lambda r: (-r["f1"], r["name"], r["label"]))
-    return rows
+        names, codes_ = np.unique(values[known].astype(str), return_inverse=True)
+        support = np.bincount(codes_, minlength=len(names))
+        keep = np.flatnonzero(support >= min_support)
+        if not len(keep):
+            continue
+        onehot = np.zeros((len(codes_), len(names)), np.float32)
+        onehot[np.arange(len(codes_)), codes_] = 1.0
+        fk = fires[known].astype(np.float32)  # [n_known, m]
+        hits = fk.T @ onehot  # [m, V]
+        n_fire = fk.sum(0)  # [m]
+        for f in range(fires.shape[1]):
+            for v in keep:
+                hit = float(hits[f, v])
+                p = hit / n_fire[f] if n_fire[f] else 0.0
+                r = hit / support[v]
+                f1 = 2 * p * r / (p + r) if p + r > 0 else 0.0
+                per[f].append({"name": name, "label": str(names[v]), "precision": p,
+                               "recall": r, "f1": f1, "support": int(support[v]),
+                               "fires": int(n_fire[f])})
+    for rows in per:
+        rows.sort(key=lambda r: (-r["f1"], r["name"], r["label"]))
+        if top is not None:
+            del rows[top:]
+    return per
 
 
 def label(top_tokens: Sequence[str], aligned: Sequence[dict]) -> str:

@@ -54,13 +54,11 @@ def class_effects(loaded, sae: SAE, x: np.ndarray, c: Codes, features: Sequence[
 
     tok = c.tokens
     wanted = np.asarray(list(features), np.int64)
-    held = [i for i, e in zip(tok.inputs, tok.encodings)]
     enc_of = dict(zip(tok.inputs, tok.encodings))
+    held_rows = np.flatnonzero(tok.heldout)
     rows_of: dict[int, np.ndarray] = {}
-    for i in held:
-        rows = np.flatnonzero((tok.example == i) & tok.heldout)
-        if len(rows):
-            rows_of[i] = rows
+    for i in np.unique(tok.example[held_rows]):
+        rows_of[int(i)] = held_rows[tok.example[held_rows] == i]
     deltas: dict[int, list] = {int(f): [] for f in wanted}
     unit_of: dict[int, list] = {int(f): [] for f in wanted}
     done = 0

@@ -186,7 +186,7 @@ def run(inputs: Inputs, models: Models, progress: Progress | None = None,
                 labels[name] = list(labels[name]) + [browser.NONE] * len(z)
         fires_labelled = np.concatenate([fires_labelled, z])
     summ = browser.summary(codes)
-    aligned = [browser.alignment(fires_labelled[:, f], labels)[:3] for f in range(sae.m)]
+    aligned = browser.alignment_all(fires_labelled, labels, top=3)
     summ["label"] = [browser.label(summ["top_tokens"][f], aligned[f]) for f in range(sae.m)]
     summ["align"] = [a[0] if a else None for a in aligned]
     order = np.argsort(-np.asarray(summ["freq"]), kind="stable")

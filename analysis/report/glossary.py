@@ -111,6 +111,25 @@ GLOSSARY: dict[str, str] = {
     "leave-one-out": "Removing one word at a time and watching how the prediction changes.",
     "faithful": "An explanation is faithful when it shows what the model really used, not just "
         "what looks plausible to a person.",
+    "feature": "One direction of a sparse dictionary: it fires (takes a positive value) on the "
+        "tokens whose vector points its way, ideally on tokens that share something one can "
+        "name.",
+    "sparse autoencoder": "A model trained to rewrite each token's vector as a sum of a few "
+        "directions (features) out of many, and to rebuild the vector from them (SAE; Gao et "
+        "al. 2024 keep the k largest).",
+    "crosscoder": "A sparse autoencoder trained on two models at once: each feature has a "
+        "direction in each model, so a feature whose direction exists in only one model marks "
+        "what that model has alone (Lindsey et al. 2024).",
+    "variance explained": "How much of the spread of the vectors a rebuilt version keeps, from "
+        "0 to 100%: 100% rebuilds them exactly, 0% is no better than always guessing their "
+        "average.",
+    "dead feature": "A feature that fires on no token at all: dictionary space spent on "
+        "nothing.",
+    "splice": "Swapping a layer's real vectors for the dictionary's rebuilt ones while the "
+        "model runs, to see whether the model still answers the same.",
+    "Latent Scaling": "A check on a feature that seems to belong to one model only: does the "
+        "other model's vector hold the same direction after all (Minder et al. 2025)? If so, "
+        "the feature is an artefact of training, not something new.",
 }
 
 _WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)
