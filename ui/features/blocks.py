@@ -11,8 +11,13 @@ import streamlit as st
 
 from analysis.features.corpus import LABEL_NAMES
 from analysis.features.crosscoder import CLASSES
+from analysis.features.study import dashboard
 from ui.common.charts import fit_width
+from ui.common.errors import plain
+from ui.common.exports.export import chart_downloads
+from ui.common.exports.findings import add_button
 from ui.common.html import esc
+from ui.features import state as S
 
 CSS = ("<style>.fx-list{margin:0;padding:0;list-style:none}"
        ".fx-item{padding:4px 0;border-bottom:1px solid rgba(49,51,63,.1);line-height:1.9;"
@@ -182,3 +187,39 @@ def metrics(q: dict, m: int, k: int) -> None:
                         "reconstruction gets back.")
     cols[2].metric("Normalised MSE", f"{q.get('nmse') or 0:.3f}",
                    help="Squared error over that of predicting the mean vector (Gao et al.).")
+
+
+def show_dashboard(result, feature: int, source: dict) -> None:
+    live = result.live
+    d = result.dashboards.get(feature)
+    if d is None and live is not None:
+        d = dashboard(live, feature)
+    if d is None:
+        st.info("This feature's dashboard is not in the precomputed result: press "
+                "'Compute live' above to open every feature.")
+        return
+    st.markdown(plain(f"**Feature #{feature}**: {result.features['label'][feature]} · fires on "
+                      f"{100 * result.features['freq'][feature]:.2f}% of tokens"))
+    st.html(contexts_html(d["contexts"]))
+    if d["histogram"]["counts"]:
+        chart = histogram_chart(d["histogram"], feature)
+        st.altair_chart(chart, width="stretch", key=f"f-hist-{feature}")
+        chart_downloads(chart, f"feature_{feature}_histogram", key=S.DL.format("hist"))
+    df = alignment_frame(d["alignment"])
+    if len(df):
+        st.caption("Annotations it lines up with: precision = of the tokens it fires on, the "
+                   "share with the label; recall = of the tokens with the label, the share it "
+                   "fires on.")
+        st.dataframe(df, hide_index=True, width="stretch")
+    effect = result.effects.get(feature)
+    if effect and effect.get("mean") is not None:
+        edf = effect_frame(effect, result.class_names)
+        chart = effect_chart(edf, f"Switching #{feature} off: change of each class's "
+                                    f"probability ({effect['n']} held-out inputs)")
+        st.altair_chart(chart, width="stretch", key=f"f-effect-{feature}")
+        chart_downloads(chart, f"feature_{feature}_effects", key=S.DL.format("effect"), df=edf)
+        add_button(f"Features: #{feature}'s class effects", S.ADD.format("effect"), chart=chart,
+                   **source)
+    elif result.class_names:
+        st.caption("Class effects are measured for the most frequent features; compute live "
+                   "to measure this one.")

@@ -13,7 +13,6 @@ from analysis.features.browser import per_token
 from analysis.features.data import EXAMPLE_LAYER, EXAMPLE_SETTINGS
 from analysis.features.precomputed import COMMAND, recipe_version
 from analysis.features.reading import reading
-from analysis.features.study import dashboard
 from analysis.forward import forward
 from analysis.models import EXAMPLE_SPEC, ModelLoadError
 from ui.common.errors import plain, show_error
@@ -51,42 +50,6 @@ def controls(n_layers: int) -> S.View:
     return S.View(int(layer), str(data), int(m), int(k), int(epochs), seed, bool(compare))
 
 
-def show_dashboard(result, feature: int, source: dict) -> None:
-    live = result.live
-    d = result.dashboards.get(feature)
-    if d is None and live is not None:
-        d = dashboard(live, feature)
-    if d is None:
-        st.info("This feature's dashboard is not in the precomputed result: press "
-                "'Compute live' above to open every feature.")
-        return
-    st.markdown(plain(f"**Feature #{feature}**: {result.features['label'][feature]} · fires on "
-                      f"{100 * result.features['freq'][feature]:.2f}% of tokens"))
-    st.html(B.contexts_html(d["contexts"]))
-    if d["histogram"]["counts"]:
-        chart = B.histogram_chart(d["histogram"], feature)
-        st.altair_chart(chart, width="stretch", key=f"f-hist-{feature}")
-        chart_downloads(chart, f"feature_{feature}_histogram", key=S.DL.format("hist"))
-    df = B.alignment_frame(d["alignment"])
-    if len(df):
-        st.caption("Annotations it lines up with: precision = of the tokens it fires on, the "
-                   "share with the label; recall = of the tokens with the label, the share it "
-                   "fires on.")
-        st.dataframe(df, hide_index=True, width="stretch")
-    effect = result.effects.get(feature)
-    if effect and effect.get("mean") is not None:
-        edf = B.effect_frame(effect, result.class_names)
-        chart = B.effect_chart(edf, f"Switching #{feature} off: change of each class's "
-                                    f"probability ({effect['n']} held-out inputs)")
-        st.altair_chart(chart, width="stretch", key=f"f-effect-{feature}")
-        chart_downloads(chart, f"feature_{feature}_effects", key=S.DL.format("effect"), df=edf)
-        add_button(f"Features: #{feature}'s class effects", S.ADD.format("effect"), chart=chart,
-                   **source)
-    elif result.class_names:
-        st.caption("Class effects are measured for the most frequent features; compute live "
-                   "to measure this one.")
-
-
 def render() -> None:
     st.title("Features")
     st.caption("A sparse dictionary of what one layer holds: each token's vector written as a "
@@ -105,25 +68,31 @@ def render() -> None:
             "learns one dictionary for two models at once: a feature whose direction exists "
             "only in the fine-tuned model is a candidate for what fine-tuning added, once a "
             "check (Latent Scaling) rules out training artefacts.")
+    pre, _ = C.shipped(recipe_version()) if spec == EXAMPLE_SPEC else (None, None)
     try:
         loaded, card = C.model(spec)
     except (InputError, DataError, ModelLoadError) as exc:
-        show_error(exc)
-        st.stop()
-    view = controls(loaded.n_layers)
+        if pre is None:
+            show_error(exc)
+            st.stop()
+        loaded, missing = None, exc
+    view = controls(loaded.n_layers if loaded is not None else pre.settings["n_layers"])
     copy_link(S.COPY, note=folder_note(spec))
-    key = view.cache_key(spec, loaded.name, loaded.max_length)
+    key = view.cache_key(spec, loaded.name if loaded else "", loaded.max_length if loaded
+                         else 0)
     result = C.cached(key)
     default = C.is_example_default(spec, view)
-    if result is None and default:
-        result = C.shipped(recipe_version())[0]
-        if result is not None:
-            st.caption(plain(f"Precomputed for the example checkpoint (recipe "
-                             f"v{recipe_version()}) by `{COMMAND}`; compute it live to open "
-                             "every feature."))
-    label = "Compute live" if default else "Train a dictionary"
-    if st.button(label, key=S.TRAIN, icon=":material/model_training:") or (
-            result is None and default):
+    if result is None and default and pre is not None:
+        result = pre
+        st.caption(plain(f"Precomputed for the example checkpoint (recipe v{recipe_version()}) "
+                         f"by `{COMMAND}`; compute it live to open every feature."))
+    if loaded is None:
+        st.info(plain(f"{missing} Until then the page shows the precomputed example; the "
+                      "per-sentence view and live results wait for the checkpoint."))
+        if result is None:
+            st.stop()
+    elif st.button("Compute live" if default else "Train a dictionary", key=S.TRAIN,
+                   icon=":material/model_training:") or (result is None and default):
         try:
             result = C.compute(spec, view, key, use_shipped=default)
         except (InputError, DataError, ModelLoadError) as exc:
@@ -134,7 +103,7 @@ def render() -> None:
                 "(about a minute for the bundled samples on two cores).")
         st.stop()
     lines = reading(result)
-    source = dict(loaded=loaded, page="Features", url_path="features",
+    source = dict(loaded=loaded or None, page="Features", url_path="features",
                   data=result.corpus["name"], settings={"layer": str(result.layer),
                                                         "m": str(result.settings["m"]),
                                                         "k": str(result.settings["k"])})
@@ -159,11 +128,13 @@ def render() -> None:
             st.info("No feature fires on this corpus.")
         else:
             feature = url_selectbox(st, "Feature", shown, key=S.FEATURE, format_func=names.get)
-            show_dashboard(result, int(feature), source)
+            B.show_dashboard(result, int(feature), source)
     with tabs[1]:
         explain("The sidebar's text, each token coloured by how strongly the chosen feature "
                 "fires on it; the table lists every token's strongest features.")
         try:
+            if loaded is None:
+                raise InputError("The per-sentence view needs the model itself.")
             enc = encode(loaded.tokenizer, ctx.text, ctx.pair, max_length=loaded.max_length)
             fw = forward(loaded.model, loaded.tokenizer, [enc], attentions=False,
                          hidden_states=True)
