@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -33,42 +34,54 @@ LABEL_NAMES = {"upos": "part of speech (UPOS)", "deprel": "dependency relation",
 @dataclass
 class FeatureCorpus:
     """Inputs (``texts``, ``pairs``), the :class:`SearchCorpus` sentence each comes from
-    (``source``), its own labels, whether it is held out, and its gold class (or -1)."""
+    (``source``, in ``words[part]``), its own labels, whether it is held out, and its gold
+    class (or -1)."""
 
     name: str
     texts: list[str]
     pairs: list[str | None]
     source: list[int]
-    words: SearchCorpus
+    words: list[SearchCorpus]
     heldout: np.ndarray  # bool per input
     own_labels: list[dict[str, str]] = field(default_factory=list)
     classes: np.ndarray | None = None  # gold class index per input (a classifier's data)
     class_names: tuple[str, ...] = ()
     max_length: int | None = None  # the inputs' token cap (a card's), else the model's
     notes: list[str] = field(default_factory=list)
+    part: list[int] = field(default_factory=list)  # which of ``words`` (default: the first)
 
     def __len__(self) -> int:
         return len(self.texts)
 
-    @property
+    @cached_property
     def label_names(self) -> tuple[str, ...]:
-        own = tuple(self.own_labels[0]) if self.own_labels else ()
-        return tuple(dict.fromkeys(self.words.label_names + own))
+        names = [n for w in self.words for n in w.label_names]
+        names += [n for own in self.own_labels for n in own]
+        return tuple(dict.fromkeys(names))
+
+    def scored(self) -> np.ndarray:
+        """The held-out inputs the model is scored on: those with a gold class where the
+        corpus has classes (the classifier's own pairs; extra sentences train the dictionary
+        only), else every held-out input."""
+        held = np.asarray(self.heldout, bool)
+        return held if self.classes is None else held & (np.asarray(self.classes) >= 0)
 
     def piece_labels(self, i: int, enc) -> dict[str, list[str]]:
         """Every label name -> one label per token of input ``i``'s encoding ``enc``."""
-        out = self.words.piece_labels(self.source[i], enc)
+        words = self.words[self.part[i] if self.part else 0]
+        out = words.piece_labels(self.source[i], enc)
         for name, value in (self.own_labels[i] if self.own_labels else {}).items():
             out[name] = [NONE if enc.special[t] else value for t in range(enc.n_tokens)]
         return {name: out.get(name, [NONE] * enc.n_tokens) for name in self.label_names}
 
     def fingerprint(self) -> str:
         """A short content hash of the inputs, their split and labels (cache keys)."""
-        h = hashlib.sha1(self.words.fingerprint().encode())
+        h = hashlib.sha1("".join(w.fingerprint() for w in self.words).encode())
         own = self.own_labels or [{}] * len(self)
+        part = self.part or [0] * len(self)
         for i, text in enumerate(self.texts):
             h.update(f"{text}\x1f{self.pairs[i] or ''}\x1f{int(self.heldout[i])}\x1f"
-                     f"{self.source[i]}\x1f{sorted(own[i].items())}".encode("utf-8"))
+                     f"{part[i]}:{self.source[i]}\x1f{sorted(own[i].items())}".encode("utf-8"))
         h.update(repr(self.max_length).encode())
         return h.hexdigest()[:16]
 
@@ -107,7 +120,7 @@ def absa_pairs_corpus(dataset, card: dict, name: str, seed: int = 0) -> FeatureC
     review_first = order == "review-aux"
     return FeatureCorpus(
         name=name, texts=[e.text_a for e in examples], pairs=[e.text_b for e in examples],
-        source=[e.sentence for e in examples], words=words,
+        source=[e.sentence for e in examples], words=[words],
         heldout=np.array([held_sent[e.sentence] for e in examples], bool),
         own_labels=[{"label": e.gold, "aspect": e.category} for e in examples],
         classes=None if is_binary(task) else np.array([e.label for e in examples], np.int64),
@@ -133,4 +146,25 @@ def feature_corpus(dataset, name: str, card: dict | None = None, seed: int = 0,
     words = search_corpus(dataset)
     held = split_sentences(len(words), seed=seed)
     return FeatureCorpus(name, list(words.texts), list(words.pairs), list(range(len(words))),
-                         words, held, notes=list(words.notes))
+                         [words], held, notes=list(words.notes))
+
+
+def concat(corpora, name: str) -> FeatureCorpus:
+    """One corpus of several (each keeps its own split and labels; inputs without a gold
+    class get -1; the first corpus's token cap and class names hold)."""
+    first = corpora[0]
+    words, part, own = [], [], []
+    for c in corpora:
+        base = len(words)
+        words += c.words
+        part += [base + (c.part[i] if c.part else 0) for i in range(len(c))]
+        own += c.own_labels or [{}] * len(c)
+    classes = None
+    if first.classes is not None:
+        classes = np.concatenate([c.classes if c.classes is not None
+                                  else np.full(len(c), -1, np.int64) for c in corpora])
+    return FeatureCorpus(
+        name, [t for c in corpora for t in c.texts], [p for c in corpora for p in c.pairs],
+        [s for c in corpora for s in c.source], words,
+        np.concatenate([c.heldout for c in corpora]), own, classes, first.class_names,
+        first.max_length, [n for c in corpora for n in c.notes], part)

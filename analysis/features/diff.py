@@ -79,7 +79,7 @@ def diff(base, after, corpus, layer: int, settings: TrainSettings, x_after: np.n
     if specific[CLASSES[4]] and unavailable(after, ft) is None:
         units = {i: corpus.source[i] for i in tok.inputs}
         effects = class_effects(after, ft, x_after, codes, specific[CLASSES[4]], units,
-                                stop=stop)
+                                stop=stop, only=corpus.scored())
     latents = []
     for name in (CLASSES[4], CLASSES[0]):
         for j in specific[name]:

@@ -42,10 +42,10 @@ def unavailable(loaded, sae: SAE) -> str | None:
 
 def class_effects(loaded, sae: SAE, x: np.ndarray, c: Codes, features: Sequence[int],
                   units: Sequence[int] | None = None, progress: Progress | None = None,
-                  stop: Callable[[], bool] | None = None) -> dict[int, dict]:
+                  stop: Callable[[], bool] | None = None, only=None) -> dict[int, dict]:
     """``{feature: {"n", "mean": [C], "low": [C], "high": [C]}}`` over the held-out inputs of
     ``c``'s tokens (``x`` their activations at ``sae.layer``; ``units[input]`` groups inputs
-    for the bootstrap, default each on its own)."""
+    for the bootstrap, default each on its own; ``only[input]``: the inputs to use)."""
     why = unavailable(loaded, sae)
     if why:
         raise InputError(why)
@@ -58,7 +58,8 @@ def class_effects(loaded, sae: SAE, x: np.ndarray, c: Codes, features: Sequence[
     held_rows = np.flatnonzero(tok.heldout)
     rows_of: dict[int, np.ndarray] = {}
     for i in np.unique(tok.example[held_rows]):
-        rows_of[int(i)] = held_rows[tok.example[held_rows] == i]
+        if only is None or only[int(i)]:
+            rows_of[int(i)] = held_rows[tok.example[held_rows] == i]
     deltas: dict[int, list] = {int(f): [] for f in wanted}
     unit_of: dict[int, list] = {int(f): [] for f in wanted}
     done = 0

@@ -114,8 +114,10 @@ def splice_fidelity(loaded, sae: SAE, encodings: Sequence, classes=None, batch_s
         if clf:
             logits = {k: v.output.logits.double() for k, v in runs.items()}
             pred = logits["clean"].argmax(-1)
-            gold = (torch.as_tensor(np.asarray(classes)[idx]) if classes is not None
-                    else pred)
+            gold = pred
+            if classes is not None:  # the gold class where the input has one (-1: none)
+                known = torch.as_tensor(np.asarray(classes)[idx])
+                gold = torch.where(known >= 0, known, pred)
             agree += (logits["splice"].argmax(-1) == pred).double().tolist()
             for k, lg in logits.items():
                 losses[k] += torch.nn.functional.cross_entropy(

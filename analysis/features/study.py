@@ -163,10 +163,11 @@ def run(inputs: Inputs, models: Models, progress: Progress | None = None,
     counts = firing_counts(sae, x)
     quality = reconstruction_scores(sae, x[tok.heldout], x[train].mean(0))
     quality["dead"] = float((counts == 0).mean())
-    held_encs = [e for e, i in zip(tok.encodings, tok.inputs) if corpus.heldout[i]]
+    scored = corpus.scored()
+    held_encs = [e for e, i in zip(tok.encodings, tok.inputs) if scored[i]]
     classes = None
     if corpus.classes is not None:
-        classes = np.asarray([corpus.classes[i] for i in tok.inputs if corpus.heldout[i]])
+        classes = np.asarray([corpus.classes[i] for i in tok.inputs if scored[i]])
     quality.update(splice_fidelity(loaded, sae, held_encs, classes, inputs.batch_size,
                                    _stage(progress, 0.65, 0.1, "splicing")))
     quality["heldout_tokens"] = int(tok.heldout.sum())
@@ -203,7 +204,8 @@ def run(inputs: Inputs, models: Models, progress: Progress | None = None,
     elif inputs.effects:
         units = {i: corpus.source[i] for i in tok.inputs}
         effects = class_effects(loaded, sae, x, codes, chosen[:inputs.effects], units,
-                                _stage(progress, 0.8, 0.1, "class effects"), stop)
+                                _stage(progress, 0.8, 0.1, "class effects"), stop,
+                                only=scored)
     seconds["effects"] = time.perf_counter() - t
     card = {**sae.card, "corpus": corpus.name, "model": loaded.name,
             "seed": inputs.settings.seed, **{k: quality[k] for k in (
