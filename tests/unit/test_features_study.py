@@ -169,3 +169,26 @@ def test_precomputed_is_read_only_for_its_recipe(tmp_path):
     assert precomputed.load(f) is None
     f.write_text("{not json")
     assert precomputed.load(f) is None
+
+
+def test_a_corpus_of_several_parts_keeps_each_parts_labels_and_split():
+    from transformers import AutoTokenizer
+
+    from analysis.encoding import encode
+    from analysis.features.corpus import concat
+    from analysis.models import default_model_path
+
+    card = {"task": "nli_m", "pair_order": "review-aux", "max_length": 64,
+            "heldout_ids": ["s001"]}
+    pairs = corpus_of("sample", card, max_examples=4)
+    tree = corpus_of("treebank", None, max_examples=6)
+    both = concat([pairs, tree], "both")
+    assert len(both) == 20 + 6 and both.part == [0] * 20 + [1] * 6
+    assert list(both.classes[20:]) == [-1] * 6
+    assert both.scored().sum() == 5  # s001's five pairs; the treebank's held-out not scored
+    assert both.heldout[20:].sum() == 1  # ... though it keeps its own held-out sentence
+    tok = AutoTokenizer.from_pretrained(default_model_path())
+    labels = both.piece_labels(20, encode(tok, both.texts[20]))
+    assert labels["upos"][1] != "_" and set(labels["role"]) == {"_"}
+    first = both.piece_labels(0, encode(tok, both.texts[0], both.pairs[0]))
+    assert first["aspect"][1] == "price" and set(first["upos"]) == {"_"}
