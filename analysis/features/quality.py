@@ -24,6 +24,7 @@ import numpy as np
 
 from analysis.batching import batches, collate
 from analysis.features.sae import SAE
+from analysis.features.train import topk_relu
 from analysis.forward import forward, forward_spliced
 
 Progress = Callable[[int, int], None]
@@ -73,8 +74,6 @@ def splice_fn(sae: SAE, zero: bool = False):
     """``h -> reconstruction(h)`` (or zeros) on torch tensors of any leading shape."""
     # lazy: torch takes seconds to import; the CLI checks its input first
     import torch
-
-    from analysis.features.train import topk_relu
 
     t = sae.tensors_torch()
     k = sae.k if sae.activation == "topk" else None

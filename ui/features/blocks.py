@@ -118,8 +118,8 @@ def features_frame(result, sort: str) -> pd.DataFrame:
                      "largest class effect (points)": None if biggest is None
                      else round(100 * biggest, 2)})
     df = pd.DataFrame(rows)
-    key = "largest class effect (points)" if sort == "effect" else "fires on (%)"
-    return df.sort_values(key, ascending=False, na_position="last", kind="stable")
+    column = "largest class effect (points)" if sort == "effect" else "fires on (%)"
+    return df.sort_values(column, ascending=False, na_position="last", kind="stable")
 
 
 def per_sentence_frame(view: dict, labels: list, k: int = 5) -> pd.DataFrame:
@@ -203,7 +203,7 @@ def show_dashboard(result, feature: int, source: dict) -> None:
     st.html(contexts_html(d["contexts"]))
     if d["histogram"]["counts"]:
         chart = histogram_chart(d["histogram"], feature)
-        st.altair_chart(chart, width="stretch", key=f"f-hist-{feature}")
+        st.altair_chart(chart, width="stretch", key=S.CHART.format(f"hist-{feature}"))
         chart_downloads(chart, f"feature_{feature}_histogram", key=S.DL.format("hist"))
     df = alignment_frame(d["alignment"])
     if len(df):
@@ -216,7 +216,7 @@ def show_dashboard(result, feature: int, source: dict) -> None:
         edf = effect_frame(effect, result.class_names)
         chart = effect_chart(edf, f"Switching #{feature} off: change of each class's "
                                     f"probability ({effect['n']} held-out inputs)")
-        st.altair_chart(chart, width="stretch", key=f"f-effect-{feature}")
+        st.altair_chart(chart, width="stretch", key=S.CHART.format(f"effect-{feature}"))
         chart_downloads(chart, f"feature_{feature}_effects", key=S.DL.format("effect"), df=edf)
         add_button(f"Features: #{feature}'s class effects", S.ADD.format("effect"), chart=chart,
                    **source)

@@ -27,7 +27,6 @@ from ui.features import compute as C
 from ui.features import state as S
 
 Q = "query-params"
-EXAMPLE, SIDEBAR = "Example checkpoint", "Sidebar model"
 
 
 def controls(n_layers: int) -> S.View:
@@ -56,9 +55,8 @@ def render() -> None:
                "few of many learned directions (features), each firing on something one can "
                "name; and, against the model before fine-tuning, what fine-tuning added.")
     ctx = context()
-    choice = url_choice(st, "Model", [EXAMPLE, SIDEBAR], key="f_model", widget="radio",
-                        horizontal=True)
-    spec = EXAMPLE_SPEC if choice == EXAMPLE else ctx.spec
+    choice = url_choice(st, "Model", S.MODELS, key=S.MODEL, widget="radio", horizontal=True)
+    spec = EXAMPLE_SPEC if choice == S.EXAMPLE else ctx.spec
     explain("A sparse autoencoder (SAE) rewrites each token's vector at a layer as a sum of a "
             "few directions out of many (here at most k of m); each direction is a **feature**, "
             "and a good one fires on tokens that share something: a part of speech, an aspect "
@@ -161,7 +159,7 @@ def render() -> None:
                     "model) to train the crosscoder.")
         else:
             chart = B.share_chart(cc)
-            st.altair_chart(chart, width="stretch", key="f-shares")
+            st.altair_chart(chart, width="stretch", key=S.CHART.format("shares"))
             chart_downloads(chart, "crosscoder_shares", key=S.DL.format("shares"),
                             df=B.latents_frame(cc))
             st.dataframe(B.latents_frame(cc), hide_index=True, width="stretch")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Widgets bound to the URL (the key is the URL parameter)
+MODEL = "f_model"      # the example checkpoint or the sidebar's model
 LAYER = "f_layer"      # hidden_states index, 0 = the embeddings
 FEATURE = "f_feature"  # the feature opened in the browser
 SORT = "f_sort"        # frequency | effect
@@ -19,6 +20,7 @@ COMPARE = "f_compare"  # train the crosscoder against the base model too
 
 # Widget keys that are not in the URL
 COPY = "f_copy"
+CHART = "f-chart-{}"   # the page's charts (hist-N, effect-N, shares)
 TRAIN = "f_train"
 DL = "dl-features-{}"
 JSON = "f_json"
@@ -31,6 +33,8 @@ RESULTS = "features_results"
 JOB = "features-train"
 JOB_KIND = "Features dictionary"
 
+EXAMPLE, SIDEBAR = "Example checkpoint", "Sidebar model"
+MODELS = [EXAMPLE, SIDEBAR]
 SORTS = {"frequency": "how often it fires", "effect": "its effect on the classifier"}
 TABS = ["Feature browser", "Per sentence", "Before and after", "All features"]
 DATAS = {"sample": "ABSA sample (the classifier's pairs; aspect roles, labels)",
