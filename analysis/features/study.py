@@ -117,6 +117,26 @@ class Live:
     labels: dict
     fires_labelled: np.ndarray
     crosscoder: Any = None
+    loaded: Any = None  # the model read (class effects of any feature on demand)
+    corpus: FeatureCorpus | None = None
+
+
+def effect(result: "Result", feature: int) -> dict | None:
+    """Feature ``feature``'s class effects measured now from a live result (kept in
+    ``result.effects``); None where the model has no classes or the layer is the embeddings."""
+    live = result.live
+    if feature in result.effects or live is None or live.loaded is None:
+        return result.effects.get(feature)
+    if unavailable(live.loaded, live.sae) is not None:
+        return None
+    tok = live.acts.tokens
+    units = {i: live.corpus.source[i] for i in tok.inputs}
+    out = class_effects(live.loaded, live.sae, live.acts.x[live.sae.layer], live.codes,
+                        [int(feature)], units, only=live.corpus.scored())
+    result.effects[int(feature)] = out[int(feature)]
+    if not result.class_names:
+        result.class_names = list(live.corpus.class_names)
+    return result.effects[int(feature)]
 
 
 def _stage(progress: Progress | None, start: float, width: float, text: str):
@@ -192,7 +212,7 @@ def run(inputs: Inputs, models: Models, progress: Progress | None = None,
     summ["align"] = [a[0] if a else None for a in aligned]
     order = np.argsort(-np.asarray(summ["freq"]), kind="stable")
     chosen = [int(f) for f in order[:inputs.dashboards] if summ["freq"][f] > 0]
-    live = Live(sae, acts, codes, labels, fires_labelled)
+    live = Live(sae, acts, codes, labels, fires_labelled, loaded=loaded, corpus=corpus)
     dashboards = {f: dashboard(live, f) for f in chosen}
     seconds["browser"] = time.perf_counter() - t
     t = time.perf_counter()

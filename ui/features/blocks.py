@@ -11,7 +11,9 @@ import streamlit as st
 
 from analysis.features.corpus import LABEL_NAMES
 from analysis.features.crosscoder import CLASSES
+from analysis.features.effects import unavailable
 from analysis.features.study import dashboard
+from analysis.features.study import effect as measure_effect
 from ui.common.charts import fit_width
 from ui.common.errors import plain
 from ui.common.exports.export import chart_downloads
@@ -220,6 +222,12 @@ def show_dashboard(result, feature: int, source: dict) -> None:
         chart_downloads(chart, f"feature_{feature}_effects", key=S.DL.format("effect"), df=edf)
         add_button(f"Features: #{feature}'s class effects", S.ADD.format("effect"), chart=chart,
                    **source)
+    elif result.live is not None and result.live.loaded is not None and \
+            unavailable(result.live.loaded, result.live.sae) is None:
+        if st.button(f"Measure #{feature}'s class effect", key=S.EFFECT,
+                     icon=":material/science:"):
+            measure_effect(result, feature)
+            st.rerun()
     elif result.class_names:
         st.caption("Class effects are measured for the most frequent features; compute live "
                    "to measure this one.")

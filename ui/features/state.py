@@ -22,6 +22,7 @@ COMPARE = "f_compare"  # train the crosscoder against the base model too
 COPY = "f_copy"
 CHART = "f-chart-{}"   # the page's charts (hist-N, effect-N, shares)
 TRAIN = "f_train"
+EFFECT = "f_effect"
 DL = "dl-features-{}"
 JSON = "f_json"
 ADD = "features-{}"    # "Add to report" keys
