@@ -8,8 +8,8 @@ from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
 from ui.common.exports.keep import keep_report
 from ui.common.exports.state import KEEP_RUN
-from ui.common.frame.resources import freeze_long_lived
-from ui.common.settings import SettingsError, settings
+from ui.server.housekeeping import freeze_long_lived
+from ui.server.settings import SettingsError, settings
 from ui.common.frame.sidebar import leave_legacy_navigation, render
 
 # A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
@@ -32,7 +32,7 @@ st.html(
     "</style>"
 )
 
-try:  # DASHBOARD_MODE / DASHBOARD_SETTINGS (ui/common/settings.py): a bad value stops here, plainly
+try:  # DASHBOARD_MODE / DASHBOARD_SETTINGS (ui/server/settings.py): a bad value stops here, plainly
     settings()
 except SettingsError as exc:
     st.error(plain(str(exc)), icon=":material/error:")
@@ -60,6 +60,8 @@ PAGES = [
     st.Page("pages/patching.py", title="Causal patching", icon=":material/swap_horiz:",
             url_path="patching"),
     st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
+    st.Page("pages/predictions.py", title="Predictions", icon=":material/table_view:",
+            url_path="predictions"),
     st.Page("pages/features.py", title="Features", icon=":material/grain:", url_path="features"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]

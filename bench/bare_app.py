@@ -7,7 +7,7 @@ No project code, no model, no chart, no cache: whatever the dashboard spends abo
 action is the dashboard's own work.
 
 With BARE_FREEZE=1 the page also freezes its heap out of the full garbage collection Streamlit
-runs after every rerun, once, as the dashboard does (ui.common.frame.resources.freeze_long_lived):
+runs after every rerun, once, as the dashboard does (ui.server.housekeeping.freeze_long_lived):
 the floor with Streamlit's own ``gc.collect(2)`` over its ~50,000 objects taken out.
 
     python -m streamlit run bench/bare_app.py

@@ -49,13 +49,13 @@ def _budget(hhmm):
 
 
 def main(argv=None) -> int:
-    from analysis.aspects import tasks
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.aspects.data import split_dataset
-    from analysis.aspects.finetune import evaluate, make_classifier
-    from analysis.aspects.pipeline import run_fine_tune
-    from analysis.aspects.readers import read_semeval14
-    from analysis.models import load_model
+    from analysis.absa import tasks
+    from analysis.absa.checkpoints import load_checkpoint
+    from analysis.absa.data import split_dataset
+    from analysis.absa.finetune import evaluate, make_classifier
+    from analysis.absa.pipeline import run_fine_tune
+    from analysis.absa.readers import read_semeval14
+    from analysis.core.models import load_model
 
     p = argparse.ArgumentParser()
     p.add_argument("--task", default="qa_m", choices=tasks.TASKS)

@@ -84,9 +84,9 @@ def main() -> None:
     from analysis.attribution.run import MIXING, encode_input, mixing_layers
     from analysis.attribution.mixing import normalise_rows
     from analysis.attribution.zeroing import value_zeroing, value_zeroing_layer_rerun
-    from analysis.forward import forward
-    from analysis.hooks import layer_parts
-    from analysis.models import load_model
+    from analysis.core.forward import forward
+    from analysis.core.hooks import layer_parts
+    from analysis.core.models import load_model
     from bench.reference_attribution import value_zeroing_loop
 
     print(f"torch threads: {torch.get_num_threads()}; load: {os.getloadavg()}")
@@ -166,7 +166,7 @@ def main() -> None:
 def _classifier():
     """The example checkpoint with its head, else the default encoder with a seeded,
     untrained classification head (5 labels, as the example)."""
-    from analysis.aspects.example import example_ready
+    from analysis.absa.example import example_ready
     from analysis.attribution import load_for_attribution
 
     if example_ready():
@@ -174,7 +174,7 @@ def _classifier():
     import torch
     from transformers import AutoModelForSequenceClassification
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     torch.manual_seed(0)
     base = load_model("default")

@@ -1,10 +1,10 @@
 """The CUDA path against the CPU path: every corpus study, in this process, through the one
-forward path (``analysis.forward``) on the CPU and on CUDA (``DASHBOARD_DEVICE``, read by
-``analysis.models.pick_device`` in every ``load_model``), over the same model and data, with
+forward path (``analysis.core.forward``) on the CPU and on CUDA (``DASHBOARD_DEVICE``, read by
+``analysis.core.models.pick_device`` in every ``load_model``), over the same model and data, with
 the library calls of the CLI (analysis/cli/*.py). Per study: CPU seconds, CUDA seconds, the
 ratio and the largest absolute difference of the study's numbers (every number of its JSON but
 timings), PASS when it is within ``--tol`` (1e-4). Also the example recipe's fine-tune
-(``analysis.aspects.example.build_example``, ``--finetune-steps`` steps) on both, in steps/s;
+(``analysis.absa.example.build_example``, ``--finetune-steps`` steps) on both, in steps/s;
 its CUDA checkpoint is the classifier of the studies that need one (noop gradients, drift's
 "after", head importance, attribution faithfulness). Exit status 1 on any FAIL.
 
@@ -115,14 +115,14 @@ def fp32_model(src: Path, dst: Path) -> Path:
 
 
 def finetune(base: str, out: Path, steps: int, dropout: bool = True) -> dict:
-    """The example recipe's fine-tune (analysis.aspects.example.build_example) for ``steps``
+    """The example recipe's fine-tune (analysis.absa.example.build_example) for ``steps``
     steps from ``base``, saved to ``out``: its losses, steps/s and held-out metrics. The CPU
     and CUDA draw different dropout masks from one seed, so only ``dropout=False`` (every
     dropout probability of the base's config set to 0 before the classifier is made from it)
     gives losses that can be compared."""
-    from analysis.aspects.checkpoints import read_card
-    from analysis.aspects.example import build_example
-    from analysis.models import load_model
+    from analysis.absa.checkpoints import read_card
+    from analysis.absa.example import build_example
+    from analysis.core.models import load_model
 
     if out.exists():
         shutil.rmtree(out)
@@ -134,7 +134,7 @@ def finetune(base: str, out: Path, steps: int, dropout: bool = True) -> dict:
     losses: list[float] = []
     seconds: list[float] = []
 
-    import analysis.aspects.pipeline as pipeline
+    import analysis.absa.pipeline as pipeline
     real = pipeline.run_fine_tune
 
     def spy(*args, progress=None, **kwargs):  # the per-step losses, from the trainer's calls
@@ -184,7 +184,7 @@ def finetune_row(name, base, work, steps, dropout, other, tol) -> dict:
 def set_device(side: str) -> str:
     """Point every ``load_model`` at ``side`` ("cpu" or "cuda") through DASHBOARD_DEVICE."""
     os.environ["DASHBOARD_DEVICE"] = side
-    from analysis.models import pick_device
+    from analysis.core.models import pick_device
 
     return pick_device()
 

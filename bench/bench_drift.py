@@ -35,11 +35,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from analysis.corpus import read_corpus  # noqa: E402
+from analysis.core.corpus import read_corpus  # noqa: E402
 from analysis.drift import compare_models, head_cosine, load_pair  # noqa: E402
-from analysis.encoding import Corpus, encode_dataset  # noqa: E402
-from analysis.forward import forward, forward_batches  # noqa: E402
-from analysis.models import load_model  # noqa: E402
+from analysis.core.encoding import Corpus, encode_dataset  # noqa: E402
+from analysis.core.forward import forward, forward_batches  # noqa: E402
+from analysis.core.models import load_model  # noqa: E402
 from bench.reference_drift import batched_head_cosine  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"

@@ -1,4 +1,4 @@
-"""Benchmark: the example checkpoint's recipe (``analysis.example.RECIPE``, also the
+"""Benchmark: the example checkpoint's recipe (``analysis.core.example.RECIPE``, also the
 Aspect heads page's defaults) on the bundled ABSA sample, against baselines in the same run.
 
 Issue 29 (the default run): the whole-model recipe (every layer, embeddings included) side by
@@ -57,7 +57,7 @@ def majority(test, task: str) -> tuple[dict, float]:
     """(metrics of the majority predictor on the held-out pairs, majority share in percent)."""
     import numpy as np
 
-    from analysis.aspects import tasks
+    from analysis.absa import tasks
 
     pols = Counter(c["polarity"] for row in test for c in row["categories"])
     label, count = pols.most_common(1)[0]
@@ -77,8 +77,8 @@ def build(loaded, recipe, **options) -> tuple[float, float, dict]:
     epochs + 1 (one evaluation a pass and a final one; an upper bound)."""
     import math
 
-    from analysis.aspects.checkpoints import read_card
-    from analysis.aspects.example import build_example, split_sample
+    from analysis.absa.checkpoints import read_card
+    from analysis.absa.example import build_example, split_sample
 
     with tempfile.TemporaryDirectory() as tmp:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -120,12 +120,12 @@ def step_floor(loaded, recipe, n_batches: int = 40) -> dict[str | int, float]:
 
     import torch
 
-    from analysis.aspects import tasks
-    from analysis.aspects.example import split_sample
-    from analysis.aspects.finetune import (_tokenize, freeze_lower_layers, lower_layer_outputs,
+    from analysis.absa import tasks
+    from analysis.absa.example import split_sample
+    from analysis.absa.finetune import (_tokenize, freeze_lower_layers, lower_layer_outputs,
                                            make_classifier, training_forward)
-    from analysis.batching import batches
-    from analysis.example import PREVIOUS_RECIPE
+    from analysis.core.batching import batches
+    from analysis.core.example import PREVIOUS_RECIPE
 
     train, _ = split_sample(recipe)
     examples = tasks.build_examples(train, recipe.task, recipe.pair_order)
@@ -155,10 +155,10 @@ def step_floor(loaded, recipe, n_batches: int = 40) -> dict[str | int, float]:
 def main(argv=None) -> int:
     import torch
 
-    from analysis.aspects.example import split_sample
-    from analysis.example import PREVIOUS_RECIPE, RECIPE
-    from analysis.aspects.pipeline import run_fine_tune
-    from analysis.models import load_model
+    from analysis.absa.example import split_sample
+    from analysis.core.example import PREVIOUS_RECIPE, RECIPE
+    from analysis.absa.pipeline import run_fine_tune
+    from analysis.core.models import load_model
 
     p = argparse.ArgumentParser()
     p.add_argument("--no-old", action="store_true", help="skip the old page defaults")

@@ -43,8 +43,8 @@ def sentences() -> list[str]:
         from analysis.syntax.treebank import read_conllu
 
         return [" ".join(r["words"]) for r in read_conllu(EWT)]
-    from analysis.aspects.readers import load_sample
-    from analysis.corpus import sample_corpus
+    from analysis.absa.readers import load_sample
+    from analysis.core.corpus import sample_corpus
 
     return list(load_sample()["text"]) + list(sample_corpus()["text"])
 
@@ -61,13 +61,13 @@ def main() -> int:
 
     import torch
 
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
     from analysis.features.activations import Tokens
     from analysis.features.browser import codes, dashboard
     from analysis.features.quality import firing_counts, reconstruction_scores
     from analysis.features.train import TrainSettings, train_sae
-    from analysis.forward import forward_batches
-    from analysis.models import load_model
+    from analysis.core.forward import forward_batches
+    from analysis.core.models import load_model
 
     torch.set_num_threads(args.threads)
     loaded = load_model(args.model)

@@ -68,7 +68,7 @@ BIG_CONFIG = {"model_type": "bert", "architectures": ["BertForSequenceClassifica
 
 def crafted(folder: Path) -> dict[str, Path]:
     """The crafted files, written to ``folder``."""
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="23000" height="23000">'
            '<rect width="23000" height="23000" fill="#3b6fd8"/></svg>')
@@ -103,7 +103,7 @@ def crafted(folder: Path) -> dict[str, Path]:
 
 
 def _checkpoint_zip(config: dict, weights: bytes) -> bytes:
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -117,7 +117,7 @@ def _checkpoint_zip(config: dict, weights: bytes) -> bytes:
 def crafted_issue34(folder: Path) -> dict[str, Path]:
     """Issue 34's crafted files: the quadratic-JSON header and JSONL, the checkpoint whose
     weights miss the model's tensors, 300 lines at the demo's 2,000-character cap."""
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     pattern = '[' + '\\"' * (8 << 20)  # 16 MB of [\"\"\"...: deflates to about 300 KB
     header = pattern.encode()

@@ -42,15 +42,15 @@ sys.path.insert(0, str(ROOT))
 
 
 def model_and_pairs(n_pairs: int, folder: str | None = None):
-    from analysis.aspects.example import example_ready, load_example, split_sample
-    from analysis.aspects.finetune import make_classifier
-    from analysis.aspects.readers import load_absa
-    from analysis.aspects.checkpoints import as_loaded
-    from analysis.aspects.tasks import build_examples
-    from analysis.models import load_model
+    from analysis.absa.example import example_ready, load_example, split_sample
+    from analysis.absa.finetune import make_classifier
+    from analysis.absa.readers import load_absa
+    from analysis.absa.checkpoints import as_loaded
+    from analysis.absa.tasks import build_examples
+    from analysis.core.models import load_model
 
     if folder:
-        from analysis.aspects.checkpoints import load_checkpoint
+        from analysis.absa.checkpoints import load_checkpoint
 
         loaded, card = load_checkpoint(folder)
         what = f"{folder} ({loaded.n_layers} x {loaded.n_heads})"
@@ -80,7 +80,7 @@ def main() -> None:
 
     import torch
 
-    from analysis.aspects.finetune import _tokenize
+    from analysis.absa.finetune import _tokenize
     from analysis.importance.ablate import MAX_TOKENS, run_ablations, single_ablations
     from analysis.importance.evalset import EvalSet
     from analysis.importance.scoring import AbsaScorer

@@ -44,7 +44,7 @@ read back from /proc.
 Printed: p50 / p95 of time to first view and of the interactions (overall and per kind), idle
 vs under load, their ratio and counts; CPU seconds of the server's own process (and of the
 queue's job threads in it), of its child processes (the fine-tune,
-analysis/execution/child.py), of the
+analysis/core/execution/child.py), of the
 client side and of the rest of the machine during each crowd phase; the server's peak RSS per
 phase (VmRSS of the server process and its children, polled every 0.25 s, and the kernel's
 VmHWM); the fine-tunes and how much of the load phase one was running; the server's own CPU
@@ -255,7 +255,7 @@ def main() -> int:
               file=sys.stderr)
         return 2
     os.environ.setdefault("DASHBOARD_MODE", "demo")
-    from analysis.example import example_ready, missing_message
+    from analysis.core.example import example_ready, missing_message
 
     if not example_ready():
         print(f"bench_load: {missing_message()}", file=sys.stderr)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def corpus(n: int):
-    from analysis.corpus import make_dataset, read_corpus
+    from analysis.core.corpus import make_dataset, read_corpus
 
     base = read_corpus(DATA)["text"]
     texts = [base[i % len(base)] for i in range(n)]
@@ -57,7 +57,7 @@ def rss_mb() -> float:
 def child(method: str, n: int, batch_size: int, norms: bool, out: str) -> None:
     import torch
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.noop import corpus_stats
     from bench.reference_noop import corpus_stats_loop
 
@@ -85,8 +85,8 @@ def child(method: str, n: int, batch_size: int, norms: bool, out: str) -> None:
 def forward_only(loaded, ds, batch_size: int) -> dict:
     """The pipeline's batches and forwards with nothing else (no statistics): the floor that
     any batched pipeline pays on this machine, to read the ratio against."""
-    from analysis.encoding import encode_dataset
-    from analysis.forward import forward_batches
+    from analysis.core.encoding import encode_dataset
+    from analysis.core.forward import forward_batches
 
     encs = encode_dataset(loaded.tokenizer, ds, loaded.max_length).encodings
     per_pair = 4 * loaded.n_layers * loaded.n_heads * 2

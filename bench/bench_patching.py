@@ -30,10 +30,10 @@ COUNTER = TEXT.replace("friendly", "rude")
 
 
 def example_or_stand_in():
-    from analysis.aspects.checkpoints import as_loaded
-    from analysis.aspects.example import example_ready, load_example
-    from analysis.aspects.finetune import make_classifier
-    from analysis.models import load_model
+    from analysis.absa.checkpoints import as_loaded
+    from analysis.absa.example import example_ready, load_example
+    from analysis.absa.finetune import make_classifier
+    from analysis.core.models import load_model
 
     if example_ready():
         return load_example()[0], "the example checkpoint"
@@ -46,7 +46,7 @@ def bert_base():
     import torch
     import transformers as T
 
-    from analysis.models import LoadedModel, default_model_path
+    from analysis.core.models import LoadedModel, default_model_path
 
     torch.manual_seed(0)
     cfg = T.BertConfig(num_labels=5)  # 12 layers x 12 heads, 768 wide (BERT-base)
@@ -58,9 +58,9 @@ def bert_base():
 
 def one_per_head(loaded, text, pair, ctext, cpair) -> float:
     """The per-head map the slow way: one forward per head (baseline)."""
-    from analysis.batching import collate
-    from analysis.encoding import encode
-    from analysis.forward import forward, forward_patched
+    from analysis.core.batching import collate
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward, forward_patched
     from analysis.patching.run import head_masks
 
     t0 = time.perf_counter()

@@ -46,14 +46,14 @@ FALLBACK = (
 def review_sentences(limit: int = 40) -> list[str]:
     if not DATA.is_file():
         return [s.strip() + "." for s in FALLBACK.split(".") if s.strip()]
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
 
     return list(read_corpus(DATA, max_examples=limit)["text"])
 
 
 def pair_of_length(tokenizer, sentences: list[str], n: int):
     """(text A, text B) of consecutive review sentences whose pair encoding has n tokens."""
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
 
     for start in range(len(sentences) - 1):
         a_words: list[str] = []
@@ -88,8 +88,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     from analysis.attention.views import head_view_payload, model_view_payload, views_payload
-    from analysis.forward import forward
-    from analysis.models import load_model
+    from analysis.core.forward import forward
+    from analysis.core.models import load_model
     from bench.reference_attention import full_json_size, payload_size
 
     loaded = load_model("default")

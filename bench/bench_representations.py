@@ -67,8 +67,8 @@ def load():
 
 
 def models(after: str):
-    from analysis.example import example_ready
-    from analysis.models import load_model
+    from analysis.core.example import example_ready
+    from analysis.core.models import load_model
 
     a = load_model("default")
     if after == "example" and not example_ready():
@@ -169,7 +169,7 @@ def shards(a, b, n_sentences: int, k: int) -> None:
     import numpy as np
 
     from analysis.representations.run import corpus_job
-    from analysis.execution.corpus import run_local, run_sharded, shard_bounds
+    from analysis.core.execution.corpus import run_local, run_sharded, shard_bounds
     from analysis.syntax.treebank import read_conllu
 
     if not DATA.exists():

@@ -35,8 +35,8 @@ os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 def setup(study: str, n: int, batch_size: int):
     """(job, models, dataset, flatten(result) -> {name: array})."""
-    from analysis.corpus import read_corpus
-    from analysis.models import load_model
+    from analysis.core.corpus import read_corpus
+    from analysis.core.models import load_model
 
     if study == "syntax":
         from analysis.syntax import read_conllu
@@ -85,8 +85,8 @@ def main() -> None:
 
     import ray
 
-    from analysis.execution.raydata import run_ray
-    from analysis.execution.corpus import run_local
+    from analysis.core.execution.raydata import run_ray
+    from analysis.core.execution.corpus import run_local
 
     job, models, ds, flat = setup(args.study, args.n, args.batch_size)
     t = time.perf_counter()

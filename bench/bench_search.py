@@ -58,9 +58,9 @@ def main() -> int:
 
     import torch
 
-    from analysis.encoding import encode
-    from analysis.forward import forward_batches
-    from analysis.models import load_model
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward_batches
+    from analysis.core.models import load_model
     from analysis.search import build_index, exact_search, write_index
     from analysis.search.corpus import search_corpus
     from analysis.search.index import IndexData, recall_at, tuned_hnsw, unit_rows

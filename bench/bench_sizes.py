@@ -137,10 +137,10 @@ def embedded_classifier(root: Path | None) -> Path:
     without its training), built once beside the stand-ins."""
     from transformers import AutoModelForSequenceClassification  # noqa: F401
 
-    from analysis.aspects.checkpoints import make_card, save_checkpoint
-    from analysis.aspects.finetune import make_classifier
-    from analysis.example import RECIPE
-    from analysis.models import load_model
+    from analysis.absa.checkpoints import make_card, save_checkpoint
+    from analysis.absa.finetune import make_classifier
+    from analysis.core.example import RECIPE
+    from analysis.core.models import load_model
 
     out = (Path(root) if root else standins.standins_root()) / "embedded-clf"
     if (out / "model.safetensors").is_file():
@@ -176,11 +176,11 @@ def pair_of_length(tokenizer, n: int) -> tuple[str, str]:
 
 def review_words() -> list[str]:
     if SEMEVAL.is_file():
-        from analysis.corpus import read_corpus
+        from analysis.core.corpus import read_corpus
 
         ds = read_corpus(str(SEMEVAL), max_examples=200)
         return " ".join(ds["text"]).split()
-    from analysis.aspects.readers import load_sample
+    from analysis.absa.readers import load_sample
 
     return " ".join(load_sample()["text"]).split()
 
@@ -217,8 +217,8 @@ def forward_floor(loaded, texts, pairs=None, batch_size=32, **kw) -> float:
 def row_attention(ctx, n_tokens: int):
     import analysis.attention
     import analysis.attention.views as views
-    from analysis.maps import level_view
-    from analysis.models import load_model
+    from analysis.core.maps import level_view
+    from analysis.core.models import load_model
 
     loaded = load_model(ctx.base)
     text, pair = pair_of_length(loaded.tokenizer, n_tokens)
@@ -234,7 +234,7 @@ def row_attention(ctx, n_tokens: int):
 
 
 def semeval_texts(n):
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
 
     if not SEMEVAL.is_file():
         raise FileNotFoundError(f"{SEMEVAL} is absent")
@@ -242,7 +242,7 @@ def semeval_texts(n):
 
 
 def row_noop(ctx):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.noop import corpus_stats
 
     ds = semeval_texts(ctx.n["noop"])
@@ -255,7 +255,7 @@ def row_noop(ctx):
 
 def row_drift(ctx):
     from analysis.drift import compare_models, load_pair
-    from analysis.encoding import encode_dataset
+    from analysis.core.encoding import encode_dataset
 
     ds = semeval_texts(ctx.n["drift"])
     before, after = load_pair(ctx.base, ctx.clf)
@@ -282,7 +282,7 @@ def treebank_texts(ds):
 
 
 def row_syntax_heads(ctx):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import syntax_heads
 
     ds = treebank(ctx.n["syntax"])
@@ -293,7 +293,7 @@ def row_syntax_heads(ctx):
 
 
 def row_syntax_probe(ctx):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import probe_layers
 
     ds = treebank(ctx.n["syntax"])
@@ -308,7 +308,7 @@ def layer_floor(model, x, mask_2d, block: int) -> float:
     floor), ``block`` copies at a time; ``x``: the layers' inputs [L][1, n, d]."""
     import torch
 
-    from analysis.hooks import encoder_layers
+    from analysis.core.hooks import encoder_layers
 
     layers = encoder_layers(model)
     n = x[0].shape[1]
@@ -352,7 +352,7 @@ def row_attribution(ctx, n_tokens: int):
     from analysis.attribution.gradients import IG_STEPS
     from analysis.attribution.run import MIXING
     from analysis.attribution.zeroing import block_size
-    from analysis.forward import forward
+    from analysis.core.forward import forward
 
     loaded = load_for_attribution(ctx.clf)
     text, pair = pair_of_length(loaded.tokenizer, n_tokens)
@@ -404,7 +404,7 @@ def row_faithfulness(ctx):
 def row_importance(ctx):
     import torch
 
-    from analysis.hooks import encoder_layers
+    from analysis.core.hooks import encoder_layers
     from analysis.importance import importance_study
     from analysis.importance.evalset import load_classifier, load_eval_set
 
@@ -440,7 +440,7 @@ def row_importance(ctx):
 
 
 def row_reps_input(ctx):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.representations import input_representations
 
     loaded = load_model(ctx.base)
@@ -452,7 +452,7 @@ def row_reps_input(ctx):
 
 def row_reps_corpus(ctx):
     from analysis.cli.representations import read_data
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.representations.corpus import check_probes
     from analysis.representations.run import corpus_representations
 
@@ -471,14 +471,14 @@ def row_reps_corpus(ctx):
 def row_finetune(ctx):
     import torch
 
-    from analysis.aspects.data import split_dataset
-    from analysis.aspects.finetune import (_tokenize, freeze_lower_layers, make_classifier,
+    from analysis.absa.data import split_dataset
+    from analysis.absa.finetune import (_tokenize, freeze_lower_layers, make_classifier,
                                            top_layers_trainable)
-    from analysis.aspects.pipeline import run_fine_tune
-    from analysis.aspects.readers import load_sample
-    from analysis.aspects.tasks import build_examples
-    from analysis.example import RECIPE, train_options
-    from analysis.models import load_model
+    from analysis.absa.pipeline import run_fine_tune
+    from analysis.absa.readers import load_sample
+    from analysis.absa.tasks import build_examples
+    from analysis.core.example import RECIPE, train_options
+    from analysis.core.models import load_model
 
     loaded = load_model(ctx.base)
     train, test = split_dataset(load_sample(), RECIPE.heldout, seed=RECIPE.seed)

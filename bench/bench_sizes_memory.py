@@ -42,9 +42,9 @@ def main(argv=None) -> int:
     from analysis.attribution import attribute, load_for_attribution
     from analysis.attribution.mixing import layer_inputs
     from analysis.attribution.zeroing import block_size, value_zeroing_layer
-    from analysis.forward import forward
-    from analysis.hooks import layer_parts
-    from analysis.maps import level_view
+    from analysis.core.forward import forward
+    from analysis.core.hooks import layer_parts
+    from analysis.core.maps import level_view
 
     print("load", os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     base, clf = bs.spec_of(args.size, None)
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
                          steps=args.ig_steps)
 
     def vz():
-        from analysis.encoding import encode
+        from analysis.core.encoding import encode
 
         enc = encode(loaded.tokenizer, text, pair, max_length=loaded.max_length)
         fw = forward(loaded.model, loaded.tokenizer, [enc], hidden_states=True,
@@ -81,14 +81,14 @@ def main(argv=None) -> int:
         return Dataset.from_dict({"text": [one] * args.corpus})
 
     def noop():
-        from analysis.models import load_model
+        from analysis.core.models import load_model
         from analysis.noop import corpus_stats
 
         return corpus_stats(load_model(base), long_texts(), batch_size=64, norms=False)
 
     def drift():
         from analysis.drift import compare_models, load_pair
-        from analysis.encoding import encode_dataset
+        from analysis.core.encoding import encode_dataset
 
         before, after = load_pair(base, clf)
         corpus = encode_dataset(before.tokenizer, long_texts(), max_length=before.max_length)

@@ -82,7 +82,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import probe_layers, read_conllu, relation_rows, syntax_pass
     from analysis.syntax.probes import train_distance_probe
 

@@ -246,7 +246,7 @@ def profile_attention_rerun():
 
     from analysis.attention import attention_for, level_view
     from analysis.attention.views import views_payload
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.query_params["mode"] = "Sentence pair"
@@ -284,7 +284,7 @@ def main():
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     bench_payload(load_model("default"))
     proc, url = start_server()

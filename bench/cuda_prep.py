@@ -47,7 +47,7 @@ def write_model(out: Path) -> None:
     import torch
     from safetensors.torch import load_file, save_file
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     src = Path(default_model_path())
     out.mkdir(parents=True, exist_ok=True)

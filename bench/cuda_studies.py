@@ -25,8 +25,8 @@ def timed(fn):
 
 
 def study_noop(ctx):
-    from analysis.corpus import read_corpus
-    from analysis.models import load_model
+    from analysis.core.corpus import read_corpus
+    from analysis.core.models import load_model
     from analysis.noop import CLI_METRICS, corpus_stats
 
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["corpus"])
@@ -36,8 +36,8 @@ def study_noop(ctx):
 
 
 def study_noop_norms(ctx):
-    from analysis.corpus import read_corpus
-    from analysis.models import load_model
+    from analysis.core.corpus import read_corpus
+    from analysis.core.models import load_model
     from analysis.noop import corpus_stats
 
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["corpus"])
@@ -47,10 +47,10 @@ def study_noop_norms(ctx):
 
 
 def study_gradients(ctx):
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
     from analysis.noop import loss_head
     from analysis.noop.gradients import GradientsJob
-    from analysis.execution.corpus import run_local
+    from analysis.core.execution.corpus import run_local
 
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["grad"])
     head = loss_head(ctx.clf)
@@ -63,9 +63,9 @@ def study_gradients(ctx):
 
 
 def study_drift(ctx):
-    from analysis.corpus import read_corpus, read_labels
+    from analysis.core.corpus import read_corpus, read_labels
     from analysis.drift import PatternThresholds, compare_models, load_pair
-    from analysis.encoding import encode_dataset
+    from analysis.core.encoding import encode_dataset
 
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["corpus"])
     labels, _ = read_labels(ctx.semeval, ds)
@@ -78,7 +78,7 @@ def study_drift(ctx):
 
 
 def study_syntax(ctx):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import read_conllu, syntax_heads
 
     ds = read_conllu(ctx.conllu, max_sentences=ctx.n["ud"])
@@ -102,7 +102,7 @@ def study_faithfulness(ctx):
     from analysis.attribution.data import heldout_examples
     from analysis.attribution.faithfulness import (FaithfulnessJob, check_settings,
                                                    examples_dataset)
-    from analysis.execution.corpus import run_local
+    from analysis.core.execution.corpus import run_local
 
     texts, pairs, _ = heldout_examples(ctx.n["faith"])
     loaded = load_for_attribution(ctx.clf)
@@ -115,7 +115,7 @@ def study_faithfulness(ctx):
 
 def study_representations(ctx):
     from analysis.cli.representations import read_data
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.representations.corpus import check_probes
     from analysis.representations.run import corpus_representations
 

@@ -1,7 +1,7 @@
 """The load benchmark's server and its measurements (bench/bench_load.py): start the server
 (pinned to its own core), and a Monitor thread polling /proc for the server's memory and the
 CPU seconds of the server, its children (the fine-tune runs in a child process of the server,
-analysis/execution/child.py), the client side and the whole machine."""
+analysis/core/execution/child.py), the client side and the whole machine."""
 
 from __future__ import annotations
 

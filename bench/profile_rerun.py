@@ -12,7 +12,7 @@ functions of the project (and the Streamlit caching calls) that cost the most, f
 over all reruns. AppTest's script runner leaves out the full garbage collection the server
 runs after every rerun (``runner.postScriptGC``: ``gc.collect(2)``), which was most of a real
 rerun's cost (bench/bench_server_cpu.py; the dashboard freezes its long-lived heap out of it,
-``ui.common.frame.resources.freeze_long_lived``), so it is timed here on its own, in this process
+``ui.server.housekeeping.freeze_long_lived``), so it is timed here on its own, in this process
 with the heap as the app left it, and printed beside the rerun.
 """
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from analysis.attribution.mixing import normalise_rows
 from analysis.attribution.zeroing import cosine_distance
-from analysis.forward import rerun_layer
+from analysis.core.forward import rerun_layer
 
 
 def value_zeroing_layer_loop(model, layer: int, x, original) -> np.ndarray:

@@ -12,8 +12,8 @@ from typing import Sequence
 import numpy as np
 
 from analysis.drift import BatchMasks, batch_cosine
-from analysis.forward import forward_batches
-from analysis.models import LoadedModel
+from analysis.core.forward import forward_batches
+from analysis.core.models import LoadedModel
 
 
 def batched_head_cosine(before: LoadedModel, after: LoadedModel, encodings: Sequence,

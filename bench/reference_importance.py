@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.aspects.finetune import _tokenize
-from analysis.batching import batches, pad_features
-from analysis.forward import forward_ablations
+from analysis.absa.finetune import _tokenize
+from analysis.core.batching import batches, pad_features
+from analysis.core.forward import forward_ablations
 
 
 def ablations_loop(loaded, examples, disabled: np.ndarray, method: str,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.encoding import encode_dataset
-from analysis.forward import forward
+from analysis.core.encoding import encode_dataset
+from analysis.core.forward import forward
 from analysis.noop import example_stats
 
 

@@ -77,7 +77,7 @@ SEED = 0
 
 
 def standins_root() -> Path:
-    from analysis.example import cache_root
+    from analysis.core.example import cache_root
 
     return cache_root() / "standins"
 
@@ -110,7 +110,7 @@ def tiny_config(name: str) -> dict:
 def make_config(values: dict, task: str):
     from transformers import AutoConfig
 
-    from analysis.aspects.tasks import LABELS, is_binary
+    from analysis.absa.tasks import LABELS, is_binary
 
     values = dict(values)
     model_type = values.pop("model_type")
@@ -124,7 +124,7 @@ def tokenizer_source() -> str:
     files: bench/cuda_prep.py's ``.gpu/minilm`` on a machine without the package)."""
     import os
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     return os.environ.get("STANDIN_TOKENIZER") or default_model_path()
 
@@ -153,8 +153,8 @@ def build(name: str, root: Path | None = None, *, tiny: bool = False, force: boo
     import torch
     from transformers import AutoModelForSequenceClassification
 
-    from analysis.aspects.checkpoints import make_card, save_checkpoint
-    from analysis.example import RECIPE
+    from analysis.absa.checkpoints import make_card, save_checkpoint
+    from analysis.core.example import RECIPE
 
     root = Path(root) if root is not None else standins_root()
     stem = name + ("-tiny" if tiny else "")

@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_PORT = 8501
-SERVER_UPLOAD_MB = 50  # ui/common/settings.py's SERVER_UPLOAD_MB (read from there when it can)
+SERVER_UPLOAD_MB = 50  # ui/server/settings.py's SERVER_UPLOAD_MB (read from there when it can)
 DEMO_NOTE = "A public demo"  # ui/common/frame/sidebar.py's DEMO_NOTE starts so (demo mode only)
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # path, title (the page's h1), what shows its first results without a click
@@ -70,13 +70,13 @@ class Failed(Exception):
 
 def upload_cap_mb() -> int:
     """Streamlit's server-wide upload ceiling (MiB): the largest legitimate upload, a checkpoint
-    .zip (ui/common/settings.py's SERVER_UPLOAD_MB, the same as .streamlit/config.toml's
+    .zip (ui/server/settings.py's SERVER_UPLOAD_MB, the same as .streamlit/config.toml's
     maxUploadSize and the checkpoint upload box), or the host's ``max_upload_bytes`` when that
     is larger. Every other upload box and reader checks its own, smaller cap."""
     cap_mb = SERVER_UPLOAD_MB
     try:
         sys.path.insert(0, str(ROOT))
-        from ui.common.settings import SERVER_UPLOAD_MB as cap_mb, settings  # noqa: PLC0415
+        from ui.server.settings import SERVER_UPLOAD_MB as cap_mb, settings  # noqa: PLC0415
 
         return max(cap_mb, math.ceil((settings().max_upload_bytes or 0) / 2**20))
     except Exception:  # noqa: BLE001 - the default is the documented ceiling
@@ -173,7 +173,7 @@ def install(python: str, log: Path, browser: bool = False,
         raise Failed(f"pip install: the modules were not compiled ({torch_pyc} is missing)")
 
 
-READY = ("import sys; from analysis.example import example_ready; "
+READY = ("import sys; from analysis.core.example import example_ready; "
          "sys.exit(0 if example_ready() else 1)")
 
 

@@ -1,4 +1,4 @@
-"""Features: sparse dictionaries of a layer and what fine-tuning added (ui.features.page)."""
+"""The Features page, drawn by :func:`ui.features.page.render` (pages only render)."""
 
 from ui.features.page import render
 

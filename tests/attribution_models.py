@@ -14,7 +14,7 @@ def tiny_classifier_dir(tmp_path_factory, arch: str = "bert") -> Path:
     import transformers as T
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     if arch not in _MADE:
         torch.manual_seed(0)

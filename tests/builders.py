@@ -67,7 +67,7 @@ def local_ray_cluster():
     try:
         yield
     finally:
-        from analysis.execution.raydata import settle
+        from analysis.core.execution.raydata import settle
 
         settle()  # no Ray Data thread left to call into the worker once it is shut down
 
@@ -76,7 +76,7 @@ def stop_ray_cluster() -> None:
     """Shut down the Ray session this process holds (:func:`local_ray_cluster`'s), if any."""
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
-        from analysis.execution.raydata import settle
+        from analysis.core.execution.raydata import settle
 
         settle()
         ray.shutdown()
@@ -142,7 +142,7 @@ def example_cache_from(finetuned: Path, cache: Path) -> Path:
     import json
     import shutil
 
-    from analysis.example import CARD_NAME, FOLDER, recipe_dict
+    from analysis.core.example import CARD_NAME, FOLDER, recipe_dict
 
     folder = Path(shutil.copytree(finetuned, cache / FOLDER))
     (folder / CARD_NAME).write_text(json.dumps({"example_recipe": recipe_dict()}))

@@ -7,7 +7,7 @@ import os
 import signal
 import time
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 def count(n: int, *, send) -> dict:
@@ -63,7 +63,7 @@ def example_build_waiting(out=None, progress=None):
     import shutil
     from pathlib import Path
 
-    from analysis.example import example_path
+    from analysis.core.example import example_path
 
     progress(0.4, "epoch 2/8, step 38/96")
     go = Path(os.environ["CHILDWORK_GO"])

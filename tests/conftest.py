@@ -20,7 +20,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # build a tiny stand-in themselves.
 os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 # Exact comparisons against CPU references: the tests run the models on the CPU even on a
-# machine with a GPU (analysis.models.pick_device).
+# machine with a GPU (analysis.core.models.pick_device).
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
 
@@ -132,7 +132,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def default_model():
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model("default")
 
@@ -144,7 +144,7 @@ def tiny_mlm_dir(tmp_path_factory) -> str:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     tok = AutoTokenizer.from_pretrained(default_model_path())
     torch.manual_seed(0)
@@ -184,7 +184,7 @@ def tiny_model_dir(tmp_path_factory):
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     made: dict[str, Path] = {}
 

@@ -14,7 +14,7 @@ def tiny_classifier(num_labels: int = 3, layers: int = 2, dtype=None, seed: int 
     import torch
     import transformers as T
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     torch.manual_seed(seed)
     cfg = T.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=layers,
@@ -37,9 +37,9 @@ def tiny_checkpoint(folder: Path, task: str = "qa_m", **card_extra) -> Path:
     """A tiny ABSA checkpoint with its card (``card_extra`` added): a randomly initialised
     classifier of the task's labels (no training: the tests need its outputs, not good
     ones)."""
-    from analysis.aspects.checkpoints import make_card, save_checkpoint
-    from analysis.aspects.finetune import FineTuneResult
-    from analysis.aspects.tasks import default_pair_order, num_labels
+    from analysis.absa.checkpoints import make_card, save_checkpoint
+    from analysis.absa.finetune import FineTuneResult
+    from analysis.absa.tasks import default_pair_order, num_labels
 
     model, tok = tiny_classifier(num_labels(task))
     card = make_card("tiny", task, default_pair_order(task), "sample", 0, 1, 128,
@@ -64,7 +64,7 @@ def cached_checkpoint(task: str = "qa_m") -> Path:
 def tiny_absa(task: str = "qa_m", sentences: int = 8):
     """(loaded classifier, card, EvalSet) of the cached tiny checkpoint on the first
     ``sentences`` sentences of the bundled sample."""
-    from analysis.aspects.readers import load_sample
+    from analysis.absa.readers import load_sample
     from analysis.importance.evalset import absa_eval_set, load_classifier
 
     loaded, card = load_classifier(str(cached_checkpoint(task)))
@@ -99,8 +99,8 @@ def tiny_labelled(folder: Path):
 def stand_in_example(cache: Path) -> Path:
     """A tiny stand-in for the example checkpoint in the cache folder ``cache`` (set
     ``DASHBOARD_CACHE`` to it): the recipe's card, NLI-M, 6 held-out sentences of the sample."""
-    from analysis.example import FOLDER, RECIPE, recipe_dict
-    from analysis.aspects.readers import load_sample
+    from analysis.core.example import FOLDER, RECIPE, recipe_dict
+    from analysis.absa.readers import load_sample
 
     held = list(load_sample()["id"][:6])
     return tiny_checkpoint(cache / FOLDER, RECIPE.task, example_recipe=recipe_dict(),

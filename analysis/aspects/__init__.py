@@ -1,12 +1,10 @@
-"""The Aspects study: aspect-based sentiment as sentence pairs (Sun et al. 2019), fine-tuning,
-and the heads that attend to aspects (docs/METHODS.md sections 6 to 8).
+"""The Aspect heads study (Sun et al. 2019 data, Clark et al. 2019 word-level maps): which heads
+attend from the aspect to its terms and opinion words, against baselines, and whether masking
+them costs the task (docs/METHODS.md section 8). The ABSA data, tasks, fine-tuning and
+checkpoints it uses are :mod:`analysis.absa`.
 
-- :mod:`.data`: the one row schema, validation, opinion linking, the held-out split;
-- :mod:`.readers`: SemEval-2014/2016 XML, ASTE triplets, this project's JSON, the sample;
-- :mod:`.tasks`: the four auxiliary-sentence tasks, their pairs and the paper's metrics;
-- :mod:`.finetune`: a classifier copy, its training and evaluation (heads maskable);
-- :mod:`.checkpoints`: the checkpoint folder and its card;
-- :mod:`.pipeline`: fine-tune -> held-out evaluation -> card -> save (page and CLI);
+- :mod:`.gold`: the gold sets of head discovery (what each kind of head should attend to);
 - :mod:`.heads`, :mod:`.baselines`, :mod:`.causal`: aspect-head discovery, its baselines and
-  the masking check.
+  the masking check;
+- :mod:`.reading`: the page's plain reading.
 """

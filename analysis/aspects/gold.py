@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analysis.aspects.data import CATEGORIES, sole_category_terms
-from analysis.aspects.tasks import (ASPECT_WORDS, LABELS, auxiliary_sentence, default_pair_order,
+from analysis.absa.data import CATEGORIES, sole_category_terms
+from analysis.absa.tasks import (ASPECT_WORDS, LABELS, auxiliary_sentence, default_pair_order,
                                     gold_polarities, is_binary)
-from analysis.encoding import clean_text, encode
+from analysis.core.encoding import clean_text, encode
 
 KINDS = ("aspect", "aspect_sentiment", "opposite", "noop")
 

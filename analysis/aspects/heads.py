@@ -17,10 +17,10 @@ import numpy as np
 
 from analysis.aspects.baselines import baselines
 from analysis.aspects.gold import KINDS, PairGold, build_pairs, candidates_for
-from analysis.encoding import word_level
-from analysis.errors import DataError
-from analysis.forward import forward, forward_batches
-from analysis.maps import AttentionResult, level_view
+from analysis.core.encoding import word_level
+from analysis.core.errors import DataError
+from analysis.core.forward import forward, forward_batches
+from analysis.core.maps import AttentionResult, level_view
 
 # ---------------------------------------------------------------------------------------------
 # Pure scoring over word-level maps

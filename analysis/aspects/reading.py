@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from analysis.aspects.heads import BASELINE_WORDS, KIND_WORDS, kind_verdict, verdict
-from analysis.aspects.tasks import LABELS, TASK_NAMES, auxiliary_sentence, is_binary
+from analysis.absa.tasks import LABELS, TASK_NAMES, auxiliary_sentence, is_binary
 
 FOCUS = ("aspect", "aspect_sentiment")  # the kinds the reading leads with
 

@@ -7,7 +7,7 @@ the attention the model itself returned, so the view never shows numbers the mod
 Hooks go on the query and key projections, found by name (``query``/``key`` in BERT, RoBERTa,
 ELECTRA, ALBERT...; ``q_lin``/``k_lin`` in DistilBERT). ALBERT shares one layer module across
 all layers, so outputs are recorded in call order: the l-th call is layer l
-(:func:`analysis.hooks.capture`). Formulas: docs/METHODS.md section 2.
+(:func:`analysis.core.hooks.capture`). Formulas: docs/METHODS.md section 2.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.encoding import Encoding
-from analysis.errors import InputError
-from analysis.forward import CaptureUnavailable, forward
+from analysis.core.encoding import Encoding
+from analysis.core.errors import InputError
+from analysis.core.forward import CaptureUnavailable, forward
 
 
 class NeuronViewUnavailable(Exception):

@@ -26,7 +26,7 @@ model size, token count, device and load.
 from __future__ import annotations
 import time
 from analysis.attribution.run import check_methods, encode_input
-from analysis.forward import forward
+from analysis.core.forward import forward
 
 SLOW_AFTER_SECONDS = 10.0  # longer than this: the page asks before starting
 FORWARDS_PER_IG_STEP = 3.5

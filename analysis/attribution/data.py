@@ -1,11 +1,11 @@
 """The examples faithfulness is measured on: the example checkpoint's held-out ABSA sentences
 as the pairs it classifies (its recipe's task and pair order), or any corpus file / Dataset
-(text and optional text_pair columns), read through :mod:`analysis.corpus`."""
+(text and optional text_pair columns), read through :mod:`analysis.core.corpus`."""
 
 from __future__ import annotations
-from analysis.aspects.example import RECIPE, split_sample
-from analysis.aspects.tasks import build_examples
-from analysis.corpus import corpus_notes, read_corpus
+from analysis.absa.example import RECIPE, split_sample
+from analysis.absa.tasks import build_examples
+from analysis.core.corpus import corpus_notes, read_corpus
 
 HELDOUT_NAME = "the ABSA sample's held-out sentences (the example checkpoint's test split)"
 

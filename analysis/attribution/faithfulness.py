@@ -26,8 +26,8 @@ from analysis.attribution.gradients import has_task_head, no_head_message
 from analysis.attribution.run import (
     GRADIENT, METHODS, attribute, check_methods, load_for_attribution,
 )
-from analysis.errors import DataError, InputError
-from analysis.forward import forward_batches
+from analysis.core.errors import DataError, InputError
+from analysis.core.forward import forward_batches
 from analysis.attribution.reading import faithfulness_reading
 
 KS = (1, 5, 10, 20, 50)
@@ -283,7 +283,7 @@ def examples_dataset(texts, pairs=None):
 
 @dataclass
 class FaithfulnessJob:
-    """:func:`faithfulness` as map/merge (:mod:`analysis.execution.corpus`): the partial is the
+    """:func:`faithfulness` as map/merge (:mod:`analysis.core.execution.corpus`): the partial is the
     shard's per-example rows (the bootstrap and the Spearman need every example), the merge the same
     aggregation over all rows in corpus order."""
 

@@ -20,8 +20,8 @@ from functools import partial
 
 import numpy as np
 
-from analysis.errors import InputError
-from analysis.forward import class_probabilities, embed_words
+from analysis.core.errors import InputError
+from analysis.core.forward import class_probabilities, embed_words
 
 IG_STEPS = 50
 ACTIVATION_BUDGET = 2 * 2 ** 30  # bytes of attention activations one IG batch may hold

@@ -45,9 +45,9 @@ class LayerInputs:
 
 
 def layer_inputs(fw, parts, b: int = 0) -> list[LayerInputs]:
-    """Per layer :class:`LayerInputs` of example ``b`` of a :class:`analysis.forward.Forward`
+    """Per layer :class:`LayerInputs` of example ``b`` of a :class:`analysis.core.forward.Forward`
     run with ``hidden_states=True`` and ``capture=("value_vectors",)`` on the layers ``parts``
-    (:func:`analysis.hooks.layer_parts`)."""
+    (:func:`analysis.core.hooks.layer_parts`)."""
     n = fw.lengths[b]
     out = []
     for layer, part in enumerate(parts):

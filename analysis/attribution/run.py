@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis import hooks
+from analysis.core import hooks
 from analysis.attribution.gradients import (IG_STEPS, gradient_scores, has_task_head,
                                             no_head_message)
 from analysis.attribution.mixing import (DECOMPOSED, decomposed_mixing, head_mean,
                                          layer_inputs, rollout)
 from analysis.attribution.zeroing import value_zeroing
-from analysis.encoding import encode
-from analysis.errors import InputError
-from analysis.forward import forward
-from analysis.models import load_config, load_model
+from analysis.core.encoding import encode
+from analysis.core.errors import InputError
+from analysis.core.forward import forward
+from analysis.core.models import load_config, load_model
 
 MIXING = ("attention", "norm", "norm_resln", "alti", "value_zeroing")
 GRADIENT = ("grad_input", "integrated_gradients")
@@ -54,7 +54,7 @@ class Attribution:
     prediction: dict | None  # {"label", "probabilities": {label: p}}
     methods: dict[str, MethodResult]
     notes: list[str] = field(default_factory=list)
-    encoding: object = None  # the analysis.encoding.Encoding explained
+    encoding: object = None  # the analysis.core.encoding.Encoding explained
 
     @property
     def n_tokens(self) -> int:

@@ -10,9 +10,9 @@ the attention block's LayerNorm input of token i becomes ``p_i - z_ij`` exactly 
 original input, ``z_ij = sum_h A_h[i,j] W_O^h v_h(x_j)`` what j sent, both from the one
 forward): :func:`value_zeroing_layer` builds those n x n inputs and runs only the rest of the
 layer (LayerNorm, feed-forward block) on them, through
-:func:`analysis.forward.rerun_after_attention`. :func:`value_zeroing_layer_rerun` runs the
+:func:`analysis.core.forward.rerun_after_attention`. :func:`value_zeroing_layer_rerun` runs the
 whole layer on n copies of its input with a hook zeroing the values
-(:func:`analysis.forward.rerun_layer`); the paper's one-token-at-a-time loop is kept as the
+(:func:`analysis.core.forward.rerun_layer`); the paper's one-token-at-a-time loop is kept as the
 reference in ``bench/reference_attribution.py``. All three agree (tested).
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.attribution.mixing import _head_vectors, normalise_rows, pre_ln, sent
-from analysis.forward import rerun_after_attention, rerun_layer
+from analysis.core.forward import rerun_after_attention, rerun_layer
 
 BUDGET_BYTES = 256 * 2 ** 20  # the float32 activations one block of copies may hold
 

@@ -13,8 +13,8 @@ import argparse
 import importlib
 import re
 import sys
-from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import ModelLoadError
 
 
 class UsageError(Exception):
@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "analysis.cli.representations",
     "analysis.cli.patching",
     "analysis.cli.search",
+    "analysis.cli.predictions",
     "analysis.cli.features",
 ]
 

@@ -12,10 +12,10 @@ from tqdm import tqdm
 
 from analysis.cli.options import (check_max_length, fraction, out_file, out_folder,
                                   positive_float, positive_int, seed)
-from analysis.errors import InputError
-from analysis.models import DEFAULT_SPEC, load_model
-from analysis.aspects.data import attach_opinions, split_dataset
-from analysis.aspects.tasks import TASKS, TASK_NAMES, build_examples
+from analysis.core.errors import InputError
+from analysis.core.models import DEFAULT_SPEC, load_model
+from analysis.absa.data import attach_opinions, split_dataset
+from analysis.absa.tasks import TASKS, TASK_NAMES, build_examples
 
 DATA_HELP = ("data file: SemEval-2014 XML, SemEval-2016 XML, ASTE triplets, this project's "
              "JSON, or 'sample' for the bundled sample")
@@ -103,7 +103,7 @@ def _json_out(path: str) -> Path:
 
 def _write(path: Path, data: dict) -> None:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.checkpoints import json_text
+    from analysis.absa.checkpoints import json_text
 
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json_text(data), encoding="utf-8")
@@ -116,9 +116,9 @@ def _fmt(value) -> str:
 
 def run_finetune(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.checkpoints import check_checkpoint_target
-    from analysis.aspects.pipeline import run_fine_tune
-    from analysis.aspects.readers import load_absa
+    from analysis.absa.checkpoints import check_checkpoint_target
+    from analysis.absa.pipeline import run_fine_tune
+    from analysis.absa.readers import load_absa
     check_checkpoint_target(args.out)  # before hours of training, not after
     loaded = load_model(args.model)
     # a pair needs its special tokens and one token of each text
@@ -167,9 +167,9 @@ def _hint(metrics: dict) -> None:
 
 def run_evaluate(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.aspects.finetune import evaluate
-    from analysis.aspects.readers import load_absa
+    from analysis.absa.checkpoints import load_checkpoint
+    from analysis.absa.finetune import evaluate
+    from analysis.absa.readers import load_absa
     out = _json_out(args.out)
     loaded, card = load_checkpoint(args.model, task=args.task)
     ds = load_absa(args.data, skip_invalid=args.skip_invalid)
@@ -188,10 +188,10 @@ def run_evaluate(args) -> int:
 def run_heads(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.aspects.causal import causal_check
-    from analysis.aspects.checkpoints import load_any
+    from analysis.absa.checkpoints import load_any
     from analysis.aspects.gold import KINDS
     from analysis.aspects.heads import discover, to_json
-    from analysis.aspects.readers import load_absa, read_aste
+    from analysis.absa.readers import load_absa, read_aste
     out = _json_out(args.out)
     loaded, card = load_any(args.model)
     if card is not None and args.task and args.task != card["task"]:
@@ -236,7 +236,7 @@ def run_heads(args) -> int:
 
 def run_example(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.example import build_example
+    from analysis.absa.example import build_example
 
     bar = tqdm(total=1.0, unit="", bar_format="{l_bar}{bar}| {desc}")
 
@@ -248,7 +248,7 @@ def run_example(args) -> int:
     out = build_example(args.out, progress)
     bar.close()
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.checkpoints import read_card
+    from analysis.absa.checkpoints import read_card
 
     card = read_card(out)
     print(f"wrote {out}")

@@ -6,7 +6,7 @@ import numpy as np
 
 from analysis.attention import attention_for
 from analysis.cli.options import out_file
-from analysis.models import DEFAULT_SPEC, load_model
+from analysis.core.models import DEFAULT_SPEC, load_model
 
 
 def register(sub) -> None:

@@ -12,8 +12,8 @@ import json
 from analysis.cli.options import OptionError, out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
-from analysis.models import DEFAULT_SPEC
-from analysis.errors import InputError
+from analysis.core.models import DEFAULT_SPEC
+from analysis.core.errors import InputError
 
 MAX_TEXT_CHARS = 512 * 64  # no input of at most 512 tokens needs more characters
 
@@ -153,6 +153,6 @@ def _faithfulness(args) -> int:
 
 def _finite(obj):
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.checkpoints import finite_json
+    from analysis.absa.checkpoints import finite_json
 
     return finite_json(obj)

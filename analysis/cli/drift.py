@@ -10,8 +10,8 @@ from tqdm import tqdm
 
 from analysis.cli.options import out_file, positive_int, unit
 from analysis.cli.scale import add_ray_options, run_job
-from analysis.corpus import read_corpus, read_labels
-from analysis.encoding import encode_dataset
+from analysis.core.corpus import read_corpus, read_labels
+from analysis.core.encoding import encode_dataset
 
 THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
               ("diagonal", 0.5, "mass on i-1, i, i+1"),

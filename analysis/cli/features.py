@@ -1,4 +1,4 @@
-"""``features``: sparse dictionaries of a layer's residual stream (docs/METHODS.md section 17;
+"""``features``: sparse dictionaries of a layer's residual stream (docs/METHODS.md section 18;
 the same numbers as the Features page).
 
     python -m analysis features train --model M --data D --layer L --out DIR [--result f.json]
@@ -15,8 +15,8 @@ from pathlib import Path
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
 from analysis.cli.search import layer_number
-from analysis.errors import InputError
-from analysis.models import DEFAULT_SPEC
+from analysis.core.errors import InputError
+from analysis.core.models import DEFAULT_SPEC
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
 DATA_HELP = ("'sample' (the bundled ABSA sample), 'treebank', 'corpus', or a file: .txt (one "
@@ -150,11 +150,11 @@ def run_train(args) -> int:
 
 def run_show(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
     from analysis.features.browser import per_token
     from analysis.features.data import check_layer, load_models
     from analysis.features.sae import SAE
-    from analysis.forward import forward
+    from analysis.core.forward import forward
 
     sae = SAE.load(args.dir)
     spec = args.model or sae.card.get("spec") or sae.card.get("model") or DEFAULT_SPEC
@@ -179,7 +179,7 @@ def run_diff(args) -> int:
     from analysis.features.data import check_layer, corpus_of, default_layer, load_models
     from analysis.features.diff import diff
     from analysis.features.activations import collect, encode_corpus
-    from analysis.features.sae import finite
+    from analysis.core.study import json_safe
     from analysis.features.train import TrainSettings
 
     check_k(args)
@@ -195,7 +195,7 @@ def run_diff(args) -> int:
     with progress_bar(100) as update:
         summary, _ = diff(before, after, corpus, layer, settings, x, encs, update)
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(finite(summary), fh, indent=1, ensure_ascii=False, allow_nan=False)
+        json.dump(json_safe(summary), fh, indent=1, ensure_ascii=False, allow_nan=False)
     c = summary["classes"]
     print(f"wrote {args.out}: {summary['m']} latents; FVE base {summary['fve']['base']:.3f}, "
           f"after {summary['fve']['after']:.3f}; fine-tuned-only {c['fine-tuned-only']}, "
@@ -206,10 +206,9 @@ def run_diff(args) -> int:
 def run_example(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.features import precomputed
-    from analysis.features.study import example_inputs, run
-    from analysis.models import load_model
+    from analysis.features.study import example_inputs, example_models, run
 
-    inputs, models = example_inputs(load_model)
+    inputs, models = example_inputs(), example_models()
     with progress_bar(100) as update:
         result = run(inputs, models, None if update is None
                      else (lambda f, text: update(int(100 * f), 100)))

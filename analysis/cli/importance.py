@@ -9,8 +9,8 @@ import json
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
-from analysis.aspects.tasks import TASKS
-from analysis.errors import InputError
+from analysis.absa.tasks import TASKS
+from analysis.core.errors import InputError
 
 METRICS = ("aspect_f1", "acc_4way", "accuracy", "loss")
 

@@ -9,9 +9,9 @@ import time
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
-from analysis.models import DEFAULT_SPEC, load_model
-from analysis.corpus import corpus_notes, read_corpus
-from analysis.errors import DataError
+from analysis.core.models import DEFAULT_SPEC, load_model
+from analysis.core.corpus import corpus_notes, read_corpus
+from analysis.core.errors import DataError
 
 
 def register(sub) -> None:

@@ -13,7 +13,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 class OptionError(argparse.ArgumentTypeError):
@@ -122,9 +122,9 @@ def out_file(suffix: str):
 
 def out_folder(text: str) -> str:
     """A checkpoint folder: new, empty or an earlier checkpoint of this project, in a
-    writable place (:func:`analysis.aspects.checkpoints.check_checkpoint_target`)."""
+    writable place (:func:`analysis.absa.checkpoints.check_checkpoint_target`)."""
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.checkpoints import check_checkpoint_target
+    from analysis.absa.checkpoints import check_checkpoint_target
     try:
         out = check_checkpoint_target(text)
     except InputError as exc:

@@ -8,7 +8,7 @@ import json
 
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 def register(sub) -> None:

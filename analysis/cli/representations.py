@@ -10,11 +10,11 @@ from pathlib import Path
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
-from analysis.models import DEFAULT_SPEC, load_model
+from analysis.core.models import DEFAULT_SPEC, load_model
 from analysis.representations.corpus import PROBES, check_probes
 from analysis.representations.projection import METHODS
-from analysis.corpus import read_corpus, read_labels
-from analysis.errors import InputError
+from analysis.core.corpus import read_corpus, read_labels
+from analysis.core.errors import InputError
 from analysis.representations import corpus_reading, input_reading
 from analysis.representations.run import corpus_job, corpus_representations
 from analysis.representations.single import input_representations
@@ -107,7 +107,7 @@ def read_data(source: str, max_sentences: int | None = None):
     if lower.endswith((".csv", ".jsonl")):
         return read_labelled(source, max_sentences)
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.readers import load_absa
+    from analysis.absa.readers import load_absa
 
     ds = load_absa(source)
     if max_sentences is not None and len(ds) > max_sentences:
@@ -160,7 +160,7 @@ def run_representations(args) -> int:
     print(f"wrote {args.out}: {result.n_sentences} sentences, {result.n_words} words, "
           f"{result.n_layers} layers")
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.cards import trained_of
+    from analysis.core.cards import trained_of
 
     trained = trained_of(compare) if compare is not None else None  # its fine-tune's card
     for line in corpus_reading(result, trained=trained):

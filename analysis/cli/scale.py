@@ -1,20 +1,20 @@
 """``--ray auto|ADDRESS`` (and ``--ray-workers N``) on the corpus commands: the study's
-map/merge job (:mod:`analysis.execution.corpus`) runs on a Ray cluster
-(:mod:`analysis.execution.raydata`) instead of this process; the numbers are the same
+map/merge job (:mod:`analysis.core.execution.corpus`) runs on a Ray cluster
+(:mod:`analysis.core.execution.raydata`) instead of this process; the numbers are the same
 (docs/METHODS.md, "Shards merge exactly"). Where it runs is chosen once, by the placement of
-these options (:func:`analysis.execution.placements.placement`); a command hands it each corpus
+these options (:func:`analysis.core.execution.placements.placement`); a command hands it each corpus
 job (:func:`run_job`) and never asks itself. Without ``--ray`` nothing is imported from Ray."""
 
 from __future__ import annotations
 
 from analysis.cli.options import OptionError, positive_int
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 def ray_address(text: str) -> str:
     """``auto`` or ``[ray://]HOST:PORT``, with Ray installed (checked while parsing)."""
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.execution.raydata import check_address
+    from analysis.core.execution.raydata import check_address
 
     try:
         return check_address(text)
@@ -36,7 +36,7 @@ def placed(args):
     """The placement of the command's ``--ray`` and ``--ray-workers`` (in this process without
     ``--ray``), chosen once."""
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.execution.placements import placement
+    from analysis.core.execution.placements import placement
 
     return placement(getattr(args, "ray", None), getattr(args, "ray_workers", None))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from analysis.cli.options import OptionError, out_file, positive_int
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options
-from analysis.models import DEFAULT_SPEC, load_model
+from analysis.core.models import DEFAULT_SPEC, load_model
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
 BUNDLED = ("treebank", "absa", "sample")
@@ -116,7 +116,7 @@ def read_data(source: str, max_examples: int | None = None):
         return sample_treebank(max_sentences=max_examples), None
     if source in ("absa", "sample"):
         # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-        from analysis.aspects.readers import load_sample
+        from analysis.absa.readers import load_sample
 
         ds = load_sample()
         return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None
@@ -136,7 +136,7 @@ def run_index(args) -> int:
     run = None
     if args.ray:
         # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-        from analysis.execution.raydata import run_ray
+        from analysis.core.execution.raydata import run_ray
 
         def run(job, ds, progress):
             return run_ray(job, ds, args.ray, progress=progress, workers=args.ray_workers)

@@ -11,7 +11,7 @@ from pathlib import Path
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
 from analysis.cli.scale import add_ray_options, run_job
-from analysis.models import DEFAULT_SPEC, load_model
+from analysis.core.models import DEFAULT_SPEC, load_model
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder"
 

@@ -32,7 +32,7 @@ class BatchMasks:
 
     @classmethod
     def of(cls, encodings: Sequence) -> "BatchMasks":
-        """Masks of a group of :class:`analysis.encoding.Encoding` padded to the longest."""
+        """Masks of a group of :class:`analysis.core.encoding.Encoding` padded to the longest."""
         # lazy: imported when used: torch (heavy)
         import torch
 

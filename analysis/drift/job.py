@@ -1,4 +1,4 @@
-"""The drift study as map/merge (:mod:`analysis.execution.corpus`): each shard of the corpus is
+"""The drift study as map/merge (:mod:`analysis.core.execution.corpus`): each shard of the corpus is
 encoded with the before-model's tokenizer and run through both models (:func:`analysis.drift.run.
 map_corpus`); :func:`analysis.drift.run.merge_partials` puts the per-example measures back in
 row order and adds the sums (no-op statistics, CKA's cross-products)."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from analysis.drift.run import DriftPartial, DriftResult, map_corpus, merge_partials, model_meta
-from analysis.encoding import Corpus, encode_dataset
-from analysis.errors import DataError
+from analysis.core.encoding import Corpus, encode_dataset
+from analysis.core.errors import DataError
 from analysis.drift.pair import load_pair
 
 
@@ -47,7 +47,7 @@ class DriftJob:
 
     def capped(self, models, max_length: int):
         """The token cap on the before-model (whose tokenizer encodes the corpus), the meta
-        made again from the capped pair (:func:`analysis.execution.work.capped`)."""
+        made again from the capped pair (:func:`analysis.core.execution.work.capped`)."""
         before, after, _ = models
         return models_of(replace(before, max_length=max_length), after)
 
@@ -59,7 +59,7 @@ def models_of(before, after) -> tuple:
 
 def has_labels(dataset) -> bool:
     """Whether the corpus has gold labels that count (not all blank), as
-    :func:`analysis.encoding.encode_dataset` decides for the whole corpus."""
+    :func:`analysis.core.encoding.encode_dataset` decides for the whole corpus."""
     if dataset is None or "label" not in dataset.column_names:
         return False
     return not all(x is None or str(x).strip() == "" for x in dataset["label"])

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from analysis.errors import InputError
-from analysis.models import LoadedModel, ModelLoadError, load_config, load_model, normalise_spec
+from analysis.core.errors import InputError
+from analysis.core.models import (LoadedModel, ModelLoadError, load_config, load_model,
+                                  normalise_spec)
 
 PROBE = "Hello, WORLD! The café's crème brûlée wasn't cheap."
 

@@ -101,7 +101,7 @@ def _head(l: int, h: int) -> str:
 
 def trained_sentence(trained, layer_means: np.ndarray | None = None) -> str:
     """What the after model's fine-tune trained, in one sentence (``trained``: an
-    :class:`analysis.cards.Trained`); with the layers' mean head cosines, the frozen layers'
+    :class:`analysis.core.cards.Trained`); with the layers' mean head cosines, the frozen layers'
     sameness is said not to be a finding (and a frozen layer that moved anyway is flagged)."""
     if not trained.known:
         return ("What was trained is unknown (the after model has no fine-tuning card), so "
@@ -132,7 +132,7 @@ def drift_reading(cosine: np.ndarray, cka: np.ndarray, vertical_before: np.ndarr
     """Sentences from the numbers: ``cosine`` [L, H] mean head cosine, ``cka`` [L+1] (layer 0
     = embeddings), vertical shares [L, H] before and after (heads 1-indexed as layer-head);
     ``cosine_examples`` [N, L, H] (whose mean is ``cosine``) adds the intervals. ``trained``
-    (an :class:`analysis.cards.Trained`: what the after model's fine-tune trained) adds a first
+    (an :class:`analysis.core.cards.Trained`: what the after model's fine-tune trained) adds a first
     sentence that says so; where layers were frozen the layers and heads that changed most are
     read among the trained layers only, from the numbers, and no frozen layer's sameness is
     called a finding."""
@@ -196,7 +196,7 @@ def drift_reading(cosine: np.ndarray, cka: np.ndarray, vertical_before: np.ndarr
 
 def reading(result, thresholds=None, trained=None) -> list[str]:
     """:func:`drift_reading` of a DriftResult under the pattern ``thresholds``; ``trained``:
-    what the after model's fine-tune trained (:func:`analysis.cards.trained_of`)."""
+    what the after model's fine-tune trained (:func:`analysis.core.cards.trained_of`)."""
     tb, ta = result.pattern_types(thresholds)
     return drift_reading(result.cosine, result.cka, vertical_share(tb), vertical_share(ta),
                          identical=bool(result.identical),

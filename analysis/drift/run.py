@@ -18,12 +18,12 @@ from analysis.drift.batched import BatchMasks, batch_cosine, batch_features, bat
 from analysis.drift.pair import check_compatible, identical_weights
 from analysis.drift.patterns import PatternThresholds, classify_patterns, pattern_shares
 from analysis.drift.similarity import CKAAccumulator
-from analysis.encoding import EMPTY_CORPUS, Corpus, encode
-from analysis.errors import DataError
-from analysis.forward import forward, forward_batches
-from analysis.models import LoadedModel
+from analysis.core.encoding import EMPTY_CORPUS, Corpus, encode
+from analysis.core.errors import DataError
+from analysis.core.forward import forward, forward_batches
+from analysis.core.models import LoadedModel
 from analysis.drift.reading import layer_cosine_ci
-from analysis.measures import batch_stats  # Clark et al. statistics (section 3)
+from analysis.core.measures import batch_stats  # Clark et al. statistics (section 3)
 
 NOOP_STATS = ("cls", "sep", "punct")  # Clark et al. statistics whose drift is measured
 
@@ -255,7 +255,7 @@ def bytes_per_token_pair(n_layers: int, n_heads: int) -> int:
     """What one (query, key) token pair of a batch costs the drift study at its peak: both
     models' attention maps of every layer (float32), and while one layer is measured its
     cropped maps, the pattern features' difference and the masks (:mod:`analysis.drift.
-    batched`). :func:`analysis.batching.batches` keeps a batch's pairs within
+    batched`). :func:`analysis.core.batching.batches` keeps a batch's pairs within
     ``max_batch_mb`` with it (the No-op study's budget)."""
     return 4 * (2 * n_layers * n_heads + 3 * n_heads + 4)
 

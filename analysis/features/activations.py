@@ -1,6 +1,6 @@
 """A corpus's residual-stream activations at chosen layers, through the one forward path
 (:mod:`analysis.encoding` -> :mod:`analysis.batching` -> :mod:`analysis.forward`, hidden
-states; layer 0 = the embeddings), in length-sorted batches (docs/METHODS.md section 17).
+states; layer 0 = the embeddings), in length-sorted batches (docs/METHODS.md section 18).
 
 Which tokens count (a stated choice): every real token of every input, [CLS] and [SEP]
 included, since the model reads them and a splice replaces them too (the classifier reads its
@@ -15,10 +15,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.encoding import Encoding, encode
-from analysis.errors import DataError, InputError
+from analysis.core.encoding import Encoding, encode
+from analysis.core.errors import DataError, InputError
 from analysis.features.corpus import FeatureCorpus
-from analysis.forward import forward_batches
+from analysis.core.forward import forward_batches
 
 Progress = Callable[[int, int], None]
 

@@ -1,7 +1,7 @@
 """The corpus a dictionary is trained on and read against: the inputs the model reads, each
-piece's annotations, and which inputs are held out (docs/METHODS.md section 17, "Data").
+piece's annotations, and which inputs are held out (docs/METHODS.md section 18, "Data").
 
-- ABSA data (``analysis.aspects`` Dataset) for a classifier with an ABSA card (the example
+- ABSA data (``analysis.absa`` Dataset) for a classifier with an ABSA card (the example
   checkpoint): the very pairs the classifier reads (the card's task and pair order, one pair
   per review and category), each labelled with its gold answer (``label``) and the category it
   asks about (``aspect``); the held-out inputs are the card's held-out reviews;
@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.search.corpus import NONE, SearchCorpus, search_corpus
 
 HELDOUT = 0.15
@@ -100,7 +100,7 @@ def split_sentences(n: int, share: float = HELDOUT, seed: int = 0) -> np.ndarray
 def absa_pairs_corpus(dataset, card: dict, name: str, seed: int = 0) -> FeatureCorpus:
     """The classifier's own pairs of ABSA ``dataset`` (the card's task and pair order)."""
     # lazy: the ABSA task code is only needed for a classifier's data
-    from analysis.aspects.tasks import LABELS, build_examples, default_pair_order, is_binary
+    from analysis.absa.tasks import LABELS, build_examples, default_pair_order, is_binary
 
     task = card["task"]
     order = card.get("pair_order") or default_pair_order(task)

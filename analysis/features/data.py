@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.features.corpus import FeatureCorpus, feature_corpus
 from analysis.features.sae import SAE
 from analysis.features.train import TrainSettings
-from analysis.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
+from analysis.core.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
 
 BUNDLED = {"sample": "the bundled ABSA sample", "treebank": "the bundled treebank sample",
            "corpus": "the bundled sample corpus"}
@@ -31,7 +31,7 @@ PRECOMPUTED = Path(__file__).resolve().parents[2] / "data" / "precomputed" / "fe
 
 def is_classifier_spec(spec: str) -> bool:
     # lazy: the ABSA checkpoint reader is only needed for a folder
-    from analysis.aspects.checkpoints import is_checkpoint
+    from analysis.absa.checkpoints import is_checkpoint
 
     spec = normalise_spec(spec)
     if spec == EXAMPLE_SPEC or is_checkpoint(spec):
@@ -54,7 +54,7 @@ def read_dataset(source: str, max_examples: int | None = None):
     """A Dataset from a bundled name or a file (module docstring)."""
     if source == "sample":
         # lazy: the ABSA reader loads only when its data is asked for
-        from analysis.aspects.readers import load_sample
+        from analysis.absa.readers import load_sample
 
         ds = load_sample()
     elif source == "treebank":
@@ -64,7 +64,7 @@ def read_dataset(source: str, max_examples: int | None = None):
         ds = sample_treebank()
     elif source == "corpus":
         # lazy: the corpus reader loads only when its data is asked for
-        from analysis.corpus import sample_corpus
+        from analysis.core.corpus import sample_corpus
 
         ds = sample_corpus()
     else:

@@ -1,5 +1,5 @@
 """Before and after: one crosscoder on the base model and the fine-tuned model at the same
-layer over the same tokens, read as "what fine-tuning added" (docs/METHODS.md section 17;
+layer over the same tokens, read as "what fine-tuning added" (docs/METHODS.md section 18;
 the arithmetic in :mod:`.crosscoder`).
 
 The summary: both models' held-out FVE, the dead share, the latents' norm shares (a
@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.features import browser
 from analysis.features.activations import collect
 from analysis.features.crosscoder import (CLASSES, latent_scaling, norm_share, share_class,

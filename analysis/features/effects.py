@@ -1,6 +1,6 @@
 """A feature's effect on each class: the feature switched off in the residual stream of a
 classifier, averaged over the held-out inputs it fires on, with bootstrap intervals
-(docs/METHODS.md section 17, "Class effects").
+(docs/METHODS.md section 18, "Class effects").
 
 Switching feature ``f`` off subtracts its contribution ``z_f(t) W_dec[f] / scale`` from the
 clean activation ``h(t)`` at every token ``t`` of the input (the dictionary's error term
@@ -18,13 +18,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.batching import collate
-from analysis.errors import InputError
+from analysis.core.batching import collate
+from analysis.core.errors import InputError
 from analysis.features.browser import Codes
 from analysis.features.quality import is_classifier
 from analysis.features.sae import SAE
-from analysis.forward import forward, forward_patched
-from analysis.intervals import quantiles, resamples
+from analysis.core.forward import forward, forward_patched
+from analysis.core.intervals import quantiles, resamples
 
 Progress = Callable[[int, int], None]
 MAX_COPIES = 64  # features switched off per forward of one input

@@ -1,22 +1,20 @@
 """The example's result, precomputed and shipped so that a first visitor of the Features page
-waits for nothing: ``data/precomputed/features.json`` = {"study", "recipe" (the example
-checkpoint's recipe), "model": "example", "command", "made", "result"} and the dictionary
-itself in ``data/precomputed/features/`` (float16 safetensors and its card). Written by
-``python -m analysis features example``; read back only while the example's recipe is the one
-it was made with (else None: the page computes it live)."""
+waits for nothing: ``data/precomputed/features.json`` (the shared record of
+:func:`analysis.core.example.write_precomputed`: study, recipe, model, command, made, result)
+and the dictionary itself in ``data/precomputed/features/`` (float16 safetensors and its
+card). Written by ``python -m analysis features example``; read back only while the example's
+recipe and the page's default settings are the ones it was made with (else None: the page
+computes it live)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
-from analysis.example import recipe_dict
+from analysis.core.example import precomputed, write_precomputed
 from analysis.features.data import EXAMPLE_LAYER, EXAMPLE_SETTINGS, PRECOMPUTED
-from analysis.features.sae import finite
+from analysis.features.study import NAME, Result
 
-STUDY = "features"
-FILE = PRECOMPUTED.parent / f"{STUDY}.json"
 COMMAND = "python -m analysis features example"
 DIGITS = 4
 
@@ -32,39 +30,30 @@ def compact(value):
     return value
 
 
-def write(result, folder: Path = PRECOMPUTED, file: Path = FILE) -> Path:
-    """Write the example's result and dictionary (float16); returns the JSON file."""
+def write(result: Result, folder: Path = PRECOMPUTED, root: Path | None = None) -> Path:
+    """Write the example's result and its dictionary (float16); returns the JSON file."""
     result.live.sae.save(folder, "float16")
-    payload = {"study": STUDY, "recipe": recipe_dict(), "model": "example",
-               "command": COMMAND, "made": dt.date.today().isoformat(),
-               "layer": EXAMPLE_LAYER, "settings": EXAMPLE_SETTINGS.to_json(),
-               "result": compact(finite(result.to_json()))}
-    file.write_text(json.dumps(payload, ensure_ascii=False, allow_nan=False,
-                               separators=(",", ":")) + "\n", encoding="utf-8")
-    return file
+    return write_precomputed(NAME, compact(result.to_json()), COMMAND,
+                             dt.date.today().isoformat(), root=root)
 
 
-def load(file: Path = FILE):
-    """The shipped :class:`analysis.features.study.Result` of the example, or None when it is
-    missing, unreadable or made with another recipe or settings."""
-    # lazy: the study module imports the whole package
-    from analysis.features.study import Result
-
-    try:
-        data = json.loads(Path(file).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def load(root: Path | None = None) -> Result | None:
+    """The shipped :class:`Result` of the example, or None when it is missing, unreadable or
+    made with another recipe, layer or settings."""
+    record = precomputed(NAME, root)
+    if record is None:
         return None
-    if not isinstance(data, dict) or data.get("recipe") != recipe_dict() \
-            or data.get("settings") != EXAMPLE_SETTINGS.to_json():
+    res = record["result"]
+    settings = {k: v for k, v in (res.get("settings") or {}).items() if k != "n_layers"}
+    want = {**EXAMPLE_SETTINGS.to_json(), "m": EXAMPLE_SETTINGS.m}
+    if res.get("layer") != EXAMPLE_LAYER or settings != want:
         return None
     try:
-        return Result.from_json(data["result"])
-    except Exception:  # a damaged file: computed live instead
+        return Result.from_json(res)
+    except Exception:  # a damaged file: the page computes it live
         return None
 
 
-def recipe_version(file: Path = FILE) -> int | None:
-    try:
-        return int(json.loads(Path(file).read_text(encoding="utf-8"))["recipe"]["version"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+def recipe_version(root: Path | None = None) -> int | None:
+    record = precomputed(NAME, root)
+    return None if record is None else record["recipe"].get("version")

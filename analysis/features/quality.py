@@ -1,4 +1,4 @@
-"""How good a dictionary is, always shown with it (docs/METHODS.md section 17, "Quality"):
+"""How good a dictionary is, always shown with it (docs/METHODS.md section 18, "Quality"):
 
 - on held-out tokens: the fraction of variance explained (FVE, ``1 - sum ||x - x_hat||^2 /
   sum ||x - mean||^2``, the held-out tokens' own mean), the normalised MSE (the squared error
@@ -22,10 +22,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.batching import batches, collate
+from analysis.core.batching import batches, collate
 from analysis.features.sae import SAE
 from analysis.features.train import topk_relu
-from analysis.forward import forward, forward_spliced
+from analysis.core.forward import forward, forward_spliced
 
 Progress = Callable[[int, int], None]
 

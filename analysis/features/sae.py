@@ -1,5 +1,5 @@
 """A sparse autoencoder (SAE) over one layer's residual stream, its file format and its
-arithmetic (docs/METHODS.md section 17).
+arithmetic (docs/METHODS.md section 18).
 
 The format (what ``python -m analysis features train`` writes and every reader takes):
 
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
+from analysis.core.study import json_safe
 
 WEIGHTS = "sae.safetensors"
 CARD = "card.json"
@@ -123,7 +124,7 @@ class SAE:
         cast = np.float16 if dtype == "float16" else np.float32
         save_file({n: np.ascontiguousarray(getattr(self, n), cast) for n in TENSORS},
                   str(folder / WEIGHTS), metadata={"format": FORMAT})
-        (folder / CARD).write_text(json.dumps(finite(self.card_json()), indent=1,
+        (folder / CARD).write_text(json.dumps(json_safe(self.card_json()), indent=1,
                                               allow_nan=False) + "\n", encoding="utf-8")
         return folder
 
@@ -135,7 +136,7 @@ class SAE:
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
         # lazy: the JSON caps of the corpus readers (a card may come from a visitor)
-        from analysis.corpus.jsonsafe import loads
+        from analysis.core.corpus.jsonsafe import loads
 
         folder = Path(folder)
         if not (folder / WEIGHTS).is_file() or not (folder / CARD).is_file():
@@ -187,18 +188,3 @@ def sparsify(pre: np.ndarray, k: int | None) -> np.ndarray:
     out = np.zeros_like(z)
     np.put_along_axis(out, idx, np.take_along_axis(z, idx, axis=-1), axis=-1)
     return out
-
-
-def finite(value):
-    """``value`` with every non-finite float as None (strict JSON)."""
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.ndarray):
-        return finite(value.tolist())
-    return value

@@ -18,13 +18,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.features import browser
 from analysis.features.activations import Activations, collect, encode_corpus
 from analysis.features.corpus import FeatureCorpus
 from analysis.features.effects import class_effects, unavailable
 from analysis.features.quality import firing_counts, reconstruction_scores, splice_fidelity
-from analysis.features.sae import SAE, finite
+from analysis.core.study import Field, Schema, StudyDef, StudyResult
+from analysis.features.sae import SAE
 from analysis.features.train import TrainSettings, train_sae
 
 Progress = Callable[[float, str], None]
@@ -55,25 +56,38 @@ class Models:
     base: Any = None
 
 
-SCHEMA = (
-    ("model", "the model's name"),
-    ("layer", "the layer (hidden_states index: 0 = the embeddings)"),
-    ("corpus", "{name, inputs, tokens, heldout_inputs, heldout_tokens}"),
-    ("settings", "the training settings (m, k, epochs, batch size, seed, ...)"),
-    ("quality", "{fve, nmse, l0, dead, agreement, loss_recovered, agreement_kind, ...}"),
-    ("card", "the dictionary's card.json (format, layer, k, m, d, activation, scale, ...)"),
-    ("features", "per feature (lists of m): freq, mean, max, top_tokens, label, align"),
-    ("dashboards", "{feature: {contexts, histogram, alignment}} of the most frequent"),
-    ("effects", "{feature: {n, mean, low, high}}: class probability changes when it is off"),
-    ("class_names", "the classifier's classes (empty without a task head)"),
-    ("crosscoder", "the before/after crosscoder's summary, or null"),
-    ("notes", "what the reader should know (skipped inputs, cut inputs, ...)"),
-    ("seconds", "the run's wall time per stage"),
-)
+SCHEMA = Schema((
+    Field("model", "the model's name"),
+    Field("layer", "the layer (hidden_states index: 0 = the embeddings)"),
+    Field("corpus", "{name, inputs, tokens, heldout_inputs, heldout_tokens}"),
+    Field("settings", "the training settings (m, k, epochs, batch_size, seed, lr, aux_k, "
+                      "activation) and the model's n_layers"),
+    Field("quality", "{fve, nmse, l0, dead (shares), agreement, loss_recovered, "
+                     "agreement_kind ('classifier' or 'cosine'), losses, heldout_tokens, "
+                     "splice_inputs}"),
+    Field("card", "the dictionary's card.json (format, layer, k, m, d, activation, pre_bias, "
+                  "scale, quality, corpus, seed, model, training)"),
+    Field("features", "per feature, lists of m: freq (share of tokens), mean, max, "
+                      "top_tokens, label, align (its best annotation or null)"),
+    Field("dashboards", "{feature (0-based): {feature, contexts, histogram, alignment}} of "
+                        "the most frequent features"),
+    Field("effects", "{feature: {n, mean, low, high}}: each class's probability change when "
+                     "it is switched off, with bootstrap 95% intervals (lists of classes)"),
+    Field("class_names", "the classifier's classes (empty without class effects)"),
+    Field("crosscoder", "the before/after crosscoder's summary (analysis.features.diff), "
+                        "or null"),
+    Field("notes", "what the reader should know (skipped inputs, cut inputs, ...)"),
+    Field("seconds", "the run's wall time per stage"),
+))
 
 
 @dataclass
-class Result:
+class Result(StudyResult):
+    """The study's result (its JSON: :data:`SCHEMA`); ``live`` holds the objects a page keeps
+    beside a live result (never in the JSON)."""
+
+    SCHEMA = SCHEMA
+
     model: str
     layer: int
     corpus: dict
@@ -87,20 +101,18 @@ class Result:
     crosscoder: dict | None
     notes: list
     seconds: dict
-    live: Any = field(default=None, repr=False, compare=False)  # objects for the page
+    live: Any = field(default=None, repr=False, compare=False)
 
-    def to_json(self) -> dict:
-        out = {key: getattr(self, key) for key, _ in SCHEMA}
-        out["dashboards"] = {str(k): v for k, v in self.dashboards.items()}
-        out["effects"] = {str(k): v for k, v in self.effects.items()}
-        return finite(out)
+    def json_fields(self) -> dict:
+        return {key: getattr(self, key) for key in SCHEMA.names}
 
     @classmethod
     def from_json(cls, data: dict) -> "Result":
-        missing = [key for key, _ in SCHEMA if key not in data]
-        if missing:
-            raise InputError(f"The features result lacks {', '.join(missing)}.")
-        kw = {key: data[key] for key, _ in SCHEMA}
+        try:
+            cls.SCHEMA.check(data)
+        except ValueError as exc:
+            raise InputError(f"This is not a features result: {exc}") from None
+        kw = {key: data[key] for key in SCHEMA.names}
         kw["dashboards"] = {int(k): v for k, v in (data["dashboards"] or {}).items()}
         kw["effects"] = {int(k): v for k, v in (data["effects"] or {}).items()}
         return cls(**kw)
@@ -153,8 +165,8 @@ def dashboard(live: Live, feature: int) -> dict:
                              live.fires_labelled[:, int(feature)])
 
 
-def run(inputs: Inputs, models: Models, progress: Progress | None = None,
-        stop: Callable[[], bool] | None = None) -> Result:
+def features_study(inputs: Inputs, models: Models, progress: Progress | None = None,
+                   stop: Callable[[], bool] | None = None) -> Result:
     """The whole study in this process (module docstring)."""
     loaded, corpus, t0 = models.loaded, inputs.corpus, time.perf_counter()
     seconds = {}
@@ -258,22 +270,38 @@ def plan(inputs: Inputs, models: Models):
     :func:`run` in the queue's worker thread (the corpus is small; the dictionary trains in a
     minute or two on two cores)."""
     def work(progress):
-        return run(inputs, models, progress)
+        return features_study(inputs, models, progress)
 
     return work
 
 
-def example_inputs(load_base):
-    """(Inputs, Models) of the example's precomputed result: the example checkpoint with its
-    classifier on the bundled sample's pairs at :data:`EXAMPLE_LAYER`, the treebank sample for
-    the alignment, and the crosscoder against the embedded model (``load_base("default")``)."""
+def example_inputs() -> Inputs:
+    """The inputs the page opens on (the precomputed result): the example checkpoint's own
+    pairs of the bundled sample at :data:`EXAMPLE_LAYER` with :data:`EXAMPLE_SETTINGS`, the
+    treebank sample for the alignment, the crosscoder against the embedded model (the models:
+    :func:`example_models`)."""
     # lazy: the data module reads the bundled samples
     from analysis.features.data import (EXAMPLE_LAYER, EXAMPLE_SETTINGS, corpus_of,
                                         load_models)
 
-    loaded, card = load_models("example")
+    _, card = load_models("example")
     corpus = corpus_of("sample", card, EXAMPLE_SETTINGS.seed)
     treebank = corpus_of("treebank", None, EXAMPLE_SETTINGS.seed)
-    inputs = Inputs(corpus, EXAMPLE_LAYER, EXAMPLE_SETTINGS, annotate=(treebank,),
-                    compare=True)
-    return inputs, Models(loaded, load_base("default"))
+    return Inputs(corpus, EXAMPLE_LAYER, EXAMPLE_SETTINGS, annotate=(treebank,), compare=True)
+
+
+def example_models() -> Models:
+    # lazy: the data module loads models by name
+    from analysis.core.models import load_model
+    from analysis.features.data import load_models
+
+    return Models(load_models("example")[0], load_model("default"))
+
+
+STUDY = StudyDef(name=NAME, title=TITLE, inputs=Inputs, result=Result, plan=plan,
+                 example=example_inputs)
+
+
+def run(inputs: Inputs, models: Models, progress: Progress | None = None) -> Result:
+    """The study run in this process (:meth:`StudyDef.run`: the CLI, the tests)."""
+    return STUDY.run(inputs, models, progress=progress)

@@ -1,5 +1,5 @@
 """Training a top-k sparse autoencoder (Gao et al. 2024) on a matrix of activations, seeded, on
-the CPU or the model's device (docs/METHODS.md section 17, "Training").
+the CPU or the model's device (docs/METHODS.md section 18, "Training").
 
 What the recipe follows from the paper (and openai/sparse_autoencoder, read, not copied):
 
@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.features.sae import SAE
 
 Progress = Callable[[int, int], None]

@@ -1,6 +1,6 @@
 """Ablations run in batches (docs/METHODS.md section 12): the examples are encoded and padded
 once; each padded batch goes through the model under many ablations per forward
-(:func:`analysis.forward.forward_ablations`: the batch replicated from the first ablated layer
+(:func:`analysis.core.forward.forward_ablations`: the batch replicated from the first ablated layer
 on, a different set of heads disabled per copy), as many copies as ``max_tokens`` allows.
 Ablations are grouped by the first layer they touch, so a group shares the layers below it.
 """
@@ -11,8 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.batching import batches, pad_features
-from analysis.forward import forward_ablations
+from analysis.core.batching import batches, pad_features
+from analysis.core.forward import forward_ablations
 
 MAX_TOKENS = 16384  # rows x padded length of one forward (the replicated batch)
 BATCH_SIZE = 64

@@ -15,19 +15,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 from analysis.aspects.causal import evaluation_data
-from analysis.aspects.checkpoints import is_checkpoint, load_checkpoint
-from analysis.aspects.example import load_example
-from analysis.aspects.finetune import _tokenize
-from analysis.aspects.readers import load_absa
-from analysis.aspects.tasks import (
+from analysis.absa.checkpoints import is_checkpoint, load_checkpoint
+from analysis.absa.example import load_example
+from analysis.absa.finetune import _tokenize
+from analysis.absa.readers import load_absa
+from analysis.absa.tasks import (
     TASK_NAMES, build_examples, check_task, default_pair_order, num_labels,
 )
-from analysis.corpus import read_corpus, read_labels
-from analysis.encoding import encode_corpus
+from analysis.core.corpus import read_corpus, read_labels
+from analysis.core.encoding import encode_corpus
 from analysis.importance.scoring import AbsaScorer, AccuracyScorer
-from analysis.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
+from analysis.core.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
 
 
 @dataclass
@@ -98,7 +98,7 @@ def load_classifier(spec: str):
 
 def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,
                   max_sentences: int | None = None) -> EvalSet:
-    """The ABSA pairs of ``data`` (a Dataset of :mod:`analysis.aspects.readers`) for the
+    """The ABSA pairs of ``data`` (a Dataset of :mod:`analysis.absa.readers`) for the
     checkpoint: the card's task, pair order and maximum length, and, when the card names
     held-out sentences found in ``data``, only those (:func:`analysis.aspects.causal.
     evaluation_data`); without a card ``task`` is required and must fit the classifier."""
@@ -111,7 +111,8 @@ def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,
         task, order = card["task"], card.get("pair_order") or default_pair_order(card["task"])
         max_length = int(card.get("max_length", 128))
         ds, description = evaluation_data(card, data)
-        if len(ds) == len(data) and "held-out" not in description:
+        if len(ds) == len(data) and "held-out sentences (from its card)" not in description:
+            # evaluation_data's words name the Aspect heads page's step 2: not this study's
             description = (f"the {len(ds)} sentences of the data (the checkpoint's card names "
                            "no held-out sentences among them, so some may be training data)")
     else:
@@ -160,12 +161,12 @@ def label_ids(loaded, labels) -> np.ndarray:
 
 
 def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) -> EvalSet:
-    """A labelled corpus (``dataset`` of :func:`analysis.corpus.read_corpus`, ``labels`` from
-    :func:`analysis.corpus.read_labels`) encoded once through :mod:`analysis.encoding`."""
+    """A labelled corpus (``dataset`` of :func:`analysis.core.corpus.read_corpus`, ``labels`` from
+    :func:`analysis.core.corpus.read_labels`) encoded once through :mod:`analysis.core.encoding`."""
     check_classifier(loaded)
     if labels is None:
-        raise DataError("The data has no labels (a 'label' column matching the texts): head "
-                        "importance needs the correct answer of every example.")
+        raise DataError("The data has no labels (a 'label' column matching the texts): "
+                        "every example needs its correct answer.")
     pairs = dataset["text_pair"] if "text_pair" in dataset.column_names else None
     corpus = encode_corpus(loaded.tokenizer, dataset["text"], pairs, labels,
                            max_length=loaded.max_length, max_examples=max_examples)
@@ -196,7 +197,7 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                   pair_column: str | None = None, label_column: str = "label",
                   name: str | None = None, max_bytes: int | None = None) -> EvalSet:
     """The examples of a data file (a path, bytes named ``name``, or ``sample``) for the
-    classifier: ABSA sentences (:func:`analysis.aspects.readers.load_absa`) when the model has
+    classifier: ABSA sentences (:func:`analysis.absa.readers.load_absa`) when the model has
     an ABSA card or ``task`` is given, else a labelled .csv/.jsonl corpus (``max_examples``
     caps sentences, or examples; ``max_bytes`` the file's size, as in the readers)."""
     if card is not None or task is not None:
@@ -211,6 +212,6 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                               label_column=label_column, name=name, max_bytes=max_bytes)
     if labels is None:
         raise DataError(f"The data has no labels ({why or f'no {label_column!r} column'}): "
-                        "head importance needs the correct answer of every example; for ABSA "
-                        "data name the task.")
+                        "every example needs its correct answer; for ABSA data name the "
+                        "task.")
     return labelled_eval_set(loaded, dataset, labels, max_examples)

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from analysis.forward import gate_gradients
+from analysis.core.forward import gate_gradients
 
 
 def gate_gradient_sum(loaded, labels, prepared,

@@ -1,4 +1,5 @@
-"""Ablations over the evaluation set as map/merge (:mod:`analysis.execution.corpus`; docs/METHODS.md
+"""Ablations over the evaluation set as map/merge (:mod:`analysis.core.execution.corpus`;
+docs/METHODS.md
 section 14): the study's forward work, on one process or on a Ray cluster.
 
 The evaluation set (:class:`analysis.importance.evalset.EvalSet`) travels as a Dataset of its
@@ -18,7 +19,7 @@ import numpy as np
 
 from analysis.importance.ablate import BATCH_SIZE, MAX_TOKENS, padded_batches, run_ablations
 from analysis.importance.gradients import gate_gradient_sum
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.importance.evalset import EvalSet, load_classifier
 
 LABEL = "label"

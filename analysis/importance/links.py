@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from analysis.aspects.heads import discover
-from analysis.corpus import make_dataset
+from analysis.core.corpus import make_dataset
 from analysis.noop import corpus_stats
 
 ASPECT_TOP = 3

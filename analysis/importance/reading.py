@@ -155,7 +155,8 @@ MARK_WORDS = {
 
 
 def trained_sentence(trained, worst: Sequence[tuple[int, int]] = ()) -> str:
-    """What the classifier's fine-tune trained (``trained``: an :class:`analysis.cards.Trained`)
+    """What the classifier's fine-tune trained (``trained``: an
+    :class:`analysis.core.cards.Trained`)
     and what that means for the costliest heads ``worst`` (0-indexed, costliest first): a head
     in a frozen layer was made needed by pre-training, not by this fine-tune."""
     if not trained.known:
@@ -184,7 +185,7 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
     """Plain sentences computed from ``result`` (an :class:`ImportanceResult`); ``aspect`` and
     ``sep`` are the heads the other studies name (0-indexed); ``other``: the same study with the
     other way of switching heads off, when at hand (the heads the two read differently);
-    ``trained``: what the classifier's fine-tune trained (:func:`analysis.cards.trained_of`),
+    ``trained``: what the classifier's fine-tune trained (:func:`analysis.core.cards.trained_of`),
     said after the costliest heads."""
     m = result.metric
     label = METRIC_LABELS.get(m, m)

@@ -11,8 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.errors import InputError
-from analysis.hooks import ABLATION_METHODS
+from analysis.core.errors import InputError
+from analysis.core.hooks import ABLATION_METHODS
 from analysis.importance import pruning as P
 from analysis.importance.ablate import MAX_TOKENS, single_ablations
 from analysis.importance.gradients import normalise_per_layer, spearman
@@ -20,7 +20,7 @@ from analysis.importance.job import AblationJob, eval_dataset
 from analysis.importance.scoring import (LOSS, N_BOOT, example_losses, higher_is_better,
                                          paired_ci, resample_weights, softmax,
                                          unit_counts)
-from analysis.execution.corpus import run_local
+from analysis.core.execution.corpus import run_local
 
 DEFAULT_METHOD = "uniform"
 
@@ -98,7 +98,8 @@ def importance_study(loaded, ev, *, method: str = DEFAULT_METHOD, metric: str | 
     "mask": Michel et al.); ``metric`` defaults to the task's first (aspect F1, accuracy).
     ``progress(fraction, text)`` is told each stage. The forward work is a corpus job
     (:class:`analysis.importance.job.AblationJob`) run by ``run(job, loaded, dataset,
-    progress)``: :func:`analysis.execution.corpus.run_local` by default (one shard, this process),
+    progress)``: :func:`analysis.core.execution.corpus.run_local` by default (one shard, this
+    process),
     the Ray path with the CLI's ``--ray``; the metrics are computed here on the merged outputs."""
     if method not in ABLATION_METHODS:
         raise InputError(f"Unknown method {method!r}; use uniform or mask.")

@@ -3,9 +3,9 @@ bootstrap resamples units with one matrix product (docs/METHODS.md section 12).
 
 Every metric is ``scale * sum(num) / sum(den)`` over units (an ABSA sentence, else one
 example): aspect F1 ``= 200 |S & G| / (|S| + |G|)`` (micro over sentences with a gold aspect,
-as :func:`analysis.aspects.tasks.aspect_prf`), 4-way accuracy ``= 100 right / gold aspects``,
+as :func:`analysis.absa.tasks.aspect_prf`), 4-way accuracy ``= 100 right / gold aspects``,
 accuracy ``= 100 right / examples``, mean loss ``= sum of losses / examples``. The point values
-of the ABSA metrics come from :func:`analysis.aspects.tasks.metrics_from_scores` itself; the
+of the ABSA metrics come from :func:`analysis.absa.tasks.metrics_from_scores` itself; the
 counts reproduce them (a test checks it).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.aspects.tasks import LABELS, NONE, is_binary, metrics_from_scores, pair_scores
+from analysis.absa.tasks import LABELS, NONE, is_binary, metrics_from_scores, pair_scores
 
 LOSS = "loss"
 N_BOOT = 1000
@@ -26,7 +26,7 @@ def higher_is_better(metric: str) -> bool:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
-    """Class probabilities as :func:`analysis.aspects.finetune.predict_probs` makes them
+    """Class probabilities as :func:`analysis.absa.finetune.predict_probs` makes them
     (float32 softmax, then float64)."""
     # lazy: imported when used: torch (heavy)
     import torch
@@ -65,7 +65,7 @@ class AccuracyScorer:
 
 
 class AbsaScorer:
-    """The ABSA task's own metrics (Sun et al.; :mod:`analysis.aspects.tasks`): aspect F1 and
+    """The ABSA task's own metrics (Sun et al.; :mod:`analysis.absa.tasks`): aspect F1 and
     4-way accuracy, the sentence as unit."""
 
     metrics = ("aspect_f1", "acc_4way")

@@ -2,7 +2,7 @@
 importance: where each head puts its attention across a corpus, and whether attention to
 [SEP]/[CLS] is a no-op (docs/METHODS.md sections 3, 4 and 5).
 
-Modules: :mod:`analysis.measures` (the statistics of one map and of a padded batch; core, as
+Modules: :mod:`analysis.core.measures` (the statistics of one map and of a padded batch; core, as
 the Drift study uses them too), :mod:`.corpus`
 (streaming a corpus), :mod:`.gradients` (a real loss and ``|dL/dA|`` per key category),
 :mod:`.reading` (tables and plain sentences from the numbers).
@@ -10,7 +10,7 @@ the Drift study uses them too), :mod:`.corpus`
 
 from analysis.noop.corpus import CorpusStats, corpus_stats
 from analysis.noop.gradients import GradientImportance, LossHead, gradient_importance, loss_head
-from analysis.measures import (CATEGORIES, CLI_METRICS, LABELS, NORM_METRICS, PUNCT,
+from analysis.core.measures import (CATEGORIES, CLI_METRICS, LABELS, NORM_METRICS, PUNCT,
                                WEIGHT_METRICS, batch_stats, example_norm_stats,
                                example_stats, selectors)
 from analysis.noop.reading import noop_heads, positional_heads, reading

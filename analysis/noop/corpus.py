@@ -1,11 +1,11 @@
 """No-op statistics over a corpus, streamed (docs/METHODS.md sections 3 and 4).
 
-:func:`corpus_stats` encodes the corpus once, runs it through :func:`analysis.forward.
+:func:`corpus_stats` encodes the corpus once, runs it through :func:`analysis.core.forward.
 forward_batches` (longest first, at most ``batch_size`` examples and ``max_batch_mb`` of
 attention maps per batch), computes every example's statistics on the padded batch at once
-(:func:`analysis.measures.batch_stats`) and adds them to running sums: no map is kept, so
+(:func:`analysis.core.measures.batch_stats`) and adds them to running sums: no map is kept, so
 memory does not grow with the corpus. Corpus values are the mean over examples; it gives the
-same numbers as :func:`analysis.measures.example_stats` example by example (tested).
+same numbers as :func:`analysis.core.measures.example_stats` example by example (tested).
 
 Beside the sums, every metric's per-example layer means (the mean over the layer's heads) and
 all-head mean are summed squared (:func:`square_sums`), so the layer and corpus means the
@@ -21,12 +21,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.encoding import EMPTY_CORPUS, encode_dataset
-from analysis.errors import DataError
-from analysis.forward import capture_unavailable, forward_batches
-from analysis.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
-from analysis.execution.corpus import add_arrays, run_local
-from analysis.models import load_model
+from analysis.core.encoding import EMPTY_CORPUS, encode_dataset
+from analysis.core.errors import DataError
+from analysis.core.forward import capture_unavailable, forward_batches
+from analysis.core.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
+from analysis.core.execution.corpus import add_arrays, run_local
+from analysis.core.models import load_model
 
 Z95 = 1.959964  # the normal 97.5% quantile
 SPECIAL = "special"  # [CLS] + [SEP], summed per example before squaring
@@ -175,7 +175,8 @@ class NoopPartial:
 
 @dataclass
 class NoopJob:
-    """:func:`corpus_stats` as map/merge (:mod:`analysis.execution.corpus`): every statistic is a
+    """:func:`corpus_stats` as map/merge (:mod:`analysis.core.execution.corpus`): every statistic
+    is a
     sum over examples, divided by the example count once the shards are merged."""
 
     spec: str

@@ -15,13 +15,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.batching import batches, collate
-from analysis.errors import DataError
-from analysis.forward import forward
-from analysis.measures import CATEGORIES, PUNCT, selectors
-from analysis.execution.corpus import add_arrays
-from analysis.encoding import EMPTY_CORPUS, encode_dataset
-from analysis.models import (
+from analysis.core.batching import batches, collate
+from analysis.core.errors import DataError
+from analysis.core.forward import forward
+from analysis.core.measures import CATEGORIES, PUNCT, selectors
+from analysis.core.execution.corpus import add_arrays
+from analysis.core.encoding import EMPTY_CORPUS, encode_dataset
+from analysis.core.models import (
     ModelLoadError, _quiet_transformers, check_weights, load_config, normalise_spec, pick_device,
     resolve_spec,
 )
@@ -61,7 +61,7 @@ def _mlm_head(source: str, name: str, tokenizer) -> tuple[LossHead | None, str]:
 
 
 def _to_device(model) -> None:
-    """Put the loss head's model on :func:`analysis.models.pick_device`'s device (CUDA when
+    """Put the loss head's model on :func:`analysis.core.models.pick_device`'s device (CUDA when
     present, as ``load_model`` does), in eval mode."""
     try:
         model.to(pick_device())
@@ -236,7 +236,7 @@ class GradientsPartial:
 @dataclass
 class GradientsJob:
     """:func:`gradient_importance` over a corpus (a Dataset with ``text`` / ``text_pair``) as
-    map/merge (:mod:`analysis.execution.corpus`): per category the sum of the examples' [L, H]
+    map/merge (:mod:`analysis.core.execution.corpus`): per category the sum of the examples' [L, H]
     values and their count, added over shards and divided once at the end. The masked positions are
     fixed by each example's own tokens, so shards draw the same masks."""
 

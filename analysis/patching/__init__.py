@@ -6,7 +6,7 @@ Modules: :mod:`.metric` (the normalised logit difference), :mod:`.run` (one pair
 every layer x position of the residual stream, attention and MLP outputs), :mod:`.counterfactuals`
 (ABSA counterfactuals: another aspect, the opposite opinion word), :mod:`.corpus` (the per-head
 map over held-out ABSA pairs with bootstrap intervals, against Head importance), :mod:`.reading`
-(plain words). The forward work goes through :func:`analysis.forward.forward_patched`.
+(plain words). The forward work goes through :func:`analysis.core.forward.forward_patched`.
 """
 
 from analysis.patching.run import PairPatching, patch_pair

@@ -1,6 +1,6 @@
 """The corpus view (docs/METHODS.md, "Causal patching"): the per-head map of every held-out ABSA
 pair against its generated counterfactual (another aspect, or the opposite opinion word),
-averaged, with percentile bootstrap 95% intervals over sentences (:mod:`analysis.intervals`),
+averaged, with percentile bootstrap 95% intervals over sentences (:mod:`analysis.core.intervals`),
 and its Spearman correlation with Head importance's measured drops, with the Aspect heads
 page's top heads and the [SEP] heads to mark."""
 
@@ -12,11 +12,11 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.errors import DataError
-from analysis.intervals import N_BOOT, resamples
+from analysis.core.errors import DataError
+from analysis.core.intervals import N_BOOT, resamples
 from analysis.patching.counterfactuals import KINDS, opinion_pool, suggest
 from analysis.patching.run import patch_pair
-from analysis.aspects.tasks import build_examples
+from analysis.absa.tasks import build_examples
 from analysis.importance import importance_study
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.patching import metric

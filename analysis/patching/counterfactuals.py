@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from analysis.aspects.data import CATEGORIES
-from analysis.aspects.tasks import LABELS, auxiliary_sentence, gold_polarities
+from analysis.absa.data import CATEGORIES
+from analysis.absa.tasks import LABELS, auxiliary_sentence, gold_polarities
 
 KINDS = ("aspect", "opinion")
 KIND_NAMES = {"aspect": "another aspect", "opinion": "the opposite opinion word",

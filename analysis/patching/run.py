@@ -12,15 +12,15 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.batching import collate
-from analysis.encoding import Encoding, encode
-from analysis.errors import InputError
-from analysis.forward import PATCH_SITES, forward, forward_patched
+from analysis.core.batching import collate
+from analysis.core.encoding import Encoding, encode
+from analysis.core.errors import InputError
+from analysis.core.forward import PATCH_SITES, forward, forward_patched
 from analysis.patching.metric import DIRECTIONS, MIN_GAP, Contrast, contrast, logit_diff, \
     normalised, softmax
-from analysis.aspects.data import CATEGORIES
-from analysis.aspects.tasks import build_examples
-from analysis.hooks import layer_parts
+from analysis.absa.data import CATEGORIES
+from analysis.absa.tasks import build_examples
+from analysis.core.hooks import layer_parts
 from analysis.importance.evalset import check_classifier
 from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
 

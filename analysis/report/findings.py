@@ -12,8 +12,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 
-from analysis.corpus.jsonsafe import JSONError, loads
-from analysis.errors import DataError
+from analysis.core.corpus.jsonsafe import JSONError, loads
+from analysis.core.errors import DataError
 from analysis.report.svg import clean_svg
 
 FORMAT = "attention-dashboard-report"

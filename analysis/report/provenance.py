@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import platform
 from importlib import metadata
-from analysis.cards import trained_of
+from analysis.core.cards import trained_of
 
 PACKAGES = ("torch", "transformers", "numpy", "scipy", "pandas", "datasets", "altair",
             "vl-convert-python", "streamlit")
@@ -40,7 +40,7 @@ def package_versions() -> dict[str, str]:
 def model_source(loaded, weights: str | None = None) -> dict[str, str]:
     """A finding's model lines: its display name, shape, weights hash (``weights`` when
     already known, else computed) and what its fine-tune trained, from its card or config
-    record (:func:`analysis.cards.trained_of`: "trained layers: 5-6 of 6; the embeddings and
+    record (:func:`analysis.core.cards.trained_of`: "trained layers: 5-6 of 6; the embeddings and
     layers 1-4 were frozen by the recipe", "trained layers: all 6 (embeddings included)",
     or "what was trained is unknown (...)")."""
     return {"model": loaded.name,

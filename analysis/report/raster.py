@@ -21,7 +21,7 @@ import sys
 import threading
 import resource
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.report.svg import raster_size
 
 MAX_PIXELS = 8_000_000  # one PNG: 4000 x 2000 px (a 2000 x 1000 chart at scale 2), 32 MB RGBA

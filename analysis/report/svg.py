@@ -21,7 +21,7 @@ from xml.etree.ElementTree import Element, SubElement, tostring
 from defusedxml.ElementTree import fromstring
 from defusedxml.common import DefusedXmlException
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 
 SVG_NS = "http://www.w3.org/2000/svg"
 MAX_SVG_CHARS = 4_000_000

@@ -4,7 +4,7 @@ a sample of the words (docs/METHODS.md section 13).
 
 Data: a treebank (``analysis.syntax.treebank`` Dataset: UPOS colours and the ``upos`` probe),
 ABSA data (``analysis.aspects`` Dataset: role colours and the ``aspect`` probe) or a labelled
-corpus (``analysis.corpus`` Dataset with a ``label`` column: label colours and the ``label``
+corpus (``analysis.core.corpus`` Dataset with a ``label`` column: label colours and the ``label``
 probe). The word rows come from :class:`analysis.representations.job.RepresentationsJob`
 (map/merge), so the CLI can shard them over a Ray cluster; :mod:`analysis.representations.run`
 builds that job and runs it.
@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 from analysis.representations.geometry import MIN_CONTEXTS, N_PAIRS, layer_geometry
 from analysis.representations.probes import FOLDS, ProbeCurve, probe_layers
 from analysis.representations.projection import project_layers

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from analysis.encoding import Encoding
-from analysis.errors import InputError
-from analysis.aspects.data import to_dataset
+from analysis.core.encoding import Encoding
+from analysis.core.errors import InputError
+from analysis.absa.data import to_dataset
 from analysis.representations.states import ABSA_ORDER, ABSA_TASK, _role
 
 SPECIAL = "special token"

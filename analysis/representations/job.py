@@ -1,4 +1,4 @@
-"""The corpus part as map/merge (:mod:`analysis.execution.corpus`; docs/METHODS.md section 13,
+"""The corpus part as map/merge (:mod:`analysis.core.execution.corpus`; docs/METHODS.md section 13,
 "Shards").
 
 ``map`` runs one shard of the corpus through each model (the one batched forward path) and
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.representations.states import WordCorpus, absa_words, concat_words, treebank_words
-from analysis.models import load_model
+from analysis.core.models import load_model
 from analysis.representations.corpus import result_of
 from analysis.representations.labelled import labelled_words
 

@@ -1,5 +1,5 @@
 """A plain labelled corpus (text, optional text_pair, a sentence-level ``label``: the .csv /
-.jsonl files every study reads through :mod:`analysis.corpus`): every word's vector (the mean
+.jsonl files every study reads through :mod:`analysis.core.corpus`): every word's vector (the mean
 of its pieces, both segments, [CLS]/[SEP] left out) at every layer, each word carrying its
 sentence's label (docs/METHODS.md section 13, "A labelled corpus").
 
@@ -15,8 +15,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.encoding import encode_dataset
-from analysis.errors import DataError
+from analysis.core.encoding import encode_dataset
+from analysis.core.errors import DataError
 from analysis.representations.states import WordCorpus, word_layers
 
 MAX_LABELS = 10

@@ -7,7 +7,7 @@ same cross-validation of "always the most frequent class of the training folds".
 
 Noise: each layer's right words are kept per sentence (and the baseline's), so an accuracy,
 its lead over the baseline and the change between two models' curves on the same words get a
-percentile bootstrap 95% interval over sentences (:mod:`analysis.intervals`).
+percentile bootstrap 95% interval over sentences (:mod:`analysis.core.intervals`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import warnings
 
 import numpy as np
 
-from analysis.errors import DataError
-from analysis.execution.threads import side_by_side
-from analysis.intervals import accuracy_ci, paired_ci
+from analysis.core.errors import DataError
+from analysis.core.execution.threads import side_by_side
+from analysis.core.intervals import accuracy_ci, paired_ci
 from analysis.representations.threads import one_thread
 
 FOLDS = 5

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.representations.threads import one_thread
 
 METHODS = ("pca", "aligned", "tsne", "umap")

@@ -154,7 +154,7 @@ def _pair_reading(curve: ProbeCurve, other: ProbeCurve | None, other_name: str,
 
 def trained_sentence(trained, other_name: str) -> str:
     """What the compared model's fine-tune trained (``trained``: an
-    :class:`analysis.cards.Trained`), and what that means for the probes' changes."""
+    :class:`analysis.core.cards.Trained`), and what that means for the probes' changes."""
     if not trained.known:
         return (f"What {other_name}'s fine-tune trained is unknown (it has no fine-tuning "
                 "card), so a layer whose probe did not change may have been frozen rather "
@@ -175,7 +175,7 @@ def change_sentence(curve: ProbeCurve, other: ProbeCurve, other_name: str,
     (paired over sentences when both saw the same words), "within noise" when the interval
     covers 0; a claim about what the top layers now do only when the change is beyond noise
     and the after model's top layer leads the majority baseline beyond noise. A top layer
-    that ``trained`` (:class:`analysis.cards.Trained`) says was frozen is said to be so, and
+    that ``trained`` (:class:`analysis.core.cards.Trained`) says was frozen is said to be so, and
     nothing is read into its sameness."""
     top = len(curve.layers) - 1
     if trained is not None and trained.is_frozen(top):
@@ -214,7 +214,7 @@ def change_sentence(curve: ProbeCurve, other: ProbeCurve, other_name: str,
 
 def corpus_reading(result: CorpusResult, trained=None) -> list[str]:
     """Sentences about the corpus part; ``trained``: what the compared (fine-tuned) model's
-    fine-tune trained (:func:`analysis.cards.trained_of`), said after the probes when there is
+    fine-tune trained (:func:`analysis.core.cards.trained_of`), said after the probes when there is
     a compared model."""
     out = []
     other_name = result.compare.name if result.compare else ""

@@ -18,9 +18,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from analysis.encoding import Encoding, encode
-from analysis.errors import DataError, InputError
-from analysis.forward import forward, forward_batches
+from analysis.core.encoding import Encoding, encode
+from analysis.core.errors import DataError, InputError
+from analysis.core.forward import forward, forward_batches
 
 ROLES = ("aspect", "opinion", "other aspect", "other")
 ROLE_NAMES = {"aspect": "aspect term of the asked category", "opinion": "opinion word",

@@ -6,7 +6,7 @@ pieces carry (docs/METHODS.md section 16, "Data").
   spaces; each piece carries its word's UPOS and dependency relation;
 - ABSA data (``analysis.aspects`` Dataset): the review; each piece carries its word's role
   (aspect term, opinion word, other);
-- a corpus (``analysis.corpus`` Dataset: text, text_pair, optional label, optional line): the
+- a corpus (``analysis.core.corpus`` Dataset: text, text_pair, optional label, optional line): the
   text (and pair); each piece carries its sentence's label where the corpus has labels.
 
 A piece's word is found by its characters: the encoding's words (their text spans) are looked
@@ -21,9 +21,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from analysis.errors import DataError
-from analysis.corpus import read_corpus, read_labels
-from analysis.corpus.files import iter_lines, read_bytes
+from analysis.core.errors import DataError
+from analysis.core.corpus import read_corpus, read_labels
+from analysis.core.corpus.files import iter_lines, read_bytes
 
 KINDS = ("treebank", "absa", "labelled", "text")
 LABEL_NAMES = {"upos": "part of speech (UPOS)", "deprel": "dependency relation",
@@ -171,7 +171,7 @@ def absa_corpus(dataset) -> SearchCorpus:
 
 
 def text_corpus(dataset) -> SearchCorpus:
-    """A Dataset of ``analysis.corpus`` (text, text_pair; a ``label`` column and a ``line``
+    """A Dataset of ``analysis.core.corpus`` (text, text_pair; a ``label`` column and a ``line``
     column (0-based line numbers of a .txt file) where present)."""
     cols = set(dataset.column_names or ())
     texts = list(dataset["text"])
@@ -257,7 +257,7 @@ def read_data(source, name: str | None = None, max_examples: int | None = None,
         raise DataError(f"{label}: use a .conllu treebank, ABSA data (.xml, .json or ASTE "
                         ".txt), or a text corpus (.txt, .tsv, .csv or .jsonl).")
     # lazy: ABSA data reads only when given
-    from analysis.aspects.readers import load_absa
+    from analysis.absa.readers import load_absa
 
     ds = load_absa(data, name=label, max_bytes=max_bytes, max_chars=max_chars)
     return (ds.select(range(min(len(ds), max_examples))) if max_examples else ds), None

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 
 VERSION = 1
 # Exact search up to this many numbers per set: 100,000 pieces x 384 numbers took 25 ms a query

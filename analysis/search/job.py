@@ -1,4 +1,4 @@
-"""Building an index as a map/merge corpus job (:mod:`analysis.execution.corpus`), the cache
+"""Building an index as a map/merge corpus job (:mod:`analysis.core.execution.corpus`), the cache
 folder of an index (corpus fingerprint x model weights), and the query vector of one piece of a text
 (docs/METHODS.md section 16).
 
@@ -6,7 +6,7 @@ folder of an index (corpus fingerprint x model weights), and the query vector of
 every layer, the heads' context vectors captured at each attention output projection) and
 keeps every piece that is not a special token, its vectors L2-normalised and stored as
 float16; ``merge`` puts the shards back in corpus order. Ray runs the same job
-(:mod:`analysis.execution.raydata`)."""
+(:mod:`analysis.core.execution.raydata`)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ import shutil
 
 import numpy as np
 
-from analysis.encoding import encode
-from analysis.errors import DataError, InputError
-from analysis.forward import forward, forward_batches
+from analysis.core.encoding import encode
+from analysis.core.errors import DataError, InputError
+from analysis.core.forward import forward, forward_batches
 from analysis.search.corpus import SearchCorpus, search_corpus
 from analysis.search.index import (EXACT_MAX_CELLS, IndexData, SearchIndex, concat, unit_rows,
                                    write_index)
-from analysis.example import cache_root
-from analysis.models import load_model
+from analysis.core.example import cache_root
+from analysis.core.models import load_model
 from analysis.report.provenance import model_weights_hash
 
 Progress = Callable[[int, int], None]

@@ -2,7 +2,7 @@
 section 10, "Syntactic heads").
 
 Per sentence, the token maps are pooled to words over [CLS] + words + [SEP]
-(:func:`analysis.encoding.word_level`: to a word = sum of its pieces' columns, from a word =
+(:func:`analysis.core.encoding.word_level`: to a word = sum of its pieces' columns, from a word =
 mean of its pieces' rows), the diagonal is zeroed and [CLS]/[SEP] are dropped
 (:func:`word_map`). For a dependent ``i`` (1-based) with head ``g != 0`` a head of the model
 predicts ``argmax_j W[i, j]`` (``dep_to_head``) or ``argmax_j W[j, i]`` (``head_to_dep``)
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.encoding import word_level
-from analysis.intervals import paired_ci
+from analysis.core.encoding import word_level
+from analysis.core.intervals import paired_ci
 from analysis.syntax.reading import (compare_rows, example_sentences, reading,
                                      relation_rows)
-from analysis.forward import forward
+from analysis.core.forward import forward
 from analysis.syntax.words import encode_words
 
 __all__ = ["ALL", "DIRECTIONS", "OFFSETS", "HeadsAccumulator", "RelationResult", "SyntaxResult",

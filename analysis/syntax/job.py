@@ -1,4 +1,4 @@
-"""Syntactic heads as map/merge (:mod:`analysis.execution.corpus`): each shard of a treebank is
+"""Syntactic heads as map/merge (:mod:`analysis.core.execution.corpus`): each shard of a treebank is
 encoded and run through the model once (:func:`analysis.syntax.passes.treebank_pass`) into hit
 counts per relation, direction and head and offset counts
 (:class:`analysis.syntax.heads.HeadsAccumulator`); counts add, so the merged accuracies are
@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.syntax.heads import DIRECTIONS, HeadsAccumulator, SyntaxResult
 from analysis.syntax.passes import treebank_pass
 from analysis.syntax.words import encode_treebank, none_fits, skipped_notes
-from analysis.models import load_model
+from analysis.core.models import load_model
 
 
 @dataclass

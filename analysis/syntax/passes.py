@@ -1,7 +1,7 @@
 """One batched pass over an encoded treebank (docs/METHODS.md section 10).
 
 :func:`treebank_pass` runs the encoded sentences through
-:func:`analysis.forward.forward_batches` once (length-sorted, longest first; at most
+:func:`analysis.core.forward.forward_batches` once (length-sorted, longest first; at most
 ``batch_size`` sentences per batch, and with attention maps at most ``max_batch_mb`` of padded
 maps) and hands every batch to each consumer: ``consumer(indices, forward)``. The heads study
 (:class:`analysis.syntax.heads.HeadsAccumulator`) reads the attention maps, the probes
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from analysis.forward import forward_batches
+from analysis.core.forward import forward_batches
 
 
 def treebank_pass(loaded, encoded, consumers: Sequence, *, attentions: bool,

@@ -6,7 +6,7 @@
   ``sum_i |pred - depth| / n``.
 
 Both: B initialised uniform in [-0.05, 0.05] from ``torch.Generator().manual_seed(seed)``;
-Adam (lr 0.01) on batches of 20 sentences (:func:`analysis.batching.batches` in training mode,
+Adam (lr 0.01) on batches of 20 sentences (:func:`analysis.core.batching.batches` in training mode,
 ``random.Random(seed)``), batch loss = mean of its sentences' losses; after every epoch the mean
 loss on the stopping sentences (every 10th training sentence, held out) decides: better by more
 than 1e-4 keeps B, otherwise the learning rate is multiplied by ``decay`` (0.1), and training
@@ -30,14 +30,14 @@ from typing import Callable
 
 import numpy as np
 
-from analysis.errors import InputError
-from analysis.execution.threads import side_by_side
+from analysis.core.errors import InputError
+from analysis.core.execution.threads import side_by_side
 from analysis.syntax.states import WordStates, extract_word_states
 from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearman, gold_edges,
                                    linear_chain_uuas, mst_edges, non_punct, root_accuracy,
                                    row_spearman, sentence_uuas_counts, tree_depths,
                                    tree_distances, uuas)
-from analysis.batching import batches
+from analysis.core.batching import batches
 
 __all__ = ["Probe", "ProbeResult", "WordStates", "corpus_uuas", "depth_spearman",
            "distance_spearman", "evaluate_layer", "example_tree", "extract_word_states",

@@ -268,7 +268,7 @@ def probe_reading(res, close: float = 0.05) -> list[str]:
 
 def trained_sentence(trained) -> str:
     """What the second model's fine-tune trained (``trained``: an
-    :class:`analysis.cards.Trained`), and what that means for a before/after comparison."""
+    :class:`analysis.core.cards.Trained`), and what that means for a before/after comparison."""
     if not trained.known:
         return ("What the second model's fine-tune trained is unknown (it has no fine-tuning "
                 "card), so a layer or head that did not change may have been frozen rather "
@@ -287,7 +287,7 @@ def trained_sentence(trained) -> str:
 def probe_compare_reading(before, after, near: float = 0.02, trained=None) -> list[str]:
     """Plain sentences comparing two models' probes on the same sentences: each model's best
     layer and how much of the tree it recovers there, and the difference in points (a change
-    under ``near`` is said to be about the same). ``trained`` (:class:`analysis.cards.Trained`,
+    under ``near`` is said to be about the same). ``trained`` (:class:`analysis.core.cards.Trained`,
     what the second model's fine-tune trained) adds a sentence that says so; where the second
     model's best layer was frozen by its recipe, its score there is said to be the base
     model's, not a finding."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from analysis.execution.corpus import run_local
+from analysis.core.execution.corpus import run_local
 from analysis.syntax.heads import HeadsAccumulator, SyntaxResult, result_of
 from analysis.syntax.job import HeadsJob
 from analysis.syntax.passes import treebank_pass

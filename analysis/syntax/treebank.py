@@ -3,9 +3,9 @@
 One row per sentence: ``id`` (the ``sent_id`` comment, else the sentence's 1-based number in
 the file), ``words`` (FORM), ``heads`` (1-based, 0 = root), ``deprels`` (the full DEPREL, e.g.
 ``nmod:poss``) and ``upos``. Multiword-token ranges (``1-2``) and empty nodes (``3.1``) are
-skipped. Bytes come through :func:`analysis.corpus.files.read_bytes` (size cap) and
-:func:`analysis.corpus.files.decode` (UTF-8); lines are parsed by the ``conllu`` library.
-Anything malformed raises :class:`analysis.errors.DataError` with one line naming the file,
+skipped. Bytes come through :func:`analysis.core.corpus.files.read_bytes` (size cap) and
+:func:`analysis.core.corpus.files.decode` (UTF-8); lines are parsed by the ``conllu`` library.
+Anything malformed raises :class:`analysis.core.errors.DataError` with one line naming the file,
 the sentence and, where there is one, the line.
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 from conllu.exceptions import ParseException
 from conllu.parser import DEFAULT_FIELDS, parse_comment_line, parse_line
 
-from analysis.corpus.files import decode, read_bytes
-from analysis.corpus.table import check_cap, corpus_notes
-from analysis.errors import DataError
-from analysis.corpus.hf import _offline_datasets
+from analysis.core.corpus.files import decode, read_bytes
+from analysis.core.corpus.table import check_cap, corpus_notes
+from analysis.core.errors import DataError
+from analysis.core.corpus.hf import _offline_datasets
 
 SAMPLE_TREEBANK = Path(__file__).resolve().parents[2] / "data" / "treebank" / "sample.conllu"
 COLUMNS = ("id", "words", "heads", "deprels", "upos")

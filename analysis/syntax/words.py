@@ -1,10 +1,10 @@
-"""Treebank words -> :class:`analysis.encoding.Encoding` (docs/METHODS.md section 10, "Words").
+"""Treebank words -> :class:`analysis.core.encoding.Encoding` (docs/METHODS.md section 10, "Words").
 
 The words are given to the tokenizer already split (``is_split_into_words=True``), so every
 token belongs to exactly one treebank word. ``Encoding.words`` is ``[CLS] + words + [SEP]``
 (the specials are words of their own, whatever the model calls them), and
 ``Encoding.word_ids`` maps every token to its index there, so
-:func:`analysis.encoding.word_level` pools maps to ``n + 2`` words and word ``i`` of the
+:func:`analysis.core.encoding.word_level` pools maps to ``n + 2`` words and word ``i`` of the
 treebank (1-based) is row ``i`` of the pooled map.
 
 Byte-level BPE tokenizers (RoBERTa, GPT-2 style) read a word without a leading space as the
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.encoding import Encoding, _display_token, structural_special_ids
-from analysis.errors import DataError, InputError
+from analysis.core.encoding import Encoding, _display_token, structural_special_ids
+from analysis.core.errors import DataError, InputError
 
 CANNOT_SPLIT = ("This model's tokenizer cannot read pre-split words (is_split_into_words), so "
                 "treebank words cannot be matched to its tokens.")

@@ -7,10 +7,10 @@ import torch
 from analysis.attention import attention_for
 from analysis.attention.neuron import neuron_view
 from apptest_util import chart_frames
-from analysis.encoding import encode
-from analysis.errors import InputError
-from analysis.forward import forward
-from analysis.models import load_model
+from analysis.core.encoding import encode
+from analysis.core.errors import InputError
+from analysis.core.forward import forward
+from analysis.core.models import load_model
 
 
 def test_default_model_dot_products_reproduce_attention(default_model):

@@ -8,7 +8,7 @@ import base64
 
 from download_util import downloads
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from ui.common.exports.download import TEXTS, answer, file_bytes
 from ui.common.exports.export import ExportError
 

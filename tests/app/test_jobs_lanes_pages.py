@@ -13,7 +13,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from analysis.execution.queue import BACKGROUND, TRAINING, JobQueue
+from analysis.core.execution.queue import BACKGROUND, TRAINING, JobQueue
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 BUILD = "Building the example checkpoint"
@@ -23,14 +23,14 @@ BUILD = "Building the example checkpoint"
 def queue(monkeypatch):
     import ui.common.jobs
     import ui.common.frame.models
-    import ui.common.settings
+    import ui.server.settings
     import ui.common.frame.sidebar
 
     monkeypatch.delenv("DASHBOARD_MODE", raising=False)
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     # each test computes its page's work (not a result cached by a module that ran earlier in
     # this test process: the queue would then record no rate)
     st.cache_data.clear()
@@ -41,7 +41,7 @@ def queue(monkeypatch):
     monkeypatch.setattr(ui.common.jobs, "job_queue", lambda: q)
     yield q
     q.leave(build)
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 def _open(page: str, state: dict | None = None, **params) -> AppTest:

@@ -16,7 +16,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from analysis.models import ModelLoadError, load_model, machine_param_cap
+from analysis.core.models import ModelLoadError, load_model, machine_param_cap
 from attribution_models import tiny_classifier_dir
 from builders import one_line
 
@@ -94,7 +94,7 @@ def test_the_size_check_runs_in_the_loader_before_allocating(tiny_model_dir, tmp
 
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert machine_param_cap() == max(50_000_000, memory // 16)
-    monkeypatch.setattr("analysis.models.machine_param_cap", lambda: 1_000)
+    monkeypatch.setattr("analysis.core.models.machine_param_cap", lambda: 1_000)
     with pytest.raises(ModelLoadError, match="at most 0.0M"):
         load_model(str(tiny_model_dir("bert")))
 
@@ -110,7 +110,7 @@ def test_the_cli_refuses_in_one_line(tiny_model_dir, tmp_path, capsys, monkeypat
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "its weights do not match its config" in err[0], err
     assert not (tmp_path / "a.npz").exists()
-    monkeypatch.setattr("analysis.models.machine_param_cap", lambda: 1_000)
+    monkeypatch.setattr("analysis.core.models.machine_param_cap", lambda: 1_000)
     rc = main(["attention", "--model", str(tiny_model_dir("bert")), "--text", "the soup",
                "--out", str(tmp_path / "a.npz")])
     err = capsys.readouterr().err.strip().splitlines()
@@ -118,9 +118,9 @@ def test_the_cli_refuses_in_one_line(tiny_model_dir, tmp_path, capsys, monkeypat
 
 
 def test_an_uploaded_zip_missing_its_classifier_is_refused(tmp_path_factory, tmp_path):
-    from analysis.aspects.checkpoints import CARD_NAME
-    from analysis.aspects.pipeline import load_checkpoint_zip
-    from analysis.errors import InputError
+    from analysis.absa.checkpoints import CARD_NAME
+    from analysis.absa.pipeline import load_checkpoint_zip
+    from analysis.core.errors import InputError
 
     folder = copy_of(tiny_classifier_dir(tmp_path_factory), tmp_path / "cls")
     rewrite_weights(folder, lambda t: {k: v for k, v in t.items() if "classifier" not in k})

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 from analysis.features import precomputed
 from analysis.features.reading import reading
 from ui.common.errors import plain
-from ui.common.settings import settings as host_settings
+from ui.server.settings import settings as host_settings
 from ui.features import state as S
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

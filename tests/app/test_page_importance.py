@@ -63,7 +63,7 @@ def _when_the_first_visit_job_is_done(at):
 
 def test_the_example_opens_ready_with_the_librarys_numbers(cache, monkeypatch):
     import ui.common.jobs as jobs
-    from analysis.execution.queue import BACKGROUND, JobQueue
+    from analysis.core.execution.queue import BACKGROUND, JobQueue
     from ui.importance.state import KIND
 
     import ui.importance.compute
@@ -162,14 +162,14 @@ def test_a_link_restores_the_controls_and_the_head(cache, monkeypatch):
 
 
 def test_demo_mode_caps_the_examples(cache, monkeypatch, tmp_path):
-    import ui.common.settings
+    import ui.server.settings
 
     stand_in_example(cache)
     conf = tmp_path / "s.toml"
     conf.write_text("max_examples = 15\n")  # 15 pairs: 3 sentences of 5
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     try:
         at = open_page("importance", monkeypatch, importance_max=40)
         assert not at.error, [e.value for e in at.error]
@@ -178,4 +178,4 @@ def test_demo_mode_caps_the_examples(cache, monkeypatch, tmp_path):
         md = " ".join(m.value for m in at.markdown)
         assert "the first 3" in md
     finally:
-        ui.common.settings.settings.cache_clear()
+        ui.server.settings.settings.cache_clear()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis.corpus import sample_corpus
+from analysis.core.corpus import sample_corpus
 from analysis.noop import corpus_stats
 from download_util import downloads
 
@@ -136,7 +136,7 @@ def test_page_gradients_for_a_checkpoint_with_an_lm_head(monkeypatch, tmp_path):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
     from ui.common.frame.links import SOURCE_FOLDER
 
     tok = AutoTokenizer.from_pretrained(default_model_path())

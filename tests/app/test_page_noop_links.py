@@ -82,7 +82,7 @@ def test_report_links_are_relative_or_under_the_hosts_public_url(monkeypatch, tm
     (127.0.0.1:PORT), which a collaborator cannot open."""
     import streamlit as st
 
-    import ui.common.settings
+    import ui.server.settings
 
     # the browser's address, as the server sees it on the host's own machine
     monkeypatch.setattr(type(st.context), "url",
@@ -94,11 +94,11 @@ def test_report_links_are_relative_or_under_the_hosts_public_url(monkeypatch, tm
     conf = tmp_path / "s.toml"
     conf.write_text('public_url = "https://demo.example.org/dash/"\n', encoding="utf-8")
     monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     try:
         at = open_page("noop", monkeypatch, noop_max=CAP, noop_norms="false")
         [b for b in at.button if b.label == "Add to report"][0].click().run()
         (f,) = at.session_state["_report"].findings
         assert f.link.startswith("https://demo.example.org/dash/noop?noop_max=12"), f.link
     finally:
-        ui.common.settings.settings.cache_clear()
+        ui.server.settings.settings.cache_clear()

@@ -57,7 +57,7 @@ def test_the_example_opens_on_a_held_out_review_with_the_librarys_numbers(cache)
     assert not at.error, [e.value for e in at.error]
     # the first held-out pair whose opposite-opinion counterfactual changes the answer (else
     # the first with one): the library's choice
-    from analysis.aspects.tasks import build_examples
+    from analysis.absa.tasks import build_examples
     from analysis.importance.evalset import load_eval_set
     from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
     from analysis.patching.run import default_pair

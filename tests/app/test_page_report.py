@@ -93,7 +93,7 @@ def test_reopen_saved_report_and_refuse_bad_files(app):
 
 
 def test_demo_mode_caps_the_report_upload(monkeypatch):
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()

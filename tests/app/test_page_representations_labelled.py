@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.aspects.readers import load_sample
+from analysis.absa.readers import load_sample
 from analysis.representations import input_representations
 from analysis.representations.inputs import absa_input, treebank_input
 from analysis.syntax.treebank import sample_treebank

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from analysis.encoding import encode
+from analysis.core.encoding import encode
 from analysis.search import build_index, own_row, query, reading
 from analysis.search.reading import label_rows, others
 from analysis.syntax.treebank import sample_treebank
 from ui.common.errors import plain
-from ui.common.settings import settings as host_settings
+from ui.server.settings import settings as host_settings
 from ui.common.frame.sidebar import EXAMPLE_A
 from ui.search import state as S
 
@@ -129,7 +129,7 @@ def test_attention_page_links_to_search_with_token_and_layer():
 
 
 def test_demo_mode_builds_the_bundled_index_once_per_server(monkeypatch, tmp_path):
-    import ui.common.settings
+    import ui.server.settings
     from ui.search.blocks import _BACKGROUND
 
     conf = tmp_path / "s.toml"
@@ -137,7 +137,7 @@ def test_demo_mode_builds_the_bundled_index_once_per_server(monkeypatch, tmp_pat
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     monkeypatch.setenv("DASHBOARD_SETTINGS", str(conf))
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "demo-cache"))
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     _BACKGROUND.clear()
     try:
         first = open_page()
@@ -154,7 +154,7 @@ def test_demo_mode_builds_the_bundled_index_once_per_server(monkeypatch, tmp_pat
         assert reading_md(second).startswith("- At layer 1,")
     finally:
         _BACKGROUND.clear()
-        ui.common.settings.settings.cache_clear()
+        ui.server.settings.settings.cache_clear()
 
 
 TXT = b"The cat sat on the mat.\n\nA dog barked at the postman.\n\n\nThe cat slept on the sofa.\n"

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui.common.settings
-from analysis.errors import DataError
+import ui.server.settings
+from analysis.core.errors import DataError
 from analysis.syntax.heads import compare_rows
 from analysis.syntax.run import syntax_heads
 from analysis.syntax.treebank import read_conllu, sample_treebank
@@ -54,9 +54,9 @@ def _local(monkeypatch):
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     yield
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +251,7 @@ def test_a_tokenizer_that_cannot_split_words_gives_one_message(monkeypatch):
 
 
 def test_second_model_side_by_side_with_a_tiny_folder(tiny_model_dir, sample_ref):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     folder = str(tiny_model_dir("bert"))
     at = open_page()
@@ -324,13 +324,13 @@ def test_example_is_the_default_second_model_once_it_exists(monkeypatch):
 
 def test_demo_mode_lists_models_and_offers_no_hub_box(monkeypatch):
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     at = open_page()
     assert at.button_group(key="syntax_source").options == ["Sample treebank", "Paste", "Upload"]
     assert not [t for t in at.text_input if t.key == "syntax_after"]
     box = at.selectbox(key="syntax_after_name")
-    assert box.options == list(ui.common.settings.settings().models)
-    assert at.number_input(key="syntax_max").max == ui.common.settings.settings().max_examples
+    assert box.options == list(ui.server.settings.settings().models)
+    assert at.number_input(key="syntax_max").max == ui.server.settings.settings().max_examples
 
 
 def test_a_hub_dataset_that_is_not_there_gives_one_message():

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.errors import DataError, InputError
-from analysis.models import ModelLoadError
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import ModelLoadError
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKDOWN = "![m](http://127.0.0.1:9999/x.png) <http://evil.example/> **bold**"
@@ -23,7 +23,7 @@ MARKDOWN = "![m](http://127.0.0.1:9999/x.png) <http://evil.example/> **bold**"
 
 @pytest.fixture
 def demo(monkeypatch):
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
@@ -76,8 +76,8 @@ def test_a_fourth_tab_waits_behind_nobody_it_does_not_own(demo):
 def test_visitor_models_count_their_peak_until_their_model_is_gone():
     """Each held model counts its weights; the visitor's peak adds the largest working memory
     among their models once (one input at a time), not once per model."""
-    from analysis.sizes import ModelCost
-    from ui.common.frame.resources import VisitorModels
+    from analysis.core.sizes import ModelCost
+    from ui.server.memory import VisitorModels
 
     class Model:  # anything that can be weakly referenced
         pass
@@ -116,9 +116,9 @@ def test_demo_visitor_cap_is_twice_an_upload_at_the_cap(demo):
     """The default per-visitor memory: twice the weights of an upload at the parameter cap plus
     the largest listed model's working memory at the demo's 256 tokens; a fine-tuned copy of
     the embedded model costs its weights and its working memory at 256 tokens."""
-    from analysis.models import default_model_path, load_model
-    from analysis.sizes import working_bytes
-    from ui.common.frame.resources import (_default_upload_params, _default_visitor_bytes,
+    from analysis.core.models import default_model_path, load_model
+    from analysis.core.sizes import working_bytes
+    from ui.server.memory import (_default_upload_params, _default_visitor_bytes,
                                            model_cost, upload_param_cap, visitor_memory_cap)
 
     _default_upload_params.clear()
@@ -140,8 +140,8 @@ def test_demo_visitor_cap_is_twice_an_upload_at_the_cap(demo):
 
 
 def test_the_hosts_memory_cap_is_in_mib(monkeypatch, tmp_path):
-    from ui.common.frame.resources import visitor_memory_cap
-    from ui.common.settings import SettingsError, load_settings, settings
+    from ui.server.memory import visitor_memory_cap
+    from ui.server.settings import SettingsError, load_settings, settings
 
     (tmp_path / "s.toml").write_text("max_visitor_mb = 1536\n")
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
@@ -157,9 +157,9 @@ def test_the_hosts_memory_cap_is_in_mib(monkeypatch, tmp_path):
 
 
 def test_upload_cap_is_twice_the_largest_listed_model(demo):
-    from analysis.sizes import config_params
-    from analysis.models import default_model_path
-    from ui.common.frame.resources import _default_upload_params, upload_param_cap
+    from analysis.core.sizes import config_params
+    from analysis.core.models import default_model_path
+    from ui.server.memory import _default_upload_params, upload_param_cap
 
     _default_upload_params.clear()
     one = config_params(json.loads((Path(default_model_path()) / "config.json").read_text()))
@@ -173,7 +173,7 @@ def test_one_upload_ceiling_everywhere(demo, monkeypatch):
     import sys
 
     from ui.aspects.models import MAX_ZIP_MB
-    from ui.common.settings import SERVER_UPLOAD_MB
+    from ui.server.settings import SERVER_UPLOAD_MB
 
     conf = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert conf["server"]["maxUploadSize"] == SERVER_UPLOAD_MB == MAX_ZIP_MB
@@ -231,7 +231,7 @@ def test_one_session_holds_a_bounded_amount_of_uploaded_bytes():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from ui.common.frame.resources import cap_uploads
+    from ui.server.uploads import cap_uploads
 
     mgr = MemoryUploadedFileManager("/_stcore/upload_file")
     assert cap_uploads(mgr, 10 * 2**20) and not cap_uploads(mgr, 1)  # once
@@ -254,7 +254,7 @@ def test_all_sessions_together_hold_a_bounded_amount_of_uploaded_bytes():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from ui.common.frame.resources import UPLOAD_BUSY, cap_uploads
+    from ui.server.uploads import UPLOAD_BUSY, cap_uploads
 
     mgr = MemoryUploadedFileManager("/_stcore/upload_file")
     assert cap_uploads(mgr, 10 * 2**20, 20 * 2**20)
@@ -283,7 +283,8 @@ def test_run_job_says_the_limit_and_stops_the_page(demo):
     def script():
         import streamlit as st
 
-        from ui.common.jobs import job_queue, run_job, visitor_keys
+        from ui.common.jobs import job_queue, run_job
+        from ui.server.visitors import visitor_keys
 
         if not st.session_state.get("joined"):  # this visitor's job in another tab
             st.session_state["joined"] = job_queue().join("Other tab", "x", visitor_keys())
@@ -305,8 +306,8 @@ def test_forwarded_mode_counts_the_address_the_proxy_appended(monkeypatch):
 
     import streamlit as st
 
-    from ui.common import jobs
-    from ui.common.settings import settings
+    from ui.server import visitors as jobs
+    from ui.server.settings import settings
 
     assert jobs.forwarded_address(["1.2.3.4, 10.0.0.1", "203.0.113.7"]) == "203.0.113.7"
     assert jobs.forwarded_address(["spoofed, 198.51.100.2"]) == "198.51.100.2"
@@ -336,7 +337,7 @@ def test_one_visitors_tabs_together_hold_one_sessions_share_of_uploads():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from ui.common.frame.resources import UPLOAD_VISITOR_BUSY, cap_uploads
+    from ui.server.uploads import UPLOAD_VISITOR_BUSY, cap_uploads
 
     visitors = {"t1": "address:10.0.0.1", "t2": "address:10.0.0.1", "t3": "address:10.0.0.1",
                 "u1": "address:10.0.0.2"}
@@ -364,7 +365,7 @@ def test_one_visitors_tabs_together_hold_one_sessions_share_of_uploads():
 def test_a_session_is_noted_under_its_visitors_address(monkeypatch):
     """The page run tells the upload cap whose session it is (the upload handler is told the
     session only)."""
-    import ui.common.frame.resources as resources
+    import ui.server.uploads as resources
 
     monkeypatch.setattr(resources, "_SESSION_VISITOR", {})
     monkeypatch.setattr(resources, "visitor_keys",

@@ -1,5 +1,5 @@
-"""Heavy work in a child process (analysis.execution.child) and the fine-tune run there
-(analysis.aspects.pipeline.run_fine_tune_apart): the same numbers as in this process, messages
+"""Heavy work in a child process (analysis.core.execution.child) and the fine-tune run there
+(analysis.absa.pipeline.run_fine_tune_apart): the same numbers as in this process, messages
 relayed, errors raised in their own type, a dead or stopped child said or ended."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 import builders
 
-from analysis.execution.child import ChildDied, run_in_child
-from analysis.errors import InputError
+from analysis.core.execution.child import ChildDied, run_in_child
+from analysis.core.errors import InputError
 from tests import childwork
 
 
@@ -90,7 +90,7 @@ def test_on_poll_can_stop_a_silent_child(tmp_path):
 PARENT = """
 import sys
 sys.path[:0] = [{root!r}, {tests!r}]
-from analysis.execution.child import run_in_child
+from analysis.core.execution.child import run_in_child
 import childwork
 run_in_child(childwork.silent, {pid!r})
 """
@@ -124,10 +124,10 @@ def test_a_killed_caller_ends_a_silent_child_within_a_second(tmp_path):
 
 
 def test_fine_tune_apart_equals_the_fine_tune_here(tiny_model_dir):
-    from analysis.aspects.data import split_dataset
-    from analysis.aspects.pipeline import run_fine_tune, run_fine_tune_apart
-    from analysis.aspects.readers import load_sample
-    from analysis.models import load_model
+    from analysis.absa.data import split_dataset
+    from analysis.absa.pipeline import run_fine_tune, run_fine_tune_apart
+    from analysis.absa.readers import load_sample
+    from analysis.core.models import load_model
 
 
     spec = str(tiny_model_dir("bert"))

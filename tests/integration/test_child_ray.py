@@ -1,5 +1,6 @@
 """One heavy task on a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut down by the
-test): analysis.execution.raydata.run_task relays messages, raises the task's own errors, says a
+test): analysis.core.execution.raydata.run_task relays messages, raises the task's own errors, says
+a
 lost worker in one line and cancels a task its caller stops; the fine-tune sent there gives the
 numbers of the fine-tune in this process."""
 
@@ -11,7 +12,7 @@ import pytest
 
 import builders
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from tests import childwork
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -r "
@@ -27,7 +28,7 @@ def cluster():
 
 
 def test_messages_result_and_errors(cluster):
-    from analysis.execution.raydata import WorkerLost, run_task, task_resources
+    from analysis.core.execution.raydata import WorkerLost, run_task, task_resources
 
     assert task_resources() == {"num_cpus": 2}  # no GPU: every CPU of the largest node
     seen = []
@@ -44,7 +45,7 @@ class Stop(BaseException):
 
 
 def test_a_stopped_caller_cancels_the_task(cluster, tmp_path):
-    from analysis.execution.raydata import run_task
+    from analysis.core.execution.raydata import run_task
 
     ticks = []
 
@@ -71,11 +72,11 @@ def test_fine_tune_on_the_cluster_equals_the_fine_tune_here(cluster, tiny_model_
 
 
 def _fine_tune_here_and_there(tiny_model_dir):
-    from analysis.aspects.data import split_dataset
-    from analysis.aspects.pipeline import run_fine_tune, run_fine_tune_apart
-    from analysis.execution.placements import Away
-    from analysis.aspects.readers import load_sample
-    from analysis.models import load_model
+    from analysis.absa.data import split_dataset
+    from analysis.absa.pipeline import run_fine_tune, run_fine_tune_apart
+    from analysis.core.execution.placements import Away
+    from analysis.absa.readers import load_sample
+    from analysis.core.models import load_model
 
     spec = str(tiny_model_dir("bert"))
     train, test = split_dataset(load_sample().select(range(8)), 0.25, seed=0)
@@ -98,16 +99,16 @@ def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir
     (and the page says so under the bar); the visitor gets the fine-tuned model as before."""
     from streamlit.testing.v1 import AppTest
 
-    import analysis.execution.raydata
+    import analysis.core.execution.raydata
     from ui.aspects import state as aspects_state
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
     monkeypatch.setenv("DASHBOARD_RAY_ADDRESS", "auto")
     settings.cache_clear()
-    sent, real = [], analysis.execution.raydata.run_task
-    monkeypatch.setattr(analysis.execution.raydata, "run_task",
+    sent, real = [], analysis.core.execution.raydata.run_task
+    monkeypatch.setattr(analysis.core.execution.raydata, "run_task",
                         lambda fn, *a, **k: sent.append(fn.__name__) or real(fn, *a, **k))
     try:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.drift import PATTERN_TYPES, compare_models, load_pair
-from analysis.encoding import encode_corpus
+from analysis.core.encoding import encode_corpus
 
 from test_drift_run import LABELS, SENTENCES
 

@@ -10,7 +10,7 @@ import pytest
 import builders
 
 import analysis.cli as cli
-from analysis.models import load_model
+from analysis.core.models import load_model
 from analysis.representations import corpus_representations, input_representations
 from analysis.syntax.treebank import read_conllu
 

@@ -86,7 +86,7 @@ def test_page_equals_cli_on_the_treebank(tmp_path, monkeypatch):
 
     import ui.common.frame.models
     import ui.common.frame.sidebar
-    from ui.common.settings import settings as host_settings
+    from ui.server.settings import settings as host_settings
     from ui.common.frame.sidebar import EXAMPLE_A
     from ui.search import state as S
 

@@ -1,4 +1,4 @@
-"""Demo mode (DASHBOARD_MODE=demo, ui/common/settings.py): no widget or URL parameter can name,
+"""Demo mode (DASHBOARD_MODE=demo, ui/server/settings.py): no widget or URL parameter can name,
 read, probe or write a server path, the caps hold, and the same pages outside demo mode still take a
 folder. Every spec that reaches the model layer is recorded: only the host's list may appear."""
 
@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import analysis.models
+import analysis.core.models
 import ui.drift.blocks
 import ui.common.frame.resources
-import ui.common.settings
+import ui.server.memory
+import ui.server.settings
 from builders import patch_everywhere
 from ui.common.errors import plain
-from ui.common.settings import DEFAULT_MODELS, SettingsError, load_settings
+from ui.server.settings import DEFAULT_MODELS, SettingsError, load_settings
 from ui.common.frame.sidebar import UNLISTED
 from ui.common.frame.sidebar import leave_legacy_navigation as LEAVE_LEGACY
 
@@ -51,11 +52,11 @@ def specs_seen(monkeypatch):
             return fn(spec, *a, **kw)
         return recorder
 
-    # every module that holds them by name (ui.common.frame.resources: the listed models' sizes)
-    patch_everywhere(monkeypatch, analysis.models, "resolve_spec",
-                     wrap(analysis.models.resolve_spec))
-    patch_everywhere(monkeypatch, analysis.models, "checkpoint_stamp",
-                     wrap(analysis.models.checkpoint_stamp))
+    # every module that holds them by name (ui.server.memory: the listed models' sizes)
+    patch_everywhere(monkeypatch, analysis.core.models, "resolve_spec",
+                     wrap(analysis.core.models.resolve_spec))
+    patch_everywhere(monkeypatch, analysis.core.models, "checkpoint_stamp",
+                     wrap(analysis.core.models.checkpoint_stamp))
     return seen
 
 
@@ -70,7 +71,7 @@ def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path
         monkeypatch.setenv("DASHBOARD_SETTINGS", str(settings_file))
     else:
         monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
     # AppTest resets Streamlit's pages mode every run; a real server leaves it once (see
     # tests/test_page_noop.py)
 
@@ -79,14 +80,14 @@ def _mode(monkeypatch, mode: str, cache: Path | None = None, settings_file: Path
 def demo(monkeypatch, example_cache):
     _mode(monkeypatch, "demo", example_cache)
     yield
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 @pytest.fixture
 def local(monkeypatch, example_cache):
     _mode(monkeypatch, "local", example_cache)
     yield
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 def _open(page: str | None = None, **params) -> AppTest:
@@ -193,7 +194,7 @@ def test_bad_mode_stops_the_app_with_one_line(monkeypatch):
     assert [e.value for e in at.error] == [plain(
         "DASHBOARD_MODE must be 'demo' or 'local', not 'public'.")]
     assert not at.title
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def test_demo_sidebar_offers_the_host_list_only(demo, specs_seen, monkeypatch):
     assert at.sidebar.caption[-1].value == ui.common.frame.sidebar.DEMO_NOTE
     box.set_value(EXAMPLE_NAME).run()
     assert not at.exception and not at.sidebar.error
-    assert "Example ABSA checkpoint" in _card(at) and str(analysis.models.example_folder()) \
+    assert "Example ABSA checkpoint" in _card(at) and str(analysis.core.models.example_folder()) \
         not in _card(at)
     assert set(specs_seen) <= {"default", "example"}
 
@@ -255,7 +256,7 @@ def test_demo_src_alone_is_refused_the_same_way(demo, specs_seen):
 
 def test_demo_model_loader_refuses_unlisted_specs_before_the_disk(demo, specs_seen,
                                                                   tiny_model_dir):
-    from analysis.models import ModelLoadError
+    from analysis.core.models import ModelLoadError
     from ui.common.frame.resources import NOT_OFFERED, get_model
 
     for spec in [str(tiny_model_dir("bert")), "/etc", "../../etc", "bert-base-uncased"]:
@@ -439,7 +440,7 @@ def test_demo_upload_over_the_cap_is_refused(demo):
 
 def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tmp_path):
     import ui.common.frame.corpus
-    from analysis.corpus import make_dataset
+    from analysis.core.corpus import make_dataset
 
     f = tmp_path / "s.toml"
     f.write_text('[datasets."Reviews"]\nid = "host/reviews"\nsplit = "test"\n')
@@ -465,7 +466,7 @@ def test_demo_hf_datasets_only_from_the_host_list(monkeypatch, example_cache, tm
     assert calls == [("host/reviews", "test", "text", None, 200, 2000, False)]
     assert {m.label: m.value for m in at.metric}["Examples"] == "2"
     ui.common.frame.corpus._load_hf.clear()
-    ui.common.settings.settings.cache_clear()
+    ui.server.settings.settings.cache_clear()
 
 
 def test_local_pages_keep_their_path_boxes(local, tiny_model_dir):

@@ -12,9 +12,9 @@ import torch
 
 from analysis.drift import (PATTERN_TYPES, compare_models, example_maps, gallery,
                             has_classifier, head_cosine, load_pair)
-from analysis.encoding import encode_corpus, encode_dataset
-from analysis.forward import forward
-from analysis.models import default_model_path, load_model
+from analysis.core.encoding import encode_corpus, encode_dataset
+from analysis.core.forward import forward
+from analysis.core.models import default_model_path, load_model
 from bench.reference_drift import batched_head_cosine
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -178,7 +178,7 @@ def test_finetuned_checkpoint_with_head_splits_by_label_and_prediction(base, cor
 @pytest.mark.skipif(not (DATA / "semeval2014" / "Restaurants_Train.xml").is_file(),
                     reason="shared SemEval data absent")
 def test_semeval_sentences_identical_models_say_so(base):
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
 
     ds = read_corpus(DATA / "semeval2014" / "Restaurants_Train.xml", max_examples=8)
     res = compare_models(base, base, encode_dataset(base.tokenizer, ds))

@@ -4,9 +4,9 @@ and the default model's tokenizer on real sentences (docs/METHODS.md section 1).
 import numpy as np
 import pytest
 
-from analysis.maps import attention_for
-from analysis.encoding import clean_text, drop_specials, encode, encode_corpus, word_level
-from analysis.errors import DataError, InputError
+from analysis.core.maps import attention_for
+from analysis.core.encoding import clean_text, drop_specials, encode, encode_corpus, word_level
+from analysis.core.errors import DataError, InputError
 
 HAND = np.array([
     [0.10, 0.20, 0.30, 0.40],
@@ -159,7 +159,7 @@ def test_far_too_long_text_is_cut_before_tokenising_with_the_same_tokens(default
     """A text over max_length * CHARS_PER_TOKEN characters is cut at a space before the
     tokenizer sees it: the kept tokens are those of the full text, and the notice gives the
     full length estimated."""
-    from analysis.encoding import CHARS_PER_TOKEN
+    from analysis.core.encoding import CHARS_PER_TOKEN
 
     tok = default_model.tokenizer
     text = "The soup was cold , but the bread was fresh and warm . " * 800  # 44,800 chars

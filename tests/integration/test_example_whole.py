@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.cards import CONFIG_KEY, trained_layers, trained_of
+from analysis.core.cards import CONFIG_KEY, trained_layers, trained_of
 
 
 def _base_params(model) -> dict:
@@ -26,9 +26,9 @@ def _base_params(model) -> dict:
 
 
 def test_a_short_build_of_the_recipe_moves_every_parameter(default_model, tmp_path):
-    from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
-    from analysis.aspects.example import build_example
-    from analysis.example import RECIPE
+    from analysis.absa.checkpoints import CARD_NAME, load_checkpoint
+    from analysis.absa.example import build_example
+    from analysis.core.example import RECIPE
 
     assert RECIPE.trained_layers is None
     out = build_example(tmp_path / "example-absa", recipe=RECIPE, loaded=default_model,
@@ -62,8 +62,8 @@ def example_folder(tmp_path_factory):
     shared cache is left alone)."""
     import os
 
-    from analysis.aspects.example import build_example
-    from analysis.example import FOLDER, example_path, example_ready
+    from analysis.absa.example import build_example
+    from analysis.core.example import FOLDER, example_path, example_ready
 
     if example_ready():
         return example_path()
@@ -74,14 +74,14 @@ def example_folder(tmp_path_factory):
 
 
 def test_drift_on_the_example_moves_every_layer(default_model, example_folder):
-    from analysis.aspects.example import split_sample
+    from analysis.absa.example import split_sample
     from analysis.drift import compare_models, load_pair
     from analysis.drift.reading import reading
-    from analysis.encoding import encode_dataset
+    from analysis.core.encoding import encode_dataset
 
     card = json.loads((example_folder / "absa_card.json").read_text())
     assert trained_layers(card, 6).kind == "all"
-    from analysis.example import example_path
+    from analysis.core.example import example_path
 
     spec = "example" if example_folder == example_path() else str(example_folder)
     before, after = load_pair("default", spec)

@@ -1,4 +1,5 @@
-"""The job queue's cluster path (ui/common/jobs + analysis/execution/) with a fake cluster runner
+"""The job queue's cluster path (ui/common/jobs + analysis/core/execution/) with a fake cluster
+runner
 (no Ray): DASHBOARD_RAY_ADDRESS read once, cluster tickets with their own slots, the bar moved by
 the cluster's progress, the caption under it, a lost worker's message and the slot it
 frees, a visitor who leaves, the per-visitor cap, a bad address (the job runs here); the token
@@ -17,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis.execution import cluster
-from analysis.execution.work import Corpus
+from analysis.core.execution import cluster
+from analysis.core.execution.work import Corpus
 from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobLimit, JobQueue, run_job
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from ui.common.errors import plain
-from ui.common.settings import Settings, load_settings
+from ui.server.settings import Settings, load_settings
 
 from test_jobs import WAIT, _StopAfter, _until, _Waiter
 
@@ -177,7 +178,7 @@ def test_a_cluster_job_waits_its_turn_behind_cluster_jobs_only(fake, monkeypatch
 
 
 def test_a_worker_lost_mid_job_is_said_and_frees_the_slot(fake):
-    from analysis.execution.raydata import WorkerLost
+    from analysis.core.execution.raydata import WorkerLost
 
     fake(fail=WorkerLost("A Ray worker died mid-job (the CLI's words)"))
     q = JobQueue(slots=1)
@@ -190,7 +191,7 @@ def test_a_worker_lost_mid_job_is_said_and_frees_the_slot(fake):
 
 
 def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(fake):
-    from analysis.models import ModelLoadError
+    from analysis.core.models import ModelLoadError
 
     class RayTaskError(Exception):  # Ray's wrapper keeps the worker's exception as ``cause``
         def __init__(self, cause):
@@ -262,11 +263,11 @@ def test_capped_jobs_give_the_in_process_numbers(tiny_model_dir, tmp_path):
 
     from analysis.drift import compare_models, load_pair
     from analysis.drift.job import DriftJob
-    from analysis.encoding import encode_dataset
-    from analysis.models import load_model
+    from analysis.core.encoding import encode_dataset
+    from analysis.core.models import load_model
     from analysis.noop import corpus_stats
     from analysis.noop.corpus import NoopJob
-    from analysis.execution.corpus import run_sharded
+    from analysis.core.execution.corpus import run_sharded
 
     spec = str(tiny_model_dir("bert"))
     ds = datasets.Dataset.from_dict({"text": [
@@ -293,7 +294,7 @@ def test_capped_jobs_give_the_in_process_numbers(tiny_model_dir, tmp_path):
 
 def test_a_page_job_without_the_address_imports_nothing_from_ray(tmp_path):
     """The No-op page runs its corpus job in a fresh interpreter with no DASHBOARD_RAY_ADDRESS:
-    ``ray`` (and analysis.execution.raydata's cluster code) never gets imported."""
+    ``ray`` (and analysis.core.execution.raydata's cluster code) never gets imported."""
     script = textwrap.dedent("""
         import os, sys
         os.environ.pop("DASHBOARD_RAY_ADDRESS", None)

@@ -1,4 +1,5 @@
-"""The cluster path of Head importance and Attribution faithfulness (analysis/execution/cluster.py),
+"""The cluster path of Head importance and Attribution faithfulness
+(analysis/core/execution/cluster.py),
 with the fake cluster runner of tests/test_jobs_cluster.py (no Ray): a model the workers cannot load
 runs here once, the bar says so, and its next job is queued here with the caption; a Ray
 Data actor that died loading the model is said in the loader's words, not as a lost worker;
@@ -14,17 +15,17 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.importance.reading import free_heads, removable_together
-from analysis.models import ModelLoadError
-from analysis.execution.raydata import WorkerLost
-from analysis.execution import cluster
+from analysis.core.models import ModelLoadError
+from analysis.core.execution.raydata import WorkerLost
+from analysis.core.execution import cluster
 from ui.common import jobs
 from ui.common.errors import plain
-from analysis.execution.placements import placement
-from analysis.execution.work import Corpus
+from analysis.core.execution.placements import placement
+from analysis.core.execution.work import Corpus
 from ui.common.jobs import JobQueue, run_job, start_background_job
-from ui.common.settings import Settings
+from ui.server.settings import Settings
 
 from test_jobs import WAIT, _until
 from test_jobs_cluster import ADDRESS, _local, fake  # noqa: F401
@@ -47,7 +48,7 @@ class RayTaskError(Exception):  # Ray's wrapper keeps the worker's exception as 
 def test_a_model_the_workers_cannot_load_runs_here_then_is_queued_here(fake, monkeypatch):
     fc, page = fake(fail=RayTaskError(ModelLoadError(SAID)))
     monkeypatch.setattr(cluster, "_UNLOADABLE", set())
-    monkeypatch.setattr("ui.common.settings.settings", lambda: Settings(ray_address=ADDRESS))
+    monkeypatch.setattr("ui.server.settings.settings", lambda: Settings(ray_address=ADDRESS))
     captions = []
     monkeypatch.setattr(jobs.st, "caption", lambda text, **kw: captions.append(text))
     where = placement(ADDRESS)
@@ -97,9 +98,10 @@ def test_an_actor_that_died_loading_the_model_is_said_in_the_loaders_words(fake)
     try:
         try:
             raise ActorDiedError("Traceback (most recent call last):\n  File \"models.py\"\n"
-                                 f"analysis.models.ModelLoadError: {SAID}")
+                                 f"analysis.core.models.ModelLoadError: {SAID}")
         except ActorDiedError:
-            raise WorkerLost("A Ray worker died mid-job") from None  # analysis.execution.raydata's
+            # analysis.core.execution.raydata's
+            raise WorkerLost("A Ray worker died mid-job") from None
     except WorkerLost as exc:
         lost = exc
     fake(fail=lost)
@@ -146,9 +148,9 @@ def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_pa
 
     from analysis.importance import importance_study
     from analysis.importance.evalset import load_classifier, load_eval_set
-    from analysis.execution.corpus import run_local
+    from analysis.core.execution.corpus import run_local
     from importance_util import stand_in_example
-    from ui.common.settings import settings
+    from ui.server.settings import settings
     from ui.importance.compute import _BACKGROUND
 
     monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))

@@ -22,7 +22,7 @@ CAP = 6
 
 @pytest.fixture(scope="module")
 def cluster_env():
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
@@ -40,9 +40,9 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
     from streamlit.testing.v1 import AppTest
 
-    from analysis.corpus import sample_corpus
+    from analysis.core.corpus import sample_corpus
     from analysis.noop import corpus_stats
-    from analysis.execution import cluster
+    from analysis.core.execution import cluster
 
     sent = []
     real = cluster._run_ray
@@ -84,9 +84,9 @@ def test_noop_page_on_the_cluster_shows_the_in_process_numbers(cluster_env, monk
 def test_a_worker_killed_mid_job_is_said_and_frees_the_slot(cluster_env, tiny_model_dir):
     import datasets
 
-    from analysis.execution.raydata import WorkerLost
-    from analysis.execution.cluster import LOST
-    from analysis.execution.work import Corpus
+    from analysis.core.execution.raydata import WorkerLost
+    from analysis.core.execution.cluster import LOST
+    from analysis.core.execution.work import Corpus
     from ui.common.jobs import JobQueue, run_job
 
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})

@@ -27,7 +27,7 @@ TEXTS = ["The soup was cold, sadly.", "   ", "Great food, friendly staff and a v
 def cluster_env():
     import streamlit as st
 
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
@@ -44,7 +44,7 @@ def cluster_env():
 @pytest.fixture
 def sent(monkeypatch):
     """The jobs the app sent to the cluster (the real runner still runs them)."""
-    from analysis.execution import cluster
+    from analysis.core.execution import cluster
 
     out, real = [], cluster._run_ray
 
@@ -80,13 +80,13 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
         cluster_env, sent, tmp_path, tmp_path_factory):
     from analysis.attribution import faithfulness, load_for_attribution
     from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
-    from analysis.models import checkpoint_stamp
+    from analysis.core.models import checkpoint_stamp
     from attribution_models import tiny_classifier, tiny_classifier_dir
     from ui.attribution import blocks as B
-    from analysis.execution import cluster
-    from analysis.execution.placements import placement
-    from analysis.execution.work import Corpus
-    from ui.common.settings import settings
+    from analysis.core.execution import cluster
+    from analysis.core.execution.placements import placement
+    from analysis.core.execution.work import Corpus
+    from ui.server.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)
     local = faithfulness(tiny, TEXTS, None, removal="mask", max_tokens=64).to_json_dict()

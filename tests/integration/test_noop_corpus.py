@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.batching import batches
-from analysis.corpus import read_corpus, read_pasted, sample_corpus
-from analysis.encoding import encode, encode_dataset
-from analysis.forward import forward
-from analysis.hooks import capture, value_modules
-from analysis.models import load_model
+from analysis.core.batching import batches
+from analysis.core.corpus import read_corpus, read_pasted, sample_corpus
+from analysis.core.encoding import encode, encode_dataset
+from analysis.core.forward import forward
+from analysis.core.hooks import capture, value_modules
+from analysis.core.models import load_model
 from analysis.noop import corpus_stats, noop_heads, positional_heads, reading
 from bench.reference_noop import corpus_stats_loop
 

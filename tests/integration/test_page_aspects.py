@@ -21,11 +21,11 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 @pytest.fixture(scope="module")
 def tiny_ckpt(tiny_model_dir, tmp_path_factory):
-    from analysis.aspects.checkpoints import make_card, save_checkpoint
-    from analysis.aspects.finetune import fine_tune
-    from analysis.aspects.readers import load_sample
-    from analysis.aspects.tasks import build_examples
-    from analysis.models import load_model
+    from analysis.absa.checkpoints import make_card, save_checkpoint
+    from analysis.absa.finetune import fine_tune
+    from analysis.absa.readers import load_sample
+    from analysis.absa.tasks import build_examples
+    from analysis.core.models import load_model
 
     base_dir = tiny_model_dir("bert")
     base = load_model(str(base_dir))
@@ -56,8 +56,8 @@ def _stay_on_page(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def stand_in_example(tiny_model_dir, tmp_path_factory):
     """The example recipe on the tiny BERT (2 steps): a real example card and checkpoint."""
-    from analysis.aspects.example import build_example
-    from analysis.models import load_model
+    from analysis.absa.example import build_example
+    from analysis.core.models import load_model
 
     return build_example(tmp_path_factory.mktemp("example") / "example-absa",
                          loaded=load_model(str(tiny_model_dir("bert"))), max_steps=2)
@@ -113,8 +113,8 @@ def test_page_starts_with_instructions():
     # while there is no example, what the page will show, in words a visitor knows
     assert any(m.value.startswith("**What this page will show.**") for m in at.markdown)
     # ... for the example's own task (its recipe's: NLI-M), not another task's question
-    from analysis.example import RECIPE
-    from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence
+    from analysis.core.example import RECIPE
+    from analysis.absa.tasks import TASK_NAMES, auxiliary_sentence
 
     told = next(m.value for m in at.markdown if m.value.startswith("**What this page"))
     assert f"the {TASK_NAMES[RECIPE.task]} task" in told
@@ -158,10 +158,10 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
         assert (t["change"] - (t["score"] - t["before"])).abs().max() < 1e-9
         assert t["open"].str.contains("view=Head").all()
     # the page's numbers are the library's (kinds in the page's order, layers 1-indexed)
-    from analysis.aspects.checkpoints import load_checkpoint
+    from analysis.absa.checkpoints import load_checkpoint
     from analysis.aspects.gold import KINDS
     from analysis.aspects.heads import discover
-    from analysis.aspects.readers import load_sample
+    from analysis.absa.readers import load_sample
 
     ref = discover(load_checkpoint(tiny_ckpt)[0], load_sample(), "qa_m", "review-aux",
                    max_sentences=6)
@@ -208,8 +208,8 @@ def test_causal_check_uses_the_cards_held_out_sentences(tiny_ckpt, tmp_path):
     import json
     import shutil
 
-    from analysis.aspects.checkpoints import CARD_NAME
-    from analysis.aspects.readers import load_sample
+    from analysis.absa.checkpoints import CARD_NAME
+    from analysis.absa.readers import load_sample
 
     ck = tmp_path / "ck"
     shutil.copytree(tiny_ckpt, ck)
@@ -275,13 +275,13 @@ def copy_example(folder):
 def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_example):
     from urllib.parse import quote_plus
 
-    from analysis.example import RECIPE
-    from analysis.aspects.example import load_example
+    from analysis.core.example import RECIPE
+    from analysis.absa.example import load_example
     from analysis.aspects.heads import discover, verdict
     from analysis.aspects.reading import reading
-    from analysis.aspects.readers import load_sample
-    from analysis.aspects.tasks import TASK_NAMES
-    from ui.common.settings import settings
+    from analysis.absa.readers import load_sample
+    from analysis.absa.tasks import TASK_NAMES
+    from ui.server.settings import settings
 
     copy_example(stand_in_example)
     at = open_page()  # no click anywhere
@@ -320,7 +320,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
 
 @pytest.fixture()
 def demo_mode(monkeypatch):
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()
@@ -360,8 +360,8 @@ def test_demo_mode_zip_download_and_upload_round_trip(stand_in_example, demo_mod
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.aspects.pipeline import checkpoint_zip
+    from analysis.absa.checkpoints import load_checkpoint
+    from analysis.absa.pipeline import checkpoint_zip
 
     lm, card = load_checkpoint(stand_in_example)
     data = checkpoint_zip(lm.model, lm.tokenizer, card)

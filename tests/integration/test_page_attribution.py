@@ -107,7 +107,7 @@ def test_one_input_is_explained_while_a_corpus_job_holds_the_queue(monkeypatch, 
     hold them up; the examples box says the speed this server measured, never a constant."""
     import ui.common.jobs as jobs
     from ui.attribution.state import FAITH_MAX, KIND_FAITH
-    from analysis.execution.queue import JobQueue
+    from analysis.core.execution.queue import JobQueue
 
     q = JobQueue(slots=1)
     held = q.join("Corpus statistics", "held", kind="No-op statistics", size=300,

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from analysis.drift import PATTERN_TYPES, compare_models, load_pair
-from analysis.encoding import encode_dataset
+from analysis.core.encoding import encode_dataset
 
 from apptest_util import chart_frames
 from ui.common.errors import plain
@@ -64,7 +64,7 @@ def test_drift_page_without_after_model_explains_how_to_get_one():
 
 def test_drift_page_in_demo_mode_shows_no_command_line(monkeypatch):
     """Demo mode: what the page will show, and no command, folder or 'paste DIR here'."""
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     settings.cache_clear()
@@ -121,7 +121,7 @@ def test_drift_page_compares_default_with_finetuned_copy(finetuned):
     grid = [f for f in frames if "cosine" in f.columns and "head" in f.columns]
     assert grid and len(grid[0]) == 6 * 12
     # the heatmap shows the library's numbers for the same corpus and models
-    from analysis.corpus import sample_corpus
+    from analysis.core.corpus import sample_corpus
 
     before, after = load_pair("default", finetuned)
     ref = compare_models(before, after, encode_dataset(

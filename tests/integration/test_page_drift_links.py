@@ -43,10 +43,10 @@ def test_a_link_restores_every_control_and_the_numbers(monkeypatch, finetuned):
     assert [c.proto.component_name for c in at.get("bidi_component")].count("copy_link") == 1
 
     # the same numbers as the library on the same models, corpus and thresholds
-    from analysis.corpus import sample_corpus
+    from analysis.core.corpus import sample_corpus
     from analysis.drift import PatternThresholds, compare_models, load_pair
     from analysis.drift.reading import reading
-    from analysis.encoding import encode_dataset
+    from analysis.core.encoding import encode_dataset
 
     before, after = load_pair("default", finetuned)
     ref = compare_models(before, after, encode_dataset(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui.common.settings import settings as host_settings
+from ui.server.settings import settings as host_settings
 from analysis.representations import corpus_representations, input_representations
 from analysis.syntax.treebank import sample_treebank
 from ui.common.errors import plain

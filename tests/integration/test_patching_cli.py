@@ -23,11 +23,11 @@ def cache(tmp_path_factory):
     import torch
     import transformers as T
 
-    from analysis.aspects.checkpoints import make_card, save_checkpoint
-    from analysis.aspects.example import split_sample
-    from analysis.aspects.finetune import FineTuneResult
-    from analysis.example import FOLDER, RECIPE, recipe_dict
-    from analysis.models import default_model_path
+    from analysis.absa.checkpoints import make_card, save_checkpoint
+    from analysis.absa.example import split_sample
+    from analysis.absa.finetune import FineTuneResult
+    from analysis.core.example import FOLDER, RECIPE, recipe_dict
+    from analysis.core.models import default_model_path
 
     torch.manual_seed(0)
     model = T.AutoModelForSequenceClassification.from_pretrained(
@@ -59,9 +59,9 @@ def example(cache, monkeypatch):
 
 
 def test_cli_writes_the_librarys_numbers_and_the_checks_hold(cache, example, tmp_path):
-    from analysis.batching import collate
-    from analysis.encoding import encode
-    from analysis.forward import forward, forward_patched
+    from analysis.core.batching import collate
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward, forward_patched
     from analysis.patching import patch_pair
 
     loaded, card = example
@@ -114,7 +114,7 @@ def test_bad_input_is_one_line(cache, tmp_path):
 def test_the_page_shows_the_clis_numbers(cache, example, tmp_path):
     from streamlit.testing.v1 import AppTest
 
-    from analysis.aspects.tasks import build_examples
+    from analysis.absa.tasks import build_examples
     from analysis.importance.evalset import load_eval_set
     from analysis.patching.counterfactuals import opinion_pool, opinion_suggestions
     from analysis.patching.run import default_pair

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.aspects.readers import load_sample
-from analysis.errors import DataError, InputError
-from analysis.models import load_model
+from analysis.absa.readers import load_sample
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import load_model
 from analysis.representations.corpus import check_probes
 from analysis.representations.run import corpus_representations
 from analysis.syntax.treebank import make_treebank, sample_treebank

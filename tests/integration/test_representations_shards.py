@@ -1,4 +1,5 @@
-"""The representations corpus part as a map/merge job (analysis.execution.corpus): run_local gives
+"""The representations corpus part as a map/merge job (analysis.core.execution.corpus): run_local
+gives
 corpus_representations' numbers, and shards (uneven, one example each, empty ones) merged give
 the same probes, curves and scatter (to 1e-6) for a treebank, ABSA data and a labelled corpus
 (the Ray path: tests/test_cli_representations.py, --ray auto)."""
@@ -9,10 +10,10 @@ import datasets
 import numpy as np
 import pytest
 
-from analysis.aspects.readers import load_sample
-from analysis.models import load_model
+from analysis.absa.readers import load_sample
+from analysis.core.models import load_model
 from analysis.representations.run import corpus_job, corpus_representations
-from analysis.execution.corpus import run_local, run_sharded
+from analysis.core.execution.corpus import run_local, run_sharded
 from analysis.syntax.treebank import sample_treebank
 
 TEXTS = ["The soup was cold.", "Great food, friendly staff and a view!", "No.",
@@ -72,7 +73,7 @@ def test_shards_merge_to_the_whole_corpus(tiny, kind):
 def test_the_job_pickles_and_empty_corpus_is_refused(tiny):
     import pickle
 
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
 
     job, _ = corpus_job(tiny, corpora()["labelled"], None, folds=2)
     assert pickle.loads(pickle.dumps(job)) == job

@@ -1,5 +1,5 @@
 """The long-lived heap is frozen out of Streamlit's per-rerun full collection
-(ui.common.frame.resources.freeze_long_lived, issue 23 part 4): what it freezes, when, and that
+(ui.server.housekeeping.freeze_long_lived, issue 23 part 4): what it freezes, when, and that
 nothing it froze is kept for good (models by reference counting, cyclic garbage at the next
 refreeze)."""
 
@@ -12,7 +12,7 @@ import weakref
 
 import pytest
 
-from ui.common.frame import resources
+from ui.server import housekeeping as resources
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_cyclic_garbage_frozen_is_collected_at_the_next_refreeze(heap):
 
 
 def test_a_frozen_model_is_freed_by_reference_counting(heap, tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir()))
     dead: list = []

@@ -56,8 +56,8 @@ def test_noop_gradients_without_a_loss_is_one_line(corpus, tiny_model_dir, tmp_p
 
 
 def test_noop_gradients_json_is_the_library_value(corpus, tmp_path_factory, tmp_path):
-    from analysis.corpus import read_corpus
-    from analysis.encoding import encode_dataset
+    from analysis.core.corpus import read_corpus
+    from analysis.core.encoding import encode_dataset
     from analysis.noop import gradient_importance, loss_head
     from attribution_models import tiny_classifier_dir
 

@@ -1,4 +1,4 @@
-"""Map/merge (analysis.execution.corpus) for no-op gradients, attribution faithfulness and head
+"""Map/merge (analysis.core.execution.corpus) for no-op gradients, attribution faithfulness and head
 importance: a corpus cut into uneven, one-example and empty shards and merged gives the
 in-process numbers (to 1e-6; counts exactly), on tiny models and planted data."""
 
@@ -8,7 +8,7 @@ import datasets
 import numpy as np
 import pytest
 
-from analysis.execution.corpus import run_local, run_sharded
+from analysis.core.execution.corpus import run_local, run_sharded
 
 TEXTS = ["The soup was cold, sadly.", "   ", "Great food, friendly staff and a view!", "No.",
          "The waiter ignored us, then brought the wrong dish.", "Cheap, tasty and quick."]
@@ -33,7 +33,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def grads_whole(tiny_mlm_dir, corpus):
-    from analysis.encoding import encode_dataset
+    from analysis.core.encoding import encode_dataset
     from analysis.noop import gradient_importance, loss_head
     from analysis.noop.gradients import GradientsJob
 
@@ -61,7 +61,7 @@ def test_noop_gradients_shards_merge_to_the_whole_corpus(grads_whole, corpus, cu
 
 
 def test_noop_gradients_empty_corpus_and_no_loss(grads_whole, tiny_model_dir):
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
     from analysis.noop import loss_head
     from analysis.noop.gradients import GradientsJob
 
@@ -124,7 +124,7 @@ def test_faithfulness_shards_merge_to_the_whole_corpus(faith_whole, cut):
 
 
 def test_faithfulness_empty_shards_only_is_the_plain_error(faith_whole):
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
 
     job, tiny, _, _ = faith_whole
     blank = datasets.Dataset.from_dict({"text": [" ", ""]})
@@ -224,7 +224,7 @@ def test_importance_absa_shards_cut_through_sentences(absa):
 
 
 def test_importance_every_shard_empty_is_a_plain_error(labelled):
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
     from analysis.importance.ablate import single_ablations
     from analysis.importance.job import AblationJob, eval_dataset
 

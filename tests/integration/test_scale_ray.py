@@ -1,4 +1,5 @@
-"""The Ray Data path (analysis.execution.raydata) gives the in-process numbers: no-op statistics,
+"""The Ray Data path (analysis.core.execution.raydata) gives the in-process numbers: no-op
+statistics,
 drift and syntactic heads on small slices of the shared data, on a local 2-CPU cluster that the test
 starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
 
@@ -24,7 +25,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 
@@ -35,10 +36,10 @@ def close(a, b, tol=1e-6):
 
 
 def test_noop_on_ray_equals_in_process(cluster, tiny, shared_data):
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
     from analysis.noop import corpus_stats
     from analysis.noop.corpus import NoopJob
-    from analysis.execution.raydata import run_ray
+    from analysis.core.execution.raydata import run_ray
 
     ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=14)
     local = corpus_stats(tiny, ds, batch_size=4)
@@ -74,11 +75,11 @@ def _after_model(src: Path, folder: Path) -> str:
 
 
 def test_drift_on_ray_equals_in_process(cluster, tiny_model_dir, tmp_path, shared_data):
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
     from analysis.drift import compare_models, load_pair
     from analysis.drift.job import DriftJob, has_labels
-    from analysis.encoding import encode_dataset
-    from analysis.execution.raydata import run_ray
+    from analysis.core.encoding import encode_dataset
+    from analysis.core.execution.raydata import run_ray
 
     src = tiny_model_dir("bert")
     after_dir = _after_model(src, tmp_path / "after")
@@ -122,7 +123,7 @@ def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, s
 def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):
     import datasets
 
-    from analysis.execution.raydata import WorkerLost, run_ray
+    from analysis.core.execution.raydata import WorkerLost, run_ray
 
     ds = datasets.Dataset.from_dict({"text": [f"Sentence number {i}." for i in range(8)]})
     with pytest.raises(WorkerLost, match="A Ray worker died mid-job"):
@@ -134,9 +135,9 @@ def test_a_model_the_workers_cannot_load_is_said_in_the_loaders_words(cluster, t
     which is the loader's message (as the CLI prints it), not a lost worker."""
     import datasets
 
-    from analysis.models import ModelLoadError
+    from analysis.core.models import ModelLoadError
     from analysis.noop.corpus import NoopJob
-    from analysis.execution.raydata import run_ray
+    from analysis.core.execution.raydata import run_ray
 
     ds = datasets.Dataset.from_dict({"text": ["One sentence.", "Another one."]})
     gone = str(tmp_path / "no-such-model")

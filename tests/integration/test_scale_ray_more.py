@@ -1,4 +1,5 @@
-"""The Ray Data path (analysis.execution.raydata) gives the in-process numbers for no-op gradients,
+"""The Ray Data path (analysis.core.execution.raydata) gives the in-process numbers for no-op
+gradients,
 attribution faithfulness and head importance (one small case each, in one local 2-CPU
 cluster that the test starts on 127.0.0.1 and shuts down), and ``--ray`` on the importance
 command writes the in-process JSON."""
@@ -49,11 +50,11 @@ def same_json(a, b):
 
 
 def test_noop_gradients_on_ray_equal_in_process(cluster, tiny_mlm_dir, shared_data):
-    from analysis.corpus import read_corpus
+    from analysis.core.corpus import read_corpus
     from analysis.noop import loss_head
     from analysis.noop.gradients import GradientsJob
-    from analysis.execution.raydata import run_ray
-    from analysis.execution.corpus import run_local
+    from analysis.core.execution.raydata import run_ray
+    from analysis.core.execution.corpus import run_local
 
     ds = read_corpus(shared_data / "semeval2014" / "Restaurants_Train.xml", max_examples=9)
     job = GradientsJob(tiny_mlm_dir, batch_size=4, max_length=128)
@@ -70,7 +71,7 @@ def test_noop_gradients_on_ray_equal_in_process(cluster, tiny_mlm_dir, shared_da
 
 def test_faithfulness_on_ray_equals_in_process(cluster, tmp_path_factory):
     from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset, faithfulness
-    from analysis.execution.raydata import run_ray
+    from analysis.core.execution.raydata import run_ray
     from attribution_models import tiny_classifier
 
     tiny = tiny_classifier(tmp_path_factory)

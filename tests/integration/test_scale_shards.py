@@ -1,4 +1,5 @@
-"""Map/merge (analysis.execution.corpus): a corpus cut into shards (uneven, one example each, empty
+"""Map/merge (analysis.core.execution.corpus): a corpus cut into shards (uneven, one example each,
+empty
 ones) and merged gives the whole-corpus numbers (to 1e-6; counts exactly) for the no-op
 statistics, drift and syntactic heads, on tiny models and planted texts."""
 
@@ -10,8 +11,8 @@ import datasets
 import numpy as np
 import pytest
 
-from analysis.encoding import encode_dataset
-from analysis.execution.corpus import run_local, run_sharded, shard_bounds
+from analysis.core.encoding import encode_dataset
+from analysis.core.execution.corpus import run_local, run_sharded, shard_bounds
 
 TEXTS = ["The soup was cold.", "   ", "Great food, friendly staff and a view!",
          "No.", "The waiter ignored us for twenty minutes, then brought the wrong dish.",
@@ -28,7 +29,7 @@ CUTS = {
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 
@@ -83,7 +84,7 @@ def test_noop_shards_merge_to_the_whole_corpus(tiny, corpus, noop_whole, cut):
 
 
 def test_noop_every_shard_empty_or_blank_is_the_empty_corpus_error(tiny):
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
     from analysis.noop.corpus import NoopJob
 
     blank = datasets.Dataset.from_dict({"text": [" ", "\u200b"]})

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.aspects import checkpoints as ck
-from analysis.aspects.readers import MAX_ABSA_BYTES, load_absa, read_aste
-from analysis.corpus import (MAX_BYTES, corpus_notes, csv_columns, read_corpus, read_labels,
+from analysis.absa import checkpoints as ck
+from analysis.absa.readers import MAX_ABSA_BYTES, load_absa, read_aste
+from analysis.core.corpus import (MAX_BYTES, corpus_notes, csv_columns, read_corpus, read_labels,
                              read_pasted)
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 from builders import one_line, patch_everywhere
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,7 @@ def test_messages_show_literally_in_chromium(tmp_path):
     """Each hostile string in st.error (through ``plain``) renders as its own text: no link,
     no image, no icon, no formula, no request to the planted address. A control message without
     ``plain`` does make a link, so the check can fail."""
-    from browser_util import CHROMIUM, IDLE, _launch, streamlit_server
+    from browser_util import CHROMIUM, _launch, _wait_idle, streamlit_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
@@ -119,8 +119,7 @@ def test_messages_show_literally_in_chromium(tmp_path):
                 page = browser.new_page()
                 page.on("request", lambda r: requests.append(r.url))
                 page.goto(url)
-                page.wait_for_selector(IDLE, timeout=120_000)
-                page.wait_for_timeout(1000)
+                _wait_idle(page)
                 boxes = page.locator("[data-testid='stAlertContentError'] "
                                      "[data-testid='stMarkdownContainer']")
                 assert boxes.count() == len(HOSTILE) + 2
@@ -205,7 +204,7 @@ def test_long_lines_are_cut_and_counted_in_every_corpus_reader(tmp_path):
 MEASURE = r"""
 import json, resource, sys
 from transformers import AutoTokenizer
-from analysis.models import default_model_path
+from analysis.core.models import default_model_path
 tok = AutoTokenizer.from_pretrained(default_model_path())
 tok("warm up the tokenizer")
 def rss_mb():
@@ -214,18 +213,18 @@ before = rss_mb()
 out = {}
 kind, path = sys.argv[1], sys.argv[2]
 if kind == "corpus":
-    from analysis.corpus import corpus_notes, read_corpus
-    from analysis.encoding import encode_dataset
+    from analysis.core.corpus import corpus_notes, read_corpus
+    from analysis.core.encoding import encode_dataset
     ds = read_corpus(path)
     c = encode_dataset(tok, ds, max_length=512)
     out = {"notes": corpus_notes(ds), "n_tokens": c.encodings[0].n_tokens,
            "truncated": c.truncated}
 elif kind == "encode":
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
     e = encode(tok, open(path, encoding="utf-8").read(), max_length=512)
     out = {"notes": e.notices, "n_tokens": e.n_tokens, "n_full": e.n_tokens_full}
 else:
-    from analysis.aspects.readers import read_aste
+    from analysis.absa.readers import read_aste
     ds = read_aste(path)
     out = {"notes": ds.info.description.splitlines(), "n": len(ds)}
 # VmHWM: this process's own peak (ru_maxrss would carry the parent's peak over the fork)
@@ -289,7 +288,7 @@ def test_an_aste_line_bomb_is_skipped_not_parsed(tmp_path):
 
 
 def test_hugging_face_names_that_are_paths_are_refused_when_local_files_are_off(tmp_path):
-    from analysis.corpus import read_hf_dataset
+    from analysis.core.corpus import read_hf_dataset
 
     folder = tmp_path / "my_ds"
     folder.mkdir()
@@ -305,7 +304,7 @@ def test_hugging_face_names_that_are_paths_are_refused_when_local_files_are_off(
 
 
 def test_streamed_xml_keeps_one_sentence_in_memory():
-    from analysis.corpus.xml import iter_xml
+    from analysis.core.corpus.xml import iter_xml
 
     xml = ("<sentences>" + "".join(f"<sentence id='{i}'><text>s{i}</text></sentence>"
                                    for i in range(500)) + "</sentences>").encode()
@@ -321,7 +320,7 @@ def test_streamed_xml_keeps_one_sentence_in_memory():
 
 
 def test_semeval16_with_a_long_leading_comment_is_not_taken_for_semeval14():
-    from analysis.corpus.files import sniff_format
+    from analysis.core.corpus.files import sniff_format
 
     xml = ("<?xml version='1.0'?>\n<!-- " + "licence text " * 600 + "-->\n"
            "<Reviews><Review rid='1'><sentences><sentence id='1:0'><text>Great food.</text>"
@@ -365,12 +364,12 @@ BAD = [
 @pytest.mark.parametrize("extra,needle", BAD)
 def test_cli_finetune_refuses_bad_options_before_any_work(tmp_path, capsys, monkeypatch,
                                                           extra, needle):
-    import analysis.models
+    import analysis.core.models
 
     def no_work(*a, **k):
         raise AssertionError("work started although an option is bad")
 
-    patch_everywhere(monkeypatch, analysis.models, "load_model", no_work, ("analysis",))
+    patch_everywhere(monkeypatch, analysis.core.models, "load_model", no_work, ("analysis",))
     out = tmp_path / "ck"
     rc, err = _run(["finetune", "--data", "sample", "--task", "qa_m", "--out", str(out),
                     *extra], capsys)
@@ -380,7 +379,7 @@ def test_cli_finetune_refuses_bad_options_before_any_work(tmp_path, capsys, monk
 
 def test_cli_max_length_is_checked_against_the_model_before_training(tmp_path, capsys,
                                                                      monkeypatch):
-    from analysis.aspects import pipeline
+    from analysis.absa import pipeline
 
     def no_training(*a, **k):
         raise AssertionError("trained although --max-length is too large")
@@ -441,9 +440,9 @@ def read_only_dir(tmp_path):
 
 
 def test_cli_refuses_a_read_only_out_before_any_work(read_only_dir, capsys, monkeypatch):
-    import analysis.models
+    import analysis.core.models
 
-    patch_everywhere(monkeypatch, analysis.models, "load_model",
+    patch_everywhere(monkeypatch, analysis.core.models, "load_model",
                      lambda *a, **k: pytest.fail("work started with a read-only --out"),
                      ("analysis",))
     runs = [

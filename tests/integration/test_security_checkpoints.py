@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.aspects import checkpoints as ck
-from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip
-from analysis.sizes import (check_checkpoint_size, config_params, safetensors_params)
-from analysis.errors import InputError
+from analysis.absa import checkpoints as ck
+from analysis.absa.pipeline import checkpoint_zip, load_checkpoint_zip
+from analysis.core.sizes import (check_checkpoint_size, config_params, safetensors_params)
+from analysis.core.errors import InputError
 from builders import one_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]],
                       data: bytes | None = None) -> bytes:
     """A safetensors file whose header declares ``tensors`` (name -> dtype, shape), followed by
     ``data`` (default: exactly the bytes the header promises, zeros)."""
-    from analysis.sizes import DTYPE_BYTES
+    from analysis.core.sizes import DTYPE_BYTES
 
     header, offset = {}, 0
     for name, (dtype, shape) in tensors.items():
@@ -49,7 +49,7 @@ def safetensors_bytes(tensors: dict[str, tuple[str, list[int]]],
 
 def hostile_zip(config: dict, weights: bytes) -> bytes:
     """The issue's upload: a config, a one-tensor safetensors, the embedded tokenizer, a card."""
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -67,8 +67,8 @@ import resource, sys
 from pathlib import Path
 import torch, transformers  # imported before the baseline: their own memory is not counted
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
-from analysis.aspects.pipeline import load_checkpoint_zip
-from analysis.errors import InputError
+from analysis.absa.pipeline import load_checkpoint_zip
+from analysis.core.errors import InputError
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 for path in sys.argv[2:]:
     try:
@@ -139,7 +139,7 @@ def test_safetensors_headers_that_lie_are_refused():
     # and the largest header read (1 MB of it) is scanned in well under a second
     import time
 
-    from analysis.sizes import MAX_HEADER_BYTES
+    from analysis.core.sizes import MAX_HEADER_BYTES
 
     hostile = b"[" + b'\\"' * (2 << 20)
     t0 = time.perf_counter()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.syntax.probes import (ProbeResult, example_tree, probe_layers, split_treebank,
                                     torch_threads, train_depth_probe, train_distance_probe)
 from analysis.syntax.states import extract_word_states
@@ -185,7 +185,7 @@ TREEBANK = "\n\n".join("\n".join(
 
 
 def test_word_states_and_probe_layers_on_a_tiny_model(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     tiny = load_model(str(tiny_model_dir("bert")))
     ds = read_conllu(TREEBANK.encode("utf-8"))
@@ -233,7 +233,7 @@ def test_probes_side_by_side_equal_one_at_a_time(tiny_model_dir, monkeypatch):
     leaves the probes not started untrained."""
     import torch
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import probes as mod
 
     tiny = load_model(str(tiny_model_dir("bert")))

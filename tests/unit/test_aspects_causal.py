@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from analysis.aspects.causal import causal_check, head_mask_for
-from analysis.aspects.finetune import evaluate, make_classifier
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples
+from analysis.absa.finetune import evaluate, make_classifier
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples
 
 
 def test_causal_check_masks_the_ranked_heads(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     tiny = load_model(str(tiny_model_dir("bert")))
     clf = make_classifier(tiny, "qa_m", seed=2)
@@ -36,8 +36,8 @@ def test_the_mask_reaches_the_prediction(tiny_model_dir):
     changes; and a mask of no head moves nothing."""
     import numpy as np
 
-    from analysis.aspects.finetune import predict_probs
-    from analysis.models import load_model
+    from analysis.absa.finetune import predict_probs
+    from analysis.core.models import load_model
 
     tiny = load_model(str(tiny_model_dir("bert")))
     clf = make_classifier(tiny, "qa_m", seed=2)
@@ -87,14 +87,14 @@ def test_sentence_counts_add_up_to_the_metrics_and_the_interval_is_paired():
     below zero and holds the observed change."""
     import numpy as np
 
-    from analysis.aspects.causal import _metrics_of, paired_interval, sentence_counts
-    from analysis.aspects.tasks import NONE, metrics_from_scores
+    from analysis.aspects.causal import metrics_of, paired_interval, sentence_counts
+    from analysis.absa.tasks import NONE, metrics_from_scores
 
     rng = np.random.default_rng(3)
     gold = rng.integers(0, 5, size=40)
     scores = rng.random((40, 5))
     ref = metrics_from_scores(gold, scores)
-    summed = _metrics_of(sentence_counts(gold, scores).sum(0))
+    summed = metrics_of(sentence_counts(gold, scores).sum(0))
     for key in ("aspect_f1", "acc_4way", "acc_3way", "acc_binary"):
         assert float(summed[key]) == pytest.approx(ref[key])
     same = paired_interval(gold, scores, scores, n_boot=200)
@@ -110,7 +110,7 @@ def test_sentence_counts_add_up_to_the_metrics_and_the_interval_is_paired():
 def test_causal_check_gives_the_change_an_interval_and_the_random_band(tiny_model_dir):
     import numpy as np
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     tiny = load_model(str(tiny_model_dir("bert")))
     clf = make_classifier(tiny, "qa_m", seed=2)

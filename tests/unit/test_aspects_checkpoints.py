@@ -8,16 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint, make_card, save_checkpoint
-from analysis.aspects.finetune import fine_tune, predict_probs
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples, default_pair_order
-from analysis.errors import InputError
+from analysis.absa.checkpoints import CARD_NAME, load_checkpoint, make_card, save_checkpoint
+from analysis.absa.finetune import fine_tune, predict_probs
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples, default_pair_order
+from analysis.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 
@@ -27,7 +27,7 @@ def make_tiny_checkpoint(folder: Path, task: str = "qa_m", steps: int = 2) -> Pa
     import torch
     from transformers import AutoModel, AutoTokenizer, BertConfig
 
-    from analysis.models import LoadedModel, default_model_path
+    from analysis.core.models import LoadedModel, default_model_path
 
     torch.manual_seed(0)
     cfg = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,

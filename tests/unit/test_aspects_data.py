@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.aspects import readers as D
-from analysis.aspects.data import attach_opinions, sole_category_terms, split_dataset, to_dataset
-from analysis.errors import DataError
+from analysis.absa import readers as D
+from analysis.absa.data import attach_opinions, sole_category_terms, split_dataset, to_dataset
+from analysis.core.errors import DataError
 
 
 def assign_single_category(ds):

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis import example
-from analysis.aspects import example as example_build
-from analysis.aspects.checkpoints import CARD_NAME
-from analysis.errors import InputError
-from analysis.models import ModelLoadError
+from analysis.core import example
+from analysis.absa import example as example_build
+from analysis.absa.checkpoints import CARD_NAME
+from analysis.core.errors import InputError
+from analysis.core.models import ModelLoadError
 
 
 @pytest.fixture()
@@ -29,7 +29,7 @@ def cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 
@@ -50,7 +50,7 @@ def test_paths_follow_the_cache_variable(cache, monkeypatch):
 
 
 def test_missing_example_is_one_clear_message(cache):
-    from analysis.models import checkpoint_stamp, load_model
+    from analysis.core.models import checkpoint_stamp, load_model
 
     assert not example.example_ready()
     with pytest.raises(ModelLoadError) as err:
@@ -69,7 +69,7 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
 
     import torch
 
-    from analysis.models import EXAMPLE_NAME, checkpoint_stamp, load_model
+    from analysis.core.models import EXAMPLE_NAME, checkpoint_stamp, load_model
 
     out, said = built
     card = json.loads((out / CARD_NAME).read_text())
@@ -129,7 +129,7 @@ def test_an_older_recipe_counts_as_missing(built, cache):
 
 
 def test_a_foreign_folder_is_refused_before_training(tiny, tmp_path, monkeypatch):
-    from analysis.aspects import pipeline
+    from analysis.absa import pipeline
 
     monkeypatch.setattr(pipeline, "fine_tune", lambda *a, **k: pytest.fail("trained"))
     (tmp_path / "mine.txt").write_text("keep me")
@@ -166,8 +166,8 @@ def own_tempdir(tmp_path, monkeypatch):
 def test_zip_round_trip_gives_equal_weights(built, own_tempdir):
     import torch
 
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.aspects.pipeline import checkpoint_zip, load_checkpoint_zip
+    from analysis.absa.checkpoints import load_checkpoint
+    from analysis.absa.pipeline import checkpoint_zip, load_checkpoint_zip
 
     before = _temp_folders()
     lm, card = load_checkpoint(built[0])
@@ -189,7 +189,7 @@ def test_zip_round_trip_gives_equal_weights(built, own_tempdir):
 
 
 def test_bad_zips_are_one_line_each(built, own_tempdir):
-    from analysis.aspects.pipeline import load_checkpoint_zip
+    from analysis.absa.pipeline import load_checkpoint_zip
 
     files = {p.name: p.read_bytes() for p in built[0].iterdir()}
     before = _temp_folders()

@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.aspects.finetune import fine_tune, make_classifier, predict_probs
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples
-from analysis.errors import InputError
-from analysis.hooks import masked_heads
+from analysis.absa.finetune import fine_tune, make_classifier, predict_probs
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples
+from analysis.core.errors import InputError
+from analysis.core.hooks import masked_heads
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 
@@ -101,7 +101,7 @@ def test_a_head_mask_leaves_other_threads_forwards_alone(tiny):
 
 @pytest.mark.parametrize("arch", ["roberta", "distilbert", "electra"])
 def test_other_encoders_fine_tune_and_mask_heads(tiny_model_dir, arch):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir(arch)))
     ex = build_examples(load_sample().select(range(2)), "nli_m")

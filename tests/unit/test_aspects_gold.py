@@ -3,7 +3,7 @@ and [SEP], in both pair orders."""
 
 from __future__ import annotations
 
-from analysis.aspects.data import to_dataset
+from analysis.absa.data import to_dataset
 from analysis.aspects.gold import build_pairs
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.aspects import heads as Hd
-from analysis.aspects.data import to_dataset
+from analysis.absa.data import to_dataset
 from analysis.aspects.gold import KINDS
 from test_aspects_gold import two_sentences
 
@@ -73,7 +73,7 @@ class FakeModel:
 
 @pytest.fixture(scope="module")
 def fake_loaded(default_model):
-    from analysis.models import LoadedModel
+    from analysis.core.models import LoadedModel
 
     tok = default_model.tokenizer
     model = FakeModel(tok.convert_tokens_to_ids("pasta"), tok.sep_token_id)
@@ -114,7 +114,7 @@ def test_scores_of_a_synthetic_model_are_exact(fake_loaded):
 
 
 def test_no_pairs_is_a_clear_error(fake_loaded):
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
 
     ds = to_dataset([{"id": "1", "text": "Hello there.", "terms": [], "categories": [],
                       "source": "json"}])

@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from analysis.aspects import pipeline
-from analysis.aspects.checkpoints import CARD_NAME
-from analysis.aspects.data import split_dataset
-from analysis.aspects.readers import load_sample
-from analysis.errors import InputError
+from analysis.absa import pipeline
+from analysis.absa.checkpoints import CARD_NAME
+from analysis.absa.data import split_dataset
+from analysis.absa.readers import load_sample
+from analysis.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.aspects import readers as D
-from analysis.aspects.data import CATEGORIES, attach_opinions
-from analysis.corpus.files import sniff_format
-from analysis.errors import DataError
+from analysis.absa import readers as D
+from analysis.absa.data import CATEGORIES, attach_opinions
+from analysis.core.corpus.files import sniff_format
+from analysis.core.errors import DataError
 from test_aspects_data import assign_single_category
 
 ROOT = Path(__file__).resolve().parents[2]

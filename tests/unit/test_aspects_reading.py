@@ -64,7 +64,7 @@ def test_one_label_hint_when_every_pair_gets_the_same_label():
     import numpy as np
 
     from analysis.aspects.reading import one_label_hint
-    from analysis.aspects.tasks import LABELS, NONE, metrics_from_scores
+    from analysis.absa.tasks import LABELS, NONE, metrics_from_scores
 
     gold = [LABELS.index("positive"), NONE, NONE, LABELS.index("negative"), NONE]
     scores = np.zeros((5, len(LABELS)))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.aspects import tasks as A
-from analysis.aspects.data import to_dataset
-from analysis.errors import DataError, InputError
+from analysis.absa import tasks as A
+from analysis.absa.data import to_dataset
+from analysis.core.errors import DataError, InputError
 
 
 def one_sentence():

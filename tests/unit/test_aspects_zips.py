@@ -10,7 +10,7 @@ import threading
 import time
 import zipfile
 
-from analysis.aspects.zips import ZipCache
+from analysis.absa.zips import ZipCache
 
 
 class Model:
@@ -92,8 +92,8 @@ def test_a_failed_build_is_raised_and_the_next_click_builds_again():
 def test_the_shared_cache_makes_the_real_zip(tiny_model_dir):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from analysis.aspects.pipeline import load_checkpoint_zip
-    from analysis.aspects.zips import shared_zips
+    from analysis.absa.pipeline import load_checkpoint_zip
+    from analysis.absa.zips import shared_zips
 
     folder = tiny_model_dir("bert")
     model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=5)

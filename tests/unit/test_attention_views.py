@@ -76,7 +76,7 @@ def random_maps(shape, seed=0):
 
 def pair_with_n_tokens(tokenizer, n):
     """A real review + auxiliary-sentence pair whose encoding has exactly n tokens."""
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
 
     words_b = REVIEW_B.split()
     for k in range(len(words_b), 0, -1):
@@ -267,7 +267,7 @@ def test_payload_size_is_the_json_streamlit_sends():
 
 
 def test_128_token_pair_payload_is_under_two_percent_of_full_json(default_model):
-    from analysis.forward import forward
+    from analysis.core.forward import forward
 
     enc = pair_with_n_tokens(default_model.tokenizer, 128)
     att = forward(default_model.model, default_model.tokenizer, [enc]).maps(0)

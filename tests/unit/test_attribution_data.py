@@ -6,7 +6,7 @@ from analysis.attribution.data import corpus_examples, heldout_examples
 
 
 def test_heldout_pairs_follow_the_example_recipe():
-    from analysis.aspects.example import split_sample
+    from analysis.absa.example import split_sample
 
     texts, pairs, notes = heldout_examples()
     n_sentences = len(split_sample()[1])

@@ -9,8 +9,8 @@ import pytest
 from analysis.attribution.faithfulness import (_probabilities, bootstrap_interval, check_ks,
                                                example_scores, faithfulness, perturbed,
                                                top_count)
-from analysis.encoding import encode
-from analysis.errors import InputError
+from analysis.core.encoding import encode
+from analysis.core.errors import InputError
 from attribution_models import tiny_classifier
 from builders import one_line
 
@@ -49,7 +49,7 @@ def test_planted_oracle_ranking_beats_random(tiny):
     """The oracle ranks each token by how much the prediction falls when that token alone is
     dropped; it must beat random rankings on comprehensiveness."""
     oracle, rand = [], []
-    from analysis.forward import forward
+    from analysis.core.forward import forward
 
     for i, (text, pair) in enumerate(SENTENCES[:3]):
         enc = encode(tiny.tokenizer, text, pair)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from analysis.attribution.gradients import baseline_ids, gradient_scores, model_inputs
-from analysis.encoding import encode
-from analysis.errors import InputError
+from analysis.core.encoding import encode
+from analysis.core.errors import InputError
 from attribution_models import tiny_classifier
 from builders import one_line
 

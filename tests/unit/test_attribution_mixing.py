@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis import hooks
+from analysis.core import hooks
 from analysis.attribution.mixing import (attention_norms, decompose, decomposed_mixing,
                                          head_mean, layer_inputs, normalise_rows, rollout)
-from analysis.encoding import encode
-from analysis.forward import forward
+from analysis.core.encoding import encode
+from analysis.core.forward import forward
 from bench.reference_attribution import attention_norms_direct
 from attribution_models import tiny_classifier
 

@@ -9,7 +9,7 @@ import pytest
 from analysis.attribution import (GRADIENT, METHODS, MIXING, agreement, attribute,
                                   attribution_json, check_methods)
 from analysis.attribution.mixing import rollout
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from attribution_models import tiny_classifier
 from builders import one_line
 
@@ -60,7 +60,7 @@ def test_agreement_matrix(tiny_result):
 
 
 def test_bad_inputs_give_one_line(tiny, tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     cases = [lambda: check_methods(["alti", "lime"], tiny),
              lambda: attribute(tiny, "   "),

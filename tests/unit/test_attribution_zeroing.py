@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis import hooks
+from analysis.core import hooks
 from analysis.attribution import zeroing
 from analysis.attribution.mixing import layer_inputs, pre_ln
-from analysis.encoding import encode
-from analysis.forward import forward, rerun_after_attention, rerun_layer
+from analysis.core.encoding import encode
+from analysis.core.forward import forward, rerun_after_attention, rerun_layer
 from attribution_models import tiny_classifier
 from bench.reference_attribution import value_zeroing_layer_loop, value_zeroing_loop
 

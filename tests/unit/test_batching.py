@@ -4,8 +4,8 @@ import random
 
 import torch
 
-from analysis.batching import batches, collate, pad_features
-from analysis.encoding import encode
+from analysis.core.batching import batches, collate, pad_features
+from analysis.core.encoding import encode
 
 
 def test_length_sorted_batches_cover_every_index_once():

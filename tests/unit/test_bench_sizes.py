@@ -25,7 +25,7 @@ def tiny(tmp_path_factory):
 
 
 def test_pair_of_length_hits_the_token_count(tiny):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     tok = load_model(tiny.base, device="cpu").tokenizer
     for n in (40, 128):

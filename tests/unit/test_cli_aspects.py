@@ -9,12 +9,12 @@ import re
 import numpy as np
 import pytest
 
-from analysis.aspects import pipeline
-from analysis.aspects.checkpoints import CARD_NAME, load_checkpoint
-from analysis.aspects.finetune import evaluate
+from analysis.absa import pipeline
+from analysis.absa.checkpoints import CARD_NAME, load_checkpoint
+from analysis.absa.finetune import evaluate
 from analysis.aspects.gold import KINDS
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples
 
 
 def test_cli_finetune_with_heldout_records_the_curve(tiny_model_dir, tmp_path, capsys):

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from analysis.corpus import read_corpus
+from analysis.core.corpus import read_corpus
 from bench.reference_noop import corpus_stats_loop
 
 

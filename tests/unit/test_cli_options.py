@@ -7,7 +7,7 @@ import pytest
 
 from analysis.cli import options
 from analysis.cli.options import OptionError
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 def test_numbers_in_range():

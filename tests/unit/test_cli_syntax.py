@@ -50,7 +50,7 @@ def tiny(tiny_model_dir):
 
 
 def test_syntax_schema_and_values(main, files, tiny, capsys):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import read_conllu, syntax_heads
 
     tmp, good = files

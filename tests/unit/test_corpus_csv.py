@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.corpus import (corpus_notes, csv_columns, read_corpus)
-from analysis.errors import DataError
+from analysis.core.corpus import (corpus_notes, csv_columns, read_corpus)
+from analysis.core.errors import DataError
 from builders import rows, one_line
 
 

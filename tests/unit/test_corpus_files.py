@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from analysis.corpus import (MAX_BYTES, read_corpus)
-from analysis.errors import DataError
+from analysis.core.corpus import (MAX_BYTES, read_corpus)
+from analysis.core.errors import DataError
 from builders import rows, one_line
 
 
@@ -81,7 +81,7 @@ def test_caps_are_parameters_with_plain_sizes(tmp_path):
 
 
 def test_lines_are_decoded_one_at_a_time():
-    from analysis.corpus.files import iter_lines
+    from analysis.core.corpus.files import iter_lines
 
     data = "\ufeffone\r\ntwo\rthree\nfour \u2028 still four".encode("utf-8")
     assert list(iter_lines(data, "x.txt")) == ["one", "two", "three", "four \u2028 still four"]

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from analysis.corpus import (read_hf_dataset)
-from analysis.errors import DataError
+from analysis.core.corpus import (read_hf_dataset)
+from analysis.core.errors import DataError
 from builders import one_line
 
 

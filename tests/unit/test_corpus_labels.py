@@ -1,9 +1,9 @@
-"""analysis/corpus/labels.py: gold labels matched to a corpus's rows by text, from .jsonl and
+"""analysis/core/corpus/labels.py: gold labels matched to a corpus's rows by text, from .jsonl and
 .csv, and the one line said when they cannot be used."""
 
 from __future__ import annotations
 
-from analysis.corpus.labels import NO_COLUMN, NO_MATCH, read_labels
+from analysis.core.corpus.labels import NO_COLUMN, NO_MATCH, read_labels
 
 DATA = {"text": ["The soup was cold.", "Great service"]}
 

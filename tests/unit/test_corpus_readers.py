@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from analysis.corpus import (SAMPLE_DIR, corpus_notes, read_corpus, read_pasted, sample_corpus)
-from analysis.errors import DataError
+from analysis.core.corpus import (SAMPLE_DIR, corpus_notes, read_corpus, read_pasted, sample_corpus)
+from analysis.core.errors import DataError
 from builders import rows, one_line
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.corpus import (corpus_fingerprint, read_pasted)
+from analysis.core.corpus import (corpus_fingerprint, read_pasted)
 
 
 def test_fingerprint_tracks_content():

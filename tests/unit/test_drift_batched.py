@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from analysis.drift import BatchMasks, batch_cosine, batch_features, batch_rsa, head_cosine
-from analysis.encoding import Encoding
+from analysis.core.encoding import Encoding
 
 from test_drift_patterns import pattern_features
 from test_drift_similarity import rsa

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from analysis.drift import DriftError, check_compatible, load_pair
-from analysis.encoding import encode_corpus, encode_dataset
-from analysis.errors import DataError
-from analysis.models import ModelLoadError, checkpoint_stamp, default_model_path, load_model
+from analysis.core.encoding import encode_corpus, encode_dataset
+from analysis.core.errors import DataError
+from analysis.core.models import ModelLoadError, checkpoint_stamp, default_model_path, load_model
 
 
 @pytest.fixture(scope="module")

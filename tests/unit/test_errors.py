@@ -1,10 +1,10 @@
-"""analysis/errors.py: the two error types a user sees as one plain line."""
+"""analysis/core/errors.py: the two error types a user sees as one plain line."""
 
 from __future__ import annotations
 
 import pytest
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 
 
 @pytest.mark.parametrize("kind", [InputError, DataError])

@@ -1,4 +1,5 @@
-"""analysis/example.py (core): where the example checkpoint lives, its recipe, when it counts as
+"""analysis/core/example.py (core): where the example checkpoint lives, its recipe, when it counts
+as
 built, and the one missing-example line; no model is built here (tests/test_aspects_example.py
 builds a tiny one)."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis import example
+from analysis.core import example
 
 
 def test_cache_root_and_folder(tmp_path, monkeypatch):
@@ -68,10 +69,10 @@ def test_ready_only_with_this_recipe_and_a_config(tmp_path):
 
 
 def test_the_core_imports_no_study():
-    import analysis.models
+    import analysis.core.models
     import ast
 
-    for module in (example, analysis.models):
+    for module in (example, analysis.core.models):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
         assert not [n for n in names if n.split(".")[:2][-1] in

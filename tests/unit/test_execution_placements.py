@@ -1,4 +1,4 @@
-"""analysis.execution.work and .placements on a hand-made corpus job (no model): one
+"""analysis.core.execution.work and .placements on a hand-made corpus job (no model): one
 description of the work runs the same in this process, mapped over shards, and (with a
 stand-in for the Ray runner) on the cluster, with the token cap applied the same way; the page
 hands a placement exactly one description; the placement is chosen once per setting."""
@@ -13,11 +13,11 @@ from pathlib import Path
 import datasets
 import pytest
 
-from analysis.execution import cluster
-from analysis.execution.corpus import run_sharded
-from analysis.execution.placements import Away, InProcess, RayCluster, placement
-from analysis.execution.queue import JobQueue
-from analysis.execution.work import Apart, Capped, Corpus, Study, capped, describe
+from analysis.core.execution import cluster
+from analysis.core.execution.corpus import run_sharded
+from analysis.core.execution.placements import Away, InProcess, RayCluster, placement
+from analysis.core.execution.queue import JobQueue
+from analysis.core.execution.work import Apart, Capped, Corpus, Study, capped, describe
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["abcdef", "ab", "abcdefghij", "", "xyz"]  # 6 + 2 + 10 + 0 + 3 characters
@@ -130,7 +130,7 @@ def test_the_cli_placement_maps_one_corpus_job_here_or_on_the_cluster(monkeypatc
     through ``map_merge``: in this process with the given models (or the study's own ``here``
     run), on the cluster through run_ray with the address and the workers."""
     from analysis.cli.scale import placed, run_job
-    from analysis.execution import raydata
+    from analysis.core.execution import raydata
 
     class Args:
         ray, ray_workers = None, None
@@ -167,7 +167,7 @@ class _FakeRay:
 
 
 def test_the_ray_placement_sends_the_capped_job_and_falls_back_here(monkeypatch, corpus):
-    from analysis.models import ModelLoadError
+    from analysis.core.models import ModelLoadError
 
     fake = _FakeRay()
     monkeypatch.setattr(cluster, "connect", fake.connect)
@@ -231,8 +231,8 @@ def test_run_job_hands_the_placement_exactly_one_description(monkeypatch, corpus
 
 def test_the_in_process_path_imports_nothing_from_ray():
     script = ("import sys, datasets\n"
-              "from analysis.execution.placements import placement\n"
-              "from analysis.execution.work import Corpus\n"
+              "from analysis.core.execution.placements import placement\n"
+              "from analysis.core.execution.work import Corpus\n"
               "from tests.unit.test_execution_placements import LengthJob, Model\n"
               "ds = datasets.Dataset.from_dict({'text': ['ab', 'c']})\n"
               "print(placement(None).run(Corpus(LengthJob(), ds, models=Model(1)),\n"

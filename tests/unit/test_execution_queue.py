@@ -1,4 +1,4 @@
-"""analysis.execution.queue and .worker without Streamlit or threads of their own where the
+"""analysis.core.execution.queue and .worker without Streamlit or threads of their own where the
 order can be told without them: FIFO per lane, the per-visitor cap, the exclusive training
 group, stop and cancel, and the wait estimated from measured rates (a planted clock)."""
 
@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from analysis.execution.estimates import outlook_words
-from analysis.execution.queue import (BACKGROUND, CORPUS, SHORT, TRAINING, JobCancelled,
+from analysis.core.execution.estimates import outlook_words
+from analysis.core.execution.queue import (BACKGROUND, CORPUS, SHORT, TRAINING, JobCancelled,
                                       JobLimit, JobQueue)
-from analysis.execution.worker import BackgroundJob, Worker
+from analysis.core.execution.worker import BackgroundJob, Worker
 
 WAIT = 10.0
 

@@ -1,4 +1,4 @@
-"""analysis.execution.raydata's CPU tasks without Ray: the worker process's warm worker loads
+"""analysis.core.execution.raydata's CPU tasks without Ray: the worker process's warm worker loads
 a run's models once for all of that run's blocks, drops them for another run's and once the
 run has been idle for WARM_S seconds; a block whose models cannot load, or whose input or data
 is refused, comes back as its result (n = -1) carrying the error itself, which Ray Data would
@@ -12,10 +12,10 @@ import time
 import pyarrow as pa
 import pytest
 
-from analysis.errors import DataError
-from analysis.execution import raydata
-from analysis.execution.raydata import ROW, _map_block, _warm
-from analysis.models import ModelLoadError
+from analysis.core.errors import DataError
+from analysis.core.execution import raydata
+from analysis.core.execution.raydata import ROW, _map_block, _warm
+from analysis.core.models import ModelLoadError
 
 
 class CountingJob:

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.features.activations import Tokens
 from analysis.features.browser import Codes, alignment, contexts, histogram, label, per_token
 from analysis.features.crosscoder import (Crosscoder, latent_scaling, norm_share, share_class,

@@ -64,8 +64,8 @@ def test_splice_of_an_exact_and_an_empty_dictionary(tiny_encoder):
 def test_class_effects_match_a_forward_without_the_feature(tiny_classifier):
     import torch
 
-    from analysis.batching import collate
-    from analysis.forward import forward, forward_spliced
+    from analysis.core.batching import collate
+    from analysis.core.forward import forward, forward_spliced
 
     loaded, card = tiny_classifier
     corpus = corpus_of("sample", card, max_examples=8)
@@ -158,25 +158,24 @@ def test_cli_bad_input_is_one_line(args, message, tmp_path, tiny_model_dir):
     assert r.stderr.count("\n") == 1 and message in r.stderr
 
 
-def test_precomputed_is_read_only_for_its_recipe(tmp_path):
-    from analysis.example import recipe_dict
+def test_precomputed_is_read_only_for_its_recipe_and_settings(tmp_path):
+    from analysis.core.example import precomputed_path, write_precomputed
     from analysis.features import precomputed
-    from analysis.features.data import EXAMPLE_SETTINGS
 
-    f = tmp_path / "features.json"
-    f.write_text(json.dumps({"recipe": {**recipe_dict(), "version": -1},
-                             "settings": EXAMPLE_SETTINGS.to_json(), "result": {}}))
-    assert precomputed.load(f) is None
-    f.write_text("{not json")
-    assert precomputed.load(f) is None
+    assert precomputed.load(tmp_path) is None  # none there
+    other = {"layer": 3, "settings": {"m": 64}}
+    write_precomputed("features", other, "cmd", "2026-01-01", root=tmp_path)
+    assert precomputed.load(tmp_path) is None  # made with other settings
+    precomputed_path("features", tmp_path).write_text("{not json")
+    assert precomputed.load(tmp_path) is None
 
 
 def test_a_corpus_of_several_parts_keeps_each_parts_labels_and_split():
     from transformers import AutoTokenizer
 
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
     from analysis.features.corpus import concat
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     card = {"task": "nli_m", "pair_order": "review-aux", "max_length": 64,
             "heldout_ids": ["s001"]}

@@ -1,6 +1,7 @@
 """Fine-tuning only the top layers (fine_tune's ``trained_layers``): the lower layers and the
 embeddings keep the base weights, their outputs are computed once and fed to the top layers
-(analysis.hooks.start_at_layer through analysis.forward.forward), which gives the numbers of the
+(analysis.core.hooks.start_at_layer through analysis.core.forward.forward), which gives the numbers
+of the
 whole forward; the recipe and the Aspect heads page pass the same options (docs/METHODS.md
 section 7, "The example checkpoint")."""
 
@@ -12,18 +13,18 @@ import pytest
 from types import SimpleNamespace
 import torch
 
-from analysis.aspects.finetune import _padded, _tokenize, fine_tune, frozen_count, \
+from analysis.absa.finetune import _padded, _tokenize, fine_tune, frozen_count, \
     lower_layer_outputs, make_classifier
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples
-from analysis.batching import pad_features
-from analysis.errors import InputError
-from analysis.forward import forward
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples
+from analysis.core.batching import pad_features
+from analysis.core.errors import InputError
+from analysis.core.forward import forward
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     return load_model(str(tiny_model_dir("bert")))
 
@@ -36,7 +37,7 @@ def pairs():
 @pytest.mark.parametrize("arch", ["bert", "roberta"])
 @pytest.mark.parametrize("k", [0, 1, 2])
 def test_cached_lower_layers_give_the_whole_forward(tiny_model_dir, pairs, arch, k):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir(arch)))
     clf = make_classifier(loaded, "nli_m", seed=0)
@@ -87,7 +88,7 @@ def test_trained_layers_none_or_all_is_the_whole_fine_tune(tiny, pairs):
 
 
 def test_an_architecture_without_an_encoder_stack_is_refused(tiny_model_dir, pairs):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     distil = load_model(str(tiny_model_dir("distilbert")))
     with pytest.raises(InputError, match="not supported for this architecture"):
@@ -99,9 +100,9 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
     trained layers): the page's defaults are the example's recipe."""
     from types import SimpleNamespace
 
-    from analysis.example import RECIPE, recipe_dict, train_options
+    from analysis.core.example import RECIPE, recipe_dict, train_options
     from ui.aspects import models
-    from analysis.execution.placements import Away, InProcess
+    from analysis.core.execution.placements import Away, InProcess
 
     seen = {}
 
@@ -115,7 +116,7 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
                         InProcess().run(work, lambda *a: None))
     monkeypatch.setattr(models, "admit_model", lambda n: None)
     monkeypatch.setattr(models, "show_error", lambda exc: seen.setdefault("error", str(exc)))
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     bert = load_model(str(tiny_model_dir())).model
     ctx = SimpleNamespace(loaded=SimpleNamespace(n_params=1, model=bert, max_length=128),
@@ -138,9 +139,9 @@ def test_the_page_fine_tunes_with_the_recipe(monkeypatch, tiny_model_dir):
 def test_the_page_trains_every_layer_of_a_model_it_cannot_cut(tiny_model_dir, monkeypatch):
     """DistilBERT's layout cannot train only its top layers: the page's fine-tune trains every
     layer of it (and says so) instead of refusing the sidebar's model; BERT gets the recipe."""
-    from analysis.aspects.finetune import top_layers_trainable
-    from analysis.example import RECIPE
-    from analysis.models import load_model
+    from analysis.absa.finetune import top_layers_trainable
+    from analysis.core.example import RECIPE
+    from analysis.core.models import load_model
     from ui.aspects.models import page_train_options, trained_part_words
 
     distil = load_model(str(tiny_model_dir("distilbert"))).model

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.maps import attention_for
-from analysis.encoding import encode
-from analysis.forward import forward, forward_batches
+from analysis.core.maps import attention_for
+from analysis.core.encoding import encode
+from analysis.core.forward import forward, forward_batches
 
 TEXT = ("The waiter was rude, but the sushi was fresh.", "what about the service ?")
 
@@ -87,7 +87,7 @@ def test_ready_inputs_and_unknown_capture(default_model):
 
 
 def test_outputs_and_captures_come_back_as_cpu_tensors(default_model):
-    from analysis.forward import _output_to_cpu
+    from analysis.core.forward import _output_to_cpu
 
     enc = encode(default_model.tokenizer, *TEXT)
     fw = forward(default_model.model, default_model.tokenizer, [enc], hidden_states=True,

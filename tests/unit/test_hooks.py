@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from analysis import hooks
-from analysis.encoding import encode
-from analysis.errors import InputError
-from analysis.forward import forward
+from analysis.core import hooks
+from analysis.core.encoding import encode
+from analysis.core.errors import InputError
+from analysis.core.forward import forward
 
 
 def test_capture_records_each_layer_in_call_order_for_this_thread_only(default_model):
@@ -34,7 +34,7 @@ def test_capture_records_each_layer_in_call_order_for_this_thread_only(default_m
 
 
 def test_shared_layer_module_is_recorded_once_per_call(tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     albert = load_model(str(tiny_model_dir("albert")))
     mods = hooks.projection_modules(albert.model, hooks.KEY_NAMES)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.aspects.causal import head_mask_for
-from analysis.aspects.finetune import predict_probs
+from analysis.absa.finetune import predict_probs
 from analysis.importance.ablate import first_layers, run_ablations, single_ablations
 from analysis.importance.scoring import softmax
 from importance_util import tiny_absa

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.aspects.readers import load_sample
-from analysis.errors import DataError, InputError
+from analysis.absa.readers import load_sample
+from analysis.core.errors import DataError, InputError
 from analysis.importance.evalset import (absa_eval_set, load_classifier, load_eval_set)
 from builders import one_line
 from importance_util import LABELLED_CSV, cached_checkpoint, classifier_folder

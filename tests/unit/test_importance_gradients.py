@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.forward import gate_gradients
+from analysis.core.forward import gate_gradients
 from analysis.importance.ablate import padded_batches
 from analysis.importance.gradients import gradient_importance, normalise_per_layer, spearman
 from importance_util import tiny_absa

@@ -1,5 +1,5 @@
-"""The hooks and forwards of head importance (analysis.hooks.ablated_heads / fan_out /
-head_gates, analysis.forward.forward_ablations / gate_gradients) on tiny models: uniform
+"""The hooks and forwards of head importance (analysis.core.hooks.ablated_heads / fan_out /
+head_gates, analysis.core.forward.forward_ablations / gate_gradients) on tiny models: uniform
 attention against a hand computation, zero-output heads, batched against one at a time,
 gradients against finite differences."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from analysis import hooks
-from analysis.forward import forward, forward_ablations, gate_gradients
+from analysis.core import hooks
+from analysis.core.forward import forward, forward_ablations, gate_gradients
 from importance_util import pair_inputs, tiny_classifier
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.aspects.heads import discover
-from analysis.corpus import make_dataset
+from analysis.core.corpus import make_dataset
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.noop import corpus_stats
 from importance_util import tiny_absa

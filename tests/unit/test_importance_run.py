@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from analysis.aspects.causal import head_mask_for
-from analysis.aspects.finetune import evaluate
-from analysis.errors import InputError
+from analysis.absa.finetune import evaluate
+from analysis.core.errors import InputError
 from analysis.importance import importance_study
 from importance_util import tiny_absa, tiny_labelled
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples, metrics_from_scores, pair_scores
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples, metrics_from_scores, pair_scores
 from analysis.importance.scoring import (AbsaScorer, AccuracyScorer, example_losses, paired_ci,
                                          ratio, resample_weights, unit_counts)
 

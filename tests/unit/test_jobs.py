@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from analysis.execution import worker
+from analysis.core.execution import worker
 from ui.common import jobs
 from ui.common.jobs import JobCancelled, JobQueue, run_job
 
@@ -165,10 +165,10 @@ def test_a_job_that_raises_frees_its_slot():
 
 def test_memory_goes_back_after_every_job(monkeypatch):
     """Issue 34 item 3: after a job (a failed one too) its freed batches are handed back to
-    the system (analysis.batching.release_memory: gc, then glibc's malloc_trim)."""
+    the system (analysis.core.batching.release_memory: gc, then glibc's malloc_trim)."""
     import ctypes
 
-    from analysis.batching import release_memory
+    from analysis.core.batching import release_memory
 
     calls = []
     monkeypatch.setattr(worker, "release_memory", lambda: calls.append(1))
@@ -289,7 +289,7 @@ def test_job_runs_at_lower_priority_and_the_caller_keeps_its_own():
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     seen = run_job("nice", lambda p: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
                    key="nice", queue=q)
-    from ui.common.settings import settings
+    from ui.server.settings import settings
 
     assert seen == max(mine, settings().job_nice)
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine

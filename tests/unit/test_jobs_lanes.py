@@ -1,5 +1,6 @@
 """The queue's lanes and measured estimates (issue 35, "The first start blocks four pages";
-analysis/execution/queue.py, analysis/execution/estimates.py, ui/common/jobs): a background build
+analysis/core/execution/queue.py, analysis/core/execution/estimates.py, ui/common/jobs): a
+background build
 never holds a visitor's slot, one input's work never waits behind a corpus job, and a waiting
 visitor
 reads which jobs are ahead and a wait computed from the rates this server measured (planted
@@ -14,10 +15,10 @@ import threading
 import pytest
 
 from test_jobs import WAIT, _StopAfter, _until, _Waiter
-from analysis.execution import estimates
+from analysis.core.execution import estimates
 from ui.common import jobs
 from ui.common.errors import plain
-from analysis.execution.queue import BACKGROUND, CORPUS, SHORT, TRAINING, JobQueue
+from analysis.core.execution.queue import BACKGROUND, CORPUS, SHORT, TRAINING, JobQueue
 
 
 class Clock:
@@ -278,7 +279,7 @@ def test_a_rerun_is_not_refused_for_the_job_its_stopped_run_still_holds():
     arriving on a first visit) asks for the job again while the old worker still holds its slot
     until its next progress step: under a cap of one job per visitor the rerun waits its turn
     instead of being told "You already have 1 job(s)" with nothing left to end it."""
-    from analysis.execution.queue import JobLimit
+    from analysis.core.execution.queue import JobLimit
 
     q = JobQueue(slots=1)
     me = ("session:a",)

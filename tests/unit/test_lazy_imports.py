@@ -84,7 +84,7 @@ def test_every_function_level_import_is_heavy_or_says_why():
 def test_a_project_import_inside_a_function_needs_a_reason():
     source = '''
 def plain():
-    from analysis.errors import InputError
+    from analysis.core.errors import InputError
     return InputError
 
 def heavy():
@@ -94,14 +94,14 @@ def heavy():
 
 def explained():
     # lazy: keeps the CLI start light
-    from analysis.models import load_model
-    from analysis.errors import DataError
+    from analysis.core.models import load_model
+    from analysis.core.errors import DataError
     import json  # lazy: a reason on the line itself
     return load_model, DataError, json
 
 def apart():
     # lazy: this comment covers the run below it only
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     import os
     if load_model:
@@ -109,5 +109,5 @@ def apart():
         return sibling
     return os
 '''
-    assert unexplained(source) == ["3: from analysis.errors import InputError",
+    assert unexplained(source) == ["3: from analysis.core.errors import InputError",
                                    "22: import os", "24: from . import sibling"]

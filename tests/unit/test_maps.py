@@ -1,11 +1,12 @@
-"""One input's maps (analysis.maps, core; the Attention study's first step) on the default model:
+"""One input's maps (analysis.core.maps, core; the Attention study's first step) on the default
+model:
 maps of real sentences, and the word-level view without special tokens (docs/METHODS.md
 section 1)."""
 
 import numpy as np
 
-from analysis.maps import attention_for, level_view
-from analysis.encoding import word_level
+from analysis.core.maps import attention_for, level_view
+from analysis.core.encoding import word_level
 
 
 def test_default_model_rows_sum_to_one_on_real_sentence(default_model):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.encoding import Encoding
+from analysis.core.encoding import Encoding
 from analysis.noop import batch_stats, example_norm_stats, example_stats, selectors
 
 

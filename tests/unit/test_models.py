@@ -4,7 +4,7 @@ import types
 
 import pytest
 
-from analysis.models import (
+from analysis.core.models import (
     LoadedModel, ModelLoadError, check_attention_output, load_model, normalise_spec,
     resolve_spec,
 )
@@ -90,7 +90,7 @@ def test_model_that_returns_no_attention_is_refused(default_model):
 def test_pick_device_uses_cuda_when_present(monkeypatch):
     import torch
 
-    from analysis.models import pick_device
+    from analysis.core.models import pick_device
 
     monkeypatch.delenv("DASHBOARD_DEVICE", raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-import analysis.models as models
-from analysis.models import ModelLoadError, check_size
+import analysis.core.models as models
+from analysis.core.models import ModelLoadError, check_size
 
 CONFIG = {"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2,
           "num_attention_heads": 2, "intermediate_size": 64, "vocab_size": 100,

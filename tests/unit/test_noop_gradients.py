@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.batching import collate
-from analysis.encoding import encode
-from analysis.forward import forward
+from analysis.core.batching import collate
+from analysis.core.encoding import encode
+from analysis.core.forward import forward
 from analysis.noop import gradient_importance, loss_head
 from analysis.noop.gradients import _mask_positions
 
@@ -19,7 +19,7 @@ def tiny_heads(tmp_path_factory):
     from transformers import (AutoTokenizer, BertConfig, BertForMaskedLM,
                               BertForSequenceClassification)
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     tok = AutoTokenizer.from_pretrained(default_model_path())
     out = {}
@@ -43,7 +43,7 @@ def test_default_model_has_no_real_loss():
     # no internal names (weight names, class names) reach the page
     for internal in ("BertModel", "architectures", "cls.predictions", "bias"):
         assert internal not in head.note
-    from analysis.errors import DataError
+    from analysis.core.errors import DataError
 
     with pytest.raises(DataError):
         gradient_importance(head, [])

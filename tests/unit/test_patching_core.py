@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.batching import collate
-from analysis.encoding import encode
-from analysis.errors import InputError
-from analysis.forward import forward, forward_patched
-from analysis.models import LoadedModel
+from analysis.core.batching import collate
+from analysis.core.encoding import encode
+from analysis.core.errors import InputError
+from analysis.core.forward import forward, forward_patched
+from analysis.core.models import LoadedModel
 from analysis.patching import patch_pair
 from analysis.patching.metric import Contrast, contrast, logit_diff, normalised
 from analysis.patching.run import head_masks

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples
 from analysis.patching.corpus import corpus_patching, sentence_ci, spearman
 from analysis.patching.counterfactuals import OPPOSITES, opinion_pool, suggest
 from importance_util import cached_checkpoint, tiny_absa
@@ -20,7 +20,7 @@ from importance_util import cached_checkpoint, tiny_absa
 def tok():
     from transformers import AutoTokenizer
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     return AutoTokenizer.from_pretrained(default_model_path())
 

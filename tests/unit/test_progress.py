@@ -1,10 +1,10 @@
-"""analysis.execution.progress.rate_step: the progress line of a job that counts items."""
+"""analysis.core.execution.progress.rate_step: the progress line of a job that counts items."""
 
-from analysis.execution.progress import rate_step
+from analysis.core.execution.progress import rate_step
 
 
 def test_rate_step_reports_the_fraction_count_and_rate(monkeypatch):
-    import analysis.execution.progress as mod
+    import analysis.core.execution.progress as mod
 
     clock = iter([100.0, 104.0, 110.0])
     monkeypatch.setattr(mod.time, "perf_counter", lambda: next(clock))
@@ -17,7 +17,7 @@ def test_rate_step_reports_the_fraction_count_and_rate(monkeypatch):
 
 
 def test_rate_step_digits_and_an_empty_total(monkeypatch):
-    import analysis.execution.progress as mod
+    import analysis.core.execution.progress as mod
 
     clock = iter([0.0, 3.0, 3.0])
     monkeypatch.setattr(mod.time, "perf_counter", lambda: next(clock))

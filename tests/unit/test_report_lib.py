@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.report import (Finding, Report, clean_svg, package_versions, report_from_json,
                              to_html, to_markdown_zip, weights_hash)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.report.svg import clean_svg
 
 SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10" onload="alert(1)">'

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.aspects.data import to_dataset
-from analysis.errors import InputError
-from analysis.models import load_model
+from analysis.absa.data import to_dataset
+from analysis.core.errors import InputError
+from analysis.core.models import load_model
 from analysis.representations.inputs import (ASKED, SPECIAL, absa_categories, absa_input,
                                              treebank_input)
 from analysis.representations.reading import colour_reading

@@ -9,8 +9,8 @@ import datasets
 import numpy as np
 import pytest
 
-from analysis.errors import DataError, InputError
-from analysis.models import load_model
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import load_model
 from analysis.representations.corpus import check_probes, model_side, scatter_of
 from analysis.representations.run import corpus_representations
 from analysis.representations.labelled import (NONE, OTHER, capped_labels, label_legend,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.representations.probes import _folds, majority_accuracy, probe_layers
 
 

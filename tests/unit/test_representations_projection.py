@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.representations.projection import (align_layers, pca_scores, procrustes_rotation,
                                                   project_layers)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from analysis.drift.similarity import CKAAccumulator
-from analysis.models import load_model
+from analysis.core.models import load_model
 from analysis.representations.projection import pca_scores
 from analysis.representations.single import input_representations, linear_cka
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.aspects.data import to_dataset
-from analysis.errors import InputError
-from analysis.forward import forward
-from analysis.models import load_model
+from analysis.absa.data import to_dataset
+from analysis.core.errors import InputError
+from analysis.core.forward import forward
+from analysis.core.models import load_model
 from analysis.representations.states import (absa_words, check_same_shape, encode_input,
                                              input_states, marked, treebank_words)
 from analysis.syntax.treebank import make_treebank

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis.cli.search import read_data as cli_read_data
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.search.corpus import looks_aste, read_data, search_corpus, with_lines
 
 DATA = Path(__file__).resolve().parents[2] / "data"

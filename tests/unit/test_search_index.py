@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.search import (IndexData, SearchIndex, build_index, exact_search, query,
                              recall_at, search_corpus, write_index)
 from analysis.search.index import hnsw_index, tuned_hnsw, unit_rows
 from analysis.search.job import SearchJob
-from analysis.execution.corpus import run_sharded
+from analysis.core.execution.corpus import run_sharded
 
 SENTENCES = ["The cat sat on the mat.", "A dog barked at the postman.",
              "The waiter recommended the house wine.", "Prices are high but worth it.",
@@ -82,9 +82,9 @@ def test_hnsw_recall_is_measured_not_assumed():
 def test_tiny_model_index_holds_the_forward_vectors(tmp_path, tiny_model_dir):
     import datasets
 
-    from analysis.encoding import encode
-    from analysis.forward import forward
-    from analysis.models import load_model
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir("bert")))
     ds = datasets.Dataset.from_dict({"text": SENTENCES, "text_pair": [None] * 5})
@@ -121,7 +121,7 @@ def test_tiny_model_index_holds_the_forward_vectors(tmp_path, tiny_model_dir):
 def test_shards_merge_to_the_whole_corpus_index(tmp_path, tiny_model_dir):
     import datasets
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir("bert")))
     ds = datasets.Dataset.from_dict({"text": SENTENCES, "text_pair": [None] * 5})
@@ -141,7 +141,7 @@ def test_shards_merge_to_the_whole_corpus_index(tmp_path, tiny_model_dir):
 def test_query_refuses_bad_input(tmp_path, tiny_model_dir):
     import datasets
 
-    from analysis.models import load_model
+    from analysis.core.models import load_model
 
     loaded = load_model(str(tiny_model_dir("bert")))
     ds = datasets.Dataset.from_dict({"text": SENTENCES[:2], "text_pair": [None] * 2})
@@ -161,7 +161,7 @@ def test_query_refuses_bad_input(tmp_path, tiny_model_dir):
 
 
 def test_labels_follow_the_treebank_words(default_model):
-    from analysis.encoding import encode
+    from analysis.core.encoding import encode
     from analysis.syntax.treebank import make_treebank
 
     tb = make_treebank({"id": ["1"], "words": [["Unbelievably", "good", "food", "."]],
@@ -180,8 +180,8 @@ def test_labels_follow_the_treebank_words(default_model):
 
 
 def test_absa_roles_follow_the_term_spans(default_model):
-    from analysis.aspects.data import to_dataset
-    from analysis.encoding import encode
+    from analysis.absa.data import to_dataset
+    from analysis.core.encoding import encode
 
     row = {"id": "1", "text": "The sushi was great but the waiter was rude.",
            "terms": [{"term": "sushi", "start": 4, "end": 9, "category": "food",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.corpus.jsonsafe import MAX_DEPTH, JSONError, json_depth, loads
-from analysis.errors import DataError, InputError
+from analysis.core.corpus.jsonsafe import MAX_DEPTH, JSONError, json_depth, loads
+from analysis.core.errors import DataError, InputError
 from builders import one_line
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -52,8 +52,8 @@ def test_a_hostile_report_is_one_line():
 
 
 def test_corpus_and_absa_readers_refuse_deep_and_huge_json(tmp_path):
-    from analysis.aspects.readers import load_absa
-    from analysis.corpus import read_corpus, read_labels
+    from analysis.absa.readers import load_absa
+    from analysis.core.corpus import read_corpus, read_labels
 
     for bad, needle in ((deep_object(100_000), "nested 100,0"),
                         (f'{{"text": "ok", "n": {HUGE}}}', "number of 1,000,000")):
@@ -75,7 +75,7 @@ def test_corpus_and_absa_readers_refuse_deep_and_huge_json(tmp_path):
 
 
 def test_a_checkpoint_card_nested_50k_deep_is_one_line(tmp_path):
-    from analysis.aspects.checkpoints import CARD_NAME, read_card
+    from analysis.absa.checkpoints import CARD_NAME, read_card
 
     (tmp_path / CARD_NAME).write_text(deep_object(50_000), encoding="utf-8")
     with pytest.raises(InputError, match="absa_card.json is nested 50,000 levels") as e:
@@ -98,7 +98,7 @@ def cli(monkeypatch, capsys):
 
 
 def test_the_cli_gives_one_line_for_deep_and_huge_json(cli, tmp_path, tiny_model_dir, capsys):
-    from analysis.aspects.checkpoints import CARD_NAME
+    from analysis.absa.checkpoints import CARD_NAME
 
     model = tiny_model_dir("bert")
     deep_jsonl, huge_jsonl = tmp_path / "deep.jsonl", tmp_path / "huge.jsonl"
@@ -131,7 +131,7 @@ ONE_WORD = "1\tYes\tyes\tINTJ\t_\t_\t0\troot\t_\t_\n\n"
 
 
 def test_a_one_word_treebank_has_an_empty_all_relation(cli, tmp_path, tiny_model_dir):
-    from analysis.models import load_model
+    from analysis.core.models import load_model
     from analysis.syntax import read_conllu, syntax_heads
 
     path = tmp_path / "one.conllu"
@@ -177,7 +177,7 @@ def test_the_scan_agrees_with_a_plain_state_machine(monkeypatch, chunk):
     (exactly where the JSON is readable; never less where a parser would stop)."""
     import random
 
-    from analysis.corpus import jsonsafe
+    from analysis.core.corpus import jsonsafe
 
     monkeypatch.setattr(jsonsafe, "_CHUNK", chunk)
     rng = random.Random(chunk)
@@ -203,7 +203,7 @@ def test_the_scan_is_linear_on_the_issues_hostile_strings():
     machine do not count), and 64 KB takes milliseconds."""
     import time
 
-    from analysis.corpus.jsonsafe import _scan
+    from analysis.core.corpus.jsonsafe import _scan
 
     def seconds(text: str) -> float:
         best = float("inf")

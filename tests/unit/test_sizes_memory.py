@@ -1,4 +1,5 @@
-"""What a held model costs in memory (analysis/sizes.py, issue 30 item 4): the working memory of
+"""What a held model costs in memory (analysis/core/sizes.py, issue 30 item 4): the working memory
+of
 one input from a config's shape, hand-computed on a tiny config, held to the peaks measured at
 three real shapes (bench/README.md, "Sizes"), and a visitor's peak (weights of every model, the
 largest working memory once)."""
@@ -7,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.errors import InputError
-from analysis.sizes import (MEASURED_RISE_512_MIB, ModelCost, gigabytes, visitor_peak,
+from analysis.core.errors import InputError
+from analysis.core.sizes import (MEASURED_RISE_512_MIB, ModelCost, gigabytes, visitor_peak,
                             working_bytes)
 
 SHAPES = {  # the published configs' shape keys (stand-ins: bench/standins.py)

@@ -33,9 +33,9 @@ def test_config_has_the_published_shape(name):
 
 @pytest.mark.parametrize("name", ["bert-base-uncased", "bert-large-uncased"])
 def test_parameter_count_matches_the_published_size(name):
-    """The parameters the dashboard's size check reads from the config alone (analysis.sizes,
+    """The parameters the dashboard's size check reads from the config alone (analysis.core.sizes,
     an upper estimate with pooler and head) are within 2% of the published 110M / 340M."""
-    from analysis.sizes import config_params
+    from analysis.core.sizes import config_params
 
     n = config_params(dict(standins.CONFIGS[name]))
     published = standins.PUBLISHED[name][6] * 1e6
@@ -44,9 +44,9 @@ def test_parameter_count_matches_the_published_size(name):
 
 @pytest.mark.parametrize("name", sorted(HUB))
 def test_tiny_standin_loads_through_the_dashboards_loader(name, tmp_path):
-    from analysis.aspects.checkpoints import load_checkpoint
-    from analysis.aspects.tasks import num_labels
-    from analysis.models import load_model
+    from analysis.absa.checkpoints import load_checkpoint
+    from analysis.absa.tasks import num_labels
+    from analysis.core.models import load_model
 
     base, clf = standins.build(name, tmp_path, tiny=True)
     loaded = load_model(str(base), device="cpu")

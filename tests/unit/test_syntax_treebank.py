@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.syntax.treebank import (COLUMNS, SAMPLE_TREEBANK, read_conllu, sample_treebank,
                                       treebank_fingerprint, treebank_notes, validate_tree)
 

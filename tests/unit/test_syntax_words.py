@@ -9,8 +9,8 @@ import types
 import numpy as np
 import pytest
 
-from analysis.encoding import word_level
-from analysis.errors import DataError, InputError
+from analysis.core.encoding import word_level
+from analysis.core.errors import DataError, InputError
 from analysis.syntax.treebank import make_treebank
 from analysis.syntax.words import (CANNOT_SPLIT, SentenceTooLong, encode_treebank, encode_words,
                                    needs_prefix_space)
@@ -20,7 +20,7 @@ from analysis.syntax.words import (CANNOT_SPLIT, SentenceTooLong, encode_treeban
 def wordpiece():
     from transformers import AutoTokenizer
 
-    from analysis.models import default_model_path
+    from analysis.core.models import default_model_path
 
     return AutoTokenizer.from_pretrained(default_model_path())
 

@@ -1,4 +1,4 @@
-"""What a fine-tune trained (analysis.cards) and the pre/post readings that say so (Drift,
+"""What a fine-tune trained (analysis.core.cards) and the pre/post readings that say so (Drift,
 Syntax before/after, Representations' change, Head importance, the report's provenance), on
 planted cards: a frozen recipe (top 2 of 6 layers), the whole model, and no card at all."""
 
@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from analysis.cards import CONFIG_KEY, span, trained_layers, trained_of, training_record
+from analysis.core.cards import CONFIG_KEY, span, trained_layers, trained_of, training_record
 
 FROZEN = {"kind": "absa-sentence-pair", "task": "nli_m", "frozen_layers": 4,
           "example_recipe": {"trained_layers": 2}}  # an issue-22 example's card
@@ -62,8 +62,8 @@ def test_trained_of_reads_the_config_record_then_the_folder_card(tmp_path):
 
 
 def test_the_example_spec_reads_the_cached_examples_card(tmp_path, monkeypatch):
-    from analysis.cards import read_card_file
-    from analysis.example import CACHE_ENV, FOLDER
+    from analysis.core.cards import read_card_file
+    from analysis.core.example import CACHE_ENV, FOLDER
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     assert read_card_file("example") is None
@@ -241,7 +241,7 @@ def test_representations_reading_with_planted_cards():
     assert said.startswith("What tuned's fine-tune trained is unknown (it has no fine-tuning "
                            "card)")
     # a (contrived) recipe that froze the top layer: its probe's change is no finding
-    from analysis.cards import Trained
+    from analysis.core.cards import Trained
 
     top_frozen = Trained("some", 2, (1,), True, True)
     text = " ".join(corpus_reading(_corpus(), trained=top_frozen))

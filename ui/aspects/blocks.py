@@ -10,16 +10,16 @@ import pandas as pd
 import streamlit as st
 
 from analysis.aspects.causal import causal_check, evaluation_data
-from analysis.aspects.data import attach_opinions
+from analysis.absa.data import attach_opinions
 from analysis.aspects.heads import discover_models, pair_word_view, query_row, same_layout, \
     score_matrix
 from analysis.aspects.heads import KIND_WORDS, unbeatable
 from analysis.aspects.reading import causal_reading, reading, within_noise
-from analysis.aspects.readers import SAMPLE_PATH, load_absa, load_sample, read_aste
-from analysis.aspects.tasks import build_examples
+from analysis.absa.readers import SAMPLE_PATH, load_absa, load_sample, read_aste
+from analysis.absa.tasks import build_examples
 from analysis.attention.views import head_view_payload
-from analysis.errors import DataError, InputError
-from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
+from analysis.core.errors import DataError, InputError
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from ui.common.attention.views import head_view
 from ui.common.chart_cache import owned, owned_chart
 from ui.common.charts import side_by_side
@@ -34,7 +34,7 @@ from ui.common.frame.resources import get_model
 from ui.aspects import state as aspects_state
 from ui.aspects.models import METRIC_LABELS, demo
 from ui.aspects.state import ModelState
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 DATA_SOURCES = ["Bundled sample", "Upload a file"]
 ORDERS = {"paper's order": None, "review, then auxiliary sentence": "review-aux",

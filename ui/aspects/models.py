@@ -12,26 +12,26 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.aspects.checkpoints import as_loaded, load_checkpoint, save_checkpoint
-from analysis.aspects.data import split_dataset
-from analysis.example import RECIPE, train_options
-from analysis.aspects.finetune import top_layers_trainable
-from analysis.aspects.example import load_example, split_sample
-from analysis.aspects.pipeline import load_checkpoint_zip, run_fine_tune_apart
-from analysis.aspects.zips import shared_zips
-from analysis.aspects.readers import load_sample
+from analysis.absa.checkpoints import as_loaded, load_checkpoint, save_checkpoint
+from analysis.absa.data import split_dataset
+from analysis.core.example import RECIPE, train_options
+from analysis.absa.finetune import top_layers_trainable
+from analysis.absa.example import load_example, split_sample
+from analysis.absa.pipeline import load_checkpoint_zip, run_fine_tune_apart
+from analysis.absa.zips import shared_zips
+from analysis.absa.readers import load_sample
 from analysis.aspects.reading import TASK_FORMS
-from analysis.aspects.tasks import TASK_NAMES, auxiliary_sentence, build_examples
-from analysis.errors import DataError, InputError
-from analysis.sizes import ModelCost
-from analysis.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp, normalise_spec
+from analysis.absa.tasks import TASK_NAMES, auxiliary_sentence, build_examples
+from analysis.core.errors import DataError, InputError
+from analysis.core.sizes import ModelCost
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp, normalise_spec
 from ui.common.chart_cache import draw, owned_chart
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import SHORT, TRAINING, Apart, run_job
-from ui.common.frame.resources import admit_model, hold_model, model_cost, upload_param_cap
-from ui.common.settings import SERVER_UPLOAD_MB, settings
+from ui.server.memory import admit_model, hold_model, model_cost, upload_param_cap
+from ui.server.settings import SERVER_UPLOAD_MB, settings
 from ui.aspects import state as aspects_state
 from ui.aspects.state import ModelState
 

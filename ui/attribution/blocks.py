@@ -16,7 +16,7 @@ from analysis.attribution import NAMES, attribute, cost, load_for_attribution
 from analysis.attribution.run import check_methods
 from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
 from analysis.attribution.gradients import has_task_head
-from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
+from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
 from ui.common.attention.views import attention_views
 from ui.attribution import state
 from ui.common.chart_cache import show
@@ -25,9 +25,9 @@ from ui.common.errors import plain
 from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.exports.findings import add_button
 from ui.common.jobs import SHORT, measured_words, run_job
-from analysis.execution.progress import rate_step
+from analysis.core.execution.progress import rate_step
 from ui.common.frame.resources import check_listed
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 LONG_INPUT = 96  # above this many tokens the map is drawn on the component's canvas
 NO_EXAMPLE = ("Until the example checkpoint is ready, this page shows the sidebar's "

@@ -11,8 +11,8 @@ their work meanwhile.
 ``building`` with ``fraction`` and ``text`` ("Building the example checkpoint: epoch 2/8, step
 37/96"), else ``error`` (the build failed; one line) or neither (building is switched off:
 ``DASHBOARD_EXAMPLE_AUTOBUILD=0``, which the tests set). The build itself is
-:func:`analysis.aspects.example.build_example`, written to the cache folder atomically
-(:mod:`analysis.example` says where it lives).
+:func:`analysis.absa.example.build_example`, written to the cache folder atomically
+(:mod:`analysis.core.example` says where it lives).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.example import BUILD_COMMAND, example_ready
+from analysis.core.example import BUILD_COMMAND, example_ready
 from ui.common.errors import first_line, plain
 from ui.common.jobs import BACKGROUND_NICE, TRAINING, start_background_job
 from ui.common.state import EXAMPLE_BUILD_JOB
-from analysis.aspects import example as example_build
-from analysis.execution.placements import Away
-from ui.common.settings import settings
+from analysis.absa import example as example_build
+from analysis.core.execution.placements import Away
+from ui.server.settings import settings
 
 AUTOBUILD_ENV = "DASHBOARD_EXAMPLE_AUTOBUILD"
 PREFIX = "Building the example checkpoint"
@@ -101,7 +101,7 @@ def _left() -> float | None:
 
 def _build(progress) -> None:
     """The build in a process of its own on this server, whatever the server's placement
-    (:class:`analysis.execution.placements.Away` without an address: a child process; the
+    (:class:`analysis.core.execution.placements.Away` without an address: a child process; the
     example is written to this server's cache, and its job stays in the background lane): the
     server keeps its interpreter lock and cores for the visitors meanwhile."""
     try:

@@ -17,7 +17,7 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, galle
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels, models_of
-from analysis.models import LoadedModel, checkpoint_stamp
+from analysis.core.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.frame.corpus import fingerprint
@@ -26,7 +26,7 @@ from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
 from ui.common.frame.resources import check_listed, get_model
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.models import pick_models
 from ui.drift import state as drift_state
 from analysis.drift.reading import layer_rows

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.features import precomputed
 from analysis.features.data import (EXAMPLE_LAYER, EXAMPLE_SETTINGS, corpus_of, load_models,
                                     shipped_dictionary)
 from analysis.features.study import Inputs, Models, plan
 from analysis.features.train import TrainSettings
-from analysis.models import EXAMPLE_SPEC, checkpoint_stamp, load_model
+from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp, load_model
 from ui.common.frame.resources import check_listed, token_capped
 from ui.common.jobs import run_job
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.features import state as S
 
 DEMO_MAX_M = 1536  # demo mode: the largest dictionary a visitor may train

@@ -1,20 +1,22 @@
 """Features: a sparse dictionary of what one layer represents (a top-k sparse autoencoder,
 Gao et al. 2024), each feature's dashboard, a text's features token by token, and what
 fine-tuning added (a crosscoder, Lindsey et al. 2024; Minder et al. 2025). Opens on the
-example checkpoint with its dictionary already trained. docs/METHODS.md section 17."""
+example checkpoint with its dictionary already trained. docs/METHODS.md section 18."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from analysis.encoding import encode
-from analysis.errors import DataError, InputError
+from analysis.core.encoding import encode
+from analysis.core.errors import DataError, InputError
 from analysis.features.browser import per_token
 from analysis.features.data import EXAMPLE_LAYER, EXAMPLE_SETTINGS
-from analysis.features.precomputed import COMMAND, recipe_version
+from analysis.core.example import precomputed, precomputed_label
+from analysis.features.precomputed import recipe_version
 from analysis.features.reading import reading
-from analysis.forward import forward
-from analysis.models import EXAMPLE_SPEC, ModelLoadError
+from analysis.features.study import NAME
+from analysis.core.forward import forward
+from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads, csv_download, json_download
 from ui.common.exports.findings import add_button
@@ -82,8 +84,8 @@ def render() -> None:
     default = C.is_example_default(spec, view)
     if result is None and default and pre is not None:
         result = pre
-        st.caption(plain(f"Precomputed for the example checkpoint (recipe v{recipe_version()}) "
-                         f"by `{COMMAND}`; compute it live to open every feature."))
+        st.caption(plain(precomputed_label(precomputed(NAME)) + " 'Compute live' opens every "
+                         "feature."))
     if loaded is None:
         st.info(plain(f"{missing} Until then the page shows the precomputed example; the "
                       "per-sentence view and live results wait for the checkpoint."))

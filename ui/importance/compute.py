@@ -15,15 +15,15 @@ import streamlit as st
 from analysis.importance import importance_study
 from analysis.importance.evalset import load_classifier, load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
-from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
+from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.errors import plain
-from analysis.execution.estimates import duration_words
+from analysis.core.execution.estimates import duration_words
 from ui.common.jobs import (BackgroundJob, Study, measured_words, run_job,
                             start_background_job)
 from ui.common.frame.resources import check_listed, token_capped
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.importance import state as S
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 
 
 @dataclass

@@ -10,8 +10,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from analysis.encoding import encode_dataset
-from analysis.models import ModelLoadError
+from analysis.core.encoding import encode_dataset
+from analysis.core.models import ModelLoadError
 from analysis.noop.corpus import NoopJob
 from analysis.noop import (LABELS, gradient_importance, loss_head, noop_heads,
                            positional_heads)
@@ -23,7 +23,7 @@ from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
 from ui.common.exports.findings import add_button
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.noop import state as noop_state
 from ui.noop.state import StatsKey
 from analysis.noop.reading import layer_rows

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.errors import InputError
+from analysis.core.errors import InputError
 from analysis.importance.evalset import absa_eval_set, load_classifier
-from analysis.models import EXAMPLE_SPEC, checkpoint_stamp
+from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from analysis.patching import patch_pair
 from analysis.patching.corpus import corpus_patching
 from analysis.patching.counterfactuals import opinion_pool, suggest
@@ -17,8 +17,8 @@ from analysis.patching.run import default_pair as first_pair, pair_max_length
 from ui.common.jobs import SHORT, run_job
 from ui.common.frame.resources import check_listed
 from ui.patching import state as S
-from analysis.aspects.readers import load_sample
-from analysis.aspects.tasks import build_examples
+from analysis.absa.readers import load_sample
+from analysis.absa.tasks import build_examples
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the classifier...")

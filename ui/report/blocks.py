@@ -11,12 +11,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.report import MAX_JSON_BYTES, Finding, report_from_json, to_html, to_markdown_zip
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.exports.findings import move, remove
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.report import state as K
 
 

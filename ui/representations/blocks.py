@@ -10,8 +10,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from analysis.aspects.readers import load_absa, load_sample
-from analysis.models import checkpoint_stamp
+from analysis.absa.readers import load_absa, load_sample
+from analysis.core.models import checkpoint_stamp
 from analysis.representations import corpus_representations, input_representations
 from analysis.representations.corpus import MAX_POINTS
 from analysis.representations.projection import METHOD_NAMES, METHODS
@@ -20,10 +20,10 @@ from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain
 from ui.common.jobs import SHORT, run_job
 from ui.common.frame.models import second_model
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.representations import state as S
-from analysis.corpus import read_corpus, read_labels
+from analysis.core.corpus import read_corpus, read_labels
 from analysis.representations.inputs import absa_categories, absa_input, treebank_input
 from analysis.representations.labelled import sentiment_corpus
 

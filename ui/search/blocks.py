@@ -13,8 +13,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from analysis.errors import DataError
-from analysis.models import checkpoint_stamp
+from analysis.core.errors import DataError
+from analysis.core.models import checkpoint_stamp
 from analysis.search import SearchIndex, build_index, cache_folder
 from analysis.search.job import corpus_fingerprint, model_info
 from analysis.search.corpus import LABEL_NAMES, TABLE_SUFFIXES, read_data, with_lines
@@ -24,10 +24,10 @@ from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import SHORT, run_job, start_background_job
 from ui.common.frame.links import attention_link
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.search import state as S
-from analysis.aspects.readers import load_sample
+from analysis.absa.readers import load_sample
 from analysis.syntax.treebank import read_conllu, sample_treebank
 
 CORPORA = {"treebank": "Treebank sample (UPOS, dependency relations)",

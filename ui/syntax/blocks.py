@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from analysis.encoding import word_level
-from analysis.models import checkpoint_stamp
+from analysis.core.encoding import word_level
+from analysis.core.models import checkpoint_stamp
 from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention
 from analysis.syntax.job import HeadsJob
 from analysis.syntax.probes import probe_layers
@@ -23,7 +23,7 @@ from ui.common.exports.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.models import second_model
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.syntax import state as syntax_state
 from ui.syntax.state import reset_for
 from ui.common.frame.url_select import url_choice

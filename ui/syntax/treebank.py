@@ -8,10 +8,10 @@ import weakref
 
 import streamlit as st
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.syntax import treebank as syntax_treebank
 from ui.common.frame.corpus import fit_narrow_screens
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.state import CorpusKeys
 
 Q = "query-params"  # widgets bound to the URL: a copied link opens the same view

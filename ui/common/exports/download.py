@@ -26,7 +26,7 @@ from typing import Callable
 
 import streamlit as st
 
-from analysis.errors import DataError, InputError
+from analysis.core.errors import DataError, InputError
 from ui.common.exports.state import download_answer_key
 
 _LOG = logging.getLogger(__name__)

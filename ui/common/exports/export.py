@@ -26,7 +26,7 @@ from analysis.report.raster import svg_png
 from ui.common.charts import attention_heatmap, map_frame
 from ui.common.exports.download import Download, ExportError, download_button, download_row
 from ui.common.exports.state import download_keys
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 EXPORT_MAX_ROWS = 40_000
 MAP_EXPORT_CELLS = 128  # a large map exports as at most 128 x 128 blocks

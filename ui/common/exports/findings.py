@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 import vl_convert as vlc
 
-from analysis.errors import DataError
-from analysis.maps import attention_for
+from analysis.core.errors import DataError
+from analysis.core.maps import attention_for
 from analysis.report import MAX_FINDINGS, Finding, model_source
 from ui.common.exports import state
 from ui.common.exports.keep import keep_report

@@ -25,7 +25,7 @@ import secrets
 
 import streamlit as st
 
-from analysis.errors import DataError
+from analysis.core.errors import DataError
 from analysis.report import report_from_json
 from ui.common.exports import state
 from ui.common.exports.state import report, set_report

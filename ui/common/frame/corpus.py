@@ -3,7 +3,7 @@ bundled sample, pasted lines, an uploaded file or a Hugging Face dataset -> one
 ``datasets.Dataset`` (columns text, text_pair, and label where an upload has one).
 
 Uploads are read from memory (Streamlit keeps them in memory; nothing is written to disk) and
-forgotten with the session. In demo mode (``ui.common.settings``) no box can name a server path: the
+forgotten with the session. In demo mode (``ui.server.settings``) no box can name a server path: the
 Hugging Face source offers only the datasets the host lists by name (and is hidden when there
 are none; a listed id is never read as a local folder), and the demo's caps go to the readers:
 upload bytes and pasted text (``max_upload_bytes``), characters per example
@@ -21,12 +21,12 @@ from typing import Callable
 
 import streamlit as st
 
-from analysis.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_notes, csv_columns,
-                             read_corpus, read_hf_dataset, read_labels, read_pasted,
-                             sample_corpus)
-from analysis.errors import DataError, InputError
+from analysis.core.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpus_notes,
+                                  csv_columns, read_corpus, read_hf_dataset, read_labels,
+                                  read_pasted, sample_corpus)
+from analysis.core.errors import DataError, InputError
 from ui.common.errors import plain, show_error
-from ui.common.settings import Settings, settings
+from ui.server.settings import Settings, settings
 from ui.common.frame.state import CorpusKeys, read
 
 SAMPLE, PASTE, UPLOAD, HF = "Sample corpus", "Paste", "Upload", "Hugging Face dataset"
@@ -71,7 +71,7 @@ _FINGERPRINTS: dict[tuple, str] = {}  # (id of a corpus object, the hash) -> its
 
 
 def fingerprint(dataset, compute=corpus_fingerprint) -> str:
-    """``compute(dataset)`` (default ``analysis.corpus.corpus_fingerprint``; a study may hash
+    """``compute(dataset)`` (default ``analysis.core.corpus.corpus_fingerprint``; a study may hash
     its corpus its own way, as Search does) computed once per corpus object (a cached corpus is
     the same object on every rerun)."""
     key = (id(dataset), compute)

@@ -1,6 +1,6 @@
 """Deep links: every view's state lives in the URL so a copied link opens the same view.
 
-A model listed in the host's settings (``ui.common.settings``) travels by its display name
+A model listed in the host's settings (``ui.server.settings``) travels by its display name
 (``model=<name>``); in demo mode that is the only way, so a link never carries a server path.
 Outside demo mode another model travels as ``src=Hugging Face id`` or ``src=Local folder``
 with ``model=<id or folder>``."""
@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from analysis.models import normalise_spec
+from analysis.core.models import normalise_spec
 from ui.common.errors import plain
-from ui.common.settings import settings
+from ui.server.settings import settings
 
 # Bound widgets write their visible label into the URL, so these labels are the URL values.
 SOURCE_LIST, SOURCE_HUB, SOURCE_FOLDER = "Model list", "Hugging Face id", "Local folder"

@@ -3,7 +3,7 @@ fine-tuned checkpoint to compare with; the Syntax page's second model and the Dr
 "after" model) and the Drift page's before/after pair (:func:`pick_models`). Outside demo mode a
 box takes a listed model's name, a hub id or a folder (empty or "example" = the example
 checkpoint once it is built); in demo mode the models come from the host's model list by name
-(``ui.common.settings``), so no path can be named. The widget keys (and URL parameters) are the
+(``ui.server.settings``), so no path can be named. The widget keys (and URL parameters) are the
 calling study's, passed in from its ``state`` module."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis import example
-from analysis.models import EXAMPLE_SPEC, normalise_spec
+from analysis.core import example
+from analysis.core.models import EXAMPLE_SPEC, normalise_spec
 from ui.common.errors import plain
 from ui.common.frame.links import folder_note
-from ui.common.settings import settings
+from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 
 Q = "query-params"

@@ -4,7 +4,7 @@
 A model that fails to load shows a plain message and the last model that loaded stays in use,
 so the user's view and text are never lost.
 
-Models: the host's list (``ui.common.settings``: display name -> spec) by name, bound to the URL as
+Models: the host's list (``ui.server.settings``: display name -> spec) by name, bound to the URL as
 ``model=<name>``. Outside demo mode two more sources take a Hugging Face id or a server folder
 (``src=Hugging Face id|Local folder`` with ``model=<id or folder>``). In demo mode the list is
 all there is: a link whose ``model`` or ``src`` asks for anything else gets one plain message
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from analysis.models import LoadedModel, ModelLoadError
+from analysis.core.models import LoadedModel, ModelLoadError
 from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.frame.legacy_pages import leave_legacy_navigation
 from ui.common.frame.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
 from ui.common.frame.resources import embedded_model, get_model
 from ui.common.frame import state
-from ui.common.settings import Settings, settings
+from ui.server.settings import Settings, settings
 
 EXAMPLE_A = "The pasta was superb, but the waiter ignored us for twenty minutes."
 EXAMPLE_B = "what do you think of the service of it ?"

@@ -1,21 +1,22 @@
 """The job queue on the page: what a visitor sees of the server-wide queue
-(:mod:`analysis.execution`, which holds the queue, the placements and the workers, and no
+(:mod:`analysis.core.execution`, which holds the queue, the placements and the workers, and no
 Streamlit). This package only draws: the place in the queue and the jobs ahead, the progress
 bar, where the job runs, and cancel (a visitor who leaves or reruns stops the job).
 
 ``run_job(label, work, key=..., lane=..., kind=..., size=..., unit=...)`` takes ``work``, ONE
-description of the job (:mod:`analysis.execution.work`: a plain ``fn(progress)``, a
-:class:`~analysis.execution.work.Corpus` job, a :class:`~analysis.execution.work.Study`, an
-:class:`~analysis.execution.work.Apart` training process; or a bare CorpusJob with its
+description of the job (:mod:`analysis.core.execution.work`: a plain ``fn(progress)``, a
+:class:`~analysis.core.execution.work.Corpus` job, a :class:`~analysis.core.execution.work.Study`,
+an
+:class:`~analysis.core.execution.work.Apart` training process; or a bare CorpusJob with its
 dataset: ``run_job(label, NoopJob(...), dataset, ...)``), takes a ticket in the queue and,
 while it waits, shows the visitor "waiting for N job(s) ahead of yours", which jobs those are
 ("Waiting behind: No-op statistics over 300 examples (running, 40% done)") and the wait
-estimated from the speed this server measured for their kinds (:mod:`analysis.execution.
+estimated from the speed this server measured for their kinds (:mod:`analysis.core.execution.
 estimates`). Once a running slot of its lane is free the work runs in a low-priority worker
-thread (:mod:`analysis.execution.worker`) where the server's placement puts it (chosen once
-from the settings: :func:`analysis.execution.placements.placement`), with a progress bar, and a
+thread (:mod:`analysis.core.execution.worker`) where the server's placement puts it (chosen once
+from the settings: :func:`analysis.core.execution.placements.placement`), with a progress bar, and a
 caption under it when it runs on the Ray cluster. Lanes, caps and the exclusive training group
-are the queue's (:mod:`analysis.execution.queue`). :func:`measured_words` gives a page the
+are the queue's (:mod:`analysis.core.execution.queue`). :func:`measured_words` gives a page the
 measured speed of a kind in words.
 
 Leaving: a visitor whose session ends or whose run is stopped or restarted while waiting gives
@@ -33,17 +34,17 @@ import time
 from typing import Callable
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from analysis.execution.cluster import HERE, WHERE
-from analysis.execution.estimates import expected_words, outlook_words, rate_words
-from analysis.execution.placements import RayCluster, placement
-from analysis.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
+from analysis.core.execution.cluster import HERE, WHERE
+from analysis.core.execution.estimates import expected_words, outlook_words, rate_words
+from analysis.core.execution.placements import RayCluster, placement
+from analysis.core.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
                                       JobCancelled, JobLimit, JobQueue, Ticket)
-from analysis.execution.work import Apart, Corpus, Study, describe, heavy
-from analysis.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
+from analysis.core.execution.work import Apart, Corpus, Study, describe, heavy
+from analysis.core.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
 from ui.common.errors import plain
-from ui.common.settings import settings
+from ui.server.settings import settings
+from ui.server.visitors import visitor_keys
 
 __all__ = ["BACKGROUND", "BACKGROUND_NICE", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT",
            "TRAINING", "Apart", "BackgroundJob", "Corpus", "JobCancelled", "JobLimit",
@@ -52,37 +53,6 @@ __all__ = ["BACKGROUND", "BACKGROUND_NICE", "CLUSTER", "CORPUS", "EXPIRE_S", "SH
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
-
-
-def forwarded_address(values) -> str:
-    """The client address the trusted proxy in front of the server wrote in X-Forwarded-For
-    (``values``: every such header line): the last entry. The entries before it came from
-    the client itself, who can write anything there (a new "address" per request would
-    escape every per-address cap)."""
-    entries = [e.strip() for v in values for e in str(v).split(",")]
-    return entries[-1] if entries else ""
-
-
-def visitor_keys() -> tuple[str, ...]:
-    """The keys a visitor is counted under: their session, and their client address when the
-    host allows telling it (``visitor_address``: the connection's peer, or behind a proxy the
-    address the proxy appended to X-Forwarded-For, :func:`forwarded_address`); no address on
-    a local connection."""
-    ctx = get_script_run_ctx()
-    keys = [f"session:{ctx.session_id}"] if ctx is not None else []
-    mode = settings().visitor_address
-    try:
-        if mode == "forwarded":
-            address = forwarded_address(st.context.headers.get_all("X-Forwarded-For"))
-        elif mode == "connection":
-            address = st.context.ip_address or ""
-        else:
-            address = ""
-    except Exception:  # no request context (a bare script run, a test)
-        address = ""
-    if address:
-        keys.append(f"address:{address[:64]}")
-    return tuple(keys)
 
 
 @st.cache_resource(show_spinner=False)
@@ -152,7 +122,7 @@ def run_job(label: str, work, dataset=None, *, key: str, queue: JobQueue | None 
     inputs) or :data:`SHORT` (work on one input, bounded by the caps); ``kind``, ``size``,
     ``unit``: the work's public description and the key of its measured rate; ``exclusive``:
     :data:`TRAINING` for a training process, which does not start beside the example's build
-    (:mod:`analysis.execution.queue`)."""
+    (:mod:`analysis.core.execution.queue`)."""
     queue, conf = queue or job_queue(), settings()
     work = describe(work, dataset, **{"unit": unit or "examples", **corpus})
     where = _placed(work, conf)

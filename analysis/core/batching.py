@@ -1,0 +1,105 @@
+"""Batches: which examples go through the model together, and the padded tensors for them.
+
+One batcher (:func:`batches`) serves every study:
+
+- inference (the default): examples sorted by length, longest first (ties in input order),
+  cut into groups of at most ``batch_size``; with ``bytes_per_token_pair`` a group also stops
+  growing before its padded attention maps would pass ``max_batch_mb`` (long inputs get
+  smaller batches; one example always forms a batch);
+- ``ascending=True``: the same, shortest first;
+- training (``rng`` given): shuffled, cut into chunks of ``batch_size * bucket_factor``, each
+  chunk sorted by length and batched, then the batch order shuffled: little padding, still
+  random.
+
+:func:`collate` pads a group of :class:`analysis.core.encoding.Encoding` into model inputs. Padding
+never changes a real token's numbers: every map is cropped to the example's own length
+(docs/METHODS.md section 1), so a batch gives what one example at a time gives.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import random
+from typing import Sequence
+
+
+def batches(lengths: Sequence[int], batch_size: int, *, ascending: bool = False,
+            bytes_per_token_pair: int = 0, max_batch_mb: float = 256.0,
+            rng: random.Random | None = None, bucket_factor: int = 50) -> list[list[int]]:
+    """Indices into ``lengths`` grouped into batches (see the module docstring)."""
+    batch_size = max(1, int(batch_size))
+    if rng is not None:
+        order = list(range(len(lengths)))
+        rng.shuffle(order)
+        chunk = max(batch_size, batch_size * bucket_factor)
+        out = []
+        for k in range(0, len(order), chunk):
+            part = sorted(order[k:k + chunk], key=lambda i: lengths[i])
+            out += [part[j:j + batch_size] for j in range(0, len(part), batch_size)]
+        rng.shuffle(out)
+        return out
+    if ascending:
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    else:
+        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    if not bytes_per_token_pair:
+        return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+    budget = max_batch_mb * 2 ** 20
+    out, cur = [], []
+    for i in order:
+        n_max = lengths[cur[0]] if cur else lengths[i]
+        if cur and (len(cur) >= batch_size
+                    or (len(cur) + 1) * n_max * n_max * bytes_per_token_pair > budget):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def release_memory() -> None:
+    """Hand the memory a finished job's batches freed back to the system: a full garbage
+    collection, then glibc's ``malloc_trim``. Without it the freed blocks of a job's large
+    batches stay in the process (glibc raises its mmap threshold each time a large block is
+    freed, so the next ones come from a heap it rarely shrinks): the server's memory stayed
+    at its peak after one Drift job. A no-op where there is no glibc."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
+        pass
+
+
+def collate(tokenizer, encodings: Sequence, device=None) -> dict:
+    """Padded ``input_ids``, ``attention_mask`` (and ``token_type_ids`` where the model takes
+    them) for a group of encodings, on ``device``."""
+    import torch  # lazy: torch takes seconds to import; the CLI checks its input first
+
+    n = max(e.n_tokens for e in encodings)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    ids = torch.full((len(encodings), n), pad, dtype=torch.long)
+    mask = torch.zeros((len(encodings), n), dtype=torch.long)
+    use_tt = "token_type_ids" in getattr(tokenizer, "model_input_names", []) and all(
+        e.token_type_ids is not None for e in encodings
+    )
+    tt = torch.zeros((len(encodings), n), dtype=torch.long) if use_tt else None
+    for b, e in enumerate(encodings):
+        ids[b, : e.n_tokens] = torch.tensor(e.input_ids)
+        mask[b, : e.n_tokens] = 1
+        if use_tt:
+            tt[b, : e.n_tokens] = torch.tensor(e.token_type_ids)
+    batch = {"input_ids": ids, "attention_mask": mask}
+    if use_tt:
+        batch["token_type_ids"] = tt
+    if device is not None:
+        batch = {k: v.to(device) for k, v in batch.items()}
+    return batch
+
+
+def pad_features(tokenizer, features: dict, idx: Sequence[int]) -> dict:
+    """Padded tensors for rows ``idx`` of a tokenizer's output over many examples (the ABSA
+    pair classifiers tokenise their pairs with the tokenizer's own truncation)."""
+    return tokenizer.pad([{k: features[k][i] for k in features.keys()} for i in idx],
+                         return_tensors="pt")

@@ -1,0 +1,138 @@
+"""The thread a queued job runs in: a visitor's (:class:`Worker`, whose visitor's script thread
+draws its bar) or a background job's (:class:`BackgroundJob`, which waits for its turn itself).
+
+How a job runs so that other visitors' clicks stay responsive: the work runs in a worker thread
+started for the job, whose OS scheduling priority is lowered (Linux: ``os.setpriority`` on the
+thread id, niceness ``nice``, default 10; a background job :data:`BACKGROUND_NICE`, the
+lowest, so that a visitor's job gets the cores first) before it does any work; the torch /
+OpenMP threads and child processes it starts inherit that niceness, and the thread ends with the
+job, so nothing has to be raised back (an unprivileged server could not). The work reports
+through ``progress(fraction, text)`` only; once its visitor left (:attr:`Worker.cancelled`) the
+next ``progress`` call raises :class:`analysis.core.execution.queue.JobCancelled`, and the slot is
+freed when the worker ends. The placement (:mod:`analysis.core.execution.placements`) decides where
+the work itself runs; the worker thread runs or waits on it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+from analysis.core.batching import release_memory
+from analysis.core.execution.queue import BACKGROUND, JobCancelled, JobQueue, Ticket
+
+POLL_S = 0.2          # how often a waiting background job checks its turn
+BACKGROUND_NICE = 19  # a background job's niceness: below every visitor's job
+
+
+def lower_priority(nice: int) -> bool:
+    """Raise the calling thread's niceness to ``nice`` (Linux: only this thread, and threads it
+    starts later). False where the OS does not allow it."""
+    try:
+        tid = threading.get_native_id()
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+def _free() -> None:
+    release_memory()  # the job's batches, back to the system
+
+
+class Worker:
+    """``fn(progress)`` in a low-priority worker thread holding a running ticket; the visitor's
+    script thread polls ``fraction``, ``text`` and ``done``."""
+
+    def __init__(self, fn: Callable, queue: JobQueue, ticket: Ticket, nice: int,
+                 free: Callable[[], None] = _free):
+        self.fn, self.queue, self.ticket, self.nice, self.free = fn, queue, ticket, nice, free
+        self.fraction, self.text = 0.0, ""
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.cancelled = threading.Event()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._work, name=f"job-{ticket.key}"[:60],
+                                       daemon=True)
+
+    def progress(self, fraction: float, text: str = "") -> None:
+        if self.cancelled.is_set():
+            raise JobCancelled()
+        self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
+        self.ticket.fraction = self.fraction  # the queue's measure of its progress
+
+    def _work(self) -> None:
+        try:
+            lower_priority(self.nice)
+            self.result = self.fn(self.progress)
+        except BaseException as exc:  # handed to the script thread
+            self.error = exc
+        finally:
+            self.queue.leave(self.ticket, finished=self.error is None)
+            self.done.set()
+            self.free()
+
+    def start(self) -> None:
+        self.queue.hand_over(self.ticket, self.thread)
+        self.thread.start()
+
+    def stop(self) -> None:
+        """Its visitor's run was stopped or restarted: the work ends at its next step."""
+        self.cancelled.set()
+        self.queue.stop(self.ticket)
+
+
+class BackgroundJob:
+    """``fn(progress)`` queued in the background lane (``lane``: another, for bounded short work
+    that should not wait behind the background lane's long jobs; ``cluster``: as a cluster
+    ticket) and run in a daemon thread that owns its ticket while it waits; read ``fraction``,
+    ``text``, ``error``, ``result`` and ``done`` from any thread, and :meth:`left_s`."""
+
+    def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
+                 on_progress: Callable[[float, str], None] | None = None, kind: str = "",
+                 size: int = 0, unit: str = "", exclusive: str = "", cluster: bool = False,
+                 free: Callable[[], None] = _free, lane: str = BACKGROUND):
+        self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
+        self.lane = lane
+        self.on_progress, self.cluster, self.free = on_progress, cluster, free
+        self.about = dict(kind=kind, size=size, unit=unit, exclusive=exclusive)
+        self.fraction, self.text = 0.0, ""
+        self.ticket: Ticket | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._work, name=f"job-{key}"[:60], daemon=True)
+
+    def progress(self, fraction: float, text: str = "") -> None:
+        self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
+        if self.ticket is not None:
+            self.ticket.fraction = self.fraction
+        if self.on_progress is not None:
+            self.on_progress(self.fraction, self.text)
+
+    def left_s(self) -> float | None:
+        """Seconds left, from its progress or its kind's measured rate (None: not yet)."""
+        ticket = self.ticket
+        return None if ticket is None else self.queue.left_s(ticket)
+
+    def _work(self) -> None:
+        ticket = self.queue.join(self.label, self.key, lane=self.lane, cluster=self.cluster,
+                                 **self.about)
+        self.ticket = ticket  # owned by this thread
+        try:
+            lower_priority(self.nice)
+            while self.queue.wait_turn(ticket, POLL_S) is not None:
+                pass
+            self.result = self.fn(self.progress)
+        except BaseException as exc:  # kept for whoever reads the job
+            self.error = exc
+        finally:
+            self.queue.leave(ticket, finished=self.error is None)
+            self.done.set()
+            self.free()
+
+    def start(self) -> BackgroundJob:
+        self.thread.start()
+        return self
