@@ -200,8 +200,9 @@ def show_dashboard(result, feature: int, source: dict) -> None:
         st.info("This feature's dashboard is not in the precomputed result: press "
                 "'Compute live' above to open every feature.")
         return
-    st.markdown(plain(f"**Feature #{feature}**: {result.features['label'][feature]} · fires on "
-                      f"{100 * result.features['freq'][feature]:.2f}% of tokens"))
+    st.markdown(f"**Feature #{feature}**: " + plain(
+        f"{result.features['label'][feature]} · fires on "
+        f"{100 * result.features['freq'][feature]:.2f}% of tokens"))
     st.html(contexts_html(d["contexts"]))
     if d["histogram"]["counts"]:
         chart = histogram_chart(d["histogram"], feature)

@@ -166,9 +166,8 @@ def render() -> None:
                             df=B.latents_frame(cc))
             st.dataframe(B.latents_frame(cc), hide_index=True, width="stretch")
             for x in [x for x in cc["latents"] if x["class"] == "fine-tuned-only"][:4]:
-                st.markdown(plain(f"**Latent #{x['latent']}** ({x['check']}): {x['label']}"
-                                  if "check" in x else f"**Latent #{x['latent']}**: "
-                                  f"{x['label']}"))
+                st.markdown(f"**Latent #{x['latent']}** ({x['spurious'] or 'genuine'}): "
+                            + plain(x["label"]))
                 st.html(B.contexts_html(x["contexts"]))
             add_button("Features: before and after", S.ADD.format("diff"), chart=chart,
                        reading=lines[-3:], **source)
