@@ -17,6 +17,8 @@ from analysis.features.study import NAME, Result
 
 COMMAND = "python -m analysis features example"
 DIGITS = 4
+SHIPPED_DASHBOARDS = 24  # the shipped file keeps the 24 most frequent features' dashboards
+ALIGN_KEYS = ("name", "label", "precision", "recall", "f1")
 
 
 def compact(value):
@@ -30,10 +32,23 @@ def compact(value):
     return value
 
 
+def shipped(data: dict) -> dict:
+    """A result's JSON made small enough to ship (well under 500 KB): floats to ``DIGITS``
+    decimals, each feature's best annotation without its counts, the dashboards of the
+    ``SHIPPED_DASHBOARDS`` most frequent features (the page computes the rest live)."""
+    data = compact(data)
+    feats = data["features"]
+    feats["align"] = [None if a is None else {k: a[k] for k in ALIGN_KEYS}
+                      for a in feats["align"]]
+    keep = sorted(data["dashboards"], key=lambda f: -feats["freq"][int(f)])
+    data["dashboards"] = {f: data["dashboards"][f] for f in keep[:SHIPPED_DASHBOARDS]}
+    return data
+
+
 def write(result: Result, folder: Path = PRECOMPUTED, root: Path | None = None) -> Path:
     """Write the example's result and its dictionary (float16); returns the JSON file."""
     result.live.sae.save(folder, "float16")
-    return write_precomputed(NAME, compact(result.to_json()), COMMAND,
+    return write_precomputed(NAME, shipped(result.to_json()), COMMAND,
                              dt.date.today().isoformat(), root=root)
 
 
