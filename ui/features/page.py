@@ -51,6 +51,29 @@ def controls(n_layers: int) -> S.View:
     return S.View(int(layer), str(data), int(m), int(k), int(epochs), seed, bool(compare))
 
 
+def per_sentence(loaded, ctx, result, labels) -> None:
+    """The sidebar's text coloured by the chosen feature, and every token's features."""
+    try:
+        enc = encode(loaded.tokenizer, ctx.text, ctx.pair, max_length=loaded.max_length)
+        fw = forward(loaded.model, loaded.tokenizer, [enc], attentions=False,
+                     hidden_states=True)
+    except InputError as exc:
+        show_error(exc)
+        return
+    sae = result.live.sae if result.live is not None else C.shipped(recipe_version())[1]
+    view = per_token(sae, fw.hidden(0)[result.layer], enc.tokens)
+    feature = int(st.session_state.get(S.FEATURE, 0) or 0)
+    acts = [next((x["activation"] for x in f if x["feature"] == feature), 0.0)
+            for f in view["features"]]
+    st.html(B.CSS + "<p class='fx-item'>" + B.tokens_html(enc.tokens, acts, enc.special)
+            + "</p>")
+    st.caption(plain(f"Coloured by feature #{feature} ({labels[feature]}); pick another in "
+                     "the Feature browser."))
+    df = B.per_sentence_frame(view, labels)
+    st.dataframe(df, hide_index=True, width="stretch")
+    csv_download(lambda: df, "features_per_token.csv", S.DL.format("tokens"))
+
+
 def render() -> None:
     st.title("Features")
     st.caption("A sparse dictionary of what one layer holds: each token's vector written as a "
@@ -132,28 +155,11 @@ def render() -> None:
     with tabs[1]:
         explain("The sidebar's text, each token coloured by how strongly the chosen feature "
                 "fires on it; the table lists every token's strongest features.")
-        try:
-            if loaded is None:
-                raise InputError("The per-sentence view needs the model itself.")
-            enc = encode(loaded.tokenizer, ctx.text, ctx.pair, max_length=loaded.max_length)
-            fw = forward(loaded.model, loaded.tokenizer, [enc], attentions=False,
-                         hidden_states=True)
-        except InputError as exc:
-            show_error(exc)
+        if loaded is None:
+            st.info("The per-sentence view needs the model itself: it opens once the "
+                    "checkpoint is built.")
         else:
-            sae = result.live.sae if result.live is not None else C.shipped(
-                recipe_version())[1]
-            view_ = per_token(sae, fw.hidden(0)[result.layer], enc.tokens)
-            feature = int(st.session_state.get(S.FEATURE, 0) or 0)
-            acts = [next((x["activation"] for x in f if x["feature"] == feature), 0.0)
-                    for f in view_["features"]]
-            st.html(B.CSS + "<p class='fx-item'>" + B.tokens_html(enc.tokens, acts,
-                                                                 enc.special) + "</p>")
-            st.caption(plain(f"Coloured by feature #{feature} ({labels[feature]}); pick another "
-                             "in the Feature browser."))
-            pdf = B.per_sentence_frame(view_, labels)
-            st.dataframe(pdf, hide_index=True, width="stretch")
-            csv_download(lambda: pdf, "features_per_token.csv", S.DL.format("tokens"))
+            per_sentence(loaded, ctx, result, labels)
     with tabs[2]:
         cc = result.crosscoder
         if not cc:
