@@ -75,7 +75,8 @@ def test_training_on_the_sidebar_model_gives_the_librarys_numbers(default_model)
     from analysis.features.train import TrainSettings
 
     at = open_page(f_model="Sidebar model", f_data="treebank", f_compare="false", f_m="384",
-                   f_k="16", f_epochs="10", f_layer="2")
+                   f_k="16", f_epochs="10", f_layer="2",
+                   a="<script>alert(1)</script> The food was great.")
     at.button(key=S.TRAIN).click().run()
     assert not at.exception, at.exception
     corpus = corpus_of("treebank", None, 0)
@@ -86,7 +87,6 @@ def test_training_on_the_sidebar_model_gives_the_librarys_numbers(default_model)
     assert metrics["Last-layer cosine"] == f"{ours.quality['agreement']:.3f}"
     assert metrics["Dead features"] == f"{100 * ours.quality['dead']:.1f}%"
     # the per-sentence view: a hostile sidebar text is escaped, never markup
-    at.sidebar.text_area[0].set_value("<script>alert(1)</script> The food was great.").run()
-    assert not at.exception
     html = "".join(h.proto.body for h in at.get("html"))
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    # the tokenizer splits the tag into '<', 'script', '>': each piece escaped
+    assert "<script>" not in html and ">&lt;</span>" in html and ">&gt;</span>" in html
