@@ -42,8 +42,10 @@ except SettingsError as exc:
 # (Streamlit's legacy pages-folder mode, left at once by ui.common.frame.sidebar), so a shared
 # deep link to any page works even as the very first visit.
 PAGES = [
+    st.Page("pages/atlas.py", title="Head atlas", icon=":material/grid_view:",
+            url_path="atlas", default=True),
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
-            url_path="attention", default=True),
+            url_path="attention"),
     st.Page("pages/noop.py", title="No-op statistics", icon=":material/bar_chart:",
             url_path="noop"),
     st.Page("pages/aspects.py", title="Aspect heads", icon=":material/target:",
@@ -77,14 +79,16 @@ def _moved(target: str):
 
 
 # the pages that read the sidebar text
-TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search",
+TEXT_PAGES = {"attention", "attribution", "representations", "report", "search",
               "features"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
                  url_path="aspect_heads", visibility="hidden")]
 
-nav = st.navigation(PAGES + MOVED)
+# every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
+# which hid the Report and Search pages)
+nav = st.navigation(PAGES + MOVED, expanded=True)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
     # the findings kept in this browser: back after a reload (ui.common.exports.keep)

@@ -42,6 +42,7 @@ COMMAND_MODULES = [
     "analysis.cli.patching",
     "analysis.cli.search",
     "analysis.cli.predictions",
+    "analysis.cli.atlas",
     "analysis.cli.features",
 ]
 

@@ -1,4 +1,4 @@
-"""``features``: sparse dictionaries of a layer's residual stream (docs/METHODS.md section 18;
+"""``features``: sparse dictionaries of a layer's residual stream (docs/METHODS.md section 19;
 the same numbers as the Features page).
 
     python -m analysis features train --model M --data D --layer L --out DIR [--result f.json]

@@ -1,4 +1,4 @@
-"""Features (docs/METHODS.md section 18): a sparse dictionary of what one layer of an encoder
+"""Features (docs/METHODS.md section 19): a sparse dictionary of what one layer of an encoder
 represents, read feature by feature, and what fine-tuning added.
 
 A top-k sparse autoencoder (Gao et al. 2024) is trained on the residual stream after a layer

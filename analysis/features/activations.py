@@ -1,6 +1,6 @@
 """A corpus's residual-stream activations at chosen layers, through the one forward path
 (:mod:`analysis.encoding` -> :mod:`analysis.batching` -> :mod:`analysis.forward`, hidden
-states; layer 0 = the embeddings), in length-sorted batches (docs/METHODS.md section 18).
+states; layer 0 = the embeddings), in length-sorted batches (docs/METHODS.md section 19).
 
 Which tokens count (a stated choice): every real token of every input, [CLS] and [SEP]
 included, since the model reads them and a splice replaces them too (the classifier reads its

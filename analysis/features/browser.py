@@ -1,4 +1,4 @@
-"""The feature browser's numbers (docs/METHODS.md section 18, "Feature browser"): for every
+"""The feature browser's numbers (docs/METHODS.md section 19, "Feature browser"): for every
 feature its frequency and activations, its top tokens, its top contexts, its activation
 histogram, the annotations it aligns with and a label built from them; and the features firing
 on each token of one text.

@@ -1,5 +1,5 @@
 """The corpus a dictionary is trained on and read against: the inputs the model reads, each
-piece's annotations, and which inputs are held out (docs/METHODS.md section 18, "Data").
+piece's annotations, and which inputs are held out (docs/METHODS.md section 19, "Data").
 
 - ABSA data (``analysis.absa`` Dataset) for a classifier with an ABSA card (the example
   checkpoint): the very pairs the classifier reads (the card's task and pair order, one pair

@@ -1,7 +1,7 @@
 """A crosscoder on two models at one layer (Lindsey et al. 2024), trained with a BatchTopK
 sparsity as Minder et al. 2025 recommend, the decoder-norm shares that sort its latents into
 base-only, shared and fine-tuned-only, and Minder et al.'s Latent Scaling checks against
-spurious model-specific latents (docs/METHODS.md section 18, "Before and after").
+spurious model-specific latents (docs/METHODS.md section 19, "Before and after").
 
 - Encoding: ``f = relu(sum_M (x_M s_M) @ W_enc[M] + b_enc)``; training keeps, over a batch of
   B tokens, the ``k B`` largest values of ``f_j * sum_M ||W_dec[M, j]||`` (BatchTopK,

@@ -1,5 +1,5 @@
 """Before and after: one crosscoder on the base model and the fine-tuned model at the same
-layer over the same tokens, read as "what fine-tuning added" (docs/METHODS.md section 18;
+layer over the same tokens, read as "what fine-tuning added" (docs/METHODS.md section 19;
 the arithmetic in :mod:`.crosscoder`).
 
 The summary: both models' held-out FVE, the dead share, the latents' norm shares (a

@@ -1,6 +1,6 @@
 """A feature's effect on each class: the feature switched off in the residual stream of a
 classifier, averaged over the held-out inputs it fires on, with bootstrap intervals
-(docs/METHODS.md section 18, "Class effects").
+(docs/METHODS.md section 19, "Class effects").
 
 Switching feature ``f`` off subtracts its contribution ``z_f(t) W_dec[f] / scale`` from the
 clean activation ``h(t)`` at every token ``t`` of the input (the dictionary's error term

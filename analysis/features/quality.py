@@ -1,4 +1,4 @@
-"""How good a dictionary is, always shown with it (docs/METHODS.md section 18, "Quality"):
+"""How good a dictionary is, always shown with it (docs/METHODS.md section 19, "Quality"):
 
 - on held-out tokens: the fraction of variance explained (FVE, ``1 - sum ||x - x_hat||^2 /
   sum ||x - mean||^2``, the held-out tokens' own mean), the normalised MSE (the squared error

@@ -1,5 +1,5 @@
 """A sparse autoencoder (SAE) over one layer's residual stream, its file format and its
-arithmetic (docs/METHODS.md section 18).
+arithmetic (docs/METHODS.md section 19).
 
 The format (what ``python -m analysis features train`` writes and every reader takes):
 

@@ -1,5 +1,5 @@
 """Training a top-k sparse autoencoder (Gao et al. 2024) on a matrix of activations, seeded, on
-the CPU or the model's device (docs/METHODS.md section 18, "Training").
+the CPU or the model's device (docs/METHODS.md section 19, "Training").
 
 What the recipe follows from the paper (and openai/sparse_autoencoder, read, not copied):
 

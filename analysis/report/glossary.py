@@ -127,6 +127,12 @@ GLOSSARY: dict[str, str] = {
         "opinion word turned into its opposite), to see whether the answer follows the change.",
     "flip rate": "The share of answers that change when every input is given a counterfactual of "
         "one kind.",
+    "head role": "What a head mostly does, read from where it looks by a stated rule (looking "
+        "at the previous word, resting on [SEP], finding a sentence's subject, finding the "
+        "aspect's words...): a label for a pattern, not proof that the model relies on it.",
+    "activation patching": "Running the model on one input while swapping in one part's inner "
+        "result from a slightly changed input, to see how much of the change in the answer "
+        "that part carries (0%: none of it, 100%: all of it).",
     "feature": "One direction of a sparse dictionary: it fires (takes a positive value) on the "
         "tokens whose vector points its way, ideally on tokens that share something one can "
         "name.",

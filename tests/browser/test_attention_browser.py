@@ -40,7 +40,8 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
     from playwright.sync_api import expect
 
     with playwright_session() as p:
-        browser, page, errors = _open(p, server + "/?" + urlencode({"mode": "Sentence pair"}))
+        browser, page, errors = _open(p, server + "/attention?"
+                                      + urlencode({"mode": "Sentence pair"}))
         try:
             view = page.locator(".av-head")
             expect(view).to_have_attribute("data-layer", "1", timeout=60_000)
@@ -210,7 +211,7 @@ def test_controls_fit_a_phone_and_a_wide_screen(server):  # noqa: F811
     from playwright.sync_api import expect
 
     with playwright_session() as p:
-        browser, page, errors = _open(p, server + "/?view=Model+view", width=390)
+        browser, page, errors = _open(p, server + "/attention?view=Model+view", width=390)
         try:
             expect(page.locator(".av-model")).to_have_count(1, timeout=60_000)
             group = page.get_by_test_id("stButtonGroup").first

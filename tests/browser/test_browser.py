@@ -218,7 +218,7 @@ def test_the_text_box_counter_sits_below_a_long_text_not_over_it(server):
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server + "/?" + urlencode({"a": text}))
+            page.goto(server + "/attention?" + urlencode({"a": text}))
             _wait_idle(page)
             box = page.get_by_test_id("stSidebar").get_by_test_id("stTextArea").first
             box.locator("textarea").click()

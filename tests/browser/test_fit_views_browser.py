@@ -171,7 +171,7 @@ def test_attention_heatmap_and_neuron_view_fit(server, width):
         browser = _launch(p)
         try:
             for view in ("Heatmap", "Neuron+view"):
-                page = _open(browser, f"{server}/?view={view}", width)
+                page = _open(browser, f"{server}/attention?view={view}", width)
                 assert page.locator(".vega-embed .marks").count() >= 1, view
                 assert page.evaluate(DRAWN_OUTSIDE, width) == [], view
                 assert page.evaluate("document.documentElement.scrollWidth") <= width + 1

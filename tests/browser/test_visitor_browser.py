@@ -99,7 +99,7 @@ def test_no_request_leaves_the_app_server(server):
             page = ctx.new_page()
             page.on("requestfailed", lambda r: failed.append(r.url))
             page.on("console", lambda m: m.type == "error" and console.append(m.text))
-            for path in ("/", "/noop", "/aspects", "/drift", "/syntax", "/report"):
+            for path in ("/", "/attention", "/noop", "/aspects", "/drift", "/syntax", "/report"):
                 page.goto(f"{server}{path}", timeout=120_000)
                 wait_drawn(page, timeout=240_000)
         finally:

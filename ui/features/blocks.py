@@ -1,7 +1,7 @@
 """The Features page's blocks: the quality metrics, the feature table, a feature's dashboard
 (top contexts as escaped HTML coloured by activation, the activation histogram, the
 alignment table, the class effects with intervals), the per-sentence view and the crosscoder's
-charts (docs/METHODS.md section 18). Keys come from ``ui.features.state``."""
+charts (docs/METHODS.md section 19). Keys come from ``ui.features.state``."""
 
 from __future__ import annotations
 

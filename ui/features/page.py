@@ -1,7 +1,7 @@
 """Features: a sparse dictionary of what one layer represents (a top-k sparse autoencoder,
 Gao et al. 2024), each feature's dashboard, a text's features token by token, and what
 fine-tuning added (a crosscoder, Lindsey et al. 2024; Minder et al. 2025). Opens on the
-example checkpoint with its dictionary already trained. docs/METHODS.md section 18."""
+example checkpoint with its dictionary already trained. docs/METHODS.md section 19."""
 
 from __future__ import annotations
 
