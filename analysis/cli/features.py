@@ -129,7 +129,8 @@ def run_train(args) -> int:
     loaded, card = load_models(args.model)
     layer, corpus, settings = _train_inputs(args, loaded, card)
     with progress_bar(100) as update:
-        result = run(Inputs(corpus, layer, settings, effects=0 if args.result is None else 24),
+        result = run(Inputs(corpus, layer, settings, effects=0 if args.result is None else 24,
+                            spec=args.model, base=None),
                      Models(loaded), None if update is None
                      else (lambda f, text: update(int(100 * f), 100)))
     sae = result.live.sae

@@ -19,3 +19,7 @@ forward path's hidden states), :mod:`.quality`, :mod:`.browser` (per-feature num
 :mod:`.data` (models and corpora by name, the example's defaults), :mod:`.study` (Inputs,
 Result, plan, run), :mod:`.precomputed` (the example's shipped result), :mod:`.reading`.
 """
+
+from analysis.features.study import STUDY, Inputs, Models, Result, run
+
+__all__ = ["STUDY", "Inputs", "Models", "Result", "run"]

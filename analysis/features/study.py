@@ -46,6 +46,8 @@ class Inputs:
     sae: SAE | None = None  # a dictionary already trained for this layer (None: train one)
     compare: bool = False  # train a crosscoder against the base model (Models.base)
     batch_size: int = 32
+    spec: str = "example"  # the model a plan given no models loads (a classifier with its head)
+    base: str | None = "default"  # ... and its base model, for the crosscoder
 
 
 @dataclass
@@ -265,12 +267,22 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
         notes=notes, seconds=seconds, live=live)
 
 
-def plan(inputs: Inputs, models: Models):
+def load(inputs: Inputs) -> Models:
+    """The models of ``inputs`` by their specs (a plan given no models)."""
+    # lazy: the data module loads models by name
+    from analysis.core.models import load_model
+    from analysis.features.data import load_models
+
+    base = load_model(inputs.base) if inputs.compare and inputs.base else None
+    return Models(load_models(inputs.spec)[0], base)
+
+
+def plan(inputs: Inputs, models: Models | None = None):
     """ONE description of the work for the job queue: a plain ``fn(progress)`` that runs
     :func:`run` in the queue's worker thread (the corpus is small; the dictionary trains in a
-    minute or two on two cores)."""
+    minute or two on two cores); without ``models`` they are loaded by the inputs' specs."""
     def work(progress):
-        return features_study(inputs, models, progress)
+        return features_study(inputs, models if models is not None else load(inputs), progress)
 
     return work
 
@@ -291,11 +303,7 @@ def example_inputs() -> Inputs:
 
 
 def example_models() -> Models:
-    # lazy: the data module loads models by name
-    from analysis.core.models import load_model
-    from analysis.features.data import load_models
-
-    return Models(load_models("example")[0], load_model("default"))
+    return load(example_inputs())
 
 
 STUDY = StudyDef(name=NAME, title=TITLE, inputs=Inputs, result=Result, plan=plan,

@@ -87,7 +87,8 @@ def compute(spec: str, view: S.View, key: tuple, use_shipped: bool):
                              "heads page); switch 'Before and after' off for this model.")
         base = token_capped(_base(base_spec))
     inputs = Inputs(corpus, view.layer, settings_of(view), annotate=annotate, sae=sae,
-                    compare=view.compare)
+                    compare=view.compare, spec=spec,
+                    base=(card or {}).get("base_model") if view.compare else None)
     what = "Reading the shipped dictionary" if sae is not None else "Training a dictionary"
     result = run_job(f"{what}: {loaded.name}, layer {view.layer}, {len(corpus)} inputs",
                      plan(inputs, Models(loaded, base)), key=S.JOB, kind=S.JOB_KIND,
