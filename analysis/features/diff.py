@@ -3,10 +3,11 @@ layer over the same tokens, read as "what fine-tuning added" (docs/METHODS.md se
 the arithmetic in :mod:`.crosscoder`).
 
 The summary: both models' held-out FVE, the dead share, the latents' norm shares (a
-histogram and the count of each class), and the model-specific latents (fine-tuned-only and
-base-only, the most frequent first) with their frequency, label, Latent Scaling ratios, top
-contexts and, in a classifier, their class effects (the latent's fine-tuned decoder
-contribution switched off in the fine-tuned model).
+histogram and the count of each class), and on each side the 12 most model-specific live
+latents (the largest share first: fine-tuned-only and base-only where there are, else those
+leaning furthest that way) with their class, frequency, label, Latent Scaling ratios, top
+contexts and, on the fine-tuned side in a classifier, their class effects (the latent's
+fine-tuned decoder contribution switched off in the fine-tuned model).
 """
 
 from __future__ import annotations
@@ -68,25 +69,25 @@ def diff(base, after, corpus, layer: int, settings: TrainSettings, x_after: np.n
     alive = counts > 0
     codes = browser.Codes(f, tok)
     summ = browser.summary(codes)
-    specific = {}
-    for side, name in ((4, CLASSES[4]), (0, CLASSES[0])):
-        ids = [j for j in np.argsort(-counts, kind="stable")
-               if classes[j] == name and alive[j]][:SPECIFIC]
-        specific[name] = [int(j) for j in ids]
-    scaling = latent_scaling(cc, xa, x_after, specific[CLASSES[4]] + specific[CLASSES[0]])
+    # each side's most model-specific live latents: the fine-tuned-only ones (share >= 0.9)
+    # where there are any, else those leaning furthest that way, most specific first
+    by_share = np.argsort(-r, kind="stable")
+    side = {"after": [int(j) for j in by_share if alive[j] and r[j] > 0.5][:SPECIFIC],
+            "base": [int(j) for j in by_share[::-1] if alive[j] and r[j] < 0.5][:SPECIFIC]}
+    scaling = latent_scaling(cc, xa, x_after, side["after"] + side["base"])
     effects = {}
     ft = SimpleNamespace(W_dec=cc.W_dec[1], scale=cc.scales[1], layer=layer, m=cc.m)
-    if specific[CLASSES[4]] and unavailable(after, ft) is None:
+    if side["after"] and unavailable(after, ft) is None:
         units = {i: corpus.source[i] for i in tok.inputs}
-        effects = class_effects(after, ft, x_after, codes, specific[CLASSES[4]], units,
+        effects = class_effects(after, ft, x_after, codes, side["after"], units,
                                 stop=stop, only=corpus.scored())
     latents = []
-    for name in (CLASSES[4], CLASSES[0]):
-        for j in specific[name]:
+    for name in ("after", "base"):
+        for j in side[name]:
             check = scaling.get(j, {})
             aligned = browser.alignment(codes.fires[:, j], tok.labels)[:3]
             latents.append({
-                "latent": j, "class": name, "share": float(r[j]),
+                "latent": j, "class": classes[j], "side": name, "share": float(r[j]),
                 "freq": float(counts[j] / max(1, len(f))),
                 "label": browser.label(summ["top_tokens"][j], aligned),
                 "align": aligned[0] if aligned else None,

@@ -81,24 +81,36 @@ def diff_lines(cc: dict | None) -> list[str]:
     if not cc:
         return []
     c = cc["classes"]
-    ft = [x for x in cc["latents"] if x["class"] == "fine-tuned-only"]
-    genuine = [x for x in ft if not x["spurious"]]
+    after = [x for x in cc["latents"] if x.get("side", "after") == "after"
+             and x["share"] > 0.5]
+    ft = [x for x in after if x["class"] == "fine-tuned-only"]
     lines = [f"Of the crosscoder's live latents, {c['fine-tuned-only']} are the fine-tuned "
              f"model's alone, {c['base-only']} the base model's alone and {c['shared']} shared "
              f"(held-out FVE {cc['fve']['base']:.2f} before, {cc['fve']['after']:.2f} after)."]
     if ft:
-        lines.append(f"Latent Scaling finds {len(ft) - len(genuine)} of the {len(ft)} most "
-                     "frequent fine-tuned-only latents explained by the base model too (an "
+        genuine = [x for x in ft if not x["spurious"]]
+        lines.append(f"Latent Scaling finds {len(ft) - len(genuine)} of the {len(ft)} "
+                     "fine-tuned-only latents shown explained by the base model too (an "
                      "artefact of training, not something new).")
-    if genuine:
-        what = "; ".join(f"#{x['latent']}: {x['label']}" for x in genuine[:3])
-        lines.append(f"What fine-tuning added: latents that fire on {what}.")
-    elif ft:
-        lines.append("No fine-tuned-only latent survives the check: fine-tuning re-weighted "
-                     "what the base model already had rather than adding new features.")
-    else:
+        if genuine:
+            what = "; ".join(f"#{x['latent']}: {x['label']}" for x in genuine[:3])
+            lines.append(f"What fine-tuning added: latents that fire on {what}.")
+        else:
+            lines.append("No fine-tuned-only latent survives the check: fine-tuning "
+                         "re-weighted what the base model already had rather than adding "
+                         "new features.")
+    elif after:
+        top = after[0]
+        lean = "; ".join(f"#{x['latent']} ({100 * x['share']:.0f}%): {x['label']}"
+                         for x in after[:3])
         lines.append("No latent belongs to the fine-tuned model alone: at this layer "
-                     "fine-tuning re-weighted what the base model already had.")
+                     "fine-tuning re-weighted what the base model already had. Leaning "
+                     f"furthest towards it (share of decoder norm, 50% = shared): {lean}"
+                     + (f"; Latent Scaling calls #{top['latent']} "
+                        f"{top['spurious'] or 'genuine'}." if top.get("nu_eps") is not None
+                        else "."))
+    else:
+        lines.append("No latent leans towards the fine-tuned model.")
     return lines
 
 

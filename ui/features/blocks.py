@@ -156,7 +156,7 @@ def latents_frame(cc: dict) -> pd.DataFrame:
     rows = []
     for x in cc["latents"]:
         e = x.get("effect") or {}
-        rows.append({"latent": x["latent"], "class": x["class"],
+        rows.append({"latent": x["latent"], "side": x.get("side", ""), "class": x["class"],
                      "share": round(x["share"], 3), "fires on (%)": round(100 * x["freq"], 3),
                      "label": x["label"],
                      "nu_eps": None if x["nu_eps"] is None else round(x["nu_eps"], 3),

@@ -171,8 +171,11 @@ def render() -> None:
             chart_downloads(chart, "crosscoder_shares", key=S.DL.format("shares"),
                             df=B.latents_frame(cc))
             st.dataframe(B.latents_frame(cc), hide_index=True, width="stretch")
-            for x in [x for x in cc["latents"] if x["class"] == "fine-tuned-only"][:4]:
-                st.markdown(f"**Latent #{x['latent']}** ({x['spurious'] or 'genuine'}): "
+            st.caption("The latents leaning furthest towards the fine-tuned model (its own "
+                       "alone where there are any), with their top contexts:")
+            for x in [x for x in cc["latents"] if x.get("side", "after") == "after"][:4]:
+                st.markdown(f"**Latent #{x['latent']}** ({x['class']}, share "
+                            f"{100 * x['share']:.0f}%, {x['spurious'] or 'genuine'}): "
                             + plain(x["label"]))
                 st.html(B.contexts_html(x["contexts"]))
             add_button("Features: before and after", S.ADD.format("diff"), chart=chart,
