@@ -198,3 +198,22 @@ def test_per_token_lists_strongest_first():
     view = per_token(sae, np.array([[1.0, 2.0, -0.5]], np.float32), ["tok"])
     assert view == {"tokens": ["tok"], "features": [[{"feature": 3, "activation": 4.5},
                                                      {"feature": 1, "activation": 4.0}]]}
+
+
+def test_the_reading_of_before_and_after():
+    from analysis.features.reading import diff_lines
+
+    base = {"classes": {"fine-tuned-only": 0, "base-only": 0, "shared": 9,
+                        "leaning fine-tuned": 1, "leaning base": 0},
+            "fve": {"base": 0.8, "after": 0.85}}
+    lean = {"latent": 7, "side": "after", "class": "leaning fine-tuned", "share": 0.8,
+            "label": "'good'", "nu_eps": 0.1, "nu_r": 0.2, "spurious": None}
+    lines = diff_lines({**base, "latents": [lean]})
+    assert lines[0].startswith("Of the crosscoder's live latents, 0 are the fine-tuned")
+    assert "No latent belongs to the fine-tuned model alone" in lines[1]
+    assert "#7 (80%): 'good'" in lines[1] and "calls #7 genuine" in lines[1]
+    own = {**lean, "class": "fine-tuned-only", "share": 0.95}
+    spur = {**own, "latent": 8, "spurious": "complete shrinkage", "label": "'bad'"}
+    lines = diff_lines({**base, "latents": [own, spur]})
+    assert "1 of the 2 fine-tuned-only latents" in lines[1]
+    assert lines[2] == "What fine-tuning added: latents that fire on #7: 'good'."
