@@ -241,7 +241,7 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
                                 _stage(progress, 0.8, 0.1, "class effects"), stop,
                                 only=scored)
     seconds["effects"] = time.perf_counter() - t
-    card = {**sae.card, "corpus": corpus.name, "model": loaded.name,
+    card = {**sae.card, "corpus": corpus.name, "model": loaded.name, "spec": loaded.spec,
             "seed": inputs.settings.seed, **{k: quality[k] for k in (
                 "fve", "nmse", "l0", "dead", "agreement", "loss_recovered", "agreement_kind")}}
     sae.card = card

@@ -133,8 +133,9 @@ def test_cli_train_then_show(tiny_model_dir, tmp_path):
     assert card["activation"] == "topk" and card["pre_bias"] is True and card["scale"] > 0
     assert {"fve", "l0", "dead", "agreement", "loss_recovered", "seed"} <= set(card)
     assert card["corpus"] == "the bundled treebank sample"
+    assert card["spec"] == str(folder)  # show reads the card's model by default
     shown = tmp_path / "f.json"
-    r = run_cli("features", "show", "--dir", out, "--model", folder, "--text",
+    r = run_cli("features", "show", "--dir", out, "--text",
                 "The food was great.", "--out", shown)
     assert r.returncode == 0, r.stderr
     view = json.loads(shown.read_text())
