@@ -1,14 +1,15 @@
 """Benchmark: the features study (issue 47).
 
     nice python bench/bench_features.py [--model default] [--tokens 50000] [--layer 3]
-        [--m 0] [--epochs 30] [--threads 2]
+        [--m 0] [--epochs 0] [--threads 2]
 
 1. *The floor*: the batched forward passes that collect the activations of ``--tokens``
    tokens (sentences of ../shared/data/ud_english_ewt/en_ewt-ud-dev.conllu, the bundled
    corpora where the shared data is absent, repeated until there are enough; the one forward
    path, hidden states, batch 32), timed alone.
 2. *Training*: a top-k SAE on those activations at ``--layer`` (``--m`` features, 0: the
-   default size for the corpus; k = 32; ``--epochs`` passes), the whole ``train_sae`` call;
+   default size for the corpus; k = 32; ``--epochs`` passes, 0: the default token budget),
+   the whole ``train_sae`` call;
    then the held-out FVE, L0 and dead share of a 15% split, so a fast run is also a good one.
    Target: floor + training <= 2 minutes for the embedded model on 50,000 tokens (idle 2
    cores), <= 10 minutes for BERT-base (``--model bert-base-uncased``, from the local cache).
@@ -55,7 +56,7 @@ def main() -> int:
     ap.add_argument("--tokens", type=int, default=50_000)
     ap.add_argument("--layer", type=int, default=3)
     ap.add_argument("--m", type=int, default=0)
-    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--epochs", type=int, default=0, help="0: the default (token budget)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
 
@@ -94,11 +95,12 @@ def main() -> int:
     held = np.random.default_rng(0).random(len(x)) < 0.15
     t0 = time.perf_counter()
     sae = train_sae(x[~held], args.layer, TrainSettings(m=args.m or None, k=32,
-                                                        epochs=args.epochs))
+                                                        epochs=args.epochs or None))
     train = time.perf_counter() - t0
     q = reconstruction_scores(sae, x[held], x[~held].mean(0))
     dead = float((firing_counts(sae, x) == 0).mean())
-    print(f"training: {train:.1f} s (m = {sae.m}, {sae.card['training']['steps']} steps); "
+    print(f"training: {train:.1f} s (m = {sae.m}, {sae.card['training']['epochs']} epochs, "
+          f"{sae.card['training']['steps']} steps); "
           f"floor + training {floor + train:.1f} s = {(floor + train) / floor:.2f}x the floor; "
           f"load {load()}")
     print(f"held-out FVE {q['fve']:.3f}, L0 {q['l0']:.1f}, dead {100 * dead:.1f}%")

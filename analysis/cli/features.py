@@ -51,13 +51,14 @@ def dict_dir(text: str) -> str:
     return text
 
 
-def _settings(p, epochs: int = 30) -> None:
+def _settings(p) -> None:
     p.add_argument("--m", type=positive_int, default=None,
                    help="features in the dictionary (default: up to 8 x the model's width, "
                         "fewer for a small corpus)")
     p.add_argument("--k", type=positive_int, default=32, help="features kept per token (32)")
-    p.add_argument("--epochs", type=positive_int, default=epochs,
-                   help=f"passes over the training tokens ({epochs})")
+    p.add_argument("--epochs", type=positive_int, default=None,
+                   help="passes over the training tokens (default: about 400,000 tokens in "
+                        "all, 5 to 30 passes; 30 for the bundled samples)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (0)")
     p.add_argument("--max-examples", type=positive_int, default=None,
                    help="read at most N sentences of the data")

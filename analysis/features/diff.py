@@ -23,7 +23,7 @@ from analysis.features.activations import collect
 from analysis.features.crosscoder import (CLASSES, latent_scaling, norm_share, share_class,
                                           spurious, train_crosscoder)
 from analysis.features.effects import class_effects, unavailable
-from analysis.features.train import TrainSettings, default_m
+from analysis.features.train import TrainSettings, default_epochs, default_m
 
 Progress = Callable[[int, int], None]
 SPECIFIC = 12  # model-specific latents shown per side
@@ -58,7 +58,8 @@ def diff(base, after, corpus, layer: int, settings: TrainSettings, x_after: np.n
     xa, tok = acts.x[layer], acts.tokens
     train = ~tok.heldout
     m = int(settings.m or default_m(xa.shape[1], int(train.sum())))
-    cc = train_crosscoder(xa[train], x_after[train], layer, m, settings.k, settings.epochs,
+    epochs = int(settings.epochs or default_epochs(int(train.sum())))
+    cc = train_crosscoder(xa[train], x_after[train], layer, m, settings.k, epochs,
                           settings.batch_size, settings.seed, progress, stop)
     held = tok.heldout
     f = cc.encode(xa, x_after)

@@ -15,7 +15,8 @@ What the recipe follows from the paper (and openai/sparse_autoencoder, read, not
   tokens reconstruct the residual error with their own top ``k_aux = d / 2``;
 - after every Adam step the decoder's rows are put back to unit norm, and before it the part
   of their gradient along themselves is removed; the learning rate is Gao et al.'s
-  ``2e-4 / sqrt(m / 2^14)``, held, then brought linearly to 0 over the last fifth.
+  ``2e-4 / sqrt(m / 2^14)``, held, then brought linearly to 0 over the last fifth; by default
+  about 400,000 tokens are seen in all (5 to 30 passes: :func:`default_epochs`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class TrainSettings:
 
     m: int | None = None
     k: int = 32
-    epochs: int = 30
+    epochs: int | None = 30  # None: :func:`default_epochs` of the corpus
     batch_size: int = 512
     lr: float | None = None
     seed: int = 0
@@ -57,6 +58,16 @@ def default_m(d: int, n_tokens: int) -> int:
     ratio = n_tokens / (25.0 * d)
     mult = 1 if ratio < 2 else min(8, 2 ** int(math.floor(math.log2(ratio))))
     return int(d * mult)
+
+
+TOKEN_PASSES = 400_000
+
+
+def default_epochs(n_tokens: int) -> int:
+    """Passes over the training tokens when none is asked: about ``TOKEN_PASSES`` tokens seen
+    in all, from 5 to 30 passes (30 for the bundled samples; 9 for 50,000 tokens, so that the
+    embedded model's 50,000 tokens train in about a minute on two cores)."""
+    return int(min(30, max(5, round(TOKEN_PASSES / max(1, n_tokens)))))
 
 
 def gao_lr(m: int) -> float:
@@ -114,7 +125,7 @@ def check_settings(s: TrainSettings, d: int, m: int) -> None:
         raise InputError(f"The activation must be topk or relu, not {s.activation!r}.")
     if s.activation == "topk" and not 1 <= s.k <= m:
         raise InputError(f"k must be from 1 to the dictionary's size {m}, not {s.k}.")
-    if m < 1 or s.epochs < 1 or s.batch_size < 1:
+    if m < 1 or (s.epochs is not None and s.epochs < 1) or s.batch_size < 1:
         raise InputError("The dictionary's size, epochs and batch size must be at least 1.")
 
 
@@ -147,11 +158,12 @@ def train_sae(x: np.ndarray, layer: int, settings: TrainSettings = TrainSettings
     opt = torch.optim.Adam([W_enc, b_enc, W_dec, b_dec], lr=lr, eps=6.25e-10)
     batch = min(settings.batch_size, n)
     per_epoch = max(1, n // batch)
-    total = per_epoch * settings.epochs
+    epochs = int(settings.epochs or default_epochs(n))
+    total = per_epoch * epochs
     since_fired = torch.zeros(m, dtype=torch.long)  # tokens since each feature last fired
     step = 0
     curve = []
-    for epoch in range(settings.epochs):
+    for epoch in range(epochs):
         order = torch.randperm(n, generator=gen)
         seen, err_sum = 0, 0.0
         for b in range(per_epoch):
@@ -188,7 +200,7 @@ def train_sae(x: np.ndarray, layer: int, settings: TrainSettings = TrainSettings
         curve.append(err_sum / max(1, seen))
         if stop is not None and stop():
             break
-    card = {"training": {**settings.to_json(), "m": m, "aux_k": aux_k, "lr": lr,
+    card = {"training": {**settings.to_json(), "m": m, "epochs": epochs, "aux_k": aux_k, "lr": lr,
                          "tokens": n, "steps": step, "nmse_by_epoch": curve}}
     return SAE(W_enc.detach().numpy().copy(), b_enc.detach().numpy().copy(),
                W_dec.detach().numpy().copy(), b_dec.detach().numpy().copy(),

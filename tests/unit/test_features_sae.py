@@ -15,7 +15,8 @@ from analysis.features.browser import Codes, alignment, contexts, histogram, lab
 from analysis.features.crosscoder import (Crosscoder, latent_scaling, norm_share, share_class,
                                           spurious, train_crosscoder)
 from analysis.features.sae import SAE, sparsify
-from analysis.features.train import TrainSettings, activation_scale, default_m, train_sae
+from analysis.features.train import (TrainSettings, activation_scale, default_epochs,
+                                     default_m, train_sae)
 
 
 def hand_sae(**kw) -> SAE:
@@ -113,6 +114,8 @@ def test_scale_and_default_size():
     assert activation_scale(x) == pytest.approx(np.sqrt(2) / 7.5)
     assert default_m(384, 20_000) == 768 and default_m(384, 200_000) == 3072
     assert default_m(384, 1_000) == 384
+    assert (default_epochs(12_665), default_epochs(42_500), default_epochs(500_000)) == (
+        30, 9, 5)  # the example's training tokens, 50,000 less 15%, a large corpus
 
 
 def test_norm_shares_and_classes():
