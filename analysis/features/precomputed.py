@@ -35,13 +35,16 @@ def compact(value):
 def shipped(data: dict) -> dict:
     """A result's JSON made small enough to ship (well under 500 KB): floats to ``DIGITS``
     decimals, each feature's best annotation without its counts, the dashboards of the
-    ``SHIPPED_DASHBOARDS`` most frequent features (the page computes the rest live)."""
+    ``SHIPPED_DASHBOARDS`` most frequent features (the page computes the rest live), two
+    contexts of each crosscoder latent."""
     data = compact(data)
     feats = data["features"]
     feats["align"] = [None if a is None else {k: a[k] for k in ALIGN_KEYS}
                       for a in feats["align"]]
     keep = sorted(data["dashboards"], key=lambda f: -feats["freq"][int(f)])
     data["dashboards"] = {f: data["dashboards"][f] for f in keep[:SHIPPED_DASHBOARDS]}
+    for latent in (data.get("crosscoder") or {}).get("latents", []):
+        latent["contexts"] = latent["contexts"][:2]  # two each (the page shows the top ones)
     return data
 
 
