@@ -175,7 +175,7 @@ def test_the_waiting_text_names_the_jobs_ahead_and_estimates_from_measured_rates
 
 
 def test_no_estimate_before_anything_was_measured():
-    q = JobQueue(slots=1, clock=Clock())
+    q = JobQueue(slots=1, clock=Clock(), quantum_s=float("inf"))  # no turns taken
     _hold(q, kind="Syntax heads", size=500, unit="sentences")
     mine = q.join("Corpus statistics", "mine", kind="No-op statistics", size=200,
                   unit="examples")
@@ -245,7 +245,7 @@ def test_the_wait_takes_the_slot_that_frees_first():
 
 
 def test_run_job_shows_what_is_ahead_while_it_waits(monkeypatch):
-    q = JobQueue(slots=1, clock=Clock())
+    q = JobQueue(slots=1, clock=Clock(), quantum_s=float("inf"))  # no turns taken
     q.rates.record("No-op statistics", False, 60.0, 100)
     holder = _Waiter(q, "Corpus statistics", [])
     holder.start()

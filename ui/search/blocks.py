@@ -15,8 +15,9 @@ import streamlit as st
 
 from analysis.core.errors import DataError
 from analysis.core.models import checkpoint_stamp
+from analysis.core import cost
 from analysis.search import SearchIndex, cache_folder
-from analysis.search.job import corpus_fingerprint, model_info
+from analysis.search.job import corpus_fingerprint, corpus_lengths, model_info
 from analysis.search.corpus import LABEL_NAMES, TABLE_SUFFIXES, read_data, with_lines
 from analysis.search.index import Match, piece_text
 from analysis.search.study import INDEX, IndexInputs
@@ -25,6 +26,7 @@ from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import SHORT, run_job, start_background_job
 from ui.common.frame.links import attention_link
+from ui.server import caches
 from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.search import state as S
@@ -110,9 +112,11 @@ def _build(loaded, dataset):
     return INDEX.plan(IndexInputs(loaded.spec, dataset, max_length=loaded.max_length), loaded)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def _opened(folder: str, stamp: float) -> SearchIndex:
-    return SearchIndex.open(folder)
+    """The index in ``folder`` (built at ``stamp``), opened once while the server's index cache
+    has room (:func:`ui.server.caches.indexes`: bounded by bytes, per visitor too)."""
+    return caches.indexes().get_or_make(("search index", folder, stamp),
+                                        lambda: SearchIndex.open(folder), owner=caches.owner())
 
 
 def _open(index: SearchIndex) -> SearchIndex:
@@ -158,8 +162,17 @@ def index_for(loaded, kind: str, dataset):
                 _BACKGROUND.pop(key, None)
             raise job.error
         return _open(job.result)
-    index = run_job(f"Search index of {n} sentences: {loaded.name}", _build(loaded, dataset),
-                    key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
+    lengths = corpus_lengths(loaded, dataset)  # refused up front when it passes the budget
+    estimate = cost.check_job("search", cost.shape_of(loaded), lengths,
+                              settings().max_job_seconds, "Indexing this corpus", "sentences")
+    note = st.empty()
+    note.caption(plain(cost.estimate_words(estimate, n, sum(lengths), "sentences")))
+    try:
+        index = run_job(f"Search index of {n} sentences: {loaded.name}",
+                        _build(loaded, dataset), key=S.JOB_INDEX, kind=S.JOB_KIND, size=n,
+                        unit="sentences")
+    finally:
+        note.empty()
     return _open(index)
 
 

@@ -9,7 +9,10 @@ OpenMP threads and child processes it starts inherit that niceness, and the thre
 job, so nothing has to be raised back (an unprivileged server could not). The work reports
 through ``progress(fraction, text)`` only; once its visitor left (:attr:`Worker.cancelled`) the
 next ``progress`` call raises :class:`analysis.core.execution.queue.JobCancelled`, and the slot is
-freed when the worker ends. The placement (:mod:`analysis.core.execution.placements`) decides where
+freed when the worker ends. At each ``progress`` call a job that has held its slot for a
+quantum while another job of its lane waits pauses there until its next turn
+(:func:`take_turns`; the queue decides: :meth:`analysis.core.execution.queue.JobQueue.checkpoint`).
+The placement (:mod:`analysis.core.execution.placements`) decides where
 the work itself runs; the worker thread runs or waits on it.
 """
 
@@ -24,6 +27,24 @@ from analysis.core.execution.queue import BACKGROUND, JobCancelled, JobQueue, Ti
 
 POLL_S = 0.2          # how often a waiting background job checks its turn
 BACKGROUND_NICE = 19  # a background job's niceness: below every visitor's job
+PAUSED = "Paused while another job of this queue takes its turn; it resumes where it was."
+
+
+def take_turns(queue: JobQueue, ticket: Ticket, thread: threading.Thread,
+               cancelled: Callable[[], bool] = lambda: False,
+               on_pause: Callable[[], None] | None = None) -> bool:
+    """At a step of the job holding ``ticket``: when its slot is due to another ticket of its
+    lane (:meth:`JobQueue.checkpoint`), call ``on_pause()`` and wait here, in the job's own
+    ``thread`` (a step called from another thread never pauses), for its next turn;
+    :class:`JobCancelled` when ``cancelled()`` meanwhile. True when it paused."""
+    if threading.current_thread() is not thread or not queue.checkpoint(ticket):
+        return False
+    if on_pause is not None:
+        on_pause()
+    while queue.wait_turn(ticket, POLL_S) is not None:
+        if cancelled():
+            raise JobCancelled()
+    return True
 
 
 def lower_priority(nice: int) -> bool:
@@ -62,6 +83,15 @@ class Worker:
             raise JobCancelled()
         self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
         self.ticket.fraction = self.fraction  # the queue's measure of its progress
+        self._turns(str(text))
+
+    def _turns(self, text: str) -> None:
+        """Its turn taken (:func:`take_turns`); the bar says so while it is paused."""
+        try:
+            take_turns(self.queue, self.ticket, self.thread, self.cancelled.is_set,
+                       on_pause=lambda: setattr(self, "text", PAUSED))
+        finally:
+            self.text = text
 
     def _work(self) -> None:
         try:
@@ -109,6 +139,7 @@ class BackgroundJob:
         self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
         if self.ticket is not None:
             self.ticket.fraction = self.fraction
+            take_turns(self.queue, self.ticket, self.thread)
         if self.on_progress is not None:
             self.on_progress(self.fraction, self.text)
 

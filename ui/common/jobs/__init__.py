@@ -43,6 +43,7 @@ from analysis.core.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S
 from analysis.core.execution.work import Apart, Corpus, Study, describe, heavy
 from analysis.core.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
 from ui.common.errors import plain
+from ui.server.housekeeping import release_after_job
 from ui.server.settings import settings
 from ui.server.visitors import visitor_keys
 
@@ -138,7 +139,7 @@ def run_job(label: str, work, dataset=None, *, key: str, queue: JobQueue | None 
     try:
         _wait_in_line(queue, ticket, label)
         job = Worker(lambda progress: where.run(work, progress, queue.set_cluster_slots),
-                     queue, ticket, conf.job_nice)
+                     queue, ticket, conf.job_nice, free=release_after_job)
         job.start()
         bar = st.progress(0.0, text=plain(label))
         caption = None
@@ -195,4 +196,5 @@ def start_background_job(label: str, work, *, key: str, queue: JobQueue | None =
     return BackgroundJob(label, lambda progress: where.run(work, progress,
                                                            queue.set_cluster_slots),
                          key, queue, max(conf.job_nice, BACKGROUND_NICE), on_progress, kind,
-                         size, unit, exclusive, cluster=where.cluster(work), lane=lane).start()
+                         size, unit, exclusive, cluster=where.cluster(work), lane=lane,
+                         free=release_after_job).start()
