@@ -73,6 +73,7 @@ PAGES = [
     st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
     st.Page("pages/predictions.py", title="Predictions", icon=":material/table_view:",
             url_path="predictions"),
+    st.Page("pages/features.py", title="Features", icon=":material/grain:", url_path="features"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -87,7 +88,8 @@ def _moved(target: str):
 
 
 # the pages that read the sidebar text
-TEXT_PAGES = {"attention", "attribution", "representations", "report", "search"}
+TEXT_PAGES = {"attention", "attribution", "representations", "report", "search",
+              "features"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",

@@ -43,6 +43,7 @@ COMMAND_MODULES = [
     "analysis.cli.search",
     "analysis.cli.predictions",
     "analysis.cli.atlas",
+    "analysis.cli.features",
     "analysis.cli.precompute",
 ]
 

@@ -133,6 +133,25 @@ GLOSSARY: dict[str, str] = {
     "activation patching": "Running the model on one input while swapping in one part's inner "
         "result from a slightly changed input, to see how much of the change in the answer "
         "that part carries (0%: none of it, 100%: all of it).",
+    "feature": "One direction of a sparse dictionary: it fires (takes a positive value) on the "
+        "tokens whose vector points its way, ideally on tokens that share something one can "
+        "name.",
+    "sparse autoencoder": "A model trained to rewrite each token's vector as a sum of a few "
+        "directions (features) out of many, and to rebuild the vector from them (SAE; Gao et "
+        "al. 2024 keep the k largest).",
+    "crosscoder": "A sparse autoencoder trained on two models at once: each feature has a "
+        "direction in each model, so a feature whose direction exists in only one model marks "
+        "what that model has alone (Lindsey et al. 2024).",
+    "variance explained": "How much of the spread of the vectors a rebuilt version keeps, from "
+        "0 to 100%: 100% rebuilds them exactly, 0% is no better than always guessing their "
+        "average.",
+    "dead feature": "A feature that fires on no token at all: dictionary space spent on "
+        "nothing.",
+    "splice": "Swapping a layer's real vectors for the dictionary's rebuilt ones while the "
+        "model runs, to see whether the model still answers the same.",
+    "Latent Scaling": "A check on a feature that seems to belong to one model only: does the "
+        "other model's vector hold the same direction after all (Minder et al. 2025)? If so, "
+        "the feature is an artefact of training, not something new.",
     "micro F1": "F1 counted over all the sentences' aspects together (not sentence by sentence "
         "and then averaged): from 0 to 100, it balances aspects found wrongly against aspects "
         "missed.",
