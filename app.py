@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.attention import state as attention_state
 from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
 from ui.common.example import start_build
@@ -105,6 +106,13 @@ MOVED.append(st.Page(_moved(f"pages/{DEFAULT_PAGE}.py"), title="Default page (by
 # every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
 # which hid the Report and Search pages)
 nav = st.navigation(PAGES + MOVED, expanded=True)
+# A link shared while the Attention page was the first page ("/?a=...&view=Heatmap&layer=2")
+# carries the Attention page's own parameters: it opens that page, not the Head atlas.
+ATTENTION_LINK = {attention_state.VIEW, attention_state.LAYER, attention_state.HEAD,
+                  attention_state.LEVEL, attention_state.NO_SPECIAL, attention_state.QUERY,
+                  attention_state.HEADS, attention_state.PIN, attention_state.SEG}
+if nav.url_path in ("", f"{DEFAULT_PAGE}-default") and ATTENTION_LINK & set(st.query_params):
+    st.switch_page("pages/attention.py", query_params=st.query_params.to_dict())
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
     # the findings kept in this browser: back after a reload (ui.common.exports.keep)

@@ -127,6 +127,8 @@ def test_the_aspect_heads_page_fine_tunes_on_the_cluster(cluster, tiny_model_dir
         settings.cache_clear()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert sent == ["_fine_tune_apart"]  # the fine-tune went to the cluster
-    assert at.success[0].value.startswith("QA-M model on bundled sample (2 layers × 4 heads")
+    assert at.success[0].value.startswith(  # the task glossed at its first use (issue 49)
+        "QA-M (the review paired with a question about the aspect) model on bundled sample "
+        "(2 layers × 4 heads")
     state = at.session_state[aspects_state.MODEL]
     assert state.card["base_model"] == str(tiny_model_dir("bert")) and len(state.losses) == 1
