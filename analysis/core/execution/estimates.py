@@ -8,7 +8,16 @@ is :data:`MIN_FRACTION` done (the time since it started per fraction done, times
 left), else from its kind's rate; a waiting job's time from its kind's rate. :func:`wait_s`
 turns the times of the jobs ahead into the wait for a free slot of their lane. Nothing is a
 constant: before a kind has been measured the words say so ("no estimate yet: first job of its
-kind on this server"). No Streamlit here (the queue, :mod:`analysis.core.execution.queue`, uses it
+kind on this server").
+
+The machine's load is taken into account (issue 48): a job measured while other work shared
+the cores ran slower than it would alone, and one started now runs at the speed the load now
+leaves it. Each rate is kept as its idle-machine equivalent (the seconds times the share of the
+cores the job had, :func:`analysis.core.execution.threads.job_speed` of the load average when it
+finished, its own threads taken out) and given back at the load now
+(:meth:`Rates.per_unit`); a change of the load smaller than :data:`LOAD_STEP` leaves the
+measured rate as it is (the load average's noise). Cluster jobs are not scaled (their cores are
+elsewhere). No Streamlit here (the queue, :mod:`analysis.core.execution.queue`, uses it
 from
 any thread, under its own lock).
 """
@@ -18,31 +27,56 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
+from typing import Callable
+
+from analysis.core.execution.threads import cores, job_speed, machine_load, other_load
 
 KEEP = 5             # finished jobs of a kind whose rates are averaged
 MIN_FRACTION = 0.05  # a running job's own progress is trusted past this share of its work
 SHOWN_AHEAD = 3      # jobs ahead named one by one; the rest are counted
 UNKNOWN = "no estimate yet: first job of its kind on this server"
+LOAD_STEP = 0.25  # a change of speed by less than this share leaves a rate as measured
+
+
+def slowdown(load: float, n_cores: int | None = None) -> float:
+    """How many times longer a job takes at load average ``load`` than on an idle machine, from
+    :func:`analysis.core.execution.threads.job_speed`; the load is read as counting the job's
+    own threads (while it runs, and for a minute after: the load average's window), so the same
+    load gives the same factor for a measurement and an estimate."""
+    n = int(n_cores or cores())
+    return job_speed(0.0, n) / job_speed(other_load(load, n), n)
 
 
 class Rates:
-    """Seconds per unit of work of the last :data:`KEEP` finished jobs, per (kind, cluster)."""
+    """Seconds per unit of work of the last :data:`KEEP` finished jobs, per (kind, cluster),
+    kept at their idle-machine equivalent and given at the load now (module docstring);
+    ``load``: the load average's source (tests plant one), ``n_cores`` the cores (default:
+    this process's)."""
 
-    def __init__(self):
+    def __init__(self, load: Callable[[], float] = machine_load, n_cores: int | None = None):
+        self.load, self.n_cores = load, n_cores
         self._seen: dict[tuple[str, bool], deque] = {}
 
     def record(self, kind: str, cluster: bool, seconds: float, size: int) -> None:
         """A finished job of ``kind`` took ``seconds`` for ``size`` units (0: the job is one
-        unit)."""
+        unit), at the load now."""
         if seconds < 0:
             return
         per = float(seconds) / max(int(size), 1)
-        self._seen.setdefault((kind, bool(cluster)), deque(maxlen=KEEP)).append(per)
+        slow = 1.0 if cluster else slowdown(self.load(), self.n_cores)
+        self._seen.setdefault((kind, bool(cluster)), deque(maxlen=KEEP)).append((per, slow))
 
     def per_unit(self, kind: str, cluster: bool = False) -> float | None:
-        """The mean seconds per unit of ``kind``'s finished jobs (None: none finished yet)."""
+        """The mean seconds per unit of ``kind``'s finished jobs at the load now (None: none
+        finished yet): each measured rate as it was, unless the load now makes a job slower or
+        faster than at its measurement by :data:`LOAD_STEP` or more, then rescaled."""
         seen = self._seen.get((kind, bool(cluster)))
-        return sum(seen) / len(seen) if seen else None
+        if not seen:
+            return None
+        now = 1.0 if cluster else slowdown(self.load(), self.n_cores)
+        rates = [per if abs(now / slow - 1.0) < LOAD_STEP else per / slow * now
+                 for per, slow in seen]
+        return sum(rates) / len(rates)
 
 
 @dataclass(frozen=True)
