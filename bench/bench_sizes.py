@@ -451,8 +451,16 @@ def row_reps_input(ctx):
 
 
 def row_reps_corpus(ctx):
+    """The study (its probes by the batched torch solver), then in the same run today's path
+    before issue 48 (every fold by scikit-learn, bench/reference_probes.py, in the study's
+    place), and the two runs' probe accuracies side by side."""
+    from unittest import mock
+
+    import reference_probes
+
     from analysis.cli.representations import read_data
     from analysis.core.models import load_model
+    from analysis.representations import probes as probes_mod
     from analysis.representations.corpus import check_probes
     from analysis.representations.run import corpus_representations
 
@@ -462,10 +470,29 @@ def row_reps_corpus(ctx):
     ds = read_data(str(UD_DEV), n)
     probes = check_probes(ds, None)
     loaded = load_model(ctx.base)
-    study = lambda: corpus_representations(loaded, ds, None, probes, max_sentences=n,  # noqa
-                                           batch_size=32, seed=0, scatter=True)
+    got = {}
+
+    def study():
+        got["torch"] = corpus_representations(loaded, ds, None, probes, max_sentences=n,
+                                              batch_size=32, seed=0, scatter=True)
+
+    def before():
+        with mock.patch.object(probes_mod, "layer_predictions",
+                               reference_probes.layer_predictions):
+            got["sklearn"] = corpus_representations(loaded, ds, None, probes, max_sentences=n,
+                                                    batch_size=32, seed=0, scatter=True)
+        for p in probes:
+            a = got["torch"].model.probes[p].layers
+            b = got["sklearn"].model.probes[p].layers
+            print(f"  {p} accuracy, batched solver: {' '.join(f'{x:.4f}' for x in a)}\n"
+                  f"  {p} accuracy, scikit-learn:   {' '.join(f'{x:.4f}' for x in b)}\n"
+                  f"  largest difference {100 * max(abs(x - y) for x, y in zip(a, b)):.2f} "
+                  "points", flush=True)
+
     floor = lambda: forward_floor(loaded, treebank_texts(ds), output_hidden_states=True)  # noqa
-    return study, floor, f"{len(ds)} sentences, probes {','.join(probes)}"
+    what = f"{len(ds)} sentences, probes {','.join(probes)}"
+    return [("reps_corpus", study, floor, what),
+            ("reps_corpus: scikit-learn probes (before issue 48)", before, floor, what)]
 
 
 def row_finetune(ctx):
@@ -600,6 +627,10 @@ def environment() -> dict:
 
 def main(argv=None) -> int:
     from types import SimpleNamespace
+
+    from analysis.core.execution.threads import passive_waits
+
+    passive_waits()  # before torch loads: its OpenMP threads wait as the app's and the CLI's
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default=",".join(SIZES), help=f"comma-separated ({','.join(SIZES)})")
