@@ -47,8 +47,10 @@ except SettingsError as exc:
 # (Streamlit's legacy pages-folder mode, left at once by ui.common.frame.sidebar), so a shared
 # deep link to any page works even as the very first visit.
 PAGES = [
+    st.Page("pages/atlas.py", title="Head atlas", icon=":material/grid_view:",
+            url_path="atlas", default=True),
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
-            url_path="attention", default=True),
+            url_path="attention"),
     st.Page("pages/noop.py", title="No-op statistics", icon=":material/bar_chart:",
             url_path="noop"),
     st.Page("pages/aspects.py", title="Aspect heads", icon=":material/target:",
@@ -65,6 +67,8 @@ PAGES = [
     st.Page("pages/patching.py", title="Causal patching", icon=":material/swap_horiz:",
             url_path="patching"),
     st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
+    st.Page("pages/predictions.py", title="Predictions", icon=":material/table_view:",
+            url_path="predictions"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -79,13 +83,15 @@ def _moved(target: str):
 
 
 # the pages that read the sidebar text
-TEXT_PAGES = {"", "attention", "attribution", "representations", "report", "search"}
+TEXT_PAGES = {"attention", "attribution", "representations", "report", "search"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
                  url_path="aspect_heads", visibility="hidden")]
 
-nav = st.navigation(PAGES + MOVED)
+# every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
+# which hid the Report and Search pages)
+nav = st.navigation(PAGES + MOVED, expanded=True)
 try:
     render(text_box=nav.url_path in TEXT_PAGES)  # the input box only where a page reads it
     # the findings kept in this browser: back after a reload (ui.common.exports.keep)

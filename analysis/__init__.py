@@ -14,6 +14,8 @@ Layers (``.importlinter``, checked by ``lint-imports``):
   members independent of each other: :mod:`.attribution`, :mod:`.importance`,
   :mod:`.representations`; the third tier builds on the second: :mod:`.patching`,
   :mod:`.search`;
+- :mod:`.atlas` above every study: their results joined head by head (its :mod:`.atlas.facts`,
+  which imports no study, is what the studies' readings name heads with);
 - :mod:`.cli` on top: the same calls with the same defaults, JSON out.
 
 Each package's docstring lists its modules; docs/METHODS.md holds the formulas."""

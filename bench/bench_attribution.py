@@ -169,7 +169,7 @@ def main() -> None:
     for name, v in list(f.methods.items()) + [("random", f.random)]:
         print(f"  {name:22s} {v['comprehensiveness']['mean']:10.4f} "
               f"{v['sufficiency']['mean']:10.4f} {v['loo_spearman']['mean']:8.3f}")
-    print(f.to_json_dict()["reading"])
+    print(f.to_json()["reading"])
     print(f"load after: {os.getloadavg()}")
 
 

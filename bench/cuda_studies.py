@@ -27,12 +27,12 @@ def timed(fn):
 def study_noop(ctx):
     from analysis.core.corpus import read_corpus
     from analysis.core.models import load_model
-    from analysis.noop import CLI_METRICS, corpus_stats
+    from analysis.noop import corpus_stats
 
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["corpus"])
     loaded = load_model(ctx.base)
     stats, s = timed(lambda: corpus_stats(loaded, ds, batch_size=64, norms=False))
-    return stats.to_json_dict(CLI_METRICS), s, len(ds)
+    return stats.to_json(), s, len(ds)
 
 
 def study_noop_norms(ctx):
@@ -43,7 +43,9 @@ def study_noop_norms(ctx):
     ds = read_corpus(ctx.semeval, max_examples=ctx.n["corpus"])
     loaded = load_model(ctx.base)
     stats, s = timed(lambda: corpus_stats(loaded, ds, batch_size=64, norms=True))
-    return stats.to_json_dict(), s, len(ds)
+    # every metric, the norms too (the study's JSON keeps the command's CLI_METRICS)
+    return {**stats.to_json(), "metrics": {k: v.tolist() for k, v in stats.metrics.items()}}, \
+        s, len(ds)
 
 
 def study_gradients(ctx):
@@ -110,7 +112,7 @@ def study_faithfulness(ctx):
     job = FaithfulnessJob(loaded.spec, methods, ks, "drop", 5, 50, 512)
     ds = examples_dataset(texts, pairs)
     res, s = timed(lambda: run_local(job, loaded, ds))
-    return res.to_json_dict(), s, len(texts)
+    return res.to_json(), s, len(texts)
 
 
 def study_representations(ctx):

@@ -17,31 +17,42 @@ ROWS = 5  # rows (categories) per sentence, in CATEGORIES order
 ACC_CLASSES = {"acc_4way": 4, "acc_3way": 3, "acc_binary": 2}
 
 
-def sentence_counts(gold, scores) -> np.ndarray:
-    """[n_sentences, 9] counts the metrics are sums of, per sentence: predicted, gold and
-    shared aspects (0 for a sentence with no gold aspect, which aspect F1 skips), then right
-    and counted pairs of the 4-way, 3-way and binary accuracies (per pair by
-    :func:`sentiment_accuracy` itself)."""
+def pair_counts(gold, scores) -> np.ndarray:
+    """[n_pairs, 9] the counts of :func:`sentence_counts`, per (sentence, category) pair: the
+    pair's predicted, gold and shared aspect (0 in a sentence with no gold aspect, which aspect
+    F1 skips), then its right and counted 4-way, 3-way and binary accuracy (by
+    :func:`sentiment_accuracy` itself). Pairs come 5 to a sentence, in CATEGORIES order; any
+    subset of pairs (a slice: one category, one gold label) sums to that subset's counts."""
     scores = np.asarray(scores, dtype=np.float64)
     gold = [int(g) for g in gold]
     pred = scores.argmax(1)
-    out = np.zeros((len(gold) // ROWS, 9))
-    for s in range(len(out)):
+    out = np.zeros((len(gold), 9))
+    for s in range(len(gold) // ROWS):
         rows = range(s * ROWS, (s + 1) * ROWS)
-        g = {j for j in rows if gold[j] != NONE}
-        if g:
-            p = {j for j in rows if pred[j] != NONE}
-            out[s, :3] = len(p), len(g), len(p & g)
+        if any(gold[j] != NONE for j in rows):
+            for j in rows:
+                out[j, :3] = pred[j] != NONE, gold[j] != NONE, (pred[j] != NONE) \
+                    and (gold[j] != NONE)
         for c, classes in enumerate(ACC_CLASSES.values()):
             for j in rows:
                 acc = sentiment_accuracy([gold[j]], [int(pred[j])], scores[j:j + 1], classes)
                 if np.isfinite(acc):
-                    out[s, 3 + 2 * c] += acc / 100.0
-                    out[s, 4 + 2 * c] += 1
+                    out[j, 3 + 2 * c] += acc / 100.0
+                    out[j, 4 + 2 * c] += 1
     return out
 
 
-def _metrics_of(sums: np.ndarray) -> dict[str, np.ndarray]:
+def sentence_counts(gold, scores) -> np.ndarray:
+    """[n_sentences, 9] counts the metrics are sums of, per sentence: predicted, gold and
+    shared aspects (0 for a sentence with no gold aspect, which aspect F1 skips), then right
+    and counted pairs of the 4-way, 3-way and binary accuracies (the sums of
+    :func:`pair_counts` over each sentence's pairs)."""
+    per_pair = pair_counts(gold, scores)
+    n = len(per_pair) // ROWS
+    return per_pair[:n * ROWS].reshape(n, ROWS, 9).sum(1)
+
+
+def metrics_of(sums: np.ndarray) -> dict[str, np.ndarray]:
     """The metrics (percent) from summed counts [..., 9] (NaN where nothing is counted)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         denom = sums[..., 0] + sums[..., 1]
@@ -63,7 +74,7 @@ def paired_interval(gold, full_scores, masked_scores, n_boot: int = 1000, seed: 
         return {key: [float("nan")] * 2 for key in METRIC_KEYS}
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(len(a), np.full(len(a), 1.0 / len(a)), size=n_boot).astype(float)
-    full, masked = _metrics_of(counts @ a), _metrics_of(counts @ b)
+    full, masked = metrics_of(counts @ a), metrics_of(counts @ b)
     out = {}
     for key in METRIC_KEYS:
         d = masked[key] - full[key]

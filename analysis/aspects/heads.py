@@ -146,6 +146,9 @@ def rank_heads(hs: HeadScores, kind: str, n_boot: int = 1000, seed: int = 0,
     return rows[:top] if top else rows
 
 
+PAGE_SENTENCES = 60  # the Aspect heads page's default: the sentences its heads are ranked on
+
+
 @dataclass
 class Discovery:
     hs: HeadScores

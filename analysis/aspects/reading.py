@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from analysis.aspects.heads import BASELINE_WORDS, KIND_WORDS, kind_verdict, verdict
+from analysis.atlas.facts import head_name
 from analysis.absa.tasks import LABELS, TASK_NAMES, auxiliary_sentence, is_binary
 
 FOCUS = ("aspect", "aspect_sentiment")  # the kinds the reading leads with
@@ -39,7 +40,7 @@ def margin_sentence(kind: str, v: dict | None) -> str | None:
         return None
     best = v["best"]
     rule = RULE_WORDS.get(v["baseline"], BASELINE_WORDS[v["baseline"]])
-    where = f"head {best['layer'] + 1}-{best['head'] + 1}"
+    where = f"head {head_name(best['layer'], best['head'])}"
     gap, low = best["score"] - v["baseline_score"], margin(v)
     if v["beats"]:
         ratio = (f", {best['score'] / v['baseline_score']:.1f} times as much"
@@ -208,6 +209,9 @@ def causal_reading(result: dict, kind_words: str) -> list[str]:
     k, n = result["k"], result.get("n_pairs")
     pairs = f" of {n}" if n else ""
     lines = []
+    masked = [head_name(*h) for h in result.get("masked_heads") or []]
+    if masked:  # the heads by the Head atlas's names: the top-ranked ones it names too
+        kind_words = f"{kind_words} ({', '.join(masked)})"
     moved, flipped = result.get("moved_top_k"), result.get("flipped_top_k")
     if moved is not None:
         if flipped == 0:

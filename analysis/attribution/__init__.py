@@ -7,15 +7,18 @@ and which explanation to trust (docs/METHODS.md section 11).
 - :mod:`.gradients`: gradient x input and integrated gradients through Captum;
 - :mod:`.run`: one input, every method (:func:`attribute`), the CLI's JSON, agreement;
 - :mod:`.faithfulness`: comprehensiveness, sufficiency, leave-one-out, random baseline;
-- :mod:`.reading`: the plain readings.
+- :mod:`.reading`: the plain readings;
+- :mod:`.study`: the study's one interface (:data:`STUDY` one input, :data:`FAITHFULNESS` a
+  corpus).
 """
 
 from analysis.attribution.faithfulness import KS, REMOVALS, Faithfulness, check_ks, faithfulness
 from analysis.attribution.reading import faithfulness_reading, input_reading
 from analysis.attribution.run import (GRADIENT, METHODS, MIXING, NAMES, Attribution,
-                                      agreement, attribute, attribution_json, check_methods,
-                                      load_for_attribution)
+                                      agreement, attribute, check_methods, load_for_attribution)
+from analysis.attribution.study import FAITHFULNESS, STUDY
 
-__all__ = ["KS", "REMOVALS", "Faithfulness", "check_ks", "faithfulness", "faithfulness_reading",
-           "input_reading", "GRADIENT", "METHODS", "MIXING", "NAMES", "Attribution", "agreement",
-           "attribute", "attribution_json", "check_methods", "load_for_attribution"]
+__all__ = ["FAITHFULNESS", "STUDY", "KS", "REMOVALS", "Faithfulness", "check_ks",
+           "faithfulness", "faithfulness_reading", "input_reading", "GRADIENT", "METHODS",
+           "MIXING", "NAMES", "Attribution", "agreement", "attribute", "check_methods",
+           "load_for_attribution"]

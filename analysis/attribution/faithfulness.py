@@ -29,6 +29,7 @@ from analysis.attribution.run import (
 from analysis.core.errors import DataError, InputError
 from analysis.core.forward import forward_batches
 from analysis.attribution.reading import faithfulness_reading
+from analysis.core.study import Field, Schema, StudyResult
 
 KS = (1, 5, 10, 20, 50)
 REMOVALS = ("drop", "mask")
@@ -153,7 +154,24 @@ def _summary(per_example: list[float], curve=None) -> dict:
 
 
 @dataclass
-class Faithfulness:
+class Faithfulness(StudyResult):
+    """Which explanation to trust over a corpus; its JSON (the command's ``--faithfulness``,
+    the page's download): :data:`SCHEMA` (non-finite numbers as null)."""
+
+    SCHEMA = Schema((
+        Field("model", "the classifier's spec"),
+        Field("n_examples", "examples measured (empty or too long ones skipped)"),
+        Field("ks", "percentages of the tokens removed"),
+        Field("removal", "'drop' (the tokens left out) or 'mask' (replaced by the mask token)"),
+        Field("methods", "method -> {comprehensiveness, sufficiency, loo_spearman}: each "
+                         "{mean, low, high (bootstrap 95% interval), n, curve (per k; not for "
+                         "loo_spearman)}; the probability falls are in [0, 1]"),
+        Field("random", "the same for a random ranking, with spread (standard deviation over "
+                        "seeds) and seeds"),
+        Field("reading", "the plain reading"),
+        Field("notes", "what was skipped or capped"),
+    ))
+
     methods: dict[str, dict]  # name -> {"comprehensiveness", "sufficiency", "loo_spearman"}
     random: dict  # the same, plus "spread" (standard deviation over seeds) and "seeds"
     ks: tuple[int, ...]
@@ -162,10 +180,25 @@ class Faithfulness:
     model: str
     notes: list[str] = field(default_factory=list)
 
-    def to_json_dict(self) -> dict:
+    def json_fields(self) -> dict:
         return {"model": self.model, "n_examples": self.n_examples, "ks": list(self.ks),
                 "removal": self.removal, "methods": self.methods, "random": self.random,
                 "reading": faithfulness_reading(self), "notes": list(self.notes)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Faithfulness":
+        """The numbers back from their JSON (null: NaN; the reading is made again)."""
+        cls.SCHEMA.check(data)
+
+        def back(v):
+            if isinstance(v, dict):
+                return {k: back(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [back(x) for x in v]
+            return float("nan") if v is None else v
+
+        return cls(back(data["methods"]), back(data["random"]), tuple(data["ks"]),
+                   data["removal"], data["n_examples"], data["model"], list(data["notes"]))
 
 
 def check_settings(loaded, methods, ks, removal) -> tuple[tuple[str, ...], tuple[int, ...]]:

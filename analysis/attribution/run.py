@@ -5,7 +5,7 @@ Attribution page and ``python -m analysis attribution --text`` both call.
 methods need (attentions, hidden states, value vectors), computes the per-layer mixing
 matrices, their aggregation through the layers, the input scores (the last aggregate's [CLS]
 row) and, for a sequence classifier, the prediction and the gradient methods.
-:func:`attribution_json` is the CLI's JSON (the README documents it).
+:meth:`Attribution.to_json` is the CLI's JSON (the README documents it).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from analysis.core.errors import InputError
 from analysis.core.execution.threads import side_by_side
 from analysis.core.forward import forward
 from analysis.core.models import load_config, load_model
+from analysis.core.study import Field, Schema, StudyResult
 
 MIXING = ("attention", "norm", "norm_resln", "alti", "value_zeroing")
 GRADIENT = ("grad_input", "integrated_gradients")
@@ -52,7 +53,20 @@ class MethodResult:
 
 
 @dataclass
-class Attribution:
+class Attribution(StudyResult):
+    """One input's attributions by every asked method; its JSON (the command's, the page's
+    download): :data:`SCHEMA`, numbers rounded to 6 decimals."""
+
+    SCHEMA = Schema((
+        Field("tokens", "the word pieces, [CLS]/[SEP] included"),
+        Field("prediction", "{label, probabilities: {label: p}} of a classifier; null without "
+                            "a task head"),
+        Field("methods", "method -> {layers: layers x tokens x tokens mixing (rows sum to 1; "
+                         "null for the gradient methods), rollout: the same aggregated through "
+                         "layers 1..l, input: per token score, completeness_gap (integrated "
+                         "gradients only)}"),
+    ))
+
     tokens: list[str]
     special: np.ndarray
     word_ids: list[int]
@@ -65,6 +79,34 @@ class Attribution:
     @property
     def n_tokens(self) -> int:
         return len(self.tokens)
+
+    def json_fields(self) -> dict:
+        """Tokens, prediction, and per method layers / rollout / input (and the completeness
+        gap of integrated gradients); numbers rounded to 6 decimals."""
+        methods = {}
+        for name, r in self.methods.items():
+            entry = {"layers": _rounded(r.layers), "rollout": _rounded(r.rollout),
+                     "input": _rounded(r.input)}
+            if name == "integrated_gradients":
+                entry["completeness_gap"] = round(float(r.completeness_gap), 8)
+            methods[name] = entry
+        return {"tokens": list(self.tokens), "prediction": self.prediction, "methods": methods}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Attribution":
+        """The scores back from their JSON, to 6 decimals. The JSON keeps no encoding: each
+        token is its own word, and none is marked special."""
+        cls.SCHEMA.check(data)
+
+        def arr(v):
+            return None if v is None else np.asarray(v, dtype=np.float64)
+
+        methods = {name: MethodResult(arr(m["layers"]), arr(m["rollout"]), arr(m["input"]),
+                                      m.get("completeness_gap"))
+                   for name, m in data["methods"].items()}
+        tokens = list(data["tokens"])
+        return cls(tokens, np.zeros(len(tokens), dtype=bool), list(range(len(tokens))), tokens,
+                   data["prediction"], methods)
 
 
 def check_methods(methods, loaded=None) -> tuple[str, ...]:
@@ -178,19 +220,6 @@ def attribute(loaded, text: str, pair: str | None = None, methods=None,
 
 def _rounded(a, digits: int = 6):
     return None if a is None else np.round(np.asarray(a, dtype=np.float64), digits).tolist()
-
-
-def attribution_json(result: Attribution) -> dict:
-    """The CLI's JSON: tokens, prediction, and per method layers / rollout / input (and the
-    completeness gap of integrated gradients); numbers rounded to 6 decimals."""
-    methods = {}
-    for name, r in result.methods.items():
-        entry = {"layers": _rounded(r.layers), "rollout": _rounded(r.rollout),
-                 "input": _rounded(r.input)}
-        if name == "integrated_gradients":
-            entry["completeness_gap"] = round(float(r.completeness_gap), 8)
-        methods[name] = entry
-    return {"tokens": list(result.tokens), "prediction": result.prediction, "methods": methods}
 
 
 def agreement(result: Attribution) -> tuple[list[str], np.ndarray]:

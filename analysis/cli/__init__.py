@@ -42,6 +42,8 @@ COMMAND_MODULES = [
     "analysis.cli.representations",
     "analysis.cli.patching",
     "analysis.cli.search",
+    "analysis.cli.predictions",
+    "analysis.cli.atlas",
 ]
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.attention import attention_for
 from analysis.cli.options import out_file
+from analysis.cli.scale import placed
 from analysis.core.models import DEFAULT_SPEC, load_model
 
 
@@ -23,20 +23,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.attention.study import STUDY, Inputs
+
     loaded = load_model(args.model)
-    result = attention_for(loaded, args.text, args.pair)
-    enc = result.encoding
-    np.savez_compressed(
-        args.out,
-        attentions=result.attentions.astype(np.float32),
-        tokens=np.array(enc.tokens),
-        segments=enc.segments.astype(np.int8),
-        special=enc.special,
-        word_ids=np.array(enc.word_ids, dtype=np.int32),
-        words=np.array(enc.words),
-        model=np.array(loaded.spec),
-    )
-    for notice in enc.notices:
+    result = STUDY.run(Inputs(loaded.spec, args.text, args.pair), models=loaded,
+                       placement=placed(args))
+    np.savez_compressed(args.out, **result.arrays())  # the result's JSON keys, as arrays
+    for notice in result.encoding.notices:
         print(f"note: {notice}")
     L, H, T, _ = result.attentions.shape
     print(f"wrote {args.out}: {L} layers x {H} heads x {T} tokens")

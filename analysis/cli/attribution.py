@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from analysis.cli.options import OptionError, out_file, positive_int
-from analysis.cli.progress import progress_bar
-from analysis.cli.scale import add_ray_options, run_job
+from analysis.cli.progress import study_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.core.models import DEFAULT_SPEC
 from analysis.core.errors import InputError
 
@@ -109,17 +109,18 @@ def run(args) -> int:
 
 def _one(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.attribution import attribute, attribution_json, check_methods
-    from analysis.attribution import load_for_attribution
+    from analysis.attribution import check_methods, load_for_attribution
+    from analysis.attribution.study import STUDY, Inputs
 
     loaded = load_for_attribution(args.model)
     methods = check_methods(args.methods, loaded)
-    result = attribute(loaded, args.text, args.pair, methods, steps=args.steps,
-                       max_tokens=args.max_tokens)
+    inputs = Inputs(loaded.spec, args.text, args.pair, methods, steps=args.steps,
+                    max_tokens=args.max_tokens)
+    result = STUDY.run(inputs, models=loaded, placement=placed(args))
     for note in result.notes:
         print(f"note: {note}")
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(attribution_json(result), fh)
+        json.dump(result.to_json(), fh)
     print(f"wrote {args.out}: {len(result.methods)} methods, {result.n_tokens} tokens")
     return 0
 
@@ -128,8 +129,8 @@ def _faithfulness(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.attribution import load_for_attribution
     from analysis.attribution.data import corpus_examples, heldout_examples
-    from analysis.attribution.faithfulness import (FaithfulnessJob, check_settings,
-                                                   examples_dataset)
+    from analysis.attribution.faithfulness import check_settings
+    from analysis.attribution.study import FAITHFULNESS, FaithfulnessInputs
 
     if args.data is not None:
         texts, pairs, notes = corpus_examples(args.data, args.max_examples)
@@ -139,20 +140,13 @@ def _faithfulness(args) -> int:
         print(f"note: {note}")
     loaded = load_for_attribution(args.model)
     methods, ks = check_settings(loaded, args.methods, args.ks, args.removal)
-    job = FaithfulnessJob(loaded.spec, methods, ks, args.removal, args.seeds, args.steps,
-                          args.max_tokens)  # faithfulness() as map/merge; on Ray with --ray
-    with progress_bar(len(texts), unit="ex") as update:
-        result = run_job(job, loaded, examples_dataset(texts, pairs), args, update)
-    data = result.to_json_dict()
+    inputs = FaithfulnessInputs(loaded.spec, tuple(texts), tuple(pairs), methods, ks,
+                                args.removal, args.seeds, args.steps, args.max_tokens)
+    with study_bar() as told:  # in this process or on a Ray cluster (--ray)
+        result = FAITHFULNESS.run(inputs, models=loaded, placement=placed(args), progress=told)
+    data = result.to_json()
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(_finite(data), fh, indent=1)
+        json.dump(data, fh, indent=1)
     print(f"wrote {args.out}: {result.n_examples} examples, {len(result.methods)} methods")
     print(data["reading"])
     return 0
-
-
-def _finite(obj):
-    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.absa.checkpoints import finite_json
-
-    return finite_json(obj)

@@ -4,11 +4,10 @@ numbers as the No-op statistics page; docs/METHODS.md section 3)."""
 from __future__ import annotations
 
 import json
-import time
 
 from analysis.cli.options import out_file, positive_int
-from analysis.cli.progress import progress_bar
-from analysis.cli.scale import add_ray_options, run_job
+from analysis.cli.progress import study_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.core.models import DEFAULT_SPEC, load_model
 from analysis.core.corpus import corpus_notes, read_corpus
 from analysis.core.errors import DataError
@@ -43,8 +42,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.noop import CLI_METRICS
-    from analysis.noop.corpus import NoopJob
+    from analysis.noop.study import STUDY, Inputs
 
     dataset = read_corpus(args.data, text_column=args.text_column, pair_column=args.pair_column,
                           max_examples=args.max_examples)
@@ -52,18 +50,16 @@ def run(args) -> int:
         print(f"note: {note}")
     loaded = load_model(args.model)
     head = _loss_head(loaded.spec) if args.gradients else None
-    with progress_bar(len(dataset), unit="ex") as update:
-        t0 = time.perf_counter()  # in this process or on a Ray cluster (--ray)
-        stats = run_job(NoopJob(loaded.spec, args.batch_size, norms=False), loaded, dataset,
-                        args, update)
-        stats.seconds = time.perf_counter() - t0
+    inputs = Inputs(loaded.spec, dataset, args.batch_size, norms=False, gradients=args.gradients)
+    with study_bar() as told:  # in this process or on a Ray cluster (--ray)
+        stats = STUDY.run(inputs, models=(loaded, head) if args.gradients else loaded,
+                          placement=placed(args), progress=told)
     for note in stats.notes:
         print(f"note: {note}")
-    data = stats.to_json_dict(CLI_METRICS)
     if head is not None:
-        data["gradient_importance"] = _gradients(head, loaded, dataset, args)
+        print(f"note: {head.note}")
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
+        json.dump(stats.to_json(), fh, indent=1)
     print(f"wrote {args.out}: {stats.n_examples} examples, {stats.n_layers} layers x "
           f"{stats.n_heads} heads, {stats.examples_per_second:.1f} examples/s")
     return 0
@@ -78,16 +74,3 @@ def _loss_head(spec: str):
     if head.kind is None:
         raise DataError(head.note)
     return head
-
-
-def _gradients(head, loaded, dataset, args) -> dict:
-    """Gradient importance (the page's job, batch size 8) as JSON, on Ray with ``--ray``."""
-    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.noop.gradients import GradientsJob
-
-    job = GradientsJob(loaded.spec, max_length=loaded.max_length)
-    with progress_bar(len(dataset), unit="ex") as update:
-        grads = run_job(job, head, dataset, args, update)
-    print(f"note: {head.note}")
-    return {"loss": grads.kind, "note": grads.note, "n_examples": int(grads.n_examples),
-            "per_head": {cat: v.tolist() for cat, v in grads.per_head.items()}}

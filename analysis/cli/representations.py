@@ -8,17 +8,16 @@ import json
 from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
-from analysis.cli.progress import progress_bar
-from analysis.cli.scale import add_ray_options, run_job
+from analysis.cli.progress import study_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.core.models import DEFAULT_SPEC, load_model
 from analysis.representations.corpus import PROBES, check_probes
 from analysis.representations.projection import METHODS
 from analysis.core.corpus import read_corpus, read_labels
 from analysis.core.errors import InputError
 from analysis.representations import corpus_reading, input_reading
-from analysis.representations.run import corpus_job, corpus_representations
-from analysis.representations.single import input_representations
 from analysis.representations.states import check_same_shape
+from analysis.representations.study import CORPUS, STUDY, CorpusInputs, Inputs
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
 
@@ -128,12 +127,17 @@ def _load_pair(args):
     return loaded, compare
 
 
+def _spec(loaded) -> str | None:
+    return loaded.spec if loaded is not None else None
+
+
 def run_representations(args) -> int:
     _check(args)
     if args.text is not None:
         loaded, compare = _load_pair(args)
-        result = input_representations(loaded, args.text, args.pair, compare,
-                                       method=args.method or "pca", seed=args.seed)
+        inputs = Inputs(loaded.spec, args.text, args.pair, _spec(compare),
+                        method=args.method or "pca", seed=args.seed)
+        result = STUDY.run(inputs, models=(loaded, compare), placement=placed(args))
         for note in result.notices:
             print(f"note: {note}")
         _write(args.out, result.to_json())
@@ -145,15 +149,11 @@ def run_representations(args) -> int:
     dataset = read_data(args.data, args.max_examples)
     probes = check_probes(dataset, args.probe)
     loaded, compare = _load_pair(args)
-    with progress_bar(100) as update:
-        job, cut = corpus_job(loaded, dataset, compare, probes, args.max_examples,
-                              batch_size=args.batch_size, seed=args.seed, scatter=False)
-        # in this process (its staged run) or on a Ray cluster (--ray)
-        result = run_job(job, (loaded, compare), cut, args, update,
-                         here=lambda: corpus_representations(
-                             loaded, dataset, compare, probes, max_sentences=args.max_examples,
-                             batch_size=args.batch_size, seed=args.seed, scatter=False,
-                             progress=update))
+    inputs = CorpusInputs(loaded.spec, dataset, _spec(compare), probes, args.max_examples,
+                          seed=args.seed, batch_size=args.batch_size, scatter=False)
+    with study_bar() as told:  # in this process (its staged run) or on a Ray cluster (--ray)
+        result = CORPUS.run(inputs, models=(loaded, compare), placement=placed(args),
+                            progress=told)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int
-from analysis.cli.progress import progress_bar
-from analysis.cli.scale import add_ray_options
+from analysis.cli.progress import study_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.core.models import DEFAULT_SPEC, load_model
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), 'example', a Hugging Face id or a folder"
@@ -129,20 +129,13 @@ def read_data(source: str, max_examples: int | None = None):
 def run_index(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.search.corpus import with_lines
-    from analysis.search.job import build_index
+    from analysis.search.study import INDEX, IndexInputs
 
     dataset = with_lines(*read_data(args.data, args.max_examples))  # a .txt file's line numbers
     loaded = load_model(args.model)
-    run = None
-    if args.ray:
-        # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-        from analysis.core.execution.raydata import run_ray
-
-        def run(job, ds, progress):
-            return run_ray(job, ds, args.ray, progress=progress, workers=args.ray_workers)
-    with progress_bar(100) as update:
-        index = build_index(loaded, dataset, args.out, batch_size=args.batch_size,
-                            progress=update, run=run)
+    inputs = IndexInputs(loaded.spec, dataset, args.out, batch_size=args.batch_size)
+    with study_bar() as told:  # its vectors in this process or on a Ray cluster (--ray)
+        index = INDEX.run(inputs, models=loaded, placement=placed(args), progress=told)
     for note in index.meta.get("notes", []):
         print(f"note: {note}")
     approx = [k for k, v in index.meta["sets"].items() if v["backend"] != "exact"]
@@ -162,23 +155,20 @@ def run_index(args) -> int:
 
 def run_query(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.search import SearchIndex, own_row, query, reading
+    from analysis.search import SearchIndex, reading
+    from analysis.search.study import STUDY, Inputs
 
     index = SearchIndex.open(args.index)
     head = args.head - 1 if args.head is not None else None
     index.check_set(args.layer, head)
     loaded = load_model(args.model or index.meta["model"]["spec"])
-    q, matches = query(loaded, index, args.text, args.token, args.layer, args.k, head,
-                       args.pair)
-    own = own_row(index, q.encoding.text, q.token, q.encoding.pair)
-    payload = {"model": index.meta["model"]["name"], "text": q.encoding.text,
-               "pair": q.encoding.pair, "token": q.token, "piece": q.piece,
-               "layer": args.layer, "head": args.head, "k": len(matches),
-               "search": index.info(args.layer, head).to_json(),
-               "matches": [m.to_json() for m in matches]}
+    inputs = Inputs(index, loaded.spec, args.text, args.token, args.layer, head, args.k,
+                    args.pair)
+    result = STUDY.run(inputs, models=loaded, placement=placed(args))
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=1, ensure_ascii=False)
-    print(f"wrote {args.out}: {len(matches)} matches for «{q.piece}» (position {q.token})")
-    for line in reading(index, q.piece, matches, args.layer, head, own):
+        json.dump(result.to_json(), fh, indent=1, ensure_ascii=False)
+    print(f"wrote {args.out}: {len(result.matches)} matches for «{result.piece}» (position "
+          f"{result.token})")
+    for line in reading(index, result.piece, result.matches, args.layer, head, result.own):
         print(line)
     return 0

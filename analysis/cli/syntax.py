@@ -5,12 +5,11 @@ page; docs/METHODS.md section 10)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
-from analysis.cli.progress import progress_bar
-from analysis.cli.scale import add_ray_options, run_job
+from analysis.cli.progress import study_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.core.models import DEFAULT_SPEC, load_model
 
 MODEL_HELP = "'default' (embedded all-MiniLM-L6-v2), a Hugging Face id or a folder"
@@ -84,17 +83,16 @@ def _write(path: str, payload: dict) -> None:
 def run_syntax(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.syntax import read_conllu
-    from analysis.syntax.job import HeadsJob
+    from analysis.syntax.study import STUDY, Inputs
     from analysis.syntax.treebank import treebank_notes
 
     dataset = read_conllu(args.data, max_sentences=args.max_examples)
     for note in treebank_notes(dataset):
         print(f"note: {note}")
     loaded = load_model(args.model)
-    with progress_bar(len(dataset)) as update:
-        t0 = time.perf_counter()  # in this process or on a Ray cluster (--ray)
-        result = run_job(HeadsJob(loaded.spec, args.batch_size), loaded, dataset, args, update)
-        result.seconds = time.perf_counter() - t0
+    with study_bar() as told:  # in this process or on a Ray cluster (--ray)
+        result = STUDY.run(Inputs(loaded.spec, dataset, args.batch_size), models=loaded,
+                           placement=placed(args), progress=told)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())
@@ -105,7 +103,8 @@ def run_syntax(args) -> int:
 
 def run_probe(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.syntax import probe_layers, read_conllu
+    from analysis.syntax import read_conllu
+    from analysis.syntax.study import PROBES, ProbeInputs
 
     train = read_conllu(args.train, max_sentences=args.max_examples)
     evalset = read_conllu(args.eval, max_sentences=args.max_examples)
@@ -113,9 +112,10 @@ def run_probe(args) -> int:
         print("note: --train and --eval are the same file: the probes are evaluated on the "
               "sentences they were trained on.")
     loaded = load_model(args.model)
-    with progress_bar(1) as update:
-        result = probe_layers(loaded, train, evalset, rank=args.rank, seed=args.seed,
-                              batch_size=args.batch_size, progress=update)
+    inputs = ProbeInputs(loaded.spec, train, evalset, rank=args.rank, seed=args.seed,
+                         batch_size=args.batch_size)
+    with study_bar() as told:
+        result = PROBES.run(inputs, models=loaded, placement=placed(args), progress=told)
     for note in result.notes:
         print(f"note: {note}")
     _write(args.out, result.to_json())

@@ -113,3 +113,54 @@ def missing_message() -> str:
     """The one line said where the example is needed but not built."""
     return (f"The example checkpoint is not built yet: run `{BUILD_COMMAND}` once (about "
             "two minutes on a 2-core CPU), or start the dashboard and let it build it.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Precomputed results of the example (issue 49): what a first visitor sees at once, while the
+# example is built or a study's live result is computed.
+
+PRECOMPUTED_DIR = Path(__file__).resolve().parents[2] / "data" / "precomputed"
+
+
+def precomputed_path(study: str, root: Path | None = None) -> Path:
+    """Where the precomputed result of ``study`` for the example lives (whether or not it is
+    there): ``data/precomputed/<study>.json``."""
+    if not study.replace("_", "").isalnum():
+        raise ValueError(f"not a study name: {study!r}")
+    return (root or PRECOMPUTED_DIR) / f"{study}.json"
+
+
+def precomputed(study: str, root: Path | None = None) -> dict | None:
+    """The precomputed record of ``study`` for the example checkpoint: ``{"study", "recipe",
+    "model", "command", "made", "result"}``, or None when there is none, it cannot be read, or
+    it was made with another recipe than :data:`RECIPE` (its numbers would be another model's).
+    A page shows its ``result`` labelled as precomputed until the live result is ready."""
+    try:
+        data = json.loads(precomputed_path(study, root).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("study") != study \
+            or data.get("recipe") != recipe_dict() or not isinstance(data.get("result"), dict):
+        return None
+    return data
+
+
+def write_precomputed(study: str, result: dict, command: str, made: str,
+                      root: Path | None = None) -> Path:
+    """Write the precomputed record of ``study`` (``result``: its result's JSON, made on the
+    example checkpoint of the current recipe by ``command`` on the date ``made``)."""
+    path = precomputed_path(study, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"study": study, "recipe": recipe_dict(), "model": "example", "command": command,
+              "made": made, "result": result}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def precomputed_label(record: dict) -> str:
+    """How a page labels a precomputed result: what it is, from which recipe and when."""
+    recipe = record.get("recipe") or {}
+    return (f"Precomputed for the example checkpoint (recipe v{recipe.get('version', '?')}, "
+            f"made {record.get('made', '?')}); the live result replaces it once it is ready.")

@@ -111,7 +111,8 @@ def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,
         task, order = card["task"], card.get("pair_order") or default_pair_order(card["task"])
         max_length = int(card.get("max_length", 128))
         ds, description = evaluation_data(card, data)
-        if len(ds) == len(data) and "held-out" not in description:
+        if len(ds) == len(data) and "held-out sentences (from its card)" not in description:
+            # evaluation_data's words name the Aspect heads page's step 2: not this study's
             description = (f"the {len(ds)} sentences of the data (the checkpoint's card names "
                            "no held-out sentences among them, so some may be training data)")
     else:
@@ -164,8 +165,8 @@ def labelled_eval_set(loaded, dataset, labels, max_examples: int | None = None) 
     :func:`analysis.core.corpus.read_labels`) encoded once through :mod:`analysis.core.encoding`."""
     check_classifier(loaded)
     if labels is None:
-        raise DataError("The data has no labels (a 'label' column matching the texts): head "
-                        "importance needs the correct answer of every example.")
+        raise DataError("The data has no labels (a 'label' column matching the texts): "
+                        "every example needs its correct answer.")
     pairs = dataset["text_pair"] if "text_pair" in dataset.column_names else None
     corpus = encode_corpus(loaded.tokenizer, dataset["text"], pairs, labels,
                            max_length=loaded.max_length, max_examples=max_examples)
@@ -211,6 +212,6 @@ def load_eval_set(loaded, card: dict | None, source, *, task: str | None = None,
                               label_column=label_column, name=name, max_bytes=max_bytes)
     if labels is None:
         raise DataError(f"The data has no labels ({why or f'no {label_column!r} column'}): "
-                        "head importance needs the correct answer of every example; for ABSA "
-                        "data name the task.")
+                        "every example needs its correct answer; for ABSA data name the "
+                        "task.")
     return labelled_eval_set(loaded, dataset, labels, max_examples)

@@ -10,6 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
+from analysis.atlas.facts import head_name, head_statement, importance_facts
+from analysis.importance.links import ASPECT_DATA, SEP_DATA
 from analysis.importance.scoring import LOSS, METRIC_LABELS, higher_is_better
 from analysis.importance.pruning import n_removed
 
@@ -18,8 +20,8 @@ METHOD_WORDS = {"uniform": "its attention spread evenly over the words (Kovaleva
 
 
 def name(layer: int, head: int) -> str:
-    """``4-3``: layer 4, head 3, counted from 1 as on every page."""
-    return f"{layer + 1}-{head + 1}"
+    """``4-3``: layer 4, head 3, counted from 1 as on every page (the Head atlas's naming)."""
+    return head_name(layer, head)
 
 
 def _fmt(metric: str, x: float) -> str:
@@ -85,8 +87,11 @@ def _with_ci(metric: str, x: float, low: float, high: float) -> str:
 
 
 def _head(result, m: str, l: int, h: int) -> str:
-    low, high = result.heads_ci[m][l, h]
-    return f"{name(l, h)} ({_with_ci(m, float(result.heads[m][l, h]), low, high)})"
+    """``head 4-3 (attention spread evenly: -8.0 points of aspect F1, 95% ...)``: the Head
+    atlas's statement of the head from this result (docs/METHODS.md section 18)."""
+    imp = importance_facts(result.method, m, METRIC_LABELS.get(m, m), higher_is_better(m),
+                           result.heads[m], result.heads_ci[m], l, h)
+    return head_statement(l, h, {"importance": {result.method: imp}})
 
 
 # what each way of switching a head off removes, and the question it answers
@@ -141,13 +146,13 @@ def methods_sentence(result, other=None, metric: str | None = None) -> str:
 
 
 MARK_WORDS = {
-    "aspect": ("aspect heads (Aspect heads page)",
+    "aspect": (f"top-ranked aspect heads (Aspect heads page, {ASPECT_DATA})",
                ("That page picks heads by where they look (attention from the aspect word to the "
                "aspect's words, against simple baselines), and its causal check switches its "
                "top heads off together; here each head is switched off alone and the whole task "
                "is scored, so a head can look at the aspect and cost nothing alone when other "
                "heads carry the same information.")),
-    "sep": ("[SEP] heads (No-op statistics)",
+    "sep": (f"[SEP] heads ({SEP_DATA})",
             ("That page picks heads by how much attention they put on [SEP], a pattern rather "
             "than a use; here each head is switched off alone and the whole task is scored, "
             "so a head that parks its attention on [SEP] may or may not be needed.")),
@@ -206,8 +211,8 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
     worst = np.argsort(-drops, axis=None)[:3]
     worst = [np.unravel_index(i, drops.shape) for i in worst if drops.flat[i] > 0]
     if worst:
-        out.append("Removing these hurts most: " + ", ".join(
-            f"head {_head(result, m, l, h)}" for l, h in worst) + ".")
+        out.append("Removing these hurts most: " + "; ".join(
+            _head(result, m, l, h) for l, h in worst) + ".")
     if trained is not None:
         out.append(trained_sentence(trained, [(int(l), int(h)) for l, h in worst]))
     lay = result.layers[m] * sign
@@ -253,7 +258,7 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
             continue
         what, why = MARK_WORDS[key]
         among = [x for x in heads if x in hurt_set]
-        shown = ", ".join(_head(result, m, l, h) for l, h in heads[:5])
+        shown = "; ".join(_head(result, m, l, h) for l, h in heads[:5])
         out.append(f"The {what} {shown}: " + (
             f"{len(among)} of them {'hurts' if len(among) == 1 else 'hurt'} beyond the 95% "
             "interval when switched off alone."

@@ -24,9 +24,11 @@ import numpy as np
 from analysis.core.encoding import EMPTY_CORPUS, encode_dataset
 from analysis.core.errors import DataError
 from analysis.core.forward import capture_unavailable, forward_batches
-from analysis.core.measures import NORM_METRICS, PUNCT, WEIGHT_METRICS, batch_stats
+from analysis.core.measures import CLI_METRICS, PUNCT, batch_stats
 from analysis.core.execution.corpus import add_arrays, run_local
 from analysis.core.models import load_model
+from analysis.core.study import Field, Schema, StudyResult
+from analysis.noop.gradients import GradientImportance
 
 Z95 = 1.959964  # the normal 97.5% quantile
 SPECIAL = "special"  # [CLS] + [SEP], summed per example before squaring
@@ -60,8 +62,27 @@ def normal_ci(mean, mean_sq, n: int):
 
 
 @dataclass
-class CorpusStats:
-    """Per-head means over a corpus (each metric a [L, H] array)."""
+class CorpusStats(StudyResult):
+    """Per-head means over a corpus (each metric a [L, H] array); with ``gradients`` (the
+    command's ``--gradients``), the gradient importance over the same corpus. Its JSON (the
+    command's, the page's download): :data:`SCHEMA`, the metrics of :data:`CLI_METRICS`."""
+
+    SCHEMA = Schema((
+        Field("model", "the model's spec"),
+        Field("n_examples", "examples read (unreadable ones skipped)"),
+        Field("n_layers", "layers"),
+        Field("n_heads", "heads per layer"),
+        Field("n_truncated", "examples cut to the model's (or the server's) token limit"),
+        Field("uniform_entropy", "mean over examples of log(n tokens): uniform attention's "
+                                 "entropy, in nats"),
+        Field("metrics", "metric -> layers x heads (0-indexed) mean over examples: shares of "
+                         "attention to [CLS], [SEP], punctuation, self, the previous and next "
+                         "token, and the entropy in nats"),
+        Field("layers_ci", "metric (and 'special' = cls + sep) -> per layer [low, high], the "
+                           "95% interval over examples of the layer's mean", optional=True),
+        Field("gradient_importance", "with --gradients: {loss, note, n_examples, per_head: "
+                                     "category -> layers x heads mean |dL/dA|}", optional=True),
+    ))
 
     model: str
     n_layers: int
@@ -77,6 +98,7 @@ class CorpusStats:
     notes: list[str] = field(default_factory=list)
     # mean over examples of the squared summaries of square_sums (empty: no intervals)
     squares: dict[str, np.ndarray] = field(default_factory=dict)
+    gradients: GradientImportance | None = None  # the CLI's --gradients
 
     @property
     def examples_per_second(self) -> float:
@@ -108,20 +130,33 @@ class CorpusStats:
         lo, hi = normal_ci(self.overall(name), sq, self.n_examples)
         return float(lo), float(hi)
 
-    def to_json_dict(self, metrics: Sequence[str] | None = None) -> dict:
-        names = list(metrics) if metrics is not None else [
-            m for m in (*WEIGHT_METRICS, *NORM_METRICS) if m in self.metrics
-        ]
-        return {
+    def json_fields(self) -> dict:
+        names = CLI_METRICS
+        out = {
             "model": self.model,
             "n_examples": int(self.n_examples),
             "n_layers": int(self.n_layers),
             "n_heads": int(self.n_heads),
             "n_truncated": int(self.n_truncated),
             "uniform_entropy": float(self.uniform_entropy),
-            "metrics": {m: np.asarray(self.metrics[m], dtype=float).tolist() for m in names},
+            "metrics": {m: np.asarray(self.metrics[m], dtype=float) for m in names},
             **self._ci_json(names),
         }
+        if self.gradients is not None:
+            out["gradient_importance"] = self.gradients
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CorpusStats":
+        """The statistics back from their JSON (the metrics as arrays; what the JSON does not
+        keep, the token counts and the squares behind the intervals, is left empty)."""
+        cls.SCHEMA.check(data)
+        grads = data.get("gradient_importance")
+        return cls(model=data["model"], n_layers=data["n_layers"], n_heads=data["n_heads"],
+                   n_examples=data["n_examples"], n_truncated=data["n_truncated"], n_tokens=0,
+                   metrics={k: np.asarray(v, dtype=float) for k, v in data["metrics"].items()},
+                   uniform_entropy=data["uniform_entropy"],
+                   gradients=GradientImportance.from_json(grads) if grads else None)
 
     def _ci_json(self, names) -> dict:
         """``layers_ci``: {metric: [[low, high] per layer]} (and ``special``), where the

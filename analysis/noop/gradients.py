@@ -20,6 +20,7 @@ from analysis.core.errors import DataError
 from analysis.core.forward import forward
 from analysis.core.measures import CATEGORIES, PUNCT, selectors
 from analysis.core.execution.corpus import add_arrays
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.core.encoding import EMPTY_CORPUS, encode_dataset
 from analysis.core.models import (
     ModelLoadError, _quiet_transformers, check_weights, load_config, normalise_spec, pick_device,
@@ -116,7 +117,19 @@ def _mask_positions(enc, rate: float, seed: int) -> np.ndarray:
 
 
 @dataclass
-class GradientImportance:
+class GradientImportance(StudyResult):
+    """Mean |dL/dA| per key category (:func:`gradient_importance`); its JSON is the noop
+    command's ``gradient_importance``."""
+
+    SCHEMA = Schema((
+        Field("loss", "'mlm' (the checkpoint's own masked-LM loss) or 'task' (its "
+                      "classification loss against its own predicted label)"),
+        Field("note", "the loss in words"),
+        Field("n_examples", "examples back-propagated"),
+        Field("per_head", "key category (sep, cls, punct, other) -> layers x heads "
+                          "(0-indexed) mean |dL/dA[i,j]| over the cells whose key j is in it"),
+    ))
+
     kind: str
     note: str
     n_examples: int
@@ -124,6 +137,16 @@ class GradientImportance:
 
     def per_layer(self, cat: str) -> np.ndarray:
         return self.per_head[cat].mean(axis=1)
+
+    def json_fields(self) -> dict:
+        return {"loss": self.kind, "note": self.note, "n_examples": int(self.n_examples),
+                "per_head": dict(self.per_head)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "GradientImportance":
+        cls.SCHEMA.check(data)
+        return cls(data["loss"], data["note"], data["n_examples"],
+                   {k: np.asarray(v, dtype=float) for k, v in data["per_head"].items()})
 
 
 def _masked_inputs(head: LossHead, group, mask_rate: float, seed: int):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.atlas.facts import noop_facts, roles
 from analysis.noop.corpus import SPECIAL
 
 
@@ -70,13 +71,20 @@ def _peak_words(stats, name: str, label: str) -> str:
     return text
 
 
+def noop_role(stats, layer: int, head: int) -> str:
+    """The head's role by the Head atlas's rules on these statistics alone (docs/METHODS.md
+    section 18): positional, broad, a no-op, several ("mixed") or none."""
+    facts = {"noop": noop_facts(stats.metrics, stats.uniform_entropy, int(layer), int(head))}
+    return ", ".join(roles(facts)) or "none"
+
+
 def noop_heads(stats, top: int = 10) -> list[dict]:
     """Heads with the most weight on [SEP] + [CLS] (1-indexed layer/head), highest first."""
     w = stats.metrics["cls"] + stats.metrics["sep"]
     rows = []
     for flat in np.argsort(-w, axis=None)[:top]:
         l, h = np.unravel_index(flat, w.shape)
-        row = {"layer": int(l) + 1, "head": int(h) + 1,
+        row = {"layer": int(l) + 1, "head": int(h) + 1, "role": noop_role(stats, l, h),
                "to [CLS]": float(stats.metrics["cls"][l, h]),
                "to [SEP]": float(stats.metrics["sep"][l, h]),
                "to [CLS]+[SEP]": float(w[l, h])}
@@ -94,6 +102,7 @@ def positional_heads(stats, threshold: float = 0.5) -> list[dict]:
         m = stats.metrics[kind]
         for l, h in zip(*np.nonzero(m > threshold)):
             rows.append({"layer": int(l) + 1, "head": int(h) + 1,
+                         "role": noop_role(stats, l, h),
                          "direction": "previous" if kind == "prev" else "next",
                          "share": float(m[l, h])})
     rows.sort(key=lambda r: -r["share"])

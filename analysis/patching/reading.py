@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.atlas.facts import head_name, head_statement, patching_facts
+from analysis.importance.links import ASPECT_DATA
 from analysis.patching.metric import MIN_GAP
 
 CARRY = 0.1  # a component "carries" the change when its patch alone moves 10% of it
 
 
 def name(layer: int, head: int) -> str:
-    """1-indexed layer-head, as the pages show it."""
-    return f"{layer + 1}-{head + 1}"
+    """1-indexed layer-head, as the pages show it (the Head atlas's naming)."""
+    return head_name(layer, head)
 
 
 def _pct(x: float) -> str:
@@ -94,9 +96,10 @@ def corpus_reading(cr) -> list[str]:
                                               cr.skipped.items()) + ".")
     top = top_heads(cr.mean)
     sure = int(((cr.ci[..., 0] > 0) & (cr.mean > CARRY)).sum())
-    lines.append("The heads that carry the most on average: " + ", ".join(
-        f"{name(l, h)} ({_pct(v)}, 95% {_pct(cr.ci[l, h, 0])} to {_pct(cr.ci[l, h, 1])})"
-        for l, h, v in top) + f". {sure} head(s) carry more than {_pct(CARRY)} with an "
+    # each head as the Head atlas states it (docs/METHODS.md section 18)
+    lines.append("The heads that carry the most on average: " + "; ".join(
+        head_statement(l, h, {"patching": patching_facts(cr.mean, cr.ci, cr.contrast, l, h)})
+        for l, h, _ in top) + f". {sure} head(s) carry more than {_pct(CARRY)} with an "
         "interval above zero.")
     if cr.spearman is not None and np.isfinite(cr.spearman):
         s = cr.spearman
@@ -106,6 +109,7 @@ def corpus_reading(cr) -> list[str]:
                      "the mean effect and the drop when the head is switched off.")
     marked = [name(*h) for h in cr.aspect_heads]
     if marked:
-        lines.append("The Aspect heads page's top heads (" + ", ".join(marked) + ") carry "
-                     + ", ".join(_pct(cr.mean[l, h]) for l, h in cr.aspect_heads) + ".")
+        lines.append(f"The Aspect heads page's top heads ({', '.join(marked)}; {ASPECT_DATA}) "
+                     "carry " + ", ".join(_pct(cr.mean[l, h]) for l, h in cr.aspect_heads)
+                     + ".")
     return lines

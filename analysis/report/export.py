@@ -165,5 +165,5 @@ def to_markdown_zip(report: Report, versions: dict | None = None,
             if png is not None:
                 z.writestr(images[k], png)
         z.writestr("report.md", to_markdown(report, images, versions))
-        z.writestr("report.json", report.to_json())
+        z.writestr("report.json", report.json_text())
     return buf.getvalue()

@@ -1,7 +1,7 @@
 """A findings report: what a visitor pinned from the pages (a chart, a table or a view), with
 its numbers, the link that reopens it, a caption and where it came from, and its JSON form.
 
-The JSON written by :meth:`Report.to_dict` reopens with :func:`report_from_json`, which trusts
+The JSON written by :meth:`Report.to_json` reopens with :func:`report_from_json`, which trusts
 nothing: size and count caps, types checked, strings cut, charts rebuilt by
 :func:`analysis.report.svg.clean_svg`, links kept only when they are http(s) or relative."""
 
@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 from analysis.core.corpus.jsonsafe import JSONError, loads
 from analysis.core.errors import DataError
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.report.svg import clean_svg
 
 FORMAT = "attention-dashboard-report"
@@ -94,17 +95,53 @@ class Finding:
 
 
 @dataclass
-class Report:
+class Report(StudyResult):
+    """The findings of a report; its JSON (the page's "Report data" download, the .zip's
+    report.json, the copy kept in the browser): :data:`SCHEMA`; it reopens with
+    :meth:`from_json` (:func:`report_from_json` from the file's bytes)."""
+
+    SCHEMA = Schema((
+        Field("format", f"always '{FORMAT}'"),
+        Field("version", "the report format's version"),
+        Field("title", "the report's title"),
+        Field("created", "when it was started (UTC)"),
+        Field("findings", "each pinned result: {title, kind (chart, table or view), caption, "
+                          "page, link, numbers: label -> the number as shown, columns, rows, "
+                          "svg (the chart, cleaned), reading, source: page, model, weights "
+                          "hash, data, settings, added}"),
+    ))
+
     title: str = "Findings"
     findings: list = field(default_factory=list)
     created: str = field(default_factory=now)
 
-    def to_dict(self) -> dict:
+    def json_fields(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "title": self.title,
                 "created": self.created, "findings": [asdict(f) for f in self.findings]}
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, indent=1)
+    def json_text(self) -> str:
+        """The JSON as the saved file's text (indented, non-ASCII kept)."""
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def from_json(cls, data) -> "Report":
+        """A report from its parsed JSON, trusting nothing (the module docstring): DataError
+        with one plain line for anything that is not a report of this format."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise DataError("The file is not a report saved by this dashboard.")
+        if data.get("version") != VERSION:
+            raise DataError(f"The report's format version {str(data.get('version'))[:20]} is "
+                            f"not supported (this dashboard reads version {VERSION}).")
+        items = data.get("findings")
+        if not isinstance(items, list):
+            raise DataError("The report has no list of findings.")
+        if len(items) > MAX_FINDINGS:
+            raise DataError(f"The report has {len(items)} findings; at most {MAX_FINDINGS} "
+                            "load.")
+        title = data.get("title") if isinstance(data.get("title"), str) else "Findings"
+        created = data.get("created") if isinstance(data.get("created"), str) else now()
+        return cls(title=title[:MAX_TITLE], created=created[:40],
+                   findings=[_finding(f, k + 1) for k, f in enumerate(items)])
 
 
 def _finding(raw, k: int) -> Finding:
@@ -126,8 +163,9 @@ def _finding(raw, k: int) -> Finding:
 
 
 def report_from_json(data: bytes | str, max_bytes: int = MAX_JSON_BYTES) -> Report:
-    """A report from its JSON (as written by :meth:`Report.to_json`), checked; DataError with
-    one plain line otherwise. ``max_bytes``: the size cap (a server may set a lower one)."""
+    """A report from its JSON text (as written by :meth:`Report.json_text`), checked;
+    DataError with one plain line otherwise. ``max_bytes``: the size cap (a server may set a
+    lower one)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     max_bytes = min(max_bytes, MAX_JSON_BYTES)
@@ -141,17 +179,4 @@ def report_from_json(data: bytes | str, max_bytes: int = MAX_JSON_BYTES) -> Repo
             raise DataError("The file is not a report saved by this dashboard (not JSON).") \
                 from None
         raise
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise DataError("The file is not a report saved by this dashboard.")
-    if raw.get("version") != VERSION:
-        raise DataError(f"The report's format version {str(raw.get('version'))[:20]} is not "
-                        f"supported (this dashboard reads version {VERSION}).")
-    items = raw.get("findings")
-    if not isinstance(items, list):
-        raise DataError("The report has no list of findings.")
-    if len(items) > MAX_FINDINGS:
-        raise DataError(f"The report has {len(items)} findings; at most {MAX_FINDINGS} load.")
-    title = raw.get("title") if isinstance(raw.get("title"), str) else "Findings"
-    created = raw.get("created") if isinstance(raw.get("created"), str) else now()
-    return Report(title=title[:MAX_TITLE], created=created[:40],
-                  findings=[_finding(f, k + 1) for k, f in enumerate(items)])
+    return Report.from_json(raw)

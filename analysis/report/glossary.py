@@ -111,6 +111,28 @@ GLOSSARY: dict[str, str] = {
     "leave-one-out": "Removing one word at a time and watching how the prediction changes.",
     "faithful": "An explanation is faithful when it shows what the model really used, not just "
         "what looks plausible to a person.",
+    "gold label": "The correct answer of an example, as the data gives it.",
+    "confidence": "How sure the model is of its answer: the probability it gives the label it "
+        "picks, from 0 to 1.",
+    "macro F1": "The F1 score (how well a label is found, balancing labels given wrongly against "
+        "labels missed) computed for each label and averaged, so that a rare label counts as "
+        "much as a common one.",
+    "3-way accuracy": "Like 4-way accuracy, over the aspects whose sentiment is positive, "
+        "neutral or negative (conflict left out).",
+    "confusion matrix": "A table of how often each correct label got each answer: the diagonal "
+        "holds the right answers, every other cell one kind of mistake.",
+    "slice": "A group of examples that share something (the same correct label, the same aspect "
+        "asked about, a similar length), measured on its own.",
+    "counterfactual": "A copy of an input with one controlled change (another aspect asked, an "
+        "opinion word turned into its opposite), to see whether the answer follows the change.",
+    "flip rate": "The share of answers that change when every input is given a counterfactual of "
+        "one kind.",
+    "head role": "What a head mostly does, read from where it looks by a stated rule (looking "
+        "at the previous word, resting on [SEP], finding a sentence's subject, finding the "
+        "aspect's words...): a label for a pattern, not proof that the model relies on it.",
+    "activation patching": "Running the model on one input while swapping in one part's inner "
+        "result from a slightly changed input, to see how much of the change in the answer "
+        "that part carries (0%: none of it, 100%: all of it).",
 }
 
 _WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)

@@ -9,7 +9,8 @@ regression per layer, majority baseline), :mod:`.geometry` (anisotropy, self-sim
 :mod:`.single` (one input), :mod:`.inputs` (one input from labelled data: ABSA roles, UPOS),
 :mod:`.labelled` (a corpus with sentence labels), :mod:`.corpus` (a corpus), :mod:`.job` (the
 corpus part as a map/merge job), :mod:`.run` (the job built after the checks, run in the
-process), :mod:`.reading` (the plain reading).
+process), :mod:`.reading` (the plain reading), :mod:`.study` (the study's one interface:
+:data:`STUDY` one input, :data:`CORPUS` a corpus).
 """
 
 from analysis.representations.corpus import (CorpusResult, ModelSide, Scatter, check_probes,
@@ -24,10 +25,12 @@ from analysis.representations.projection import (METHODS, align_layers, pca_scor
 from analysis.representations.reading import corpus_reading, input_reading
 from analysis.representations.run import corpus_job, corpus_representations
 from analysis.representations.single import InputResult, input_representations, linear_cka
+from analysis.representations.study import CORPUS, STUDY
 from analysis.representations.states import (ROLES, InputStates, WordCorpus, absa_words,
                                              check_same_shape, input_states, treebank_words)
 
-__all__ = ["CorpusResult", "InputResult", "InputStates", "LabelledInput", "METHODS",
+__all__ = ["CORPUS", "STUDY", "CorpusResult", "InputResult", "InputStates", "LabelledInput",
+           "METHODS",
            "ModelSide", "ProbeCurve", "ROLES", "RepresentationsJob", "Scatter", "WordCorpus",
            "absa_input", "absa_words", "align_layers", "anisotropy", "check_probes",
            "check_same_shape", "corpus_job", "corpus_kind", "corpus_reading",

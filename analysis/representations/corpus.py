@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from analysis.core.errors import DataError, InputError
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.representations.geometry import MIN_CONTEXTS, N_PAIRS, layer_geometry
 from analysis.representations.probes import FOLDS, ProbeCurve, probe_layers
 from analysis.representations.projection import project_layers
@@ -90,6 +91,12 @@ class ModelSide:
         return {"probes": {k: v.to_json() for k, v in self.probes.items()},
                 "anisotropy": list(self.anisotropy), "self_similarity": list(self.self_similarity)}
 
+    @classmethod
+    def from_json(cls, data: dict, name: str = "") -> "ModelSide":
+        probes = {k: ProbeCurve(k, list(v["layers"]), v["majority"], [], {})
+                  for k, v in data["probes"].items()}
+        return cls(name, probes, list(data["anisotropy"]), list(data["self_similarity"]))
+
 
 @dataclass
 class Scatter:
@@ -106,7 +113,21 @@ class Scatter:
 
 
 @dataclass
-class CorpusResult:
+class CorpusResult(StudyResult):
+    """The corpus part's numbers for one or two models; its JSON (the command's with
+    ``--data``): :data:`SCHEMA`, the first model's numbers and ``compare``."""
+
+    SCHEMA = Schema((
+        Field("probes", "probe -> {layers: per layer (0 = the embeddings) cross-validated "
+                        "accuracy, majority: the majority baseline's, layers_ci: per layer "
+                        "[low, high] bootstrap 95% interval over sentences}"),
+        Field("anisotropy", "per layer: two random words' mean cosine (null: too few words)"),
+        Field("self_similarity", "per layer: a word's mean cosine with itself in other "
+                                 "sentences (null: no word seen in several)"),
+        Field("compare", "the second model's probes, anisotropy and self_similarity (null "
+                         "without one)"),
+    ))
+
     kind: str
     model: ModelSide
     compare: ModelSide | None
@@ -119,9 +140,18 @@ class CorpusResult:
     def n_layers(self) -> int:
         return len(self.model.anisotropy)
 
-    def to_json(self) -> dict:
+    def json_fields(self) -> dict:
         return {**self.model.to_json(),
                 "compare": self.compare.to_json() if self.compare is not None else None}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CorpusResult":
+        """The numbers back from their JSON (no scatter, no per-sentence counts: the
+        intervals are not kept; the data's kind and sizes are unknown)."""
+        cls.SCHEMA.check(data)
+        compare = data.get("compare")
+        return cls("", ModelSide.from_json(data), ModelSide.from_json(compare)
+                   if compare is not None else None, None, 0, 0)
 
 
 def _labels_for_probe(words: WordCorpus, probe: str):

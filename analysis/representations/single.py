@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.representations.projection import check_method, project_layers
 from analysis.representations.threads import one_thread
 from analysis.representations.states import (InputStates, check_same_shape, check_same_tokens,
@@ -27,10 +28,20 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
 
 
 @dataclass
-class InputResult:
+class InputResult(StudyResult):
     """2-D points of one input's tokens: ``points[l]`` [n, 2] for model A, ``compare_points``
     the same for model B (None without B); CKA between consecutive layers of each model and,
-    with B, between the models at each layer."""
+    with B, between the models at each layer. Its JSON (the command's with ``--text``):
+    :data:`SCHEMA`."""
+
+    SCHEMA = Schema((
+        Field("tokens", "the word pieces, [CLS]/[SEP] included"),
+        Field("projection", "{method, layers: per layer (0 = the embeddings) tokens x 2 "
+                            "points}"),
+        Field("compare", "the second model's projection, same fit (null without one)"),
+        Field("colours", "an input from labelled data: colouring -> each token's label",
+              optional=True),
+    ))
 
     tokens: list[str]
     segments: list[int]
@@ -57,13 +68,29 @@ class InputResult:
         return {"method": self.method,
                 "layers": [[[float(v) for v in row] for row in p] for p in points]}
 
-    def to_json(self) -> dict:
+    def json_fields(self) -> dict:
         out = {"tokens": list(self.tokens), "projection": self._projection(self.points),
                "compare": (self._projection(self.compare_points)
                            if self.compare_points is not None else None)}
         if self.colourings:  # an input from labelled data: its tokens' labels
             out["colours"] = {k: list(v) for k, v in self.colourings.items()}
         return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "InputResult":
+        """The points back from their JSON (no segments, contexts, CKA or model names: the
+        JSON does not keep them)."""
+        cls.SCHEMA.check(data)
+        n = len(data["tokens"])
+
+        def points(projection):
+            return [np.asarray(p, dtype=np.float64) for p in projection["layers"]]
+
+        compare = data.get("compare")
+        return cls(list(data["tokens"]), [0] * n, [False] * n, [""] * n,
+                   data["projection"]["method"], points(data["projection"]), "",
+                   compare_points=points(compare) if compare is not None else None,
+                   colourings={k: list(v) for k, v in (data.get("colours") or {}).items()})
 
 
 def _steps(layers: np.ndarray) -> list[float]:

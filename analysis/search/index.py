@@ -30,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from analysis.core.errors import DataError, InputError
+from analysis.core.study import Field, Schema, StudyResult
 
 VERSION = 1
 # Exact search up to this many numbers per set: 100,000 pieces x 384 numbers took 25 ms a query
@@ -211,7 +212,7 @@ def write_index(data: IndexData, out, model: dict, fingerprint: str,
             "n_heads": int(data.heads.shape[1]), "hidden": int(data.layers.shape[2]),
             "head_dim": int(data.heads.shape[3]), "exact_max_cells": int(exact_max_cells),
             "sets": sets, "notes": list(data.notes)}
-    _write_json(out / "meta.json", meta)
+    _write_json(out / "meta.json", SearchIndex.SCHEMA.check(meta))
     return SearchIndex.open(out)
 
 
@@ -231,9 +232,36 @@ class Match:
                 "score": round(float(self.score), 6), "labels": self.labels}
 
 
-class SearchIndex:
+class SearchIndex(StudyResult):
     """An index folder opened for queries (vectors memory-mapped; each exact set's faiss index
-    built when first asked and kept, :data:`SEARCHERS_KEPT` at most)."""
+    built when first asked and kept, :data:`SEARCHERS_KEPT` at most). Its JSON is its
+    ``meta.json`` (:data:`SCHEMA`); it reads back from its folder (:meth:`open`)."""
+
+    SCHEMA = Schema((
+        Field("version", "the index format's version"),
+        Field("model", "{spec, name, hash (of the weights), n_layers, n_heads, max_length}"),
+        Field("fingerprint", "the corpus's fingerprint"),
+        Field("kind", "'treebank', 'absa' or 'text'"),
+        Field("label_names", "the pieces' labels (upos, deprel, role, label)"),
+        Field("n_tokens", "pieces indexed (special tokens left out)"),
+        Field("n_sentences", "sentences indexed"),
+        Field("n_layers", "layers (the hidden states have one more: 0 = the embeddings)"),
+        Field("n_heads", "heads per layer"),
+        Field("hidden", "numbers per hidden state"),
+        Field("head_dim", "numbers per head's context vector"),
+        Field("exact_max_cells", "sets of at most this many numbers are searched exactly"),
+        Field("sets", "set ('L3', 'L3H2': layer 3, its head 2, 0-based) -> {backend: exact "
+                      "or hnsw, recall: recall@50 against exact search, ef_search}"),
+        Field("notes", "what was skipped or cut"),
+    ))
+
+    def json_fields(self) -> dict:
+        return dict(self.meta)
+
+    @classmethod
+    def from_json(cls, data: dict):
+        raise TypeError("An index is its folder: open it with SearchIndex.open(folder); its "
+                        "meta.json alone holds no vectors.")
 
     def __init__(self, folder: Path, meta: dict, rows: dict):
         self.folder = folder

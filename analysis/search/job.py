@@ -188,6 +188,9 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
 
     if run is not None:
         data = run(job, dataset, stage(0, 90))
+        # a cluster's shards do not carry the corpus's own notes (the Dataset's description)
+        whole = search_corpus(dataset).notes
+        data.notes = whole + [n for n in data.notes if n not in whole]
     else:
         data = job.merge([job.map(loaded, dataset, range(len(dataset)), stage(0, 90))])
     index = write_index(data, folder, info, fp, exact_max_cells, progress=stage(90, 10))

@@ -7,7 +7,8 @@ forward over a treebank), :mod:`.heads` (head accuracies per relation, the offse
 :mod:`.reading` (tables, examples, plain sentences), :mod:`.states` (word vectors of every
 layer), :mod:`.trees` (tree distances, depths, MST, UUAS, Spearman), :mod:`.probes` (distance
 and depth probes per layer), :mod:`.run` (a treebank run: heads alone, or heads and word vectors
-from one forward).
+from one forward), :mod:`.study` (the study's one interface: :data:`STUDY` the heads,
+:data:`PROBES` the probes).
 """
 
 from analysis.syntax.heads import (RelationResult, SyntaxResult, offset_baseline, predictions,
@@ -17,11 +18,13 @@ from analysis.syntax.probes import (Probe, ProbeResult, example_tree, probe_laye
 from analysis.syntax.reading import compare_rows, example_sentences, reading, relation_rows
 from analysis.syntax.run import syntax_heads, syntax_pass
 from analysis.syntax.states import WordStates, extract_word_states
+from analysis.syntax.study import PROBES, STUDY
 from analysis.syntax.treebank import (SAMPLE_TREEBANK, read_conllu, read_hf_treebank,
                                       sample_treebank, treebank_fingerprint, validate_tree)
 from analysis.syntax.words import encode_treebank, encode_words
 
-__all__ = ["Probe", "ProbeResult", "RelationResult", "SAMPLE_TREEBANK", "SyntaxResult",
+__all__ = ["PROBES", "STUDY", "Probe", "ProbeResult", "RelationResult", "SAMPLE_TREEBANK",
+           "SyntaxResult",
            "WordStates", "compare_rows", "encode_treebank", "encode_words", "example_sentences",
            "example_tree", "extract_word_states", "offset_baseline", "predictions",
            "probe_layers", "read_conllu", "read_hf_treebank", "reading", "relation_accuracy",

@@ -23,6 +23,7 @@ import numpy as np
 
 from analysis.core.encoding import word_level
 from analysis.core.intervals import paired_ci
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.syntax.reading import (compare_rows, example_sentences, reading,
                                      relation_rows)
 from analysis.core.forward import forward
@@ -187,8 +188,19 @@ class RelationResult:
 
 
 @dataclass
-class SyntaxResult:
-    """Head accuracies per relation over a treebank (``"all"`` first, then by n)."""
+class SyntaxResult(StudyResult):
+    """Head accuracies per relation over a treebank (``"all"`` first, then by n); its JSON
+    (the ``syntax`` command's, the page's download): :data:`SCHEMA`."""
+
+    SCHEMA = Schema((
+        Field("n_sentences", "sentences analysed"),
+        Field("skipped", "sentences skipped (longer than the model's maximum)"),
+        Field("relations", "relation ('all' first, then by count) -> {n: dependents, "
+                           "dep_to_head / head_to_dep: layers x heads (0-indexed) accuracy, "
+                           "best: {layer, head, direction, accuracy} (0-indexed), baseline: "
+                           "{offset, accuracy}, gap_ci: the 95% interval of best - baseline "
+                           "(absent under two sentences)}"),
+    ))
 
     n_sentences: int
     skipped: int
@@ -204,10 +216,23 @@ class SyntaxResult:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def to_json(self) -> dict:
-        """Exactly the CLI's JSON: n_sentences, skipped, relations."""
+    def json_fields(self) -> dict:
         return {"n_sentences": int(self.n_sentences), "skipped": int(self.skipped),
                 "relations": {k: v.to_json() for k, v in self.relations.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SyntaxResult":
+        """The accuracies back from their JSON (without the sentences, which it does not
+        keep)."""
+        cls.SCHEMA.check(data)
+        relations = {k: RelationResult(
+            v["n"], np.asarray(v["dep_to_head"], dtype=float),
+            np.asarray(v["head_to_dep"], dtype=float), dict(v["best"]), dict(v["baseline"]),
+            tuple(v["gap_ci"]) if v.get("gap_ci") is not None else None)
+            for k, v in data["relations"].items()}
+        shape = next(iter(relations.values())).dep_to_head.shape if relations else (0, 0)
+        return cls(data["n_sentences"], data["skipped"], relations, n_layers=shape[0],
+                   n_heads=shape[1])
 
 
 class HeadsAccumulator:

@@ -33,6 +33,7 @@ import numpy as np
 
 from analysis.core.errors import InputError
 from analysis.core.execution.threads import side_by_side
+from analysis.core.study import Field, Schema, StudyResult
 from analysis.syntax.layered import train_layers
 from analysis.syntax.states import WordStates, extract_word_states
 from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearman, gold_edges,
@@ -186,8 +187,15 @@ def evaluate_layer(dist: Probe, depth: Probe, vectors, heads_list, upos_list,
 
 
 @dataclass
-class ProbeResult:
-    """Probe metrics per layer (layer 0 = embeddings) on the evaluation sentences."""
+class ProbeResult(StudyResult):
+    """Probe metrics per layer (layer 0 = embeddings) on the evaluation sentences; its JSON
+    (the ``probe`` command's, the page's download): :data:`SCHEMA`."""
+
+    SCHEMA = Schema((
+        Field("layers", "per layer (0 = the embeddings): {layer, uuas, dspr, root_acc, "
+                        "depth_spearman} on the evaluation sentences (null: not measurable)"),
+        Field("baselines", "{linear_chain_uuas, ...}: the scores of trees that read no vector"),
+    ))
 
     layers: list[dict]
     baselines: dict
@@ -207,12 +215,23 @@ class ProbeResult:
     seconds_extract: float = 0.0
     seconds_train: float = 0.0
 
-    def to_json(self) -> dict:
-        """Exactly the CLI's JSON: layers and baselines."""
+    def json_fields(self) -> dict:
         keys = ("layer", "uuas", "dspr", "root_acc", "depth_spearman")
         return {"layers": [{k: (int(r[k]) if k == "layer" else _num(r[k])) for k in keys}
                            for r in self.layers],
                 "baselines": {k: _num(v) for k, v in self.baselines.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ProbeResult":
+        """The metrics back from their JSON (null: NaN; no sentences, no probes)."""
+        cls.SCHEMA.check(data)
+
+        def num(x):
+            return float("nan") if x is None else x
+
+        return cls([{k: (v if k == "layer" else num(v)) for k, v in r.items()}
+                    for r in data["layers"]],
+                   {k: num(v) for k, v in data["baselines"].items()})
 
 
 def _num(x):

@@ -74,6 +74,7 @@ def _open(**params):
     at = AppTest.from_file("../../app.py", default_timeout=180)
     for k, v in params.items():
         at.query_params[k] = v
+    at.switch_page("pages/attention.py")  # not the app's first page (the Head atlas)
     return at.run()
 
 

@@ -72,7 +72,7 @@ def test_reopen_saved_report_and_refuse_bad_files(app):
                                                   numbers={"cosine": "0.815"})])
     for data, message in ((b"{not json", "not a report saved by this dashboard (not JSON)"),
                           (json.dumps({"format": "x"}).encode(), "not a report saved"),
-                          (json.dumps({**rep.to_dict(), "findings": [{"svg": "<svg><"}]})
+                          (json.dumps({**rep.to_json(), "findings": [{"svg": "<svg><"}]})
                            .encode(), "not a readable SVG")):
         at.file_uploader(key="report_upload").set_value(("r.json", data, "application/json"))
         at.run()
@@ -81,7 +81,7 @@ def test_reopen_saved_report_and_refuse_bad_files(app):
         assert message in at.error[0].value.replace("\\", "")
         assert not _findings(at)  # the session's report is kept as it was
     at.file_uploader(key="report_upload").set_value(
-        ("report.json", rep.to_json().encode(), "application/json"))
+        ("report.json", rep.json_text().encode(), "application/json"))
     at.run()
     at.button(key="report_open").click().run()
     assert not at.exception and not at.error
@@ -104,7 +104,7 @@ def test_demo_mode_caps_the_report_upload(monkeypatch):
         at.switch_page("pages/report.py")
         at.run()
         rep = Report(findings=[Finding(title="x", kind="view", caption="y" * 3000)] * 50)
-        big = json.dumps({**rep.to_dict(), "pad": "z" * (3 * 2**20)}).encode()
+        big = json.dumps({**rep.to_json(), "pad": "z" * (3 * 2**20)}).encode()
         at.file_uploader(key="report_upload").set_value(("big.json", big, "application/json"))
         at.run()
         at.button(key="report_open").click().run()

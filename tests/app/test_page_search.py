@@ -78,7 +78,7 @@ def test_default_view_is_the_librarys_query_over_the_treebank(default_model, tmp
     # every match opens the Attention page on its sentence with its piece pinned
     hrefs = re.findall(r"href='([^']+)'", body)
     assert len(hrefs) == len(matches)
-    assert hrefs[0].startswith("./?") and f"pin={matches[0].position + 1}" in hrefs[0]
+    assert hrefs[0].startswith("./attention?") and f"pin={matches[0].position + 1}" in hrefs[0]
     # the histogram: the labels' shares among the matches against the corpus rates
     frame = next(f for f in chart_frames(at) if "share (%)" in f.columns)
     rows = label_rows(index, others(matches, None), "upos")[:12]
@@ -118,6 +118,7 @@ def test_attention_page_links_to_search_with_token_and_layer():
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params.update({"a": "The waiter recommended the house wine .", "view": "Heatmap",
                             "layer": "3", "pin": "3"})
+    at.switch_page("pages/attention.py")  # not the app's first page (the Head atlas)
     at.run()
     assert not at.exception, at.exception
     link = next(e for e in at.get("page_link") if "Find similar" in e.proto.label)

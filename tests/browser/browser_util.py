@@ -205,27 +205,84 @@ def one_chromium_per_module():
                 pw.stop()
 
 
-def scroll_into_view(locator, tries: int = 5) -> None:
-    """Scroll ``locator``'s element into view, again when the element it found was replaced
-    meanwhile (a component redraws its root when its frame is laid out again after a run, on a
-    busy machine: "Element is not attached to the DOM")."""
-    from playwright.sync_api import Error
+def scroll_into_view(locator) -> None:
+    """Scroll ``locator``'s element into view once the page is settled and its charts are
+    still (:func:`wait_drawn`): a component redraws its root when its frame is laid out again
+    after a run, on a busy machine, and an element found before that is no longer attached."""
+    wait_drawn(locator.page)
+    locator.scroll_into_view_if_needed(timeout=15_000)
 
-    for _ in range(tries - 1):
-        try:
-            locator.scroll_into_view_if_needed(timeout=15_000)
-            return
-        except Error as exc:
-            if "not attached" not in str(exc):
-                raise
-            locator.page.wait_for_timeout(300)
-    locator.scroll_into_view_if_needed()
+
+QUIET_MS = 300  # how long the app must stay idle to count as settled
+
+# True once the app's script state has been "notRunning" for QUIET_MS, as seen by this poll and
+# the ones before it (the state and when it last changed are kept on the window), with something
+# drawn in the page's main area. An interaction turns the state to "running" before
+# Playwright's click returns; a run the app starts itself follows its first run within a few ms
+# (st.rerun); a first visit's first run draws nothing (it leaves Streamlit's legacy pages mode:
+# ui.common.frame.sidebar) and the second draws the page.
+SETTLED = """(quiet) => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const s = app ? app.getAttribute('data-test-script-state') : null;
+  const now = performance.now();
+  const w = window.__stIdle || (window.__stIdle = {s: null, t: now});
+  if (s !== w.s) { w.s = s; w.t = now; }
+  const drawn = document.querySelector("[data-testid='stMain'] [data-testid='stElementContainer']");
+  return s === 'notRunning' && now - w.t >= quiet && drawn !== null;
+}"""
+
+# True once every chart on the screen is drawn (its canvas or SVG has a size) and no chart's
+# box moved since the last poll: Vega draws after the run, and draws a container-wide chart
+# again when its column is laid out again.
+DRAWN = """(atLeast) => {
+  const boxes = [];
+  for (const el of document.querySelectorAll("[data-testid='stVegaLiteChart']")) {
+    if (!el.offsetParent) continue;  // hidden (the other screen's version of a comparison)
+    const m = el.querySelector('.vega-embed .marks');
+    if (!m) return false;  // Streamlit sent it; Vega has not drawn it yet
+    const b = m.getBoundingClientRect();
+    if (b.width < 2 || b.height < 2) return false;
+    boxes.push([b.x, b.y, b.width, b.height].map(Math.round).join(','));
+  }
+  const key = boxes.join(';');
+  const same = window.__drawnKey === key;
+  window.__drawnKey = key;
+  return same && boxes.length >= atLeast;
+}"""
+
+
+# True once the page's URL holds every parameter of ``arg`` ({name: value}): a page writes its
+# state to the URL in the run after an interaction.
+URL_HAS = """(want) => {
+  const q = new URLSearchParams(location.search);
+  return Object.entries(want).every(([k, v]) => q.get(k) === v);
+}"""
+
+
+# Counts the app's script runs from now on in window.__runs (a run turns its state "running").
+COUNT_RUNS = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  window.__runs = 0;
+  new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") === "running") window.__runs++;
+  }).observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+}"""
 
 
 def _wait_idle(page, timeout=120_000):
-    # a rerun starts shortly after an interaction; give it a moment, then wait for the end
-    page.wait_for_timeout(400)
-    page.wait_for_selector(IDLE, timeout=timeout)
+    """Wait until the app's run is over and it stayed idle :data:`QUIET_MS` (:data:`SETTLED`):
+    polled on the app's own script state, never a fixed sleep."""
+    page.evaluate("window.__stIdle = null")
+    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=timeout)
+
+
+def wait_drawn(page, timeout=60_000, charts: int = 0):
+    """Wait until the app is settled and every chart on the screen is drawn and still
+    (:data:`DRAWN`), and at least ``charts`` of them are shown (a page whose charts come in a
+    later run of its own: the component's first sync, a job's result)."""
+    _wait_idle(page, timeout=timeout)
+    page.evaluate("window.__drawnKey = null")
+    page.wait_for_function(DRAWN, arg=charts, polling=150, timeout=timeout)
 
 
 def selectbox(page, label: str):

@@ -40,7 +40,8 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
     from playwright.sync_api import expect
 
     with playwright_session() as p:
-        browser, page, errors = _open(p, server + "/?" + urlencode({"mode": "Sentence pair"}))
+        browser, page, errors = _open(p, server + "/attention?"
+                                      + urlencode({"mode": "Sentence pair"}))
         try:
             view = page.locator(".av-head")
             expect(view).to_have_attribute("data-layer", "1", timeout=60_000)
@@ -76,7 +77,7 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
                 "ps => ps.map(p => p.getAttribute('d')).join('|')")
             assert lines_l4 != lines_l1
             # once the user pauses, ONE rerun carries the state to the widgets and the URL
-            page.wait_for_timeout(1200)
+            page.wait_for_function("window.__reruns >= 1", timeout=30_000)
             _wait_idle(page)
             assert page.evaluate("window.__reruns") == 1
             q = _query(page)
@@ -105,7 +106,7 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
             assert view.get_attribute("data-layer") == "3"
             assert view.get_attribute("data-heads") == "8"
             assert page.evaluate("window.__reruns") == 0
-            page.wait_for_timeout(1200)
+            page.wait_for_function("window.__reruns >= 1", timeout=30_000)  # the URL follows
             _wait_idle(page)
             q = _query(page)
             assert (q["view"], q["layer"], q["head"], q["heads"]) == ("Head view", "3", "8", "8")
@@ -210,7 +211,7 @@ def test_controls_fit_a_phone_and_a_wide_screen(server):  # noqa: F811
     from playwright.sync_api import expect
 
     with playwright_session() as p:
-        browser, page, errors = _open(p, server + "/?view=Model+view", width=390)
+        browser, page, errors = _open(p, server + "/attention?view=Model+view", width=390)
         try:
             expect(page.locator(".av-model")).to_have_count(1, timeout=60_000)
             group = page.get_by_test_id("stButtonGroup").first
@@ -221,7 +222,7 @@ def test_controls_fit_a_phone_and_a_wide_screen(server):  # noqa: F811
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
             page.screenshot(path=str(SHOTS / "attention_phone.png"), full_page=False)
             page.set_viewport_size({"width": 1400, "height": 1000})
-            page.wait_for_timeout(500)
+            page.wait_for_function("window.innerWidth === 1400")
             label = page.get_by_test_id("stCheckbox").filter(has_text="No specials").first
             expect(label).to_be_visible()
             cut = label.locator("p").evaluate("p => p.scrollWidth > p.clientWidth + 1")

@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 # the helpers and servers are shared by the tier (browser_util.py, conftest.py); importing them
 # from here keeps working
-from browser_util import (CHROMIUM, IDLE, ROOT, SHOTS, _launch, _pick, _query,  # noqa: F401
-                          _saturated_pixels, _wait_idle, streamlit_server)
+from browser_util import (CHROMIUM, IDLE, ROOT, SHOTS, URL_HAS, _launch, _pick,  # noqa: F401
+                          _query, _saturated_pixels, _wait_idle, streamlit_server, wait_drawn)
 from browser_util import playwright_session
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -104,12 +104,10 @@ def test_attention_page_in_chromium(server):
             view = page.locator(".av-head")
             assert view.get_attribute("data-layer") == "2"  # drawn before any server round trip
             assert view.get_attribute("data-heads") == "7"
+            page.wait_for_function(URL_HAS, arg={"view": "Head view", "layer": "2", "head": "7"},
+                                   timeout=30_000)  # the one rerun that carries it to the URL
             _wait_idle(page)
-            for _ in range(60):
-                q = _query(page)
-                if q.get("view") == "Head view" and q.get("layer") == "2" and q.get("head") == "7":
-                    break
-                page.wait_for_timeout(500)
+            q = _query(page)
             assert (q.get("view"), q.get("layer"), q.get("head"), q.get("heads")) == (
                 "Head view", "2", "7", "7"), q
             page.get_by_test_id("stButtonGroup").get_by_text("Heatmap", exact=True).click()
@@ -129,7 +127,7 @@ def test_attention_page_in_chromium(server):
             expect(page.get_by_text("Neuron view, layer 2, head 4")).to_be_visible(timeout=60_000)
             q_chart = page.get_by_test_id("stVegaLiteChart").first
             q_chart.scroll_into_view_if_needed()
-            page.wait_for_timeout(500)
+            wait_drawn(page)
             assert _saturated_pixels(q_chart.screenshot()) > 300
             assert not dialogs and page.locator("img[src='x']").count() == 0
             assert not errors, errors
@@ -220,7 +218,7 @@ def test_the_text_box_counter_sits_below_a_long_text_not_over_it(server):
         browser = _launch(p)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server + "/?" + urlencode({"a": text}))
+            page.goto(server + "/attention?" + urlencode({"a": text}))
             _wait_idle(page)
             box = page.get_by_test_id("stSidebar").get_by_test_id("stTextArea").first
             box.locator("textarea").click()

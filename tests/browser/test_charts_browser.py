@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import pytest
 
 from browser_util import (CHROMIUM, ROOT, SHOTS, _launch, _pick, _saturated_pixels, _wait_idle,
-                          playwright_session, streamlit_server)
+                          playwright_session, streamlit_server, wait_drawn)
 
 expect = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip "
                              "install -r requirements-dev.txt to run the browser tests").expect
@@ -174,7 +174,7 @@ def test_issue_link_in_the_app(app_server, browser):
     chart = page.get_by_test_id("stVegaLiteChart").first
     chart.wait_for(timeout=60_000)
     chart.scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
+    wait_drawn(page)
     assert _saturated_pixels(chart.screenshot()) > 2000
     page.get_by_test_id("stButtonGroup").get_by_text(re.compile(r"^Neuron( view)?$")).click()
     _wait_idle(page)
@@ -184,7 +184,7 @@ def test_issue_link_in_the_app(app_server, browser):
     expect(charts).to_have_count(4, timeout=60_000)
     for i in range(4):
         charts.nth(i).scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        wait_drawn(page)
         shot = charts.nth(i).screenshot(path=str(SHOTS / f"issue_neuron_{i}.png"))
         assert _saturated_pixels(shot) > 200, i
     assert not [e for e in seen["errors"] if "signal" in e.lower()], seen

@@ -15,6 +15,7 @@ import re
 import pytest
 
 from browser_util import SHOTS, _launch, _wait_idle, playwright_session
+from browser_util import wait_drawn
 
 URL = ("/drift?drift_after=default&drift_max=6&drift_tab=Pattern+types"
        "&drift_gallery_type=vertical&drift_gallery_model=before")
@@ -89,7 +90,7 @@ def test_gallery_maps_fit_their_column_whole(drift_server, width):
             expect(caption).to_be_visible(timeout=240_000)
             _wait_idle(page, timeout=240_000)
             caption.scroll_into_view_if_needed()
-            page.wait_for_timeout(500)  # Vega draws after the element mounts
+            wait_drawn(page)  # Vega draws after the element mounts
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / f"drift-gallery-{width}.png"))
             assert gallery_problems(page) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from browser_util import _launch, _wait_idle, playwright_session
+from browser_util import wait_drawn
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -48,7 +49,7 @@ def test_syntax_page_fits_its_column(server, width):
             expect(box).to_be_visible(timeout=300_000)
             _wait_idle(page, timeout=300_000)
             assert box.bounding_box()["width"] <= 300
-            page.wait_for_timeout(1000)
+            wait_drawn(page)
             assert page.evaluate(OVERFLOW) == []
             # nothing makes the page itself scroll sideways
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_util import _launch, _wait_idle, scroll_into_view, playwright_session
+from browser_util import _launch, scroll_into_view, playwright_session, wait_drawn
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -41,33 +41,33 @@ def server(streamlit_app, finetuned_copy):
 def _open(browser, url: str, width: int):
     page = browser.new_page(viewport={"width": width, "height": 1000})
     page.goto(url, timeout=300_000)
-    _wait_idle(page, timeout=600_000)
-    page.wait_for_timeout(1500)  # Vega draws after the run
-    _wait_idle(page, timeout=600_000)
+    wait_drawn(page, timeout=600_000, charts=1)  # Vega draws after the run
     return page
 
 
-def _drawn(locator, settle_s: float = 10.0):
-    """The bounding box of the chart drawn in ``locator`` (its canvas or SVG), once it has
-    settled: Vega redraws a container-wide chart when its column is laid out again, which on a
-    busy machine can come after the run has ended (a first reading of 470 px, then 560+)."""
-    import time
-
+def _drawn(locator):
+    """The bounding box of the chart drawn in ``locator`` (its canvas or SVG), once every chart
+    on the screen has settled (browser_util.wait_drawn): Vega redraws a container-wide chart
+    when its column is laid out again, which on a busy machine can come after the run ended."""
     box = locator.locator(".marks").first
     scroll_into_view(box)
-    last, deadline = box.bounding_box(), time.monotonic() + settle_s
-    while time.monotonic() < deadline:
-        box.page.wait_for_timeout(300)
-        now = box.bounding_box()
-        if now == last:
-            return now
-        last = now
-    return last
+    wait_drawn(box.page)
+    return box.bounding_box()
+
+
+ONE_SHOWN = """(key) => {
+  const shown = [`.st-key-fitwide-${key}`, `.st-key-fitnarrow-${key}`].map(
+    s => document.querySelector(s)).filter(e => e && e.offsetParent);
+  return document.querySelector(`.st-key-fitwide-${key}`) !== null
+    && document.querySelector(`.st-key-fitnarrow-${key}`) !== null && shown.length === 1;
+}"""
 
 
 def _shown(page, key: str):
     """The visible one of a comparison's two versions (ui.common.frame.state.fit_keys)."""
     wide, narrow = page.locator(f".st-key-fitwide-{key}"), page.locator(f".st-key-fitnarrow-{key}")
+    # both drawn, and the screen's style has hidden one (app.py's FIT_CSS)
+    page.wait_for_function(ONE_SHOWN, arg=key, timeout=60_000)
     assert wide.count() == 1 and narrow.count() == 1, key
     shown = [v for v in (wide, narrow) if v.is_visible()]
     assert len(shown) == 1, key  # exactly one: the other screen's is hidden
@@ -124,8 +124,7 @@ def test_representations_both_models_on_the_screen(server, width):
             box = _drawn(shown)
             assert box["x"] + box["width"] <= width
             page.get_by_role("tab", name="A corpus").click()
-            _wait_idle(page, timeout=600_000)
-            page.wait_for_timeout(1500)
+            wait_drawn(page, timeout=600_000)
             # Anisotropy and self-similarity: the plot keeps its height under the legends
             geometry = page.locator(".vega-embed").filter(
                 has=page.locator("svg text", has_text="Anisotropy")).first
@@ -146,8 +145,7 @@ def test_drift_maps_fit_their_columns(server, width):
         try:
             page = _open(browser, f"{server}/drift", width)
             expect(page.get_by_test_id("stMetric").first).to_be_visible(timeout=600_000)
-            _wait_idle(page, timeout=600_000)
-            page.wait_for_timeout(2000)
+            wait_drawn(page, timeout=600_000)
             charts = page.locator(".vega-embed")
             assert charts.count() >= 6  # the cosine map, lines, before / after / difference
             # the cosine map (12 heads and the legend: 610 px before, cut at 358 on a phone)
@@ -173,7 +171,7 @@ def test_attention_heatmap_and_neuron_view_fit(server, width):
         browser = _launch(p)
         try:
             for view in ("Heatmap", "Neuron+view"):
-                page = _open(browser, f"{server}/?view={view}", width)
+                page = _open(browser, f"{server}/attention?view={view}", width)
                 assert page.locator(".vega-embed .marks").count() >= 1, view
                 assert page.evaluate(DRAWN_OUTSIDE, width) == [], view
                 assert page.evaluate("document.documentElement.scrollWidth") <= width + 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle, playwright_session
+from browser_util import wait_drawn
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def test_the_map_draws(server, width):
             chart = page.get_by_test_id("stVegaLiteChart").first
             chart.wait_for(timeout=60_000)
             chart.scroll_into_view_if_needed()
-            page.wait_for_timeout(1500)  # vega draws after the element appears
+            wait_drawn(page)  # vega draws after the element appears
             box = chart.bounding_box()
             assert box and 150 < box["width"] <= width and box["height"] > 100, box
             shot = chart.screenshot()

@@ -8,6 +8,7 @@ import pytest
 
 from test_browser import _launch, _wait_idle
 from browser_util import playwright_session
+from browser_util import wait_drawn
 from test_fit_browser import OVERFLOW
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
@@ -29,11 +30,11 @@ def test_patching_page_fits_its_column(example_server, width):
             # the heads map is drawn (Vega's canvas or SVG, not empty)
             box = charts.first.locator("canvas, svg").first.bounding_box()
             assert box is not None and box["width"] > 100 and box["height"] > 50
-            page.wait_for_timeout(1000)
+            wait_drawn(page)
             assert page.evaluate(OVERFLOW) == []
             page.get_by_role("tab", name="Layers x positions").click()
             expect(page.locator(".vega-embed").nth(1)).to_be_visible(timeout=60_000)
-            page.wait_for_timeout(1500)
+            wait_drawn(page)
             assert page.evaluate(OVERFLOW) == []
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:

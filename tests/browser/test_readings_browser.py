@@ -60,6 +60,11 @@ _CELLS = """el => Array.from(el.querySelectorAll('[role=columnheader], [role=gri
           c.getAttribute('aria-colindex'), c.innerText])"""
 
 
+# the column indices the grid has drawn cells for (it draws those in view, and a few beside)
+COLUMNS_DRAWN = """el => Array.from(new Set(Array.from(el.querySelectorAll('[aria-colindex]'))
+    .map(c => c.getAttribute('aria-colindex')))).sort().join(',')"""
+
+
 def _table(frame) -> list[dict[str, str]]:
     """The rows of an st.dataframe as the grid exposes them to assistive technology (column
     header -> cell text; the values as they are, before the grid's formatting). The grid only
@@ -67,43 +72,58 @@ def _table(frame) -> list[dict[str, str]]:
     frame.scroll_into_view_if_needed()
     heads: dict[str, str] = {}
     cells: dict[tuple[str, str], str] = {}
+    columns = int(frame.evaluate("el => el.querySelector('table').getAttribute('aria-colcount')"))
     for step in range(12):
         for role, row, col, text in frame.evaluate(_CELLS):
             if role == "columnheader":
                 heads[col] = text
             else:
                 cells[(row, col)] = text
+        if len(heads) >= columns:  # every column read
+            break
+        drawn = frame.evaluate(COLUMNS_DRAWN)
         moved = frame.evaluate("""el => { const s = el.querySelector('.dvn-scroller');
             if (!s || s.scrollLeft + s.clientWidth >= s.scrollWidth) return false;
             s.scrollLeft += s.clientWidth / 2; return true; }""")
         if not moved:
             break
-        frame.page.wait_for_timeout(300)
+        # the grid draws the columns scrolled into view (and drops those scrolled out)
+        frame.page.wait_for_function(f"([el, before]) => ({COLUMNS_DRAWN})(el) !== before",
+                                     arg=[frame.element_handle(), drawn], timeout=30_000)
     rows = sorted({r for r, _ in cells}, key=int)
     assert heads and rows, (heads, cells)
     return [{heads[c]: cells.get((r, c), "") for c in heads} for r in rows]
 
 
-def _frame_with(page, column: str, within_s: float = 120.0):
-    import time
+# the index of the first shown table (st.dataframe) one of whose column headers reads ``column``
+# (-1: none yet); a shown table with no header cells yet is scrolled into view, since the grid
+# fills its cells for assistive technology once it is drawn
+TABLE_WITH = """(column) => {
+  const frames = Array.from(document.querySelectorAll("[data-testid='stDataFrame']"));
+  return frames.findIndex(f => {
+    if (!f.offsetParent) return false;  // in a tab not shown
+    const heads = f.querySelectorAll('[role=columnheader]');
+    if (!heads.length) { f.scrollIntoView({block: 'nearest'}); return false; }
+    return Array.from(heads).some(h => h.innerText.trim() === column);
+  });
+}"""
 
-    deadline = time.monotonic() + within_s  # a job's table may come a rerun after the idle
-    while True:
-        for frame in page.get_by_test_id("stDataFrame").all():
-            if not frame.is_visible():  # in a tab not shown
-                continue
-            frame.scroll_into_view_if_needed()
-            # the grid fills its cells for assistive technology once it is drawn
-            frame.locator("[role=columnheader]").first.wait_for(state="attached",
-                                                                timeout=30_000)
-            if column in frame.locator("[role=columnheader]").all_inner_texts():
-                return frame
-        if time.monotonic() > deadline:
-            break
-        page.wait_for_timeout(1000)
-    seen = [f.locator("[role=columnheader]").all_inner_texts()
-            for f in page.get_by_test_id("stDataFrame").all() if f.is_visible()]
-    raise AssertionError(f"no table with the column {column!r}: {seen}")
+
+def _frame_with(page, column: str, timeout_ms: int = 120_000):
+    """The shown table with the column ``column``, once there: a job's table may come a rerun
+    after the page went idle."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(f"() => ({TABLE_WITH})({column!r}) >= 0", timeout=timeout_ms)
+    except PlaywrightTimeout:
+        seen = [f.locator("[role=columnheader]").all_inner_texts()
+                for f in page.get_by_test_id("stDataFrame").all() if f.is_visible()]
+        raise AssertionError(f"no table with the column {column!r}: {seen}") from None
+    index = page.evaluate(f"({TABLE_WITH})({column!r})")
+    frame = page.get_by_test_id("stDataFrame").nth(index)
+    frame.scroll_into_view_if_needed()
+    return frame
 
 
 def test_head_importance_reading_names_its_metrics(server, browser):
@@ -145,9 +165,10 @@ def test_aspect_heads_explain_the_task_leave_out_the_sep_baseline_and_read_the_c
     try:
         page.get_by_role("button", name="Run causal check").wait_for(timeout=300_000)
         page.get_by_text("What am I looking at?").first.click()
-        page.wait_for_timeout(500)
         told = page.get_by_test_id("stExpander").first.get_by_test_id(
-            "stMarkdownContainer").filter(has_text="Each review is paired").first.inner_text()
+            "stMarkdownContainer").filter(has_text="Each review is paired").first
+        told.wait_for(state="visible", timeout=30_000)
+        told = told.inner_text()
         # (the explanation itself: the glossary's entries follow it)
         assert "this checkpoint's task, NLI-M: for example \"service\"" in told
         assert "what do you think" not in told and "QA-M" not in told

@@ -238,8 +238,6 @@ def test_pinned_findings_survive_a_reload_and_stay_in_this_browser(server):  # n
             other = browser.new_context(viewport={"width": 1400, "height": 1300}).new_page()
             other.goto(server + "/report")
             _wait_idle(other, timeout=240_000)
-            other.wait_for_timeout(1500)
-            _wait_idle(other)
             expect(other.get_by_text("No findings yet")).to_be_visible()
             # what the browser keeps is visitor input: checked like an uploaded report
             dialogs = []
@@ -257,8 +255,6 @@ def test_pinned_findings_survive_a_reload_and_stay_in_this_browser(server):  # n
             _wait_idle(page)
             page.reload()
             _wait_idle(page, timeout=240_000)
-            page.wait_for_timeout(1500)
-            _wait_idle(page)
             expect(page.get_by_text("No findings yet")).to_be_visible()
         finally:
             browser.close()

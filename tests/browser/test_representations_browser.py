@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from browser_util import SHOTS, _launch, _saturated_pixels, _wait_idle, playwright_session
+from browser_util import wait_drawn, COUNT_RUNS
 
 HOSTILE = '<b>x</b> ${x} "q" \'s\' back\\slash <img src=x onerror=alert(1)> '
 TEXT = HOSTILE * 60  # far more than 512 tokens: cut to the model's maximum
@@ -31,7 +32,7 @@ def test_scatter_with_hostile_tokens_at_512_tokens(server):  # noqa: F811
                 # side_by_side draws a wide and a stacked copy; the screen width shows one
                 chart = page.get_by_test_id("stVegaLiteChart").filter(visible=True).first
                 expect(chart).to_be_visible(timeout=120_000)
-                page.wait_for_timeout(1500)
+                wait_drawn(page)
                 # the caption counts the tokens the chart was drawn for
                 expect(page.get_by_text("512 tokens, 7 layers", exact=False)).to_be_visible()
                 chart.scroll_into_view_if_needed()
@@ -41,11 +42,11 @@ def test_scatter_with_hostile_tokens_at_512_tokens(server):  # noqa: F811
                 slider = chart.locator("input[type=range]").first
                 expect(slider).to_have_value("6")
                 _wait_idle(page)  # any late rerun of the page's own is over
+                page.evaluate(COUNT_RUNS)
                 slider.evaluate("(s) => { s.value = '0'; s.dispatchEvent(new Event('input', "
                                 "{bubbles: true})); }")
-                for _ in range(10):  # no rerun starts: the script stays idle throughout
-                    page.wait_for_timeout(100)
-                    assert page.locator("[data-test-script-state='notRunning']").count() == 1
+                wait_drawn(page)  # redrawn in the browser ...
+                assert page.evaluate("window.__runs") == 0  # ... with no script run at all
                 after = chart.screenshot()
                 assert after != before
                 with open(SHOTS / f"representations_{width}.png", "wb") as fh:
@@ -94,7 +95,7 @@ def test_one_input_from_the_absa_sample_draws_by_role(server):  # noqa: F811
             _wait_idle(page, timeout=300_000)
             chart = page.get_by_test_id("stVegaLiteChart").filter(visible=True).first
             expect(chart).to_be_visible(timeout=120_000)
-            page.wait_for_timeout(1500)
+            wait_drawn(page)
             expect(page.get_by_text("14 tokens, 7 layers", exact=False)).to_be_visible()
             expect(page.get_by_text("aspect term (pasta)", exact=False)).to_be_visible()
             chart.scroll_into_view_if_needed()

@@ -9,6 +9,7 @@ import pytest
 
 from test_browser import _launch, _wait_idle
 from browser_util import playwright_session
+from browser_util import wait_drawn
 from test_fit_browser import OVERFLOW
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
@@ -33,7 +34,7 @@ def test_search_page_shows_matches_and_fits(server, width):
             expect(marks).to_have_count(20, timeout=60_000)
             assert all(marks.nth(k).inner_text().strip() for k in range(20))
             expect(page.locator(".vega-embed").first).to_be_visible(timeout=60_000)
-            page.wait_for_timeout(1000)
+            wait_drawn(page)
             assert page.evaluate(OVERFLOW) == []
             chart = page.locator(".vega-embed").first.bounding_box()
             assert chart["width"] <= width and chart["width"] > 0.5 * min(width, 700)
@@ -69,7 +70,7 @@ def test_an_uploaded_treebank_is_searched_with_its_labels_and_fits(server, width
             expect(page.get_by_text("share the word's part of speech (NOUN)",
                                     exact=False)).to_be_visible(timeout=60_000)
             expect(page.locator("mark")).to_have_count(20, timeout=60_000)
-            page.wait_for_timeout(1000)
+            wait_drawn(page)
             assert page.evaluate(OVERFLOW) == []
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:

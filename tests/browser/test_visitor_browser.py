@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 import pytest
 
 from browser_util import _launch, _wait_idle, playwright_session
+from browser_util import wait_drawn
 
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install "
                     "-r requirements-dev.txt to run the browser tests")
@@ -64,7 +65,7 @@ def test_colour_bar_stays_after_an_in_page_url_change(server):
                 page.get_by_role("tab", name=tab).click()
                 _wait_idle(page)
                 assert f"noop_tab={tab}" in page.url
-                page.wait_for_timeout(800)
+                wait_drawn(page)
                 assert page.evaluate(BROKEN_REFS) == [], f"after the {tab} tab"
             chart = page.locator("[role='tabpanel']:not([hidden]) .vega-embed").first
             expect(chart).to_be_visible(timeout=60_000)
@@ -98,10 +99,9 @@ def test_no_request_leaves_the_app_server(server):
             page = ctx.new_page()
             page.on("requestfailed", lambda r: failed.append(r.url))
             page.on("console", lambda m: m.type == "error" and console.append(m.text))
-            for path in ("/", "/noop", "/aspects", "/drift", "/syntax", "/report"):
+            for path in ("/", "/attention", "/noop", "/aspects", "/drift", "/syntax", "/report"):
                 page.goto(f"{server}{path}", timeout=120_000)
-                _wait_idle(page, timeout=240_000)
-                page.wait_for_timeout(1000)
+                wait_drawn(page, timeout=240_000)
         finally:
             browser.close()
     assert outside == [], outside

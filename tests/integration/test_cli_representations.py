@@ -47,6 +47,10 @@ def test_text_json_equals_the_library(tmp_path, tiny, capsys):
     want = input_representations(m, "The soup was cold.", "soup", m, method="aligned")
     assert got == json.loads(json.dumps(want.to_json()))
     assert got["projection"]["method"] == "aligned" and len(got["projection"]["layers"]) == 3
+    from analysis.representations.study import STUDY  # the result reads its JSON back
+
+    back = STUDY.result.from_json(got)
+    assert back.to_json() == got and back.points[2].shape == (len(got["tokens"]), 2)
 
 
 def test_data_json_equals_the_library(tmp_path, tiny, capsys):
@@ -63,6 +67,11 @@ def test_data_json_equals_the_library(tmp_path, tiny, capsys):
     # each layer's accuracy with its bootstrap 95% interval over sentences
     upos = json.loads(out.read_text())["probes"]["upos"]
     assert len(upos["layers_ci"]) == len(upos["layers"])
+    from analysis.representations.study import CORPUS  # back from the JSON, but the intervals
+
+    back = CORPUS.result.from_json(json.loads(out.read_text())).to_json()
+    assert back["probes"]["upos"] == {k: upos[k] for k in ("layers", "majority")}
+    assert back["anisotropy"] == want["anisotropy"] and back["compare"] is None
     assert all(lo <= acc <= hi for (lo, hi), acc in zip(upos["layers_ci"], upos["layers"]))
 
 

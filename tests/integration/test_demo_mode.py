@@ -102,6 +102,18 @@ def _open(page: str | None = None, **params) -> AppTest:
     return at
 
 
+def _attention(**params) -> AppTest:
+    """The Attention page opened by a link (the app's first page is the Head atlas, which has
+    no input box)."""
+    at = AppTest.from_file(APP, default_timeout=240)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page("pages/attention.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def _texts(at) -> list[str]:
     """Everything the page says in words (messages, captions, Markdown, titles)."""
     out = []
@@ -206,7 +218,7 @@ def test_demo_sidebar_offers_the_host_list_only(demo, specs_seen, monkeypatch):
 
     # widget changes on the app itself (no page switch): the app's own first-run handling
     monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", LEAVE_LEGACY)
-    at = _open()
+    at = _attention()  # a page with the input box
     assert [r.label for r in at.sidebar.radio] == ["Input"]  # no model source to choose
     assert not at.sidebar.text_input
     box = at.sidebar.selectbox(key="model")
@@ -241,7 +253,7 @@ def test_demo_url_model_never_reaches_the_server(demo, specs_seen, tiny_model_di
 
 
 def test_demo_caps_tokens_per_input(demo):
-    at = _open(a="food " * 600, view="Heatmap")
+    at = _attention(a="food " * 600, view="Heatmap")
     assert any("truncated to the model's maximum of 256" in w.value for w in at.warning)
     assert at.sidebar.text_area(key="a").max_chars == 2000
 
@@ -552,7 +564,7 @@ def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
             expect(waiting).to_be_visible(timeout=30_000)
 
             c = browser.new_page(viewport={"width": 1400, "height": 1100})
-            c.goto(demo_server + "/?view=Heatmap")
+            c.goto(demo_server + "/attention?view=Heatmap")
             expect(c.get_by_text("Strongest links:", exact=False)).to_be_visible(
                 timeout=120_000)
             assert waiting.is_visible()  # C's view came while A's job still held the queue

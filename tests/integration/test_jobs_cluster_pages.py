@@ -5,8 +5,10 @@ runs here once, the bar says so, and its next job is queued here with the captio
 Data actor that died loading the model is said in the loader's words, not as a lost worker;
 the first-visit background job takes a cluster ticket (it waits behind no in-process job) and
 waits on the cluster, or runs here without the address; AppTest: Head importance's first view
-goes to the cluster and shows the library's numbers. The real cluster:
-tests/test_jobs_cluster_ray_pages.py."""
+goes to the cluster and shows the library's numbers; the Search page's index (its command's
+one description) reaches the cluster with the page's token cap, as a visitor's job or the
+demo's shared background job, and the command's placement sends it on its --ray-workers. The
+real cluster: tests/test_jobs_cluster_ray_pages.py."""
 
 from __future__ import annotations
 
@@ -189,3 +191,118 @@ def test_the_importance_pages_first_view_goes_to_the_cluster(monkeypatch, tmp_pa
     assert metrics["Heads free to go one at a time"] == f"{free_heads(ref)} of 8"
     assert metrics["Removable together within 1 point"] == \
         f"{ref.pruning['prunable']['by_importance']:.0%} ({removable_together(ref)[1]} heads)"
+
+
+# -- Search: the page's index is the command's one description (issue 44) ---------------------
+
+SEARCH_TEXTS = ["The soup was cold, and the waiter never came back to our table that night.",
+                "Lovely bread.", "Is it open?"]
+
+
+@pytest.fixture
+def search_page(fake, monkeypatch, tmp_path, tiny_model_dir):
+    """(loaded with a demo's token cap of 12, a corpus, the runs sent to the cluster (job, the
+    job it wraps, its token cap, rows, workers), use):
+    ``use(settings)`` points the job queue and the Search page at ``settings``; the cluster is
+    a stand-in runner that loads the job's model by its spec and maps the whole corpus, as one
+    Ray worker would."""
+    import datasets
+
+    from analysis.core.execution.corpus import run_local
+    from analysis.core.models import load_model
+    from ui.search import blocks as SB
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    sent = []
+
+    def runner(job, dataset, progress=None, **kw):
+        sent.append((type(job).__name__, type(getattr(job, "job", job)).__name__,
+                     getattr(job, "max_length", None), len(dataset), kw.get("workers")))
+        return run_local(job, job.load(), dataset, progress)
+
+    def use(settings):
+        fc, page = fake(settings=settings)
+        monkeypatch.setattr(cluster, "_run_ray", runner)
+        monkeypatch.setattr(SB, "settings", lambda: settings)
+        return fc, page
+
+    loaded = replace(load_model(str(tiny_model_dir("bert"))), max_length=12)
+    return loaded, datasets.Dataset.from_dict({"text": SEARCH_TEXTS}), sent, use
+
+
+def _same_index(a, b):
+    import numpy as np
+
+    assert a.meta == b.meta and a.tokens == b.tokens and a.texts == b.texts
+    assert np.array_equal(a.layers, b.layers) and np.array_equal(a.heads, b.heads)
+
+
+def test_the_search_pages_index_reaches_the_cluster_with_the_token_cap(search_page, tmp_path):
+    """With DASHBOARD_RAY_ADDRESS the page's index build sends its vectors to the cluster, as
+    ``search index --ray`` does (it was a closure the queue could only run here): the job
+    carries the page's token cap to the workers, the folder is written here, and it holds the
+    index built in this process."""
+    from analysis.search import build_index
+    from ui.search import blocks as SB
+
+    loaded, ds, sent, use = search_page
+    fc, page = use(Settings(ray_address=ADDRESS))
+    index = SB.index_for(loaded, "text", ds)
+    assert sent == [("Capped", "SearchJob", 12, 3, 3)]  # on the cluster's 3 workers
+    assert fc.calls[0] == ("connect", ADDRESS)
+    assert any(kind == "caption" and "Runs on the Ray cluster" in str(args)
+               for kind, args, _ in page.sent)  # said under the bar
+    here = build_index(loaded, ds, tmp_path / "here")
+    _same_index(index, here)
+    assert index.meta["model"]["max_length"] == 12
+    assert "1 sentence(s) longer than the model's 12 tokens were cut." in index.meta["notes"]
+    assert SB.index_for(loaded, "text", ds).folder == index.folder and len(sent) == 1  # cached
+
+
+def test_without_the_address_the_search_index_is_built_here(search_page, tmp_path):
+    from analysis.search import build_index
+    from ui.search import blocks as SB
+
+    loaded, ds, sent, use = search_page
+    fc, _ = use(Settings())
+    index = SB.index_for(loaded, "text", ds)
+    assert sent == [] and fc.calls == []
+    _same_index(index, build_index(loaded, ds, tmp_path / "here"))
+
+
+def test_the_demos_shared_search_index_is_a_background_job_on_the_cluster(search_page):
+    """Demo mode: the bundled corpus's index, built once for every visitor in the background,
+    takes a cluster ticket and sends its vectors there too."""
+    from ui.search import blocks as SB
+
+    loaded, ds, sent, use = search_page
+    use(Settings(demo=True, ray_address=ADDRESS))
+    SB._BACKGROUND.clear()
+    try:
+        job = SB.index_for(loaded, "treebank", ds)
+        assert not isinstance(job, SB.SearchIndex) and job.cluster
+        assert job.done.wait(WAIT) and job.error is None, job.error
+        assert sent == [("Capped", "SearchJob", 12, 3, 3)]
+        assert SB.index_for(loaded, "treebank", ds).n == job.result.n
+    finally:
+        SB._BACKGROUND.clear()
+
+
+def test_the_search_commands_placement_sends_the_same_job_on_its_workers(search_page, tmp_path):
+    """``search index --ray ADDRESS --ray-workers 2``: the command runs INDEX with the
+    placement of its options, which sends the same job on the 2 workers asked (the model
+    uncapped: the command reads whole sentences) and writes the folder it names."""
+    from analysis.core.execution.placements import RayCluster
+    from analysis.core.models import load_model
+    from analysis.search import build_index
+    from analysis.search.study import INDEX, IndexInputs
+
+    loaded, ds, sent, use = search_page
+    use(Settings(ray_address=ADDRESS))
+    full = load_model(loaded.spec)
+    out = tmp_path / "ix"
+    index = INDEX.run(IndexInputs(full.spec, ds, str(out)), models=full,
+                      placement=RayCluster(ADDRESS, workers=2))
+    assert sent == [("SearchJob", "SearchJob", None, 3, 2)]
+    assert index.folder == out and (out / "meta.json").is_file()
+    _same_index(index, build_index(full, ds, tmp_path / "here"))

@@ -1,9 +1,10 @@
-"""Head importance and Attribution faithfulness through the app's job queue on a real local Ray
-cluster (2 CPUs on 127.0.0.1, started and shut down here) with DASHBOARD_RAY_ADDRESS=auto: the
-page's job sends its corpus jobs to the cluster and gives the in-process numbers; a model the
-workers cannot load (its folder gone after the server loaded it) runs in this process, with
-the in-process numbers, and the next job of it is queued here from the start. (The first-visit
-background job's cluster ticket: tests/test_jobs_cluster_pages.py, with a fake cluster.)"""
+"""Head importance, Attribution faithfulness and the Search index through the app's job queue on
+a real local Ray cluster (2 CPUs on 127.0.0.1, started and shut down here) with
+DASHBOARD_RAY_ADDRESS=auto: the page's job sends its corpus jobs to the cluster and gives the
+in-process numbers; a model the workers cannot load (its folder gone after the server loaded
+it) runs in this process, with the in-process numbers, and the next job of it is queued here
+from the start. (The first-visit background job's cluster ticket:
+tests/test_jobs_cluster_pages.py, with a fake cluster.)"""
 
 from __future__ import annotations
 
@@ -89,12 +90,12 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     from ui.server.settings import settings
 
     tiny = tiny_classifier(tmp_path_factory)
-    local = faithfulness(tiny, TEXTS, None, removal="mask", max_tokens=64).to_json_dict()
+    local = faithfulness(tiny, TEXTS, None, removal="mask", max_tokens=64).to_json()
     page = B._faithfulness(tiny.spec, checkpoint_stamp(tiny.spec), "fp", len(TEXTS), "mask",
                            64, tiny, TEXTS, [None] * len(TEXTS))
     assert sent == [("Capped", len(TEXTS))]
     assert page.n_examples == 2  # the blank text is skipped, as in process
-    same_json(page.to_json_dict(), local)
+    same_json(page.to_json(), local)
 
     # a folder the server loaded, gone since: the workers cannot load it, so it runs here
     folder = tmp_path / "gone"
@@ -106,7 +107,7 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     assert len(sent) == 2  # tried on the cluster once...
     assert out.model == gone.name  # ...then computed here, on the same weights as ``tiny``
     unnamed = {"model": None, "reading": None}
-    same_json({**out.to_json_dict(), **unnamed}, {**local, **unnamed})
+    same_json({**out.to_json(), **unnamed}, {**local, **unnamed})
     assert ("auto", gone.spec) in cluster._UNLOADABLE
     again = Corpus(FaithfulnessJob(gone.spec), examples_dataset(TEXTS))
     assert cluster.workers_may_load(again, settings().ray_address) is False
@@ -114,3 +115,29 @@ def test_faithfulness_page_job_on_the_cluster_and_a_model_the_workers_cannot_loa
     assert where.refuses(again) and not where.cluster(again)  # ...then queued here from the start
     ok = Corpus(FaithfulnessJob(tiny.spec), examples_dataset(TEXTS))
     assert not where.refuses(ok) and where.cluster(ok)
+
+
+def test_search_page_index_on_the_cluster(cluster_env, sent, tmp_path, monkeypatch,
+                                          tiny_model_dir):
+    """The Search page's index (the command's one description, issue 44) sends its vectors to
+    the cluster with the page's token cap, and the folder written here holds the index built
+    in this process."""
+    from dataclasses import replace
+
+    import datasets
+    import numpy as np
+
+    from analysis.core.models import load_model
+    from analysis.search import build_index
+    from ui.search import blocks as SB
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    loaded = replace(load_model(str(tiny_model_dir("bert"))), max_length=12)
+    ds = datasets.Dataset.from_dict({"text": [
+        "The soup was cold, and the waiter never came back to our table that night.",
+        "Lovely bread.", "Is it open?"]})
+    index = SB.index_for(loaded, "text", ds)
+    assert sent == [("Capped", 3)]
+    here = build_index(loaded, ds, tmp_path / "here")
+    assert index.meta == here.meta and index.tokens == here.tokens
+    assert np.array_equal(index.layers, here.layers) and np.array_equal(index.heads, here.heads)

@@ -40,7 +40,7 @@ def open_page(**params) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300)
     for k, v in params.items():
         at.query_params[k] = v
-    at.run()
+    # straight to the page (the first page, the Head atlas, has no text box in the sidebar)
     at.switch_page("pages/representations.py")
     at.run()
     assert not at.exception, at.exception

@@ -105,7 +105,7 @@ def faith_whole(tmp_path_factory):
     whole = faithfulness(tiny, TEXTS, PAIRS, methods, ks=(10, 50), seeds=3, steps=4)
     job = FaithfulnessJob(tiny.spec, methods, (10, 50), "drop", 3, 4)
     ds = examples_dataset(TEXTS, PAIRS)
-    same_json(run_local(job, tiny, ds).to_json_dict(), whole.to_json_dict(), 0.0)  # exactly
+    same_json(run_local(job, tiny, ds).to_json(), whole.to_json(), 0.0)  # exactly
     return job, tiny, ds, whole
 
 
@@ -120,7 +120,7 @@ def test_faithfulness_shards_merge_to_the_whole_corpus(faith_whole, cut):
     assert len(merged.methods["attention"]["sufficiency"]["curve"]) == 2  # one per k
     # the random ranking of row i is drawn from default_rng([seed, i]) wherever row i is
     # measured, so the baseline and every bootstrap interval are the whole corpus's
-    same_json(merged.to_json_dict(), whole.to_json_dict())
+    same_json(merged.to_json(), whole.to_json())
 
 
 def test_faithfulness_empty_shards_only_is_the_plain_error(faith_whole):

@@ -1,7 +1,7 @@
 """The Ray Data path (analysis.core.execution.raydata) gives the in-process numbers: no-op
-statistics,
-drift and syntactic heads on small slices of the shared data, on a local 2-CPU cluster that the test
-starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
+statistics, drift and syntactic heads on small slices of the shared data, the commands run by
+their study's placement (``noop --gradients``, ``search index``), on a local 2-CPU cluster that
+the test starts on 127.0.0.1 and shuts down; a worker killed mid-job gives a clear message."""
 
 from __future__ import annotations
 
@@ -118,6 +118,57 @@ def test_syntax_cli_on_ray_writes_the_in_process_json(cluster, tiny_model_dir, s
     out = json.loads(local)
     assert out["n_sentences"] == 12 and out["relations"]["all"]["n"] > 100
     assert "wrote" in capsys.readouterr().out
+
+
+def test_search_index_cli_on_ray_writes_the_in_process_index(cluster, tiny_model_dir, tmp_path,
+                                                             capsys):
+    """``search index --ray auto --ray-workers 2`` (the study's one plan, on the placement of
+    its options) writes the folder the in-process command writes: the same pieces and
+    vectors (each piece's vectors come from its own sentence's forward)."""
+    import json
+
+    from analysis.cli import main
+
+    data = tmp_path / "c.txt"
+    data.write_text("The soup was cold.\n\nLovely bread, rude waiter.\nIs it open?\n",
+                    encoding="utf-8")
+    common = ["search", "index", "--data", str(data), "--model", str(tiny_model_dir("bert")),
+              "--batch-size", "2"]
+    assert main(common + ["--out", str(tmp_path / "here")]) == 0
+    assert main(common + ["--ray", "auto", "--ray-workers", "2",
+                          "--out", str(tmp_path / "ray")]) == 0
+    for name in ("meta.json", "tokens.json"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "here" / name).read_bytes()
+    for name in ("layers.npy", "heads.npy"):
+        close(np.load(tmp_path / "ray" / name), np.load(tmp_path / "here" / name), 1e-3)
+    assert json.loads((tmp_path / "ray" / "tokens.json").read_text())["numbers"] == [0, 2, 3]
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_noop_gradients_cli_on_ray_writes_the_in_process_json(cluster, tiny_mlm_dir, tmp_path):
+    """``noop --gradients --ray auto --ray-workers 2``: the study's two corpus jobs (the
+    statistics, then the gradients) both on the cluster, the in-process JSON to float
+    rounding (the shards' batches are padded differently)."""
+    import json
+
+    from analysis.cli import main
+
+    data = tmp_path / "c.txt"
+    data.write_text("The soup was cold, sadly.\nIs it open?\tOnly on Sundays.\nLovely bread.\n"
+                    "The waiter was rude but the wine was good.\n", encoding="utf-8")
+    common = ["noop", "--gradients", "--data", str(data), "--model", tiny_mlm_dir,
+              "--batch-size", "2"]
+    assert main(common + ["--out", str(tmp_path / "here.json")]) == 0
+    assert main(common + ["--ray", "auto", "--ray-workers", "2",
+                          "--out", str(tmp_path / "ray.json")]) == 0
+    here, ray_ = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("here", "ray"))
+    assert list(ray_) == list(here) and "gradient_importance" in ray_
+    for name, v in here["metrics"].items():
+        close(ray_["metrics"][name], v)
+    grads = here["gradient_importance"]
+    assert ray_["gradient_importance"]["n_examples"] == grads["n_examples"] == 4
+    for cat, v in grads["per_head"].items():
+        close(ray_["gradient_importance"]["per_head"][cat], v, 1e-5)
 
 
 def test_a_worker_killed_mid_job_gives_a_clear_message(cluster, tiny):

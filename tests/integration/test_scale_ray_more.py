@@ -81,7 +81,7 @@ def test_faithfulness_on_ray_equals_in_process(cluster, tmp_path_factory):
                      examples_dataset(TEXTS), None, workers=2, rows_per_block=2)
     assert remote.n_examples == local.n_examples == 5 and remote.notes == local.notes
     # the random baseline is seeded per corpus row, so the workers draw the same rankings
-    same_json(remote.to_json_dict(), local.to_json_dict())
+    same_json(remote.to_json(), local.to_json())
 
 
 def test_importance_cli_on_ray_writes_the_in_process_json(cluster, tmp_path):

@@ -56,7 +56,10 @@ def noop_whole(tiny, corpus):
 
     whole = corpus_stats(tiny, corpus, batch_size=3)
     job = NoopJob(tiny.spec, batch_size=3)
-    assert run_local(job, tiny, corpus).to_json_dict() == whole.to_json_dict()  # same path
+    same = run_local(job, tiny, corpus)  # the same path
+    assert same.to_json() == whole.to_json()
+    assert sorted(same.metrics) == sorted(whole.metrics) and all(
+        np.array_equal(same.metrics[m], whole.metrics[m]) for m in whole.metrics)  # norms too
     return job, whole
 
 

@@ -94,7 +94,7 @@ def test_messages_show_literally_in_chromium(tmp_path):
     """Each hostile string in st.error (through ``plain``) renders as its own text: no link,
     no image, no icon, no formula, no request to the planted address. A control message without
     ``plain`` does make a link, so the check can fail."""
-    from browser_util import CHROMIUM, IDLE, _launch, streamlit_server
+    from browser_util import CHROMIUM, _launch, _wait_idle, streamlit_server
 
     if not Path(CHROMIUM).exists():
         pytest.skip(f"Debian chromium is not installed ({CHROMIUM} is absent)")
@@ -119,8 +119,7 @@ def test_messages_show_literally_in_chromium(tmp_path):
                 page = browser.new_page()
                 page.on("request", lambda r: requests.append(r.url))
                 page.goto(url)
-                page.wait_for_selector(IDLE, timeout=120_000)
-                page.wait_for_timeout(1000)
+                _wait_idle(page)
                 boxes = page.locator("[data-testid='stAlertContentError'] "
                                      "[data-testid='stMarkdownContainer']")
                 assert boxes.count() == len(HOSTILE) + 2

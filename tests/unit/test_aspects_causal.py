@@ -87,14 +87,14 @@ def test_sentence_counts_add_up_to_the_metrics_and_the_interval_is_paired():
     below zero and holds the observed change."""
     import numpy as np
 
-    from analysis.aspects.causal import _metrics_of, paired_interval, sentence_counts
+    from analysis.aspects.causal import metrics_of, paired_interval, sentence_counts
     from analysis.absa.tasks import NONE, metrics_from_scores
 
     rng = np.random.default_rng(3)
     gold = rng.integers(0, 5, size=40)
     scores = rng.random((40, 5))
     ref = metrics_from_scores(gold, scores)
-    summed = _metrics_of(sentence_counts(gold, scores).sum(0))
+    summed = metrics_of(sentence_counts(gold, scores).sum(0))
     for key in ("aspect_f1", "acc_4way", "acc_3way", "acc_binary"):
         assert float(summed[key]) == pytest.approx(ref[key])
     same = paired_interval(gold, scores, scores, n_boot=200)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from analysis.attribution import (GRADIENT, METHODS, MIXING, agreement, attribute,
-                                  attribution_json, check_methods)
+                                  check_methods)
 from analysis.attribution.mixing import rollout
 from analysis.core.errors import InputError
 from attribution_models import tiny_classifier
@@ -39,7 +39,7 @@ def test_every_method_and_the_json_schema(tiny_result):
         np.testing.assert_allclose(res.rollout, rollout(res.layers, m in ("attention", "norm")))
     for m in GRADIENT:
         assert r.methods[m].layers is None and r.methods[m].input.shape == (n,)
-    data = attribution_json(r)
+    data = r.to_json()
     assert set(data) == {"tokens", "prediction", "methods"}
     assert data["methods"]["integrated_gradients"]["completeness_gap"] >= 0
     assert data["methods"]["grad_input"]["layers"] is None

@@ -1,5 +1,6 @@
 """CLI `attention`: same maps as the library, clear one-line errors with exit status 2."""
 
+import json
 import subprocess
 import sys
 
@@ -26,6 +27,18 @@ def test_attention_npz_matches_library(tmp_path, default_model, capsys):
     np.testing.assert_array_equal(data["attentions"], ref.attentions)
     assert data["tokens"].tolist() == ref.encoding.tokens
     assert data["segments"].tolist() == ref.encoding.segments.tolist()
+    # the .npz holds the study's result under its declared JSON keys, and reads back
+    from analysis.attention import STUDY
+
+    assert sorted(data.files) == sorted(STUDY.result.SCHEMA.names)
+    assert str(data["model"]) == ref.model == "default"
+    back = STUDY.result.from_json({k: data[k] for k in data.files})
+    np.testing.assert_array_equal(back.attentions, ref.attentions)
+    assert (back.tokens, back.encoding.words, back.encoding.word_ids) == (
+        ref.tokens, ref.encoding.words, ref.encoding.word_ids)
+    js = json.loads(json.dumps(ref.to_json(), allow_nan=False))
+    assert js["special"][0] is True and js["segments"][-1] == 1
+    assert STUDY.result.from_json(js).to_json() == js
 
 
 @pytest.mark.parametrize("args,needle", [

@@ -8,8 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from analysis.attribution import (attribute, attribution_json, faithfulness,
-                                  load_for_attribution)
+from analysis.attribution import attribute, faithfulness, load_for_attribution
 from attribution_models import tiny_classifier_dir
 
 TEXT, PAIR = "The soup was cold but the staff were lovely.", "service"
@@ -27,8 +26,7 @@ def test_cli_json_equals_the_library(tmp_path, tiny_dir, capsys):
     assert main(["attribution", "--model", str(tiny_dir), "--text", TEXT, "--pair", PAIR,
                  "--steps", "12", "--out", str(out)]) == 0
     got = json.loads(out.read_text(encoding="utf-8"))
-    ref = attribution_json(attribute(load_for_attribution(str(tiny_dir)), TEXT, PAIR,
-                                     steps=12))
+    ref = attribute(load_for_attribution(str(tiny_dir)), TEXT, PAIR, steps=12).to_json()
     assert got["tokens"] == ref["tokens"] and got["prediction"] == ref["prediction"]
     assert list(got["methods"]) == list(ref["methods"])
     for name, entry in ref["methods"].items():
@@ -40,6 +38,11 @@ def test_cli_json_equals_the_library(tmp_path, tiny_dir, capsys):
     assert got["methods"]["integrated_gradients"]["completeness_gap"] == pytest.approx(
         ref["methods"]["integrated_gradients"]["completeness_gap"], abs=1e-6)
     assert "wrote" in capsys.readouterr().out
+    from analysis.attribution import STUDY  # the study's result reads its JSON back
+
+    back = STUDY.result.from_json(got)
+    assert back.to_json() == got and back.methods["alti"].rollout.shape[1:] == (
+        len(got["tokens"]), len(got["tokens"]))
     # a subset of methods, in the standard order
     assert main(["attribution", "--model", str(tiny_dir), "--text", TEXT, "--methods",
                  "alti,attention", "--out", str(out)]) == 0
@@ -60,7 +63,7 @@ def test_cli_faithfulness_equals_the_library(tmp_path, tiny_dir):
     ref = faithfulness(load_for_attribution(str(tiny_dir)),
                        ["The food was great.", "Slow, rude service.", "Prices are fair."],
                        ["food", "service", "price"], ["attention", "alti"], ks=(10, 50),
-                       seeds=2, steps=8).to_json_dict()
+                       seeds=2, steps=8).to_json()
     assert got["n_examples"] == 3 and got["ks"] == [10, 50] and got["removal"] == "drop"
     for name in ("attention", "alti"):
         for key in ("comprehensiveness", "sufficiency", "loo_spearman"):
@@ -69,6 +72,9 @@ def test_cli_faithfulness_equals_the_library(tmp_path, tiny_dir):
     assert got["random"]["comprehensiveness"]["mean"] == pytest.approx(
         ref["random"]["comprehensiveness"]["mean"], abs=1e-9)
     assert got["reading"] == ref["reading"]
+    from analysis.attribution import FAITHFULNESS
+
+    assert FAITHFULNESS.result.from_json(got).to_json() == got  # the reading made again
 
 
 def test_cli_bad_input_one_line(tmp_path, tiny_dir, tiny_model_dir, capsys):

@@ -26,3 +26,20 @@ def test_the_bar_follows_the_callback(monkeypatch):
         update(7, 20)  # the total grows with the callback's
     text = err.getvalue()
     assert "7/20" in text and "ex" in text
+
+
+def test_a_study_bar_shows_the_fraction_and_the_study_s_words(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(progress.sys, "stderr", io.StringIO())
+    with progress.study_bar() as told:
+        assert told is None
+    err = Terminal()
+    monkeypatch.setattr(progress.sys, "stderr", err)
+    with progress.study_bar() as told:
+        told(0.25, "3 / 12 examples")
+        told(0.5, "6 / 12 examples")
+    text = err.getvalue()
+    assert "50/100" in text and "6 / 12 examples" in text

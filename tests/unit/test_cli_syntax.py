@@ -67,6 +67,12 @@ def test_syntax_schema_and_values(main, files, tiny, capsys):
     # the page's numbers
     ref = syntax_heads(load_model(tiny), read_conllu(good)).to_json()
     assert got == json.loads(json.dumps(ref))
+    # the study's result reads its JSON back (the precomputed example, a report)
+    from analysis.syntax import STUDY
+
+    back = STUDY.result.from_json(got)
+    assert back.to_json() == got and back.relations["det"].dep_to_head.shape == (2, 4)
+    assert (back.n_layers, back.n_heads) == (2, 4)
     assert "wrote" in capsys.readouterr().out
     assert main(["syntax", "--data", str(good), "--model", tiny, "--max-examples", "1",
                  "--out", str(out)]) == 0
@@ -90,6 +96,9 @@ def test_probe_schema(main, files, tiny, capsys):
     # finds 2 + 1 + 3
     assert got["baselines"]["linear_chain_uuas"] == pytest.approx(6 / 11)
     assert "best UUAS" in capsys.readouterr().out
+    from analysis.syntax import PROBES
+
+    assert PROBES.result.from_json(got).to_json() == got
 
 
 def bad_cases(tmp, good):

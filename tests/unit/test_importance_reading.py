@@ -36,8 +36,10 @@ def test_reading_names_the_numbers():
     assert text[1].startswith("One at a time, 5 of the 6 heads can go with no loss beyond "
                               "noise (the change's 95% interval reaches zero; 4 show no loss")
     assert "1 hurt beyond the 95% interval" in text[1] and "and 1 help" in text[1]
-    assert text[2] == ("Removing these hurts most: head 2-3 (-8.0 points, 95% -9.0 to -7.0), "
-                       "head 1-1 (-0.5 points, 95% -1.5 to +0.5: within noise).")
+    # each head as the Head atlas states it (analysis.atlas.facts.head_statement)
+    assert text[2] == ("Removing these hurts most: head 2-3 (output zeroed: -8.0 points of "
+                       "accuracy, 95% -9.0 to -7.0); head 1-1 (output zeroed: -0.5 points of "
+                       "accuracy, 95% -1.5 to +0.5, within noise).")
     assert text[3] == ("Switching off a whole layer: layer 2 costs most (-12.0 points, 95% "
                        "-14.0 to -10.0); 1 of 2 layers can go with no loss beyond noise.")
     assert text[4].startswith("Removed together, in the order of the measured changes, 50% of "
@@ -54,13 +56,19 @@ def test_reading_names_the_numbers():
     assert "strongly agrees" in text[5] and "0.82" in text[5]
     assert "its output zeroed: that sets what the head writes to zero" in text[6]
     assert "They disagree" not in text[6]  # the other method is not at hand
-    assert text[7].startswith("The aspect heads (Aspect heads page) 2-3 (-8.0 points, 95% -9.0 "
-                              "to -7.0), 1-3 (+0.0 points, 95% -1.0 to +1.0: within noise): 1 "
-                              "of them hurts beyond the 95% interval when switched off alone. "
-                              "That page picks heads by where they look")
+    assert text[7].startswith("The top-ranked aspect heads (Aspect heads page, ranked on the "
+                              "first 60 sentences of the bundled ABSA sample, the Aspect heads "
+                              "page's default) head 2-3 (output zeroed: -8.0 points of "
+                              "accuracy, 95% -9.0 to -7.0); head 1-3 (output zeroed: +0.0 "
+                              "points of accuracy, 95% -1.0 to +1.0, within noise): 1 of them "
+                              "hurts beyond the 95% interval when switched off alone. That page "
+                              "picks heads by where they look")
     assert "its causal check switches its top heads off together" in text[7]
-    assert text[8].startswith("The [SEP] heads (No-op statistics) 1-2 (+2.5 points, 95% +1.5 to "
-                              "+3.5): none of them hurts beyond the 95% interval")
+    assert text[8].startswith("The [SEP] heads (over half their attention on [SEP] across the "
+                              "first 200 examples of the bundled sample corpus, No-op "
+                              "statistics' default) head 1-2 (output zeroed: +2.5 points of "
+                              "accuracy, 95% +1.5 to +3.5): none of them hurts beyond the 95% "
+                              "interval")
 
 
 def test_free_to_go_and_removable_together_are_each_defined():

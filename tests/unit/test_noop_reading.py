@@ -3,6 +3,8 @@ section 3)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -32,9 +34,16 @@ def test_reading_and_tables_follow_the_numbers():
     top = noop_heads(st, top=2)
     assert [(r["layer"], r["head"]) for r in top] == [(2, 1), (2, 2)]
     assert top[0]["to [CLS]+[SEP]"] == pytest.approx(0.8)
-    assert positional_heads(st) == [{"layer": 1, "head": 2, "direction": "next", "share": 0.6}]
-    d = st.to_json_dict(["cls", "sep"])
+    assert positional_heads(st) == [{"layer": 1, "head": 2, "role": "positional (next)",
+                                     "direction": "next", "share": 0.6}]
+    # each head's role by the Head atlas's rules on these numbers: 0.7 and 0.6 of the
+    # attention on [SEP] (> 0.5), entropy 1.0 of an even 2.3 (< 0.9 of it): a no-op only
+    assert [r["role"] for r in top] == ["[SEP] no-op", "[SEP] no-op"]
+    d = st.to_json()  # the command's and the page's JSON: the CLI_METRICS, no entropy_cls
+    assert list(d["metrics"]) == ["cls", "sep", "punct", "self", "prev", "next", "entropy"]
     assert d["metrics"]["sep"] == [[0.2, 0.1], [0.7, 0.6]] and d["n_examples"] == 3
+    back = CorpusStats.from_json(json.loads(json.dumps(d)))
+    assert back.to_json() == d and back.metrics["next"][0, 1] == 0.6
 
 
 # -- intervals over examples (issue 35) ---------------------------------------------------------
@@ -119,7 +128,7 @@ def test_without_squares_the_reading_has_no_interval():
     cls = np.array([[0.1, 0.05], [0.1, 0.1]])
     st = _synthetic_stats(cls, cls + 0.2)
     assert st.layer_ci("special") is None and "95%" not in " ".join(reading(st))
-    assert "layers_ci" not in st.to_json_dict(["cls"])
+    assert "layers_ci" not in st.to_json()
 
 
 def test_layer_rows_are_the_reading_numbers_in_percent_and_nats():

@@ -57,11 +57,11 @@ def test_clean_svg_keeps_marks_and_drops_everything_active():
 
 def test_json_round_trip_and_checks():
     rep = _report()
-    back = report_from_json(rep.to_json())
-    assert back.to_dict() == rep.to_dict()
+    back = report_from_json(rep.json_text())
+    assert back.to_json() == rep.to_json()
     assert back.findings[1].rows[0][2] == pytest.approx(0.51234)
     assert back.findings[1].rows[1][2] is None  # NaN -> empty
-    raw = json.loads(rep.to_json())
+    raw = json.loads(rep.json_text())
     raw["findings"][0]["link"] = "javascript:alert(1)"
     raw["findings"][0]["svg"] = "<svg><script>alert(1)</script><rect width='1'/></svg>"
     got = report_from_json(json.dumps(raw))
@@ -75,6 +75,18 @@ def test_json_round_trip_and_checks():
                      (b" " * (26 * 2**20), "larger than 25 MB")):
         with pytest.raises(DataError, match=msg):
             report_from_json(bad)
+
+
+def test_the_report_study_reopens_a_saved_report_under_the_servers_cap():
+    from analysis.report import STUDY
+    from analysis.report.study import Inputs
+
+    rep = _report()
+    data = rep.json_text().encode()
+    assert list(rep.to_json()) == list(STUDY.result.SCHEMA.names)
+    assert STUDY.run(Inputs(data)).to_json() == rep.to_json()
+    with pytest.raises(DataError, match="larger than 0.1 MB"):  # a server's lower cap
+        STUDY.run(Inputs(data + b" " * 2**17, max_bytes=2**17))
 
 
 def test_html_is_offline_and_holds_every_number_and_link():

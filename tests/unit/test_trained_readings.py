@@ -176,7 +176,8 @@ def test_importance_reading_says_the_costliest_head_sits_in_a_frozen_layer():
     frozen = trained_layers({"frozen_layers": 1}, 2)  # the embeddings and layer 1 frozen
     lines = reading(_importance(0), trained=frozen)
     i = next(k for k, x in enumerate(lines) if x.startswith("Removing these hurts most"))
-    assert lines[i] == "Removing these hurts most: head 1-3 (-8.0 points, 95% -9.0 to -7.0)."
+    assert lines[i] == ("Removing these hurts most: head 1-3 (output zeroed: -8.0 points of "
+                        "accuracy, 95% -9.0 to -7.0).")
     assert lines[i + 1] == (
         "Only layer 2 was fine-tuned: the embeddings and layer 1 were frozen by the recipe and "
         "are the base model's. The costliest head 1-3 sits in layer 1, which the fine-tune "

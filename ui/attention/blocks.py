@@ -170,7 +170,7 @@ def attention_report(view: str, result, layer: int, head: int, level: str, lines
     if view not in ("Head view", "Model view"):
         numbers["Head"] = str(head)
     settings = {"view": view, "level": level}
-    source = dict(page="Attention", url_path="", loaded=loaded, settings=settings,
+    source = dict(page="Attention", url_path="attention", loaded=loaded, settings=settings,
                   data=f"{'a sentence pair' if enc.is_pair else 'one text'} of {enc.n_tokens} "
                        "tokens")
     title = (f"Attention: {view.lower()}" + (f", layer {layer}" if view != "Model view" else "")

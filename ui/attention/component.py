@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 import streamlit as st
 
-import analysis.attention
 import analysis.attention.views
 from analysis.attention import AttentionResult, level_view
+from analysis.attention.study import STUDY, Inputs
 from ui.attention import state
 from ui.common.attention.views import PIN_SIDES, SEGMENTS, VIEW_NAMES, attention_views
 
@@ -95,8 +95,9 @@ def show_views(payload: dict, ui: dict, dims: state.Dims) -> None:
 
 @st.cache_resource(max_entries=state.RESULT_CACHE_ENTRIES, show_spinner="Running the model...")
 def compute(spec: str, text: str, pair: str | None, max_length: int, _loaded) -> AttentionResult:
-    # looked up at call time: a test counts the calls (none on a cached rerun)
-    result = analysis.attention.attention_for(_loaded, text, pair)
+    # one forward pass, in this run (not queued: the landing page's light work never waits
+    # behind a visitor's corpus job, nor counts against their job limit)
+    result = STUDY.run(Inputs(spec, text, pair, max_length), models=_loaded)
     result.attentions.setflags(write=False)
     return result
 

@@ -12,9 +12,9 @@ import numpy as np
 import streamlit as st
 
 from analysis.attention.views import heatmap_payload, views_payload
-from analysis.attribution import NAMES, attribute, cost, load_for_attribution
+from analysis.attribution import NAMES, cost, load_for_attribution
 from analysis.attribution.run import check_methods
-from analysis.attribution.faithfulness import FaithfulnessJob, examples_dataset
+from analysis.attribution.study import FAITHFULNESS, STUDY, FaithfulnessInputs, Inputs
 from analysis.attribution.gradients import has_task_head
 from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
 from ui.common.attention.views import attention_views
@@ -25,7 +25,6 @@ from ui.common.errors import plain
 from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.exports.findings import add_button
 from ui.common.jobs import SHORT, measured_words, run_job
-from analysis.core.execution.progress import rate_step
 from ui.common.frame.resources import check_listed
 from ui.server.settings import settings
 
@@ -128,14 +127,9 @@ def ask_slow(loaded, text: str, pair: str | None, slow: dict[str, float]) -> Non
 @st.cache_resource(max_entries=8, show_spinner=False)
 def _explain(spec: str, stamp: str, text: str, pair: str | None, max_tokens: int, _loaded,
              methods: tuple[str, ...] | None = None):
-    def job(progress):
-        progress(0.0, "Explaining the input by every method...")
-        result = attribute(_loaded, text, pair, methods=methods, max_tokens=max_tokens)
-        progress(1.0, f"{len(result.methods)} methods, {result.n_tokens} tokens")
-        return result
-
+    work = STUDY.plan(Inputs(spec, text, pair, methods, max_tokens=max_tokens), _loaded)
     # one input, bounded by the token cap: the short lane, behind no corpus job
-    return run_job("Attribution", job, key=state.JOB_INPUT, lane=SHORT,
+    return run_job("Attribution", work, key=state.JOB_INPUT, lane=SHORT,
                    kind="Attribution of one input")
 
 
@@ -152,13 +146,11 @@ def explain_input(loaded, text: str, pair: str | None, hold: tuple[str, ...] = (
 @st.cache_data(max_entries=8, show_spinner=False)
 def _faithfulness(spec: str, stamp: str, fingerprint: str, n: int, removal: str,
                   max_tokens: int, _loaded, _texts, _pairs):
+    inputs = FaithfulnessInputs(spec, tuple(_texts), tuple(_pairs), removal=removal,
+                                max_tokens=max_tokens, max_length=_loaded.max_length)
     # with DASHBOARD_RAY_ADDRESS: on the cluster (here if its workers cannot load the model)
-    return run_job("Faithfulness", FaithfulnessJob(spec, removal=removal, max_tokens=max_tokens),
-                   examples_dataset(_texts, _pairs), models=_loaded,
-                   max_length=_loaded.max_length, here_if_unloadable=True,
-                   start=f"Explaining {n} examples and removing their words...",
-                   step=lambda progress: rate_step(progress, digits=2),
-                   key=state.JOB_FAITH, kind=state.KIND_FAITH, size=n, unit="examples")
+    return run_job("Faithfulness", FAITHFULNESS.plan(inputs, _loaded), key=state.JOB_FAITH,
+                   kind=state.KIND_FAITH, size=n, unit="examples")
 
 
 def faith_help() -> str:

@@ -7,10 +7,9 @@ import json
 
 import streamlit as st
 
-from analysis.absa.checkpoints import finite_json
 from analysis.absa.example import example_ready
 from analysis.absa.tasks import ASPECT_WORDS
-from analysis.attribution import MIXING, NAMES, agreement, attribution_json, cost, \
+from analysis.attribution import MIXING, NAMES, agreement, cost, \
     input_reading
 from analysis.attribution.data import HELDOUT_NAME, dataset_examples, heldout_examples
 from analysis.attribution.gradients import no_head_message
@@ -136,7 +135,7 @@ def render() -> None:
                         df=lambda: agreement_frame(names, rho))
         add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
         download_button(json_label("every method's numbers", "python -m analysis attribution"),
-                        lambda: json.dumps(attribution_json(result)),
+                        lambda: json.dumps(result.to_json()),
                         "attribution.json", "application/json", state.W_JSON)
 
     with tab_corpus:
@@ -183,7 +182,7 @@ def render() -> None:
         except (DataError, InputError) as exc:
             show_error(exc)
             st.stop()
-        data = finite_json(faith.to_json_dict())
+        data = faith.to_json()
         fsource = sources(loaded, {"removal": removal, "examples": faith.n_examples}, data_name)
         st.markdown(plain(data["reading"]))
         add_button("Attribution: which explanation to trust", state.W_FAITH_READING,

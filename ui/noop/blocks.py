@@ -10,11 +10,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from analysis.core.encoding import encode_dataset
 from analysis.core.models import ModelLoadError
-from analysis.noop.corpus import NoopJob
-from analysis.noop import (LABELS, gradient_importance, loss_head, noop_heads,
-                           positional_heads)
+from analysis.noop import LABELS, loss_head, noop_heads, positional_heads
+from analysis.noop.study import GRADIENTS, STUDY, GradientInputs, Inputs
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.charts import has_panels, side_by_side
 from ui.common.errors import plain, show_error
@@ -69,13 +67,10 @@ def token_limit(loaded) -> int:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _stats(key: StatsKey, _loaded, _dataset):
-    n_examples = key.n_examples
-    return run_job("Corpus statistics", NoopJob(_loaded.spec, key.batch_size, norms=key.norms),
-                   _dataset, models=_loaded, max_length=key.token_limit,
-                   start=f"Running {n_examples} examples through the model...",
-                   done=lambda stats: f"{stats.n_examples} examples in {stats.seconds:.1f} s "
-                                      f"({stats.examples_per_second:.1f} examples/s)",
-                   key=key.job_key, kind="No-op statistics", size=n_examples, unit="examples")
+    inputs = Inputs(_loaded.spec, _dataset, key.batch_size, norms=key.norms,
+                    max_length=key.token_limit)
+    return run_job("Corpus statistics", STUDY.plan(inputs, _loaded), key=key.job_key,
+                   kind="No-op statistics", size=key.n_examples, unit="examples")
 
 
 def stats_key(spec: str, fingerprint: str, n_examples: int, batch_size: int, norms: bool,
@@ -101,16 +96,8 @@ def _gradients(spec: str, fingerprint: str, n_examples: int, max_length: int, _l
     head = get_loss_head(spec)
     if head.kind is None:
         return None
-
-    def job(progress):
-        progress(0.0, "Back-propagating the loss to every attention weight...")
-        encs = encode_dataset(_loaded.tokenizer, _dataset, max_length, n_examples).encodings
-        grads = gradient_importance(head, encs, batch_size=8, progress=lambda d, t: progress(
-            d / t, f"Gradients: {d} / {t} examples"))
-        progress(1.0, f"Gradients: {grads.n_examples} examples")
-        return grads
-
-    return run_job("Gradient importance", job, key=noop_state.JOB_GRADIENTS.format(fingerprint),
+    work = GRADIENTS.plan(GradientInputs(spec, _dataset, n_examples, max_length), (_loaded, head))
+    return run_job("Gradient importance", work, key=noop_state.JOB_GRADIENTS.format(fingerprint),
                    kind="No-op gradient importance", size=n_examples, unit="examples")
 
 

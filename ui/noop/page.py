@@ -9,7 +9,7 @@ import json
 import streamlit as st
 
 from analysis.core.errors import DataError
-from analysis.noop import CLI_METRICS, reading
+from analysis.noop import reading
 from analysis.core.models import ModelLoadError
 from ui.common.chart_cache import cached_chart
 from ui.common.frame.corpus import (cap_widget, corpus_name, corpus_picker,
@@ -163,5 +163,5 @@ def render() -> None:
         heads_tables(stats, ctx.spec, first["text"], first["text_pair"], report=source)
 
     download_button(json_label("all statistics", "python -m analysis noop"),
-                    lambda: json.dumps(stats.to_json_dict(CLI_METRICS), indent=1),
+                    lambda: json.dumps(stats.to_json(), indent=1),
                     "noop_stats.json", "application/json", state.JSON)

@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from analysis.core.errors import DataError
-from analysis.report import MAX_JSON_BYTES, Finding, report_from_json, to_html, to_markdown_zip
+from analysis.report import MAX_JSON_BYTES, Finding, to_html, to_markdown_zip
+from analysis.report.study import STUDY, Inputs
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.exports.findings import move, remove
@@ -73,7 +74,7 @@ def exports(rep) -> None:
         download_button("Markdown + PNG (.zip)", lambda: to_markdown_zip(rep), "report.zip",
                         "application/zip", K.ZIP, width="stretch")
     with e3:
-        download_button("Report data (JSON, reopens here)", rep.to_json, "report.json",
+        download_button("Report data (JSON, reopens here)", rep.json_text, "report.json",
                         "application/json", K.JSON, width="stretch")
 
 
@@ -92,7 +93,7 @@ def reopen() -> None:
     if up is not None and st.button("Open this report", key=K.OPEN,
                                     icon=":material/upload_file:"):
         try:
-            K.set_report(report_from_json(up.getvalue(), max_bytes=limit))
+            K.set_report(STUDY.run(Inputs(up.getvalue(), max_bytes=limit)))  # in this run
         except DataError as exc:
             show_error(exc)
         else:

@@ -12,9 +12,9 @@ import streamlit as st
 
 from analysis.absa.readers import load_absa, load_sample
 from analysis.core.models import checkpoint_stamp
-from analysis.representations import corpus_representations, input_representations
 from analysis.representations.corpus import MAX_POINTS
 from analysis.representations.projection import METHOD_NAMES, METHODS
+from analysis.representations.study import CORPUS, STUDY, CorpusInputs, Inputs
 from analysis.syntax.treebank import read_conllu, sample_treebank
 from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain
@@ -83,15 +83,14 @@ def labelled_input(loaded, src: S.InputSource):
 @st.cache_data(max_entries=16, show_spinner="Projecting every layer...")
 def _input(key: tuple, text: str, pair: str | None, method: str, src: S.InputSource,
            _loaded, _compare):
-    def job(progress):
-        progress(0.1, "Forward passes and projections")
-        return input_representations(_loaded, text, pair, _compare, method=method,
-                                     labelled=labelled_input(_loaded, src))
-
+    inputs = Inputs(_loaded.spec, text, pair, _compare.spec if _compare is not None else None,
+                    method=method, labelled=labelled_input(_loaded, src))
     if method in ("tsne", "umap"):  # one input, a fit per layer: the queue's short lane
-        return run_job(f"{METHOD_NAMES[method]} of every layer", job, key=S.JOB_INPUT,
-                       lane=SHORT, kind=f"Representations of one input ({METHOD_NAMES[method]})")
-    return job(lambda *a: None)
+        return run_job(f"{METHOD_NAMES[method]} of every layer",
+                       STUDY.plan(inputs, (_loaded, _compare)), key=S.JOB_INPUT, lane=SHORT,
+                       kind=f"Representations of one input ({METHOD_NAMES[method]})")
+    # PCA: a second or less, in this run (it never waits behind a visitor's job)
+    return STUDY.run(inputs, models=(_loaded, _compare))
 
 
 def input_result(loaded, compare, text: str, pair: str | None, method: str,
@@ -131,14 +130,13 @@ def corpus_data(kind: str, n: int, upload=None):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _corpus(key: tuple, n: int, method: str, _loaded, _compare, _dataset):
-    def job(progress):
-        return corpus_representations(_loaded, _dataset, _compare, method=method,
-                                      max_points=DEMO_POINTS if settings().demo else MAX_POINTS,
-                                      progress=lambda d, t: progress(d / max(t, 1),
-                                                                     f"{d}% done"))
-
+    inputs = CorpusInputs(_loaded.spec, _dataset,
+                          _compare.spec if _compare is not None else None, method=method,
+                          max_points=DEMO_POINTS if settings().demo else MAX_POINTS)
     names = _loaded.name + (f" and {_compare.name}" if _compare is not None else "")
-    return run_job(f"Representations of {n} sentences: {names}", job, key=S.JOB_CORPUS,
+    # with DASHBOARD_RAY_ADDRESS: the word rows on the cluster, as the command's --ray
+    return run_job(f"Representations of {n} sentences: {names}",
+                   CORPUS.plan(inputs, (_loaded, _compare)), key=S.JOB_CORPUS,
                    kind=f"Representations of a corpus ({METHOD_NAMES[method]})", size=n,
                    unit="sentences")
 

@@ -15,10 +15,11 @@ import streamlit as st
 
 from analysis.core.errors import DataError
 from analysis.core.models import checkpoint_stamp
-from analysis.search import SearchIndex, build_index, cache_folder
+from analysis.search import SearchIndex, cache_folder
 from analysis.search.job import corpus_fingerprint, model_info
 from analysis.search.corpus import LABEL_NAMES, TABLE_SUFFIXES, read_data, with_lines
 from analysis.search.index import Match, piece_text
+from analysis.search.study import INDEX, IndexInputs
 from ui.common.frame.corpus import UploadReader, cap_widget, corpus_picker, fingerprint
 from ui.common.errors import plain
 from ui.common.html import esc
@@ -104,10 +105,9 @@ _LOCK = threading.Lock()
 
 
 def _build(loaded, dataset):
-    def job(progress):
-        return build_index(loaded, dataset, progress=lambda d, t: progress(d / max(t, 1),
-                                                                           f"{d}% done"))
-    return job
+    """The index's one description (the command's too): its vectors wherever the server's
+    placement puts heavy work, a Ray cluster included (with the page's token cap)."""
+    return INDEX.plan(IndexInputs(loaded.spec, dataset, max_length=loaded.max_length), loaded)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

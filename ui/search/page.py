@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.core.errors import DataError, InputError
-from analysis.search import own_row, reading
-from analysis.search.job import query_vector
+from analysis.search import reading
+from analysis.search.study import STUDY, Inputs
 from analysis.search.reading import label_rows, others
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads, json_download
@@ -19,7 +19,6 @@ from ui.common.frame.sidebar import context
 from ui.search import blocks as B
 from ui.search import state as S
 from analysis.core.encoding import encode
-from analysis.search import check_model
 
 
 def render() -> None:
@@ -63,16 +62,14 @@ def render() -> None:
         st.stop()
     token, layer, head, k, label = B.query_controls(enc.tokens, enc.special, index.n_layers,
                                                     index.n_heads, index.label_names)
-    try:
-        check_model(loaded, index)
-        index.check_set(layer, head)
-        q = query_vector(loaded, ctx.text, token, layer, head, ctx.pair, index.n_layers)
-        matches = index.search(q.vector, layer, head, k)
+    try:  # one query vector and a search: in this run (it never waits behind a corpus job)
+        found = STUDY.run(Inputs(index, loaded.spec, ctx.text, token, layer, head, k, ctx.pair),
+                          models=loaded)
     except (InputError, DataError) as exc:
         show_error(exc)
         st.stop()
 
-    own = own_row(index, q.encoding.text, q.token, q.encoding.pair)
+    q, matches, own = found.query, found.matches, found.own
     lines = reading(index, q.piece, matches, layer, head, own)
     st.subheader("Reading")
     st.markdown("\n".join(f"- {plain(line)}" for line in lines))
@@ -108,7 +105,4 @@ def render() -> None:
 
     st.subheader(f"The {len(matches)} nearest tokens to «{q.piece}»")
     st.html(B.matches_html(ctx.spec, index, matches, layer, head, own))
-    json_download(lambda: {"token": q.token, "piece": q.piece, "layer": layer,
-                           "head": None if head is None else head + 1,
-                           "matches": [mm.to_json() for mm in matches]},
-                  "search_matches.json", S.JSON, "the matches")
+    json_download(found.to_json, "search_matches.json", S.JSON, "the matches")

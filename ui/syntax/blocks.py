@@ -15,8 +15,7 @@ import streamlit as st
 from analysis.core.encoding import word_level
 from analysis.core.models import checkpoint_stamp
 from analysis.syntax.heads import compare_rows, relation_rows, sentence_attention
-from analysis.syntax.job import HeadsJob
-from analysis.syntax.probes import probe_layers
+from analysis.syntax.study import PROBES, STUDY, Inputs, ProbeInputs
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.errors import plain
 from ui.common.exports.export import chart_downloads
@@ -45,18 +44,12 @@ EVAL_SHARE = 0.25  # probes: the last quarter of the treebank is held out
 # Cached computations (the heavy ones go through the server-wide job queue)
 
 
-def _sentences(done: int, total: int) -> tuple[float, str]:
-    return done / max(total, 1), f"{done} / {total} sentences"
-
-
 @st.cache_data(max_entries=8, show_spinner=False)
 def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
+    inputs = Inputs(_loaded.spec, _dataset, max_length=_loaded.max_length)
     return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences",
-                   HeadsJob(_loaded.spec), _dataset, models=_loaded, unit="sentences",
-                   max_length=_loaded.max_length,
-                   step=lambda progress: lambda d, t: progress(*_sentences(d, t)),
-                   key=syntax_state.JOB_HEADS.format(fp), kind="Syntax heads",
-                   size=len(_dataset))
+                   STUDY.plan(inputs, _loaded), key=syntax_state.JOB_HEADS.format(fp),
+                   kind="Syntax heads", size=len(_dataset), unit="sentences")
 
 
 def heads_result(loaded, dataset):
@@ -68,11 +61,10 @@ def heads_result(loaded, dataset):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def _probes(spec: str, stamp: str, fp: str, rank: int, _loaded, _dataset):
-    def job(progress):
-        return probe_layers(_loaded, _dataset, None, rank=rank, seed=0, eval_share=EVAL_SHARE,
-                            progress=lambda d, t: progress(d / max(t, 1), f"Probes: {d} / {t}"))
-
-    return run_job(f"Structural probes: {_loaded.name}, rank {rank}", job,
+    inputs = ProbeInputs(_loaded.spec, _dataset, None, rank=rank, seed=0,
+                         eval_share=EVAL_SHARE)
+    return run_job(f"Structural probes: {_loaded.name}, rank {rank}",
+                   PROBES.plan(inputs, _loaded),
                    key=syntax_state.JOB_PROBES.format(fp), kind="Syntax structural probes",
                    size=len(_dataset), unit="sentences")
 

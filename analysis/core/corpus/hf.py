@@ -42,13 +42,14 @@ def _offline_datasets():
 
 def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None = None,
                     max_examples: int | None = None, max_chars: int | None = None,
-                    local_ok: bool = True):
+                    local_ok: bool = True, label_column: str | None = None):
     """A Hugging Face dataset (hub id in the local cache, or a local folder) -> Dataset.
 
     Rows are read one at a time until ``max_examples`` are kept; texts longer than
     ``max_chars`` characters are cut (counted in the notes). With ``local_ok=False`` only
     names shaped like a hub id are accepted, and one that is also a local path is refused
-    without saying whether it exists."""
+    without saying whether it exists. With ``label_column`` the kept rows' labels come along
+    as a ``label`` column (as text; a class label feature gives its name)."""
     examples = Examples(max_examples, max_chars, "row(s) with an empty text")
     max_examples = examples.max_examples
     name = (name or "").strip()
@@ -74,16 +75,23 @@ def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None 
     if not isinstance(ds, datasets.Dataset):
         raise DataError(f"{name!r} split {split!r} is not a single table; pick one split.")
     cols = ds.column_names
-    for col in (column, pair_column):
+    for col in (column, pair_column, label_column):
         if col is not None and col not in cols:
             raise DataError(f"The dataset {name!r} has no column {col!r} "
                             f"(columns: {', '.join(cols)}).")
     n_total = len(ds)
+    names = getattr(ds.features.get(label_column), "names", None) if label_column else None
+    labels = []
     for row in ds:
         t = row[column]
         p = row[pair_column] if pair_column else None
+        kept = len(examples.texts)
         examples.add(t.strip() if isinstance(t, str) else "",
                      p.strip() if isinstance(p, str) and p.strip() else None)
+        if label_column and len(examples.texts) > kept:
+            lab = row[label_column]
+            labels.append(None if lab is None else str(names[lab] if names and isinstance(
+                lab, int) and 0 <= lab < len(names) else lab).strip())
         if max_examples is not None and len(examples.texts) >= max_examples:
             break
     notes = [f"Skipped {examples.blank} row(s) with an empty text."] if examples.blank else []
@@ -92,4 +100,5 @@ def read_hf_dataset(name: str, split: str, column: str, pair_column: str | None 
     if not examples.texts:
         raise DataError(f"The dataset {name!r} has no non-empty texts in column {column!r}.")
     notes += cut_note(examples.cut, examples.max_chars)
-    return make_dataset(examples.texts, examples.pairs, notes)
+    dataset = make_dataset(examples.texts, examples.pairs, notes)
+    return dataset.add_column("label", labels) if label_column else dataset

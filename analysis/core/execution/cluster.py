@@ -121,19 +121,23 @@ def _here(progress: Callable[[float, str], None]) -> Callable[[float, str], None
 
 
 def run_on_cluster(work: Corpus | Study, progress: Callable[[float, str], None],
-                   address: str, on_workers: Callable[[int], None] | None = None):
+                   address: str, on_workers: Callable[[int], None] | None = None,
+                   workers: int | None = None):
     """``work`` on the cluster at ``address`` with ``progress(fraction, text)`` moved as its
     partials come back; ``on_workers(n)`` is told the cluster's workers once connected. A
     worker lost mid-job raises :class:`analysis.core.execution.raydata.WorkerLost` in the page's
     words, a cluster that cannot be reached or cannot load the model :class:`ClusterError`
     (both are DataErrors, which every corpus page shows); a model the workers cannot load runs
     in this process instead (``work.run_here``, the bar saying so) when
-    ``work.here_if_unloadable`` (the spec is remembered: :func:`workers_may_load`)."""
+    ``work.here_if_unloadable`` (the spec is remembered: :func:`workers_may_load`).
+    ``workers``: how many of the cluster's workers the job uses (the CLI's ``--ray-workers``;
+    None: all of them)."""
     n = work.size
     progress(0.0, f"Connecting to the Ray cluster for {n} {work.unit}...")
-    workers = connect(address)
+    connected = connect(address)
+    workers = workers or connected
     if on_workers is not None:
-        on_workers(workers)
+        on_workers(connected)
     progress(0.0, f"Sending {n} {work.unit} to the cluster ({workers} worker(s))...")
     t0 = time.perf_counter()
     try:

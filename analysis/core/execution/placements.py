@@ -135,7 +135,8 @@ class RayCluster:
             return InProcess().run(work, progress)
         if isinstance(work, Apart):  # it connects, once its bar says where it goes
             return work.fn(progress, Away(self.address))
-        return cluster.run_on_cluster(work, progress, self.address, on_workers)
+        return cluster.run_on_cluster(work, progress, self.address, on_workers,
+                                      self.workers)
 
     def map_merge(self, job, models, dataset, progress: Count = None, here=None):
         return raydata.run_ray(job, dataset, self.address, progress=progress, workers=self.workers)

@@ -116,7 +116,7 @@ def keep_report(key: str) -> None:
         rep = report()
         stamp = signature(rep)
         if stamp != st.session_state.get(state.KEPT_SENT):
-            text = rep.to_json() if rep.findings else ""
+            text = rep.json_text() if rep.findings else ""
             if len(text.encode("utf-8")) > MAX_KEPT_BYTES:
                 st.session_state[state.KEPT_NOTE] = TOO_LARGE
             else:

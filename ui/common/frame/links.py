@@ -48,13 +48,13 @@ def input_params(text: str | None, pair: str | None) -> dict:
 
 def attention_link(spec: str, text: str, pair: str | None = None, layer: int = 1,
                    head: int = 1, view: str = "Heatmap", level: str = "token") -> str:
-    """Relative URL opening the Attention page (the app's default page) on a head; layer and
-    head are 1-indexed. Relative, so it also works under a server base path."""
+    """Relative URL opening the Attention page on a head; layer and head are 1-indexed.
+    Relative, so it also works under a server base path."""
     params = {**spec_params(spec), **input_params(text, pair), "view": view,
               "layer": int(layer), "head": int(head)}
     if level != "token":
         params["level"] = level
-    return f"./?{urlencode(params)}"
+    return f"./attention?{urlencode(params)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,11 +127,11 @@ def copy_link(key: str = "copy_link", note: str | None = None) -> None:
 
 
 def page_link(page: str, params: dict | None = None) -> str:
-    """The link of ``page`` (its url_path; "" for the Attention page) with ``params`` (default:
-    the current URL's query params): under the host's ``public_url`` (the settings file) when
-    there is one, else relative to the app ("./page?query"). Never the address the server
-    happens to be reached at here (127.0.0.1:PORT on the host's own machine), which a
-    collaborator could not open."""
+    """The link of ``page`` (its url_path; "" for the app's first page, the Head atlas) with
+    ``params`` (default: the current URL's query params): under the host's ``public_url``
+    (the settings file) when there is one, else relative to the app ("./page?query"). Never
+    the address the server happens to be reached at here (127.0.0.1:PORT on the host's own
+    machine), which a collaborator could not open."""
     if params is None:
         params = st.query_params.to_dict()
     query = urlencode(params)

@@ -152,6 +152,19 @@ def _input(conf: Settings) -> tuple[str, str | None]:
     return text, pair
 
 
+def _linked_input() -> tuple | None:
+    """On a page without the input box (the Head atlas, the app's first page), a link's input
+    (mode, text A, text B) kept for the pages with the box, which show it (None: the link
+    carries no text)."""
+    text = st.query_params.get(state.TEXT_A)
+    if text is None:
+        return None
+    mode = st.query_params.get(state.MODE)
+    mode = mode if mode in MODES else MODES[0]
+    state.keep_input(mode, text, st.query_params.get(state.TEXT_B))
+    return state.kept_input()
+
+
 def render(text_box: bool = True) -> Context:
     """Draw the shared sidebar and remember the context for the pages of this run.
     ``text_box=False``: a page that reads its own data shows no input box (the context keeps
@@ -173,7 +186,7 @@ def render(text_box: bool = True) -> Context:
         if text_box:
             text, pair = _input(conf)
         else:
-            mode, text, b = state.kept_input() or (MODES[0], EXAMPLE_A, None)
+            mode, text, b = state.kept_input() or _linked_input() or (MODES[0], EXAMPLE_A, None)
             pair = b if mode == MODE_PAIR else None
         if conf.demo:
             st.caption(DEMO_NOTE)

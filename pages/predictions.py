@@ -1,0 +1,2 @@
+from ui.predictions.page import render
+render()
