@@ -1,5 +1,5 @@
 """ALTI's L1 distances without forming them: one compiled loop (numba) per layer (issue 48;
-docs/METHODS.md section 11, "ALTI", and section 22).
+docs/METHODS.md section 11, "ALTI", and section 20).
 
 For one layer, ``dist[i, j] = || sy_i - sum_h A_h[i, j] u_h(x_j) ||_1`` over the d numbers of a
 vector (``sy_i = s_i y_i`` the block's output scaled by its LayerNorm's ``s_i``, ``u_h(x_j)``
@@ -11,7 +11,7 @@ read once. Formed as a tensor (a batched product, then its norm) they cost two p
 The loop runs in float64 (:data:`EXACT`) or float32 with the distances summed in float64; the
 float32 path's error: each difference is rounded to 2^-24 of the largest of its terms, so a
 distance is within ~1e-7 of its float64 value relative to ``||sy_i||_1`` (measured:
-docs/METHODS.md section 22). It releases the interpreter lock: the layers run side by side on
+docs/METHODS.md section 20). It releases the interpreter lock: the layers run side by side on
 threads (analysis.attribution.run).
 """
 

@@ -208,7 +208,7 @@ def decomposed_mixing(li: LayerInputs, names=DECOMPOSED, precision: str = EXACT
     - ``alti``: ``||y_i - T_i(x_j)||_1 = ||s_i y_i - sum_h A_h[i,j] u_h(x_j)||_1 / s_i``
       (the diagonal corrected by ``r_i``): :func:`analysis.attribution.l1.l1_distances`, each
       distance summed as it is made, in ``precision`` (float64, or float32 summed in
-      float64: within ~1e-7 of float64, docs/METHODS.md section 22).
+      float64: within ~1e-7 of float64, docs/METHODS.md section 20).
     """
     # lazy: imported when used: torch (heavy)
     import torch

@@ -40,7 +40,7 @@ NAMES = {"attention": "Raw attention", "norm": "Attention norms",
 MAX_TOKENS = 512
 # ALTI's L1 distances in float32 summed in float64: within 1e-6 of the float64 definition on
 # row-normalised matrices (tests/unit/test_attribution_mixing.py), no ranking of the held-out
-# pairs changed (docs/METHODS.md section 22); 1.8x faster than float64 at BERT-base.
+# pairs changed (docs/METHODS.md section 20); 1.8x faster than float64 at BERT-base.
 ALTI_PRECISION = FAST
 
 

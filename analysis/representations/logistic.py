@@ -1,5 +1,5 @@
 """One layer's probe, every fold at once: multinomial logistic regression in torch (issue 48;
-docs/METHODS.md section 13, "Probes", and section 22, "A batched probe solver").
+docs/METHODS.md section 13, "Probes", and section 20, "A batched probe solver").
 
 The model is scikit-learn's ``LogisticRegression()`` on ``StandardScaler``'d vectors (the probes'
 reference, ``bench/reference_probes.py``): softmax regression with an unpenalised intercept and
@@ -9,7 +9,7 @@ training words hold two classes is the binomial model (the first class's column 
 scikit-learn's binary loss and penalty); a class absent from a fold's training words is never
 predicted for it; one class only: that class.
 
-How it is cheaper than five scikit-learn fits (measured in docs/METHODS.md section 22):
+How it is cheaper than five scikit-learn fits (measured in docs/METHODS.md section 20):
 
 - the folds share the layer's vectors ``X`` [n, d]: each fold's standardisation is folded into
   its weights (``(x - mu) / sd @ W = x @ (W / sd) - mu @ (W / sd)``), so one step of every fold

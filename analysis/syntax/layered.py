@@ -1,5 +1,5 @@
 """Every layer's structural probe of one kind trained at once (issue 48; docs/METHODS.md section
-10, "Structural probes", and section 22).
+10, "Structural probes", and section 20).
 
 A probe of layer l is trained exactly as :mod:`analysis.syntax.probes` describes (its own B,
 initialised from ``torch.Generator().manual_seed(seed)``; Adam; batches of sentences in the
@@ -18,7 +18,7 @@ batched product takes another kernel (tiny shapes in the tests).
 What it saves: the per-step work that does not depend on the layer (the batch's padding and
 targets, the optimiser's and autograd's calls) is done once for all layers instead of once per
 layer, and the products are batched (BERT-base, 13 layers: measured in docs/METHODS.md
-section 22).
+section 20).
 """
 
 from __future__ import annotations

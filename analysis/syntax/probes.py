@@ -292,44 +292,56 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
     rows, edges, probes = [], [], []
     opts = _options(dict(max_epochs=max_epochs))
     opts.pop("threads")
-    layers_x = [train_states.layers[layer] for layer in layer_ids]
     targets = {"distance": [tree_distances(h) for h in train_states.heads],
                "depth": [tree_depths(h) for h in train_states.heads]}
+    workers = probe_workers(threads)
+    # each kind's layers in as many runs as there are workers (the depth probes first: they
+    # run longer), so that the workers stay busy to the end
+    runs = [(kind, part) for kind in ("depth", "distance")
+            for part in np.array_split(np.asarray(layer_ids), min(workers, len(layer_ids)))
+            if len(part)]
     # lazy: imported when used: torch (heavy)
     import torch
 
-    def train(kind):
+    def train(run):
+        kind, part = run
         if threads is not None:
             torch.set_num_threads(int(threads))  # this pool thread's own count
-        return train_layers(layers_x, train_states.offsets, targets[kind], kind,
-                            rank=int(rank), seed=seed, **opts)
+        return train_layers([train_states.layers[layer] for layer in part],
+                            train_states.offsets, targets[kind], kind, rank=int(rank),
+                            seed=seed, **opts)
 
-    # the two kinds are independent and each deterministic (its own generator and order of
-    # batches, ``threads`` torch threads): they train side by side on probe_workers() threads
-    # (torch releases the GIL in its kernels), every layer at once, and come back in order,
-    # so the numbers are those of one probe at a time (when the caller stops, the kind not
-    # started is dropped)
-    saved = torch.get_num_threads()
-    try:
-        with side_by_side(train, ("distance", "depth"), min(2, probe_workers(threads))) as done:
-            trained = {"distance": next(done)}
-            state["base"] += step * len(layer_ids)
-            tick(0)
-            trained["depth"] = next(done)
-            state["base"] += step * len(layer_ids)
-            tick(0)
-    finally:
-        torch.set_num_threads(saved)  # threads started later take this count again
     gold = [tree_distances(h) for h in eval_states.heads]
-    for k, layer in enumerate(layer_ids):
+
+    def evaluate(k):
+        layer = layer_ids[k]
         dist, depth = (Probe(t.B, kind, t.epochs, t.stop_loss, t.seconds)
                        for kind, t in (("distance", trained["distance"][k]),
                                        ("depth", trained["depth"][k])))
-        ev = evaluate_layer(dist, depth, eval_states.sentences(layer), eval_states.heads,
-                            eval_states.upos, gold)
-        edges.append(ev.pop("edges"))
-        rows.append({"layer": layer, **ev})
-        probes.append((dist, depth))
+        return dist, depth, evaluate_layer(dist, depth, eval_states.sentences(layer),
+                                           eval_states.heads, eval_states.upos, gold)
+
+    # the runs are independent and each deterministic (every layer's probe starts from the
+    # same generator and sees the same batches, ``threads`` torch threads): they train side by
+    # side on probe_workers() threads (torch releases the GIL in its kernels) and come back in
+    # order, so the numbers are those of one probe at a time (when the caller stops, the runs
+    # not started are dropped); then the layers are evaluated side by side the same way
+    saved = torch.get_num_threads()
+    trained: dict[str, list] = {"distance": [], "depth": []}
+    try:
+        with side_by_side(train, runs, workers) as done:
+            for kind, part in runs:
+                trained[kind] += next(done)
+                state["base"] += step * len(part)
+                tick(0)
+        with side_by_side(evaluate, range(len(layer_ids)), workers) as done:
+            for layer in layer_ids:
+                dist, depth, ev = next(done)
+                edges.append(ev.pop("edges"))
+                rows.append({"layer": layer, **ev})
+                probes.append((dist, depth))
+    finally:
+        torch.set_num_threads(saved)  # threads started later take this count again
     notes = [f"Training: {n}" for n in train_states.notes] + [
         f"Evaluation: {n}" for n in eval_states.notes]
     return ProbeResult(

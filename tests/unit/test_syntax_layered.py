@@ -1,7 +1,7 @@
 """analysis.syntax.layered (issue 48): every layer's structural probe of one kind trained in one
 loop gives each layer the map it gets alone (the old one-probe-at-a-time training is
 bench/reference_syntax.py) to float32's rounding (to the bit at the default model's shapes:
-docs/METHODS.md section 22), stopping at the same epoch; and the evaluation's faster MST and
+docs/METHODS.md section 20), stopping at the same epoch; and the evaluation's faster MST and
 ranks are scipy's."""
 
 from __future__ import annotations

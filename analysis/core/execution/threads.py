@@ -1,5 +1,5 @@
 """How heavy work shares the machine's cores, decided here once for every placement (issue 48;
-docs/METHODS.md section 22, "Heavy work on a shared machine").
+docs/METHODS.md section 20, "Heavy work on a shared machine").
 
 On a machine whose cores are busy with other work (a hosted demo's other visitors, other
 programs), torch's OpenMP threads cost far more CPU than they do on an idle machine: a thread
