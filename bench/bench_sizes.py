@@ -58,13 +58,14 @@ SHARED = ROOT.parent / "shared" / "data"
 SEMEVAL = SHARED / "semeval2014" / "Restaurants_Train.xml"
 UD_DEV = SHARED / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
 SIZES = ("embedded", "distilbert", "bert-base", "roberta-base", "bert-large")
-ROWS = ("attention128", "attention512", "noop", "drift", "syntax_heads", "syntax_probe",
+ROWS = ("attention128", "attention512", "noop", "drift", "drift_long", "syntax_heads",
+        "syntax_probe",
         "attribution128", "attribution512", "faithfulness", "importance", "reps_input",
         "reps_corpus", "finetune")
 # importance: sentences of the bundled sample (5 aspect pairs each: 40 -> 200 pairs)
-FULL = dict(noop=1000, drift=500, syntax=500, faith=165, importance=40, reps=1000,
-            finetune_epochs=1.0)
-QUICK = dict(noop=64, drift=32, syntax=32, faith=3, importance=2, reps=64,
+FULL = dict(noop=1000, drift=500, drift_long=300, syntax=500, faith=165, importance=40,
+            reps=1000, finetune_epochs=1.0)
+QUICK = dict(noop=64, drift=32, drift_long=20, syntax=32, faith=3, importance=2, reps=64,
              finetune_epochs=0.05)
 AUX = "what do you think of the food of it ?"
 
@@ -266,6 +267,29 @@ def row_drift(ctx):
         texts = list(ds["text"])
         return sum(forward_floor(m, texts, output_attentions=True) for m in (before, after))
     return study, floor, f"{len(ds)} sentences, 2 models"
+
+
+def row_drift_long(ctx):
+    """Drift over the demo's longest corpus (issue 48): lines of 2,000 characters of
+    SemEval-2014 reviews at the demo's token cap (256), both models; the floor is their two
+    forwards with the maps, batched 32 a batch."""
+    from dataclasses import replace
+
+    import bench_shared
+
+    from analysis.core.encoding import encode_corpus
+    from analysis.drift import compare_models, load_pair
+
+    bench_shared.SEMEVAL = SEMEVAL
+    lines = bench_shared.long_lines(ctx.n["drift_long"])
+    before, after = load_pair(ctx.base, ctx.clf)
+    before, after = replace(before, max_length=256), replace(after, max_length=256)
+    corpus = encode_corpus(before.tokenizer, lines, max_length=256)
+    study = lambda: compare_models(before, after, corpus, batch_size=32)  # noqa: E731
+
+    def floor():
+        return sum(forward_floor(m, lines, output_attentions=True) for m in (before, after))
+    return study, floor, f"{len(lines)} lines of 2,000 characters at 256 tokens, 2 models"
 
 
 def treebank(n):
@@ -549,7 +573,8 @@ def row_finetune(ctx):
 ROW_FUNS = {
     "attention128": lambda c: row_attention(c, 128),
     "attention512": lambda c: row_attention(c, 512),
-    "noop": row_noop, "drift": row_drift, "syntax_heads": row_syntax_heads,
+    "noop": row_noop, "drift": row_drift, "drift_long": row_drift_long,
+    "syntax_heads": row_syntax_heads,
     "syntax_probe": row_syntax_probe,
     "attribution128": lambda c: row_attribution(c, 128),
     "attribution512": lambda c: row_attribution(c, 512),
