@@ -12,7 +12,8 @@ Floors:
 - attention, representations (one input): one forward of the input;
 - corpus statistics, Syntax heads, structural probe, representations (corpus): one forward of
   every sentence, batched as the study batches (length-sorted batches of 32-64);
-- Drift: one forward of every sentence through each of its two models;
+- Drift: one forward of every sentence through each of its two models (``drift_long``: 300
+  lines of 2,000 characters at the demo's 256-token cap, issue 48);
 - attribution, mixing methods but value zeroing: one forward with hidden states; value
   zeroing: n forwards of each layer on n tokens (every layer run on n copies of its input, in
   blocks); IG: its steps' forward + backward (the steps batched as the study batches them);
@@ -28,6 +29,10 @@ above the row's start), and ``torch.cuda.max_memory_allocated`` where CUDA exist
 
     nice python bench/bench_sizes.py --quick --sizes embedded,bert-base
     nice python bench/bench_sizes.py --sizes bert-large --rows attention128,attention512
+
+``reps_corpus`` and ``syntax_probe`` also run the path before issue 48 in the study's place
+(scikit-learn's fits, a training loop per layer: bench/reference_probes.py,
+bench/reference_syntax.py) and print the largest difference of their numbers.
     python bench/bench_sizes.py --list
 
 Data: ../shared/data (SemEval-2014 restaurants, UD English-EWT dev) and the bundled ABSA
@@ -317,14 +322,38 @@ def row_syntax_heads(ctx):
 
 
 def row_syntax_probe(ctx):
+    """The study (every layer's probe of one kind in one loop), then in the same run the
+    training before issue 48 (each layer's probe in a loop of its own,
+    bench/reference_syntax.py, in the study's place; the evaluation is today's in both), and
+    the largest difference of their metrics."""
+    from unittest import mock
+
+    import reference_syntax
+
     from analysis.core.models import load_model
     from analysis.syntax import probe_layers
+    from analysis.syntax import probes as probes_mod
 
     ds = treebank(ctx.n["syntax"])
     loaded = load_model(ctx.base)
-    study = lambda: probe_layers(loaded, ds, None, rank=64, seed=0, eval_share=0.25)  # noqa
+    got = {}
+
+    def study():
+        got["new"] = probe_layers(loaded, ds, None, rank=64, seed=0, eval_share=0.25)
+
+    def before():
+        with mock.patch.object(probes_mod, "train_layers", reference_syntax.train_layers):
+            got["old"] = probe_layers(loaded, ds, None, rank=64, seed=0, eval_share=0.25)
+        keys = ("uuas", "dspr", "root_acc", "depth_spearman")
+        worst = max(abs(a[k] - b[k]) for a, b in zip(got["new"].layers, got["old"].layers)
+                    for k in keys)
+        print(f"  syntax_probe: largest metric difference, one loop vs a loop per layer: "
+              f"{worst:.2e}", flush=True)
+
     floor = lambda: forward_floor(loaded, treebank_texts(ds), output_hidden_states=True)  # noqa
-    return study, floor, f"{len(ds)} sentences, every layer"
+    what = f"{len(ds)} sentences, every layer"
+    return [("syntax_probe", study, floor, what),
+            ("syntax_probe: a training loop per layer (before issue 48)", before, floor, what)]
 
 
 def layer_floor(model, x, mask_2d, block: int) -> float:

@@ -107,3 +107,18 @@ def train_probe(vectors, heads_list, kind: str, *, rank: int = 64, seed: int = 0
     """One probe of ``kind`` ("distance" or "depth") trained alone, the old way."""
     targets = [tree_distances(h) if kind == "distance" else tree_depths(h) for h in heads_list]
     return _train(vectors, targets, kind, rank=rank, seed=seed, **options)
+
+
+def train_layers(layers, offsets, targets, kind: str, *, rank: int, seed: int, max_epochs: int,
+                 patience: int, lr: float, batch_size: int, decay: float):
+    """``analysis.syntax.layered.train_layers`` the old way: each layer's probe in a loop of its
+    own (the benchmark puts it in the study's place)."""
+    from analysis.syntax.layered import Trained
+
+    out = []
+    for x in layers:
+        vectors = [x[offsets[s]:offsets[s + 1]] for s in range(len(offsets) - 1)]
+        p = _train(vectors, targets, kind, rank=rank, seed=seed, max_epochs=max_epochs,
+                   patience=patience, lr=lr, batch_size=batch_size, decay=decay)
+        out.append(Trained(p.B, p.epochs, p.stop_loss, p.seconds))
+    return out
