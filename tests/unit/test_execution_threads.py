@@ -38,14 +38,11 @@ def test_omp_num_threads_caps_the_threads(monkeypatch):
     assert T.job_threads(0.0, 0, 8) == 1
 
 
-def test_job_speed_and_slowdown_follow_fair_shares():
-    assert T.job_speed(0.0, 2) == 2.0            # idle: both cores
-    assert T.job_speed(6.0, 2) == pytest.approx(2 / 7)  # 1 thread among 7 on 2 cores
-    assert T.other_load(2.0, 2) == 0.0           # a 2-thread job alone
-    assert T.other_load(7.0, 2) == 6.0           # 1 thread and 6 others
-    assert slowdown(0.0, 2) == 1.0
-    assert slowdown(7.0, 2) == pytest.approx(7.0)  # 2 cores' worth at idle, 2/7 of a core
-    assert slowdown(21.0, 2) == pytest.approx(21.0)
+def test_slowdown_is_the_fair_share_of_the_cores():
+    assert slowdown(0.0, 2) == 1.0 and slowdown(2.0, 2) == 1.0  # the job alone
+    assert slowdown(7.0, 2) == pytest.approx(3.5)  # 7 runnable threads on 2 cores
+    assert slowdown(21.0, 2) == pytest.approx(10.5)
+    assert slowdown(2.4, 2) == pytest.approx(1.2) and slowdown(2.6, 2) == pytest.approx(1.3)
 
 
 def test_passive_waits_set_unless_a_policy_is_chosen():
@@ -131,15 +128,17 @@ def test_a_worker_job_runs_with_the_threads_the_load_leaves(monkeypatch):
 
 
 def test_rates_are_kept_at_idle_and_given_at_the_load_now():
-    load = [7.0]
-    rates = Rates(load=lambda: load[0], n_cores=2)
-    rates.record("Drift", False, 70.0, 10)       # 7 s an example at load 7
-    assert rates.per_unit("Drift") == pytest.approx(7.0)  # the same load: as measured
-    load[0] = 7.5                                 # the load average's noise: unchanged
-    assert rates.per_unit("Drift") == pytest.approx(7.0)
-    load[0] = 0.5                                 # an idle machine: 1 s an example
-    assert rates.per_unit("Drift") == pytest.approx(1.0)
-    load[0] = 21.0                                # three times the load: three times longer
+    load, now = [7.0], [0.0]
+    rates = Rates(load=lambda: load[0], n_cores=2, clock=lambda: now[0])
+    rates.record("Drift", False, 70.0, 10)       # 7 s an example at load 7 (slowdown 3.5)
+    assert rates.per_unit("Drift") == 7.0       # the same load: as measured
+    load[0] = 0.5
+    assert rates.per_unit("Drift") == 7.0       # the load is read at most every 10 s
+    now[0] = 10.0
+    assert rates.per_unit("Drift") == pytest.approx(2.0)  # an idle machine: 2 s an example
+    load[0], now[0] = 7.5, 20.0                 # the load average's noise: as measured
+    assert rates.per_unit("Drift") == 7.0
+    load[0], now[0] = 21.0, 30.0                # three times the load: three times longer
     assert rates.per_unit("Drift") == pytest.approx(21.0)
-    rates.record("Drift", True, 70.0, 10)         # on the cluster: never scaled
+    rates.record("Drift", True, 70.0, 10)       # on the cluster: never scaled
     assert rates.per_unit("Drift", cluster=True) == pytest.approx(7.0)

@@ -12,39 +12,41 @@ kind on this server").
 
 The machine's load is taken into account (issue 48): a job measured while other work shared
 the cores ran slower than it would alone, and one started now runs at the speed the load now
-leaves it. Each rate is kept as its idle-machine equivalent (the seconds times the share of the
-cores the job had, :func:`analysis.core.execution.threads.job_speed` of the load average when it
-finished, its own threads taken out) and given back at the load now
-(:meth:`Rates.per_unit`); a change of the load smaller than :data:`LOAD_STEP` leaves the
-measured rate as it is (the load average's noise). Cluster jobs are not scaled (their cores are
-elsewhere). No Streamlit here (the queue, :mod:`analysis.core.execution.queue`, uses it
-from
-any thread, under its own lock).
+leaves it. Each rate is kept as its idle-machine equivalent (its seconds divided by
+:func:`slowdown` of the load average when it finished) and given back at the load now
+(:meth:`Rates.per_unit`); a change of speed smaller than :data:`LOAD_STEP` leaves the measured
+rate as it is (the load average's noise), and the load is read at most every
+:data:`LOAD_EVERY_S` seconds. Cluster jobs are not scaled (their cores are elsewhere).
+
+No Streamlit here (the queue, :mod:`analysis.core.execution.queue`, uses it from any thread,
+under its own lock).
 """
 
 from __future__ import annotations
 
 import heapq
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-from analysis.core.execution.threads import cores, job_speed, machine_load, other_load
+from analysis.core.execution.threads import cores, machine_load
 
 KEEP = 5             # finished jobs of a kind whose rates are averaged
 MIN_FRACTION = 0.05  # a running job's own progress is trusted past this share of its work
 SHOWN_AHEAD = 3      # jobs ahead named one by one; the rest are counted
 UNKNOWN = "no estimate yet: first job of its kind on this server"
 LOAD_STEP = 0.25  # a change of speed by less than this share leaves a rate as measured
+LOAD_EVERY_S = 10.0  # the load average is read at most this often (it moves every 5 s)
 
 
 def slowdown(load: float, n_cores: int | None = None) -> float:
-    """How many times longer a job takes at load average ``load`` than on an idle machine, from
-    :func:`analysis.core.execution.threads.job_speed`; the load is read as counting the job's
-    own threads (while it runs, and for a minute after: the load average's window), so the same
-    load gives the same factor for a measurement and an estimate."""
-    n = int(n_cores or cores())
-    return job_speed(0.0, n) / job_speed(other_load(load, n), n)
+    """How many times longer a job takes at load average ``load`` (runnable threads, the job's
+    own counted) than on an idle machine: ``max(1, load / cores)``, a job's fair share of the
+    cores when it could use all of them. A job the thread policy runs on one thread at high load
+    (analysis.core.execution.threads.job_threads) is slower still, by up to the cores: the
+    estimate is optimistic there (docs/METHODS.md section 20)."""
+    return max(1.0, float(load) / int(n_cores or cores()))
 
 
 class Rates:
@@ -53,9 +55,18 @@ class Rates:
     ``load``: the load average's source (tests plant one), ``n_cores`` the cores (default:
     this process's)."""
 
-    def __init__(self, load: Callable[[], float] = machine_load, n_cores: int | None = None):
-        self.load, self.n_cores = load, n_cores
+    def __init__(self, load: Callable[[], float] | None = None, n_cores: int | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self._read, self.n_cores, self.clock = load or (lambda: machine_load()), n_cores, clock
+        self._last: tuple[float, float] | None = None  # (when read, load)
         self._seen: dict[tuple[str, bool], deque] = {}
+
+    def load(self) -> float:
+        """The load average, read at most every :data:`LOAD_EVERY_S` seconds."""
+        now = self.clock()
+        if self._last is None or now - self._last[0] >= LOAD_EVERY_S:
+            self._last = (now, float(self._read()))
+        return self._last[1]
 
     def record(self, kind: str, cluster: bool, seconds: float, size: int) -> None:
         """A finished job of ``kind`` took ``seconds`` for ``size`` units (0: the job is one

@@ -22,8 +22,8 @@ passive waits 3.4 CPU-s and 13.1 s. So:
 :func:`heavy_work` does all three for the thread that runs a job (the queue's worker thread,
 :mod:`analysis.core.execution.worker`; a child process, :mod:`analysis.core.execution.child`);
 a program that builds a model outside the queue (the example's build) calls
-:func:`job_threads` for its thread count. :func:`job_speed` is the model of a job's speed under
-load that the page's estimates use (:mod:`analysis.core.execution.estimates`).
+:func:`job_threads` for its thread count. The page's estimates read the same load average
+(:mod:`analysis.core.execution.estimates`).
 
 torch's thread count is per thread of the process (each OS thread's OpenMP setting; a thread
 started later takes the last count set), so one job's choice does not change another job's
@@ -85,27 +85,6 @@ def job_threads(load: float | None = None, own: int = 0, n_cores: int | None = N
     free = int(n - other + 0.5)
     cap = thread_cap()
     return max(1, min(n, free, cap if cap is not None else n))
-
-
-def job_speed(other: float, n_cores: int | None = None) -> float:
-    """Cores' worth of work a job gets beside ``other`` runnable threads of other work, with
-    :func:`job_threads`'s threads t (fair shares: ``t * min(1, cores / (other + t))``). An
-    idle machine gives ``cores``. The model behind the page's load-aware estimates."""
-    n = int(n_cores or cores())
-    other = max(0.0, float(other))
-    t = job_threads(other, 0, n)
-    return t * min(1.0, n / (other + t))
-
-
-def other_load(load: float, n_cores: int | None = None) -> float:
-    """The other work's runnable threads in a load average ``load`` measured while a job ran
-    with :func:`job_threads`'s threads (its own taken out)."""
-    n = int(n_cores or cores())
-    for t in sorted({job_threads(0.0, 0, n), 1}, reverse=True):
-        other = max(0.0, float(load) - t)
-        if job_threads(other, 0, n) == t:
-            return other
-    return max(0.0, float(load) - 1)
 
 
 # ---------------------------------------------------------------- OpenMP waiting
