@@ -7,6 +7,7 @@ import streamlit as st
 from analysis.core.execution.threads import passive_waits
 from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
+from ui.common.example import start_build
 from ui.common.exports.keep import keep_report
 from ui.common.exports.state import KEEP_RUN
 from ui.server.housekeeping import freeze_long_lived
@@ -43,12 +44,20 @@ except SettingsError as exc:
     st.error(plain(str(exc)), icon=":material/error:")
     st.stop()
 
+# The example checkpoint (ui/common/example.py) starts building on the server's first request,
+# whichever page it is for, not when a page that needs it is first opened (issue 49): one build
+# per server, in the background lane, and none while another process builds it.
+start_build()
+
 # Each url_path equals its file's stem: a server's first request is looked up by file name
 # (Streamlit's legacy pages-folder mode, left at once by ui.common.frame.sidebar), so a shared
 # deep link to any page works even as the very first visit.
+DEFAULT_PAGE = "atlas"  # the default page's file stem (its own name in a URL: MOVED)
 PAGES = [
-    st.Page("pages/atlas.py", title="Head atlas", icon=":material/grid_view:",
-            url_path="atlas", default=True),
+    # served at "/"; its url_path only names it inside Streamlit (a page's identity is the hash
+    # of its url_path), so that the hidden page under its own name (MOVED) is another page
+    st.Page(f"pages/{DEFAULT_PAGE}.py", title="Head atlas", icon=":material/grid_view:",
+            url_path=f"{DEFAULT_PAGE}-default", default=True),
     st.Page("pages/attention.py", title="Attention", icon=":material/visibility:",
             url_path="attention"),
     st.Page("pages/noop.py", title="No-op statistics", icon=":material/bar_chart:",
@@ -69,6 +78,7 @@ PAGES = [
     st.Page("pages/search.py", title="Search", icon=":material/search:", url_path="search"),
     st.Page("pages/predictions.py", title="Predictions", icon=":material/table_view:",
             url_path="predictions"),
+    st.Page("pages/features.py", title="Features", icon=":material/grain:", url_path="features"),
     st.Page("pages/report.py", title="Report", icon=":material/summarize:", url_path="report"),
 ]
 
@@ -83,11 +93,19 @@ def _moved(target: str):
 
 
 # the pages that read the sidebar text
-TEXT_PAGES = {"attention", "attribution", "representations", "report", "search"}
+TEXT_PAGES = {"attention", "attribution", "representations", "report", "search",
+              "features"}
 MOVED = [st.Page(_moved("pages/noop.py"), title="No-op statistics (old link)",
                  url_path="noop_stats", visibility="hidden"),
          st.Page(_moved("pages/aspects.py"), title="Aspect heads (old link)",
                  url_path="aspect_heads", visibility="hidden")]
+# The default page is served at "/" (Streamlit gives it the empty path whatever its url_path),
+# so its own name ("/attention" while the Attention page was the default) said "Page not
+# found... Running the app's main page." (issue 49): a hidden page under that name opens it,
+# query parameters kept (the first request of a fresh server is looked up by file name, as for
+# every page).
+MOVED.append(st.Page(_moved(f"pages/{DEFAULT_PAGE}.py"), title="Default page (by name)",
+                     url_path=DEFAULT_PAGE, visibility="hidden"))
 
 # every page listed in the sidebar (Streamlit folds a list of more than ten under "View more",
 # which hid the Report and Search pages)

@@ -13,7 +13,8 @@ Layers (``.importlinter``, checked by ``lint-imports``):
   sentences and metrics, aspect and [SEP] heads, UPOS and ABSA roles), never the reverse, its
   members independent of each other: :mod:`.attribution`, :mod:`.importance`,
   :mod:`.representations`; the third tier builds on the second: :mod:`.patching`,
-  :mod:`.search`;
+  :mod:`.search`; the fourth on the third: :mod:`.features` (the search corpus's labels and
+  the importance study's classifier loader);
 - :mod:`.atlas` above every study: their results joined head by head (its :mod:`.atlas.facts`,
   which imports no study, is what the studies' readings name heads with);
 - :mod:`.cli` on top: the same calls with the same defaults, JSON out.

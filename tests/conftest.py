@@ -19,6 +19,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The app builds the example checkpoint in the background on a first start; tests that need it
 # build a tiny stand-in themselves.
 os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
+# The server's janitor thread (ui.server.housekeeping) collects and drops idle cache entries at
+# its own times; in a test process it would race the tests of the collector and the caches.
+os.environ.setdefault("DASHBOARD_JANITOR", "0")
 # Exact comparisons against CPU references: the tests run the models on the CPU even on a
 # machine with a GPU (analysis.core.models.pick_device).
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")

@@ -4,14 +4,18 @@ sentences of the bundled sample, and the checkpoint loaded with its classifier a
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import time
 from pathlib import Path
 from typing import Callable
 from dataclasses import replace
 
-from analysis.core.example import RECIPE, Recipe, example_path, example_ready, machine_threads, \
-    missing_message, recipe_dict
+from analysis.core.example import RECIPE, Recipe, clear_progress, example_path, example_ready, \
+    left_s, machine_threads, missing_message, recipe_dict, write_progress
 from analysis.core.example import train_options as recipe_train_options
-from analysis.absa.checkpoints import check_checkpoint_target, load_checkpoint
+from analysis.absa.checkpoints import CARD_NAME, check_checkpoint_target, load_checkpoint, \
+    save_checkpoint
 from analysis.absa.data import split_dataset
 from analysis.absa.pipeline import run_fine_tune
 from analysis.absa.readers import load_sample
@@ -21,6 +25,35 @@ from analysis.core.models import EXAMPLE_NAME, EXAMPLE_SPEC, ModelLoadError, loa
 def split_sample(recipe: Recipe = RECIPE):
     """(train, held-out) sentences of the bundled sample under the recipe's split."""
     return split_dataset(load_sample(), recipe.heldout, seed=recipe.seed)
+
+
+class BuiltMeanwhile(Exception):
+    """A checkpoint of the recipe appeared in the build's target while it trained (another
+    process built it): this build stops and keeps that one."""
+
+
+CHECK_S = 2.0  # how often a build looks whether its target was built meanwhile
+
+
+def _stamp(folder: Path) -> float | None:
+    """The ready checkpoint's card time in ``folder`` (None: not ready with this recipe)."""
+    try:
+        return (folder / CARD_NAME).stat().st_mtime_ns if example_ready(folder) else None
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def _target_lock(out: Path):
+    """An exclusive lock on the build's target across processes (a file beside it): the
+    check "was it built meanwhile?" and the swap into place happen as one step."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def build_example(out=None, progress: Callable[[float, str], None] | None = None, *,
@@ -33,45 +66,87 @@ def build_example(out=None, progress: Callable[[float, str], None] | None = None
     37/480") and each evaluation. ``loaded`` replaces the base model (tests: a tiny one);
     ``train_options`` go to the trainer (``max_steps``). The build runs on the model's device
     (a GPU where present: :func:`analysis.core.models.load_model`) with ``threads`` torch threads
-    (default :func:`analysis.core.example.machine_threads`; the caller's count is restored after).
-    Returns the folder."""
+    (default :func:`analysis.core.example.machine_threads`: the cores the machine leaves free;
+    the caller's count is restored after).
+
+    Never overwrites a checkpoint built meanwhile (issue 49): when a checkpoint of the recipe
+    appears in ``out`` while this build runs (another process built it: the command line
+    beside a server), the build stops at its next step and keeps that one; the check and the
+    atomic swap into place hold a lock on the target, so two builds cannot both replace it.
+    While it runs, its progress and time left are recorded for every other process
+    (:func:`analysis.core.example.build_progress`; only for the cache's own example). Returns
+    the folder."""
     # lazy: imported when used: torch (heavy)
     import torch
 
     saved = torch.get_num_threads()
-    torch.set_num_threads(int(threads or machine_threads()))
+    threads = int(threads or machine_threads())
+    torch.set_num_threads(threads)
     try:
-        return _build(out, progress, recipe, loaded, train_options)
+        return _build(out, progress, recipe, loaded, train_options, threads)
     finally:
         torch.set_num_threads(saved)
 
 
-def _build(out, progress, recipe: Recipe, loaded, train_options: dict) -> Path:
+def _build(out, progress, recipe: Recipe, loaded, train_options: dict, threads: int) -> Path:
     out = check_checkpoint_target(out if out is not None else example_path())
-    say = progress or (lambda fraction, text: None)
-    say(0.0, "loading the base model")
-    base = recipe.base if loaded is None else loaded.spec
-    loaded = loaded if loaded is not None else load_model(recipe.base)
-    train, test = split_sample(recipe)
-    epochs = f"{recipe.epochs:g}"
+    record = out == example_path().resolve()  # the cache's example: other processes watch it
+    before = _stamp(out)  # a ready checkpoint now is replaced as asked; one built later is kept
+    checked = [time.monotonic()]
+    first: list = []  # (time, fraction) of the first training step
 
-    last = [0.0]
+    def say(fraction: float, text: str) -> None:
+        if record:
+            left = left_s(fraction, time.monotonic() - first[0][0], first[0][1]) if first \
+                else None
+            write_progress(fraction, text, left, threads)
+        if progress is not None:
+            progress(fraction, text)
 
-    def step(p) -> None:
-        last[0] = 0.95 * p.step / max(1, p.total_steps)
-        say(last[0], f"epoch {p.epoch + 1}/{epochs}, step {p.step}/{p.total_steps}")
+    def meanwhile() -> None:
+        now = time.monotonic()
+        if now - checked[0] >= CHECK_S:
+            checked[0] = now
+            if _stamp(out) not in (None, before):
+                raise BuiltMeanwhile()
 
-    def status(text: str) -> None:  # "Evaluating on the held-out sentences after epoch 2..."
-        say(last[0], text[0].lower() + text[1:])
+    try:
+        say(0.0, "loading the base model")
+        base = recipe.base if loaded is None else loaded.spec
+        loaded = loaded if loaded is not None else load_model(recipe.base)
+        train, test = split_sample(recipe)
+        epochs = f"{recipe.epochs:g}"
+        last = [0.0]
 
-    run = run_fine_tune(loaded, train, test, recipe.task, data=recipe.data,
-                        pair_order=recipe.pair_order, base_spec=base,
-                        epochs=recipe.epochs, seed=recipe.seed, out=out,
-                        progress=step, status=status,
-                        card_extra={"example_recipe": recipe_dict(recipe)},
-                        **{**recipe_train_options(recipe), **train_options})
-    say(1.0, "saved")
-    return run.folder
+        def step(p) -> None:
+            meanwhile()
+            last[0] = 0.95 * p.step / max(1, p.total_steps)
+            if not first:
+                first.append((time.monotonic(), last[0]))
+            say(last[0], f"epoch {p.epoch + 1}/{epochs}, step {p.step}/{p.total_steps}")
+
+        def status(text: str) -> None:  # "Evaluating on the held-out sentences after epoch 2..."
+            meanwhile()
+            say(last[0], text[0].lower() + text[1:])
+
+        run = run_fine_tune(loaded, train, test, recipe.task, data=recipe.data,
+                            pair_order=recipe.pair_order, base_spec=base,
+                            epochs=recipe.epochs, seed=recipe.seed, out=None,
+                            progress=step, status=status,
+                            card_extra={"example_recipe": recipe_dict(recipe)},
+                            **{**recipe_train_options(recipe), **train_options})
+        with _target_lock(out):
+            if _stamp(out) not in (None, before):
+                raise BuiltMeanwhile()
+            save_checkpoint(run.result.model, loaded.tokenizer, out, run.card)
+        say(1.0, "saved")
+    except BuiltMeanwhile:
+        if progress is not None:
+            progress(1.0, "built meanwhile by another process: kept that one")
+    finally:
+        if record:
+            clear_progress()
+    return out
 
 
 def load_example(path=None):

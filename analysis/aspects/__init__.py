@@ -6,5 +6,11 @@ checkpoints it uses are :mod:`analysis.absa`.
 - :mod:`.gold`: the gold sets of head discovery (what each kind of head should attend to);
 - :mod:`.heads`, :mod:`.baselines`, :mod:`.causal`: aspect-head discovery, its baselines and
   the masking check;
-- :mod:`.reading`: the page's plain reading.
+- :mod:`.reading`: the page's plain reading;
+- :mod:`.study`: its inputs, result, plan and ``STUDY`` (the study interface; the CLI's
+  ``aspects heads``).
 """
+
+from analysis.aspects.study import STUDY
+
+__all__ = ["STUDY"]

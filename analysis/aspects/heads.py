@@ -211,6 +211,11 @@ def to_json(disc: Discovery, top_k: int | None = None) -> dict:
 
 KIND_WORDS = {"aspect": "aspect terms", "aspect_sentiment": "aspect terms or their opinion words",
               "opposite": "the other aspect's terms", "noop": "[SEP] when the aspect is absent"}
+# the kinds' names on the page (its tabs): a list of kinds names each by it, its words in
+# parentheses ("aspect terms, aspect terms or their opinion words and ..." read as one list of
+# words: issue 49)
+KIND_NAMES = {"aspect": "Aspect", "aspect_sentiment": "Aspect-sentiment",
+              "opposite": "Opposite-aspect", "noop": "No-op"}
 BASELINE_WORDS = {"random_head": "random-head", "positional": "fixed-position",
                   "frequent_word": "most-frequent-word", "uniform": "uniform"}
 
@@ -262,14 +267,14 @@ def verdict(ranked: dict[str, list[dict]], base: dict) -> list[str]:
     95% interval lies above every baseline and those without, then one sentence per kind
     (layers and heads 1-indexed, as on the page). Kinds without pairs are named as such."""
     per = {k: kind_verdict(ranked.get(k) or [], base.get(k) or {}) for k in KINDS}
-    yes = [KIND_WORDS[k] for k, v in per.items() if v and v["beats"]]
-    no = [KIND_WORDS[k] for k, v in per.items() if v and not v["beats"]]
+    yes = _kinds([k for k, v in per.items() if v and v["beats"]])
+    no = _kinds([k for k, v in per.items() if v and not v["beats"]])
     if yes and no:
-        head = (f"A head beats every baseline for {_join(yes)}; no head does for {_join(no)}.")
+        head = f"A head beats every baseline for {yes}; no head does for {no}."
     elif yes:
-        head = f"For every kind with data ({_join(yes)}), a head beats every baseline."
+        head = f"For every kind with data ({yes}), a head beats every baseline."
     elif no:
-        head = f"No head beats every baseline, for any kind ({_join(no)})."
+        head = f"No head beats every baseline, for any kind ({no})."
     else:
         head = "The data has no pairs of any kind to score heads on."
     out = [head]
@@ -294,6 +299,13 @@ def verdict(ranked: dict[str, list[dict]], base: dict) -> list[str]:
             out.append(f"No head beats the {b} baseline for {KIND_WORDS[kind]} (best "
                        f"{best['score']:.3f} vs {v['baseline_score']:.3f}){note}.")
     return out
+
+
+def _kinds(kinds: Sequence[str]) -> str:
+    """"the Aspect kind (aspect terms) and the No-op kind ([SEP] when the aspect is absent)"
+    ("" for none)."""
+    return _join([f"the {KIND_NAMES[k]} kind ({KIND_WORDS[k]})" for k in kinds]) \
+        if kinds else ""
 
 
 def _join(items: Sequence[str]) -> str:

@@ -44,6 +44,8 @@ COMMAND_MODULES = [
     "analysis.cli.search",
     "analysis.cli.predictions",
     "analysis.cli.atlas",
+    "analysis.cli.features",
+    "analysis.cli.precompute",
 ]
 
 

@@ -5,17 +5,17 @@ commands ``finetune``, ``evaluate`` and ``aspect-heads`` remain, with the same o
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 from tqdm import tqdm
 
+from analysis.cli.progress import progress_bar
 from analysis.cli.options import (check_max_length, fraction, out_file, out_folder,
                                   positive_float, positive_int, seed)
 from analysis.core.errors import InputError
 from analysis.core.models import DEFAULT_SPEC, load_model
-from analysis.absa.data import attach_opinions, split_dataset
-from analysis.absa.tasks import TASKS, TASK_NAMES, build_examples
+from analysis.absa.data import split_dataset
+from analysis.absa.tasks import TASKS, build_examples
 
 DATA_HELP = ("data file: SemEval-2014 XML, SemEval-2016 XML, ASTE triplets, this project's "
              "JSON, or 'sample' for the bundled sample")
@@ -185,59 +185,42 @@ def run_evaluate(args) -> int:
     return 0
 
 
+def heads_inputs(args):
+    """The study's inputs from the command line."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.aspects.study import Inputs
+
+    return Inputs(model=args.model, data=args.data, opinions=tuple(args.opinions or ()),
+                  task=args.task, top_k=args.top_k, max_sentences=args.max_sentences,
+                  causal=args.causal, skip_invalid=args.skip_invalid)
+
+
 def run_heads(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.aspects.causal import causal_check
-    from analysis.absa.checkpoints import load_any
-    from analysis.aspects.gold import KINDS
-    from analysis.aspects.heads import discover, to_json
-    from analysis.absa.readers import load_absa, read_aste
+    from analysis.aspects import STUDY
+
     out = _json_out(args.out)
-    loaded, card = load_any(args.model)
-    if card is not None and args.task and args.task != card["task"]:
-        raise InputError(f"{args.model} was fine-tuned for {TASK_NAMES[card['task']]}, "
-                         f"not {TASK_NAMES[args.task]}: leave --task out or use "
-                         f"--task {card['task']}.")
-    task = args.task or (card or {}).get("task", "qa_m")
-    order = (card or {}).get("pair_order") if card and card["task"] == task else None
-    ds = load_absa(args.data, skip_invalid=args.skip_invalid)
-    for path in args.opinions or []:
-        ds = attach_opinions(ds, read_aste(path))
-    bar = tqdm(total=1, unit="pair")
+    with progress_bar(100, unit="%") as update:  # a bar only on a terminal
+        def progress(fraction: float, text: str) -> None:
+            if update:
+                update(int(round(100 * fraction)), 100)
 
-    def progress(done, total):
-        bar.total = total
-        bar.update(1)
-
-    t0 = time.perf_counter()
-    disc = discover(loaded, ds, task, order, max_sentences=args.max_sentences, progress=progress)
-    bar.close()
-    result = to_json(disc, args.top_k)
-    result.update({"model": str(args.model), "data": str(args.data), "task": task,
-                   "seconds": round(time.perf_counter() - t0, 1)})
-    if args.causal:
-        if card is None:
-            raise InputError("--causal needs a fine-tuned checkpoint folder.")
-        examples = build_examples(ds, task, order)
-        result["causal"] = {
-            kind: causal_check(loaded.model, loaded.tokenizer, examples, task,
-                               disc.ranked[kind], args.top_k, loaded.n_layers, loaded.n_heads)
-            for kind in KINDS if disc.ranked[kind]}
-    _write(out, result)
+        result = STUDY.run(heads_inputs(args), progress=progress)
+    _write(out, result.to_json())
     print(f"wrote {out} (layer/head 0-indexed)")
-    for kind in KINDS:
-        top = disc.ranked[kind][:3]
-        if top:
-            desc = ", ".join(f"{r['layer']}-{r['head']} ({r['score']:.3f}, acc "
-                             f"{r['accuracy']:.2f})" for r in top)
-            print(f"  {kind} [{len(disc.hs.scores[kind])} pairs]: {desc}")
+    for line in result.summary:
+        print(f"  {line}")
     return 0
 
 
 def run_example(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.absa.example import build_example
+    from analysis.core.example import estimate_words, machine_threads
 
+    threads = machine_threads()
+    print(f"building the example checkpoint at {threads} torch thread(s) (the cores the "
+          f"machine leaves free): {estimate_words()}")
     bar = tqdm(total=1.0, unit="", bar_format="{l_bar}{bar}| {desc}")
 
     def progress(fraction: float, text: str) -> None:
@@ -245,7 +228,7 @@ def run_example(args) -> int:
         bar.set_description_str(text)
         bar.refresh()
 
-    out = build_example(args.out, progress)
+    out = build_example(args.out, progress, threads=threads)
     bar.close()
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.absa.checkpoints import read_card

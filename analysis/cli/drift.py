@@ -4,14 +4,10 @@
 from __future__ import annotations
 
 import json
-import sys
-
-from tqdm import tqdm
 
 from analysis.cli.options import out_file, positive_int, unit
-from analysis.cli.scale import add_ray_options, run_job
-from analysis.core.corpus import read_corpus, read_labels
-from analysis.core.encoding import encode_dataset
+from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, placed
 
 THRESHOLDS = (("vertical", 0.5, "mass on [CLS]/[SEP]"),
               ("diagonal", 0.5, "mass on i-1, i, i+1"),
@@ -48,46 +44,35 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _dataset(args):
-    """The corpus file's rows, with its gold labels where it has them, and a note when labels
-    were asked for but cannot be used."""
-    dataset = read_corpus(args.data, fmt=args.fmt, text_column=args.text_column,
-                          pair_column=args.pair_column, max_examples=args.max_examples)
-    labels, note = read_labels(args.data, dataset, fmt=args.fmt, text_column=args.text_column,
-                               label_column=args.label_column)
-    if labels is not None:
-        dataset = dataset.add_column("label", labels)
-    return dataset, note
+def inputs(args):
+    """The study's inputs from the command line."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.drift import PatternThresholds
+    from analysis.drift.study import Inputs
+
+    return Inputs(after=args.after, data=args.data, before=args.before, fmt=args.fmt,
+                  text_column=args.text_column, pair_column=args.pair_column,
+                  label_column=args.label_column, max_examples=args.max_examples,
+                  batch_size=args.batch_size,
+                  thresholds=PatternThresholds(*(getattr(args, n) for n, _, _ in THRESHOLDS)))
 
 
 def run(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.drift import PatternThresholds, compare_models, load_pair
-    from analysis.drift.job import DriftJob, has_labels, models_of
-    thresholds = PatternThresholds(*(getattr(args, name) for name, _, _ in THRESHOLDS))
-    dataset, note = _dataset(args)
-    before, after = load_pair(args.before, args.after)
-    corpus = encode_dataset(before.tokenizer, dataset, max_length=before.max_length,
-                            max_examples=args.max_examples)
-    bar = tqdm(total=len(corpus.encodings), unit="ex", file=sys.stderr, leave=False)
-    job = DriftJob(before.spec, after.spec, args.batch_size, has_labels(dataset))
+    from analysis.drift.study import STUDY
 
-    def step(done: int, total: int) -> None:
-        bar.update(done - bar.n)
+    with progress_bar(100, unit="%") as update:  # a bar only on a terminal
+        def progress(fraction: float, text: str) -> None:
+            if update:
+                update(int(round(100 * fraction)), 100)
 
-    # in this process (its run over the encoded corpus) or on a Ray cluster (--ray)
-    result = run_job(job, models_of(before, after), dataset, args, step,
-                     here=lambda: compare_models(before, after, corpus,
-                                                 batch_size=args.batch_size, progress=step))
-    bar.close()
-    out = result.to_json(thresholds)
-    if note:
-        out["label_note"] = note
+        # in this process (one shard of the corpus) or on a Ray cluster (--ray)
+        result = STUDY.run(inputs(args), placement=placed(args), progress=progress)
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=1)
+        json.dump(result.to_json(), fh, indent=1)
     for notice in result.notices:
         print(f"note: {notice}")
-    print(result.summary())
+    print(result.summary)
     print(f"wrote {args.out}: {result.n_examples} examples, {result.n_layers} layers x "
           f"{result.n_heads} heads")
     return 0

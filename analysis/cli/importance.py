@@ -8,9 +8,8 @@ import json
 
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
-from analysis.cli.scale import add_ray_options, run_job
+from analysis.cli.scale import add_ray_options, placed
 from analysis.absa.tasks import TASKS
-from analysis.core.errors import InputError
 
 METRICS = ("aspect_f1", "acc_4way", "accuracy", "loss")
 
@@ -49,32 +48,30 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def inputs(args):
+    """The study's inputs from the command line."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.importance.study import Inputs
+
+    return Inputs(model=args.model, data=args.data, task=args.task, method=args.method,
+                  metric=args.metric, max_examples=args.max_examples, prune=args.prune,
+                  text_column=args.text_column, pair_column=args.pair_column,
+                  label_column=args.label_column)
+
+
 def run(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.importance import importance_study
-    from analysis.importance.evalset import load_classifier, load_eval_set
-    from analysis.importance.scoring import LOSS
+    from analysis.importance import STUDY
 
-    loaded, card = load_classifier(args.model)
-    ev = load_eval_set(loaded, card, args.data, task=args.task, max_examples=args.max_examples,
-                       text_column=args.text_column, pair_column=args.pair_column,
-                       label_column=args.label_column)
-    names = tuple(ev.scorer.metrics) + (LOSS,)
-    if args.metric is not None and args.metric not in names:
-        raise InputError(f"--metric {args.metric} does not fit this data; use one of "
-                         f"{', '.join(names)}.")
-    for note in ev.notes:
-        print(f"note: {note}")
     with progress_bar(100, unit="%") as update:
         def progress(fraction: float, text: str) -> None:
             if update:
                 update(int(round(100 * fraction)), 100)
 
-        def on(job, models, dataset, told):  # the ablations on Ray with --ray
-            return run_job(job, models, dataset, args, told)
-
-        result = importance_study(loaded, ev, method=args.method, metric=args.metric,
-                                  prune=args.prune, progress=progress, run=on)
+        # the ablations in this process, or on the Ray cluster of --ray
+        result = STUDY.run(inputs(args), placement=placed(args), progress=progress)
+    for note in result.notes:
+        print(f"note: {note}")
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(result.to_json(), fh, indent=1)
     print(f"wrote {args.out}: {result.metric} on {result.n_examples} examples, intact "

@@ -8,7 +8,6 @@ import json
 
 from analysis.cli.options import out_file, positive_int
 from analysis.cli.progress import progress_bar
-from analysis.core.errors import InputError
 
 
 def register(sub) -> None:
@@ -45,45 +44,28 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def inputs(args):
+    """The study's inputs from the command line."""
+    # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
+    from analysis.patching.study import Inputs
+
+    return Inputs(model=args.model, text=args.text, pair=args.pair,
+                  counter_text=args.counter_text, counter_pair=args.counter_pair,
+                  direction=args.direction, data=args.data, contrast=args.contrast,
+                  max_examples=args.max_examples, importance=not args.no_importance)
+
+
 def run(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-    from analysis.importance.evalset import load_classifier, load_eval_set
-    from analysis.patching import patch_pair
-    from analysis.patching.run import pair_max_length
+    from analysis.patching.study import STUDY
 
-    if args.data is None and args.text is None:
-        raise InputError("Give --text and --counter-text (one pair), or --data (the corpus "
-                         "view).")
-    if args.text is not None and args.counter_text is None:
-        raise InputError("--counter-text is missing: patching needs a counterfactual.")
-    if (args.pair is None) != (args.counter_pair is None):
-        raise InputError("Give --pair and --counter-pair together (or neither).")
-    loaded, card = load_classifier(args.model)
-    max_length = pair_max_length(loaded, card)
-    out, said = {}, []
     with progress_bar(100, unit="%") as update:
         def progress(fraction: float, text: str) -> None:
             if update:
                 update(int(round(100 * fraction)), 100)
 
-        if args.text is not None:
-            res = patch_pair(loaded, args.text, args.pair, args.counter_text,
-                             args.counter_pair, direction=args.direction,
-                             max_length=max_length, progress=progress)
-            out.update(res.to_json())
-            a, b = res.classes
-            said.append(f"{len(res.tokens)} tokens, '{a}' vs '{b}', {res.seconds:.1f}s")
-        if args.data is not None:
-            # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
-            from analysis.patching.corpus import corpus_patching
-
-            ev = load_eval_set(loaded, card, args.data, max_examples=args.max_examples)
-            cr = corpus_patching(loaded, ev, contrast=args.contrast, direction=args.direction,
-                                 max_length=max_length, importance=not args.no_importance,
-                                 progress=progress)
-            out["corpus"] = cr.to_json()
-            said.append(f"corpus: {cr.n_pairs} pairs, {cr.seconds:.0f}s")
+        result = STUDY.run(inputs(args), progress=progress)
     with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=1)
-    print(f"wrote {args.out}: " + "; ".join(said))
+        json.dump(result.to_json(), fh, indent=1)
+    print(f"wrote {args.out}: " + "; ".join(result.said()))
     return 0

@@ -3,6 +3,9 @@
 - :mod:`.errors`: one plain line for the user (``InputError``, ``DataError``);
 - :mod:`.models`: a spec -> ``LoadedModel``, the size and weight checks of every loader;
 - :mod:`.sizes`: a checkpoint's parameters from its config and safetensors header;
+- :mod:`.cost`: a corpus job's seconds before it runs, from the model's shape and its tokens
+  (the demo's per-study caps);
+- :mod:`.bytecache`: caches bounded by the bytes they hold, server-wide and per owner;
 - :mod:`.hub`: whether the Hugging Face hub is reachable;
 - :mod:`.example`: the example checkpoint (where it lives, its recipe, whether it is built)
   and the precomputed results shipped for it;

@@ -30,7 +30,8 @@ patching study, the captures ``"context"`` (above), ``"attention_output"`` (``W_
 the residual and LayerNorm) and ``"mlp_output"`` (the feed-forward block's last projection,
 before its residual and LayerNorm) give a run's activations, and :func:`forward_patched` reruns
 one input with one site of one layer taken from another run, many patches at once (one per
-batch row). Maps are
+batch row). For the features study, :func:`forward_spliced` runs a batch with the residual
+stream at one layer replaced (a dictionary's reconstruction spliced in). Maps are
 cropped to each example's own length, so a batch gives the same numbers as one example at a
 time (docs/METHODS.md section 1).
 """
@@ -363,3 +364,13 @@ def forward_patched(model, inputs: dict, site: str, layer: int, source, mask) ->
                                                        on_input=on_input):
         logits = forward(model, inputs=inputs, attentions=False).output.logits
     return logits.double().cpu().numpy()
+
+
+def forward_spliced(model, inputs: dict, layer: int, fn, **kwargs) -> Forward:
+    """One :func:`forward` of the padded batch ``inputs`` with the residual stream at
+    ``hidden_states[layer]`` (0 = the embeddings) replaced by ``fn(h)`` ([B, N, D] in, the same
+    shape out: a dictionary's reconstruction, or zeros) for the layers above it
+    (:func:`analysis.hooks.replaced`; the features study's splice fidelity)."""
+    module, on_input = hooks.residual_site(model, layer)
+    with hooks.replaced(module, fn, on_input=on_input):
+        return forward(model, inputs=inputs, **kwargs)

@@ -482,3 +482,34 @@ def patched(module, source, mask, *, on_input: bool = False):
 
         handle = module.register_forward_hook(this_thread_only(post))
     yield from _holding([handle], module)
+
+
+def residual_site(model, layer: int):
+    """(module, on_input) whose activation is ``hidden_states[layer]`` of the residual stream
+    (0 = the embeddings): the output of encoder layer ``layer - 1``, or for 0 the input of
+    encoder layer 0 (the features study splices a dictionary's reconstruction there)."""
+    layers = encoder_layers(model)
+    if not 0 <= layer <= len(layers):
+        raise InputError(f"The layer must be from 0 (the embeddings) to {len(layers)}, "
+                         f"not {layer}.")
+    return (layers[0], True) if layer == 0 else (layers[layer - 1], False)
+
+
+@contextlib.contextmanager
+def replaced(module, fn, *, on_input: bool = False):
+    """Within the block, in the forwards of this thread through ``module``, its activation
+    (its output, or its first input with ``on_input``) ``x`` [B, N, D] becomes ``fn(x)``
+    (same shape): a dictionary's reconstruction spliced in, or zeros (zero-ablation). A tuple
+    output keeps its other elements."""
+    if on_input:
+        def pre(module, args):
+            return (fn(args[0]),) + tuple(args[1:])
+
+        handle = module.register_forward_pre_hook(this_thread_only(pre))
+    else:
+        def post(module, args, output):
+            new = fn(_first_tensor(output))
+            return (new,) + tuple(output[1:]) if isinstance(output, (tuple, list)) else new
+
+        handle = module.register_forward_hook(this_thread_only(post))
+    yield from _holding([handle], module)

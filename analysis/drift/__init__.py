@@ -14,7 +14,8 @@
 Modules: :mod:`.similarity` (one example's cosine, streamed CKA), :mod:`.batched` (the
 per-batch torch measures), :mod:`.patterns` (types, shares, transitions, gallery),
 :mod:`.pair` (loading and checking the two checkpoints), :mod:`.run` (:func:`compare_models`
-and its :class:`DriftResult`).
+and its :class:`DriftResult`), :mod:`.study` (its inputs, plan, the JSON's
+:class:`~analysis.drift.study.DriftSummary` and ``STUDY``: the study interface).
 """
 
 from analysis.drift.batched import BatchMasks, batch_cosine, batch_features, batch_rsa
@@ -24,9 +25,10 @@ from analysis.drift.patterns import (PATTERN_TYPES, PatternThresholds, classify_
                                      pattern_shares, pattern_transitions)
 from analysis.drift.run import DriftResult, compare_models, example_maps
 from analysis.drift.similarity import CKAAccumulator, head_cosine
+from analysis.drift.study import STUDY
 
 __all__ = [
-    "BatchMasks", "CKAAccumulator", "DriftError", "DriftResult", "PATTERN_TYPES",
+    "STUDY", "BatchMasks", "CKAAccumulator", "DriftError", "DriftResult", "PATTERN_TYPES",
     "PatternThresholds", "batch_cosine", "batch_features", "batch_rsa", "check_compatible",
     "classify_patterns", "compare_models", "example_maps", "gallery", "has_classifier",
     "head_cosine", "identical_weights", "load_after", "load_pair", "pattern_shares",

@@ -7,10 +7,12 @@ curves; a plain reading.
 Modules: :mod:`.evalset` (the classifier and its labelled examples, encoded once),
 :mod:`.scoring` (metrics as per-unit counts, paired bootstrap), :mod:`.ablate` (batched
 ablations), :mod:`.gradients` (Michel's gate gradients), :mod:`.pruning` (orders and curves),
-:mod:`.run` (the study: page and CLI), :mod:`.reading` (plain words), :mod:`.links` (the
-other studies' heads to mark).
+:mod:`.run` (the study: page and CLI), :mod:`.study` (its inputs, plan and ``STUDY``: the
+study interface), :mod:`.reading` (plain words), :mod:`.links` (the other studies' heads to
+mark).
 """
 
 from analysis.importance.run import ImportanceResult, importance_study
+from analysis.importance.study import STUDY
 
-__all__ = ["ImportanceResult", "importance_study"]
+__all__ = ["STUDY", "ImportanceResult", "importance_study"]

@@ -219,10 +219,14 @@ def reading(result, aspect: Sequence[tuple[int, int]] = (),
     k = int(np.argmin(lay))
     lci = result.layers_ci[m]
     free_layers = int(sum(1 for i in range(L) if lay[i] >= 0 or _in_noise(*lci[i])))
-    out.append(f"Switching off a whole layer: layer {k + 1} costs most "
-               f"({_with_ci(m, float(result.layers[m][k]), *lci[k])}); " + (
-                   f"{free_layers} of {L} layers can go with no loss beyond noise." if
-                   free_layers else "every layer is needed."))
+    if not np.isfinite(lci).all():  # a result read back from its JSON: no layer intervals
+        out.append(f"Switching off a whole layer: layer {k + 1} costs most "
+                   f"({_fmt(m, float(result.layers[m][k]))}).")
+    else:
+        out.append(f"Switching off a whole layer: layer {k + 1} costs most "
+                   f"({_with_ci(m, float(result.layers[m][k]), *lci[k])}); " + (
+                       f"{free_layers} of {L} layers can go with no loss beyond noise." if
+                       free_layers else "every layer is needed."))
     together = removable_together(result)
     if together is not None:
         pr = result.pruning

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -21,14 +21,33 @@ from analysis.importance.scoring import (LOSS, N_BOOT, example_losses, higher_is
                                          paired_ci, resample_weights, softmax,
                                          unit_counts)
 from analysis.core.execution.corpus import run_local
+from analysis.core.study import Field, Schema, StudyResult
 
 DEFAULT_METHOD = "uniform"
 
 
 @dataclass
-class ImportanceResult:
+class ImportanceResult(StudyResult):
     """Everything the page shows and the CLI writes; per metric name (the task's metrics and
-    ``loss``): intact value, changes [L, H] / [L] (ablated minus intact) and intervals."""
+    ``loss``): intact value, changes [L, H] / [L] (ablated minus intact) and intervals. Its
+    JSON (the CLI's, the precomputed example's) holds the chosen metric only: :data:`SCHEMA`."""
+
+    SCHEMA: ClassVar[Schema] = Schema((
+        Field("metric", "the metric of the numbers below (aspect_f1, acc_4way, accuracy or "
+                        "loss)"),
+        Field("intact", "the intact model's value of the metric"),
+        Field("heads", "layers x heads (0-indexed): the change of the metric with that head "
+                       "disabled (ablated minus intact)"),
+        Field("heads_ci", "layers x heads x 2: its paired bootstrap 95% interval"),
+        Field("layers", "per layer: the change with the whole layer disabled"),
+        Field("gradient_importance", "layers x heads: Michel's gate gradients, normalised "
+                                     "per layer"),
+        Field("spearman", "Spearman correlation of gradient importance with the measured "
+                          "drops (null when the drops are all equal)"),
+        Field("pruning", "the pruning curves (null without --prune): fractions, the metric "
+                         "by_importance, by_gradient, random_mean and random_band [low, high] "
+                         "at each fraction"),
+    ))
 
     metric: str  # the chosen metric (orders the pruning, the Spearman)
     method: str
@@ -57,27 +76,53 @@ class ImportanceResult:
         m = metric or self.metric
         return -self.heads[m] if higher_is_better(m) else self.heads[m]
 
-    def to_json(self) -> dict:
+    def json_fields(self) -> dict:
         """The CLI's JSON (README "Head importance"): the chosen metric only."""
-        m = self.metric
-
-        def num(x):
-            return None if x is None or not np.isfinite(x) else float(x)
-
-        def nested(a):
-            return [nested(x) for x in a] if np.ndim(a) else num(a)
-
-        pr = self.pruning
+        m, pr = self.metric, self.pruning
         return {
-            "metric": m, "intact": num(self.intact[m]), "heads": nested(self.heads[m]),
-            "heads_ci": nested(self.heads_ci[m]), "layers": nested(self.layers[m]),
-            "gradient_importance": nested(self.gradient), "spearman": num(self.spearman[m]),
+            "metric": m, "intact": self.intact[m], "heads": self.heads[m],
+            "heads_ci": self.heads_ci[m], "layers": self.layers[m],
+            "gradient_importance": self.gradient, "spearman": self.spearman[m],
             "pruning": None if pr is None else {
-                "fractions": list(pr["fractions"]), "by_importance": nested(pr["by_importance"]),
-                "random_mean": nested(pr["random_mean"]),
-                "by_gradient": nested(pr["by_gradient"]),
-                "random_band": nested(np.stack([pr["random_low"], pr["random_high"]], 1))},
+                "fractions": list(pr["fractions"]), "by_importance": pr["by_importance"],
+                "random_mean": pr["random_mean"], "by_gradient": pr["by_gradient"],
+                "random_band": np.stack([pr["random_low"], pr["random_high"]], 1)},
         }
+
+    @classmethod
+    def from_json(cls, data: dict, method: str = DEFAULT_METHOD, description: str = "",
+                  n_examples: int = 0) -> ImportanceResult:
+        """The result back from its JSON, for its one metric: what the JSON does not hold
+        (the way heads were disabled, the data's description and size, the layers'
+        intervals: NaN) comes from the caller; the pruning curves' removable shares are
+        computed again from the curves."""
+        cls.SCHEMA.check(data)
+        m = data["metric"]
+
+        def arr(x):
+            return np.asarray([np.nan if v is None else v for v in np.ravel(
+                np.asarray(x, dtype=object))], dtype=float).reshape(np.shape(x))
+
+        heads = arr(data["heads"])
+        layers = arr(data["layers"])
+        gradient = arr(data["gradient_importance"])
+        intact = np.nan if data["intact"] is None else float(data["intact"])
+        rho = np.nan if data["spearman"] is None else float(data["spearman"])
+        pr = data["pruning"]
+        pruning = None
+        if pr is not None:
+            band = arr(pr["random_band"])
+            higher = higher_is_better(m)
+            tol = 1.0 if higher else 0.05
+            values = {k: arr(pr[k]) for k in ("by_importance", "by_gradient", "random_mean")}
+            pruning = {"fractions": list(pr["fractions"]), **values,
+                       "random_low": band[:, 0], "random_high": band[:, 1], "tolerance": tol,
+                       "prunable": {k: P.prunable_fraction(pr["fractions"], v, intact, tol,
+                                                           higher) for k, v in values.items()}}
+        return cls(m, method, (m,), description, int(n_examples), int(n_examples),
+                   {m: intact}, {m: heads}, {m: arr(data["heads_ci"])}, {m: layers},
+                   {m: np.full((len(layers), 2), np.nan)}, gradient, gradient, {m: rho},
+                   pruning)
 
 
 def _values(ev, logits: np.ndarray, metric: str) -> np.ndarray:

@@ -78,11 +78,18 @@ def noop_role(stats, layer: int, head: int) -> str:
     return ", ".join(roles(facts)) or "none"
 
 
-def noop_heads(stats, top: int = 10) -> list[dict]:
-    """Heads with the most weight on [SEP] + [CLS] (1-indexed layer/head), highest first."""
+RANKS = {"cls+sep": ("cls", "sep"), "sep": ("sep",), "cls": ("cls",)}  # what ranks the heads
+
+
+def noop_heads(stats, top: int = 10, by: str = "cls+sep") -> list[dict]:
+    """Heads with the most weight on ``by`` (RANKS: [CLS]+[SEP], [SEP] alone or [CLS] alone;
+    1-indexed layer/head), highest first: "which heads attend most to [SEP]" is its own
+    question (issue 49: ranked by [CLS]+[SEP], the best [SEP] value shown was 3.7% while heads
+    with 15% were only in the CSV)."""
     w = stats.metrics["cls"] + stats.metrics["sep"]
+    key = sum(stats.metrics[k] for k in RANKS[by])
     rows = []
-    for flat in np.argsort(-w, axis=None)[:top]:
+    for flat in np.argsort(-key, axis=None, kind="stable")[:top]:
         l, h = np.unravel_index(flat, w.shape)
         row = {"layer": int(l) + 1, "head": int(h) + 1, "role": noop_role(stats, l, h),
                "to [CLS]": float(stats.metrics["cls"][l, h]),

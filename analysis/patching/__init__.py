@@ -6,9 +6,11 @@ Modules: :mod:`.metric` (the normalised logit difference), :mod:`.run` (one pair
 every layer x position of the residual stream, attention and MLP outputs), :mod:`.counterfactuals`
 (ABSA counterfactuals: another aspect, the opposite opinion word), :mod:`.corpus` (the per-head
 map over held-out ABSA pairs with bootstrap intervals, against Head importance), :mod:`.reading`
-(plain words). The forward work goes through :func:`analysis.core.forward.forward_patched`.
+(plain words), :mod:`.study` (its inputs, plan, result and ``STUDY``: the study interface). The
+forward work goes through :func:`analysis.core.forward.forward_patched`.
 """
 
 from analysis.patching.run import PairPatching, patch_pair
+from analysis.patching.study import STUDY
 
-__all__ = ["PairPatching", "patch_pair"]
+__all__ = ["STUDY", "PairPatching", "patch_pair"]

@@ -58,6 +58,22 @@ class CorpusPatching:
                 "aspect_heads": [list(h) for h in self.aspect_heads],
                 "sep_heads": [list(h) for h in self.sep_heads]}
 
+    @classmethod
+    def from_json(cls, data: dict) -> CorpusPatching:
+        """The corpus view back from its JSON (each pair's own map is not in it: no rows)."""
+        def arr(x):
+            return np.asarray(np.where(np.equal(np.asarray(x, dtype=object), None), np.nan,
+                                       np.asarray(x, dtype=object)), dtype=float)
+
+        mean = arr(data["heads"])
+        drops = data["importance_drops"]
+        return cls(data["contrast"], data["direction"], data["data"], int(data["pairs"]),
+                   int(data["sentences"]), dict(data["skipped"]),
+                   np.zeros((0, *mean.shape)), mean, arr(data["heads_ci"]),
+                   None if drops is None else arr(drops), data["importance_metric"],
+                   data["spearman"], [tuple(h) for h in data["aspect_heads"]],
+                   [tuple(h) for h in data["sep_heads"]])
+
 
 def sentence_ci(effects: np.ndarray, units: np.ndarray, n_boot: int = N_BOOT,
                 seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -31,7 +31,7 @@ def pair_reading(r) -> list[str]:
     """Plain sentences about one :class:`analysis.patching.run.PairPatching`."""
     a, b = r.classes
     c = r.contrast
-    same = a == r.class_names[int(np.argmax(r.counter_logits))]
+    same = a == r.predictions[1]
     lines = [
         f"The model answers '{a}' for the input and "
         + (f"'{b}' for the counterfactual." if not same else

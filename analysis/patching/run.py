@@ -88,10 +88,20 @@ class PairPatching:
     differs: list[int]  # positions whose token differs between the two inputs
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # the two answers' names, where the logits are not at hand (read back from the JSON)
+    answers: tuple[str, str] | None = None
 
     @property
     def classes(self) -> tuple[str, str]:
         return self.class_names[self.contrast.a], self.class_names[self.contrast.b]
+
+    @property
+    def predictions(self) -> tuple[str, str]:
+        """(the input's answer, the counterfactual's answer)."""
+        if self.answers is not None:
+            return self.answers
+        return (self.class_names[int(np.argmax(self.clean_logits))],
+                self.class_names[int(np.argmax(self.counter_logits))])
 
     @property
     def weak(self) -> bool:
@@ -106,15 +116,33 @@ class PairPatching:
         c = self.contrast
         return {"tokens": list(self.tokens), "counter_tokens": list(self.counter_tokens),
                 "classes": list(self.classes),
-                "predictions": {"clean": self.class_names[int(np.argmax(self.clean_logits))],
-                                "counter": self.class_names[int(np.argmax(
-                                    self.counter_logits))]},
+                "predictions": dict(zip(("clean", "counter"), self.predictions)),
                 "clean": c.clean, "counter": c.counter, "direction": self.direction,
                 "heads": nested(self.heads), "heads_probability": nested(self.heads_prob),
                 "residual": nested(self.positions["residual"]),
                 "attention": nested(self.positions["attention"]),
                 "mlp": nested(self.positions["mlp"]), "differs": list(self.differs),
                 "notes": list(self.notes)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> PairPatching:
+        """One pair's result back from its JSON: the two classes compared, both answers, the
+        shares per head and position and the heads' probability changes (the positions'
+        probability changes and the logits are not in the JSON: NaN and None)."""
+        def arr(x):
+            return np.array([[np.nan if v is None else v for v in row] for row in x],
+                            dtype=float)
+
+        a, b = data["classes"]
+        names = [a] if a == b else [a, b]
+        positions = {s: arr(data[s]) for s in POSITION_SITES}
+        return cls(list(data["tokens"]), list(data["counter_tokens"]), names,
+                   Contrast(0, names.index(b), float(data["clean"]), float(data["counter"])),
+                   data["direction"], None, None, arr(data["heads"]),
+                   arr(data["heads_probability"]), positions,
+                   {s: np.full_like(m, np.nan) for s, m in positions.items()},
+                   [int(i) for i in data["differs"]], 0.0, list(data["notes"]),
+                   (data["predictions"]["clean"], data["predictions"]["counter"]))
 
 
 def class_names(model) -> list[str]:

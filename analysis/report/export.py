@@ -8,6 +8,7 @@ import html
 import io
 import re
 import zipfile
+from urllib.parse import urljoin
 
 from analysis.report.findings import Report, now
 from analysis.report.provenance import package_versions
@@ -56,6 +57,16 @@ def _table(columns, rows, cls: str = "") -> str:
     return f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def absolute(link: str, base: str | None) -> str:
+    """``link`` as an address a browser can open from the exported file: a relative link
+    ("./importance?head=5", made without a public_url) joined to ``base``, the dashboard's
+    address where the report was exported (issue 49: relative links were dead in the file);
+    an absolute one, or one without a base, as it is."""
+    if not link or not base or link.lower().startswith(("http://", "https://")):
+        return link
+    return urljoin(base if base.endswith("/") else base + "/", link)
+
+
 def _link_html(link: str) -> str:
     if not link:
         return ""
@@ -66,7 +77,7 @@ def _link_html(link: str) -> str:
             f"<code>{_e(link)}</code></p>")
 
 
-def _finding_html(k: int, f) -> str:
+def _finding_html(k: int, f, base: str | None = None) -> str:
     parts = [f"<section class='finding' id='finding-{k}'><h2>{k}. {_e(f.title)}</h2>",
              f"<p class='meta'>{_e(f.page or 'Dashboard')} &middot; {_e(f.kind)} &middot; "
              f"added {_e(f.added)}</p>"]
@@ -82,16 +93,19 @@ def _finding_html(k: int, f) -> str:
             f"<dt>{_e(k2)}</dt><dd>{_e(v)}</dd>" for k2, v in f.numbers.items()) + "</dl>")
     if f.columns:
         parts.append(_table(f.columns, f.rows))
-    parts.append(_link_html(f.link))
+    parts.append(_link_html(absolute(f.link, base)))
     if f.source:
         parts.append(_table(["provenance", ""], list(f.source.items()), "source"))
     return "".join(parts) + "</section>"
 
 
-def to_html(report: Report, versions: dict | None = None, exported: str | None = None) -> str:
-    """The report as one HTML file that needs no network (nothing is loaded from anywhere)."""
+def to_html(report: Report, versions: dict | None = None, exported: str | None = None,
+            base: str | None = None) -> str:
+    """The report as one HTML file that needs no network (nothing is loaded from anywhere);
+    ``base``: the dashboard's address, which its relative links are joined to
+    (:func:`absolute`)."""
     versions = versions if versions is not None else package_versions()
-    body = "".join(_finding_html(k + 1, f) for k, f in enumerate(report.findings))
+    body = "".join(_finding_html(k + 1, f, base) for k, f in enumerate(report.findings))
     if not report.findings:
         body = "<p>This report has no findings yet.</p>"
     return (
@@ -121,8 +135,10 @@ def _md_table(columns, rows) -> str:
 
 
 def to_markdown(report: Report, images: dict[int, str],
-                versions: dict | None = None, exported: str | None = None) -> str:
-    """The report as Markdown; ``images`` maps a finding's number to its image file."""
+                versions: dict | None = None, exported: str | None = None,
+                base: str | None = None) -> str:
+    """The report as Markdown; ``images`` maps a finding's number to its image file; ``base``
+    as for :func:`to_html`."""
     versions = versions if versions is not None else package_versions()
     out = [f"# {_md_text(report.title)}", "",
            f"{len(report.findings)} finding(s), started {report.created}, exported "
@@ -143,7 +159,7 @@ def to_markdown(report: Report, images: dict[int, str],
         if f.columns:
             out += [_md_table(f.columns, f.rows), ""]
         if f.link:
-            out += [f"Link to this view: <{f.link}>", ""]
+            out += [f"Link to this view: <{absolute(f.link, base)}>", ""]
         if f.source:
             out += [_md_table(["provenance", ""], list(f.source.items())), ""]
     out += ["## Software", "", _md_table(["package", "version"], list(versions.items())), ""]
@@ -151,7 +167,7 @@ def to_markdown(report: Report, images: dict[int, str],
 
 
 def to_markdown_zip(report: Report, versions: dict | None = None,
-                    timeout_s: float | None = None) -> bytes:
+                    timeout_s: float | None = None, base: str | None = None) -> bytes:
     """A .zip with report.md, images/finding-NN.png for every chart and report.json. The PNGs
     are drawn by :func:`analysis.report.raster.render_pngs` (bounded in pixels, memory and
     time, in a child process); a chart it could not draw is said so in report.md."""
@@ -164,6 +180,6 @@ def to_markdown_zip(report: Report, versions: dict | None = None,
             images[k] = f"images/finding-{k:02d}.png" if png is not None else None
             if png is not None:
                 z.writestr(images[k], png)
-        z.writestr("report.md", to_markdown(report, images, versions))
+        z.writestr("report.md", to_markdown(report, images, versions, base=base))
         z.writestr("report.json", report.json_text())
     return buf.getvalue()

@@ -133,6 +133,57 @@ GLOSSARY: dict[str, str] = {
     "activation patching": "Running the model on one input while swapping in one part's inner "
         "result from a slightly changed input, to see how much of the change in the answer "
         "that part carries (0%: none of it, 100%: all of it).",
+    "feature": "One direction of a sparse dictionary: it fires (takes a positive value) on the "
+        "tokens whose vector points its way, ideally on tokens that share something one can "
+        "name.",
+    "sparse autoencoder": "A model trained to rewrite each token's vector as a sum of a few "
+        "directions (features) out of many, and to rebuild the vector from them (SAE; Gao et "
+        "al. 2024 keep the k largest).",
+    "crosscoder": "A sparse autoencoder trained on two models at once: each feature has a "
+        "direction in each model, so a feature whose direction exists in only one model marks "
+        "what that model has alone (Lindsey et al. 2024).",
+    "variance explained": "How much of the spread of the vectors a rebuilt version keeps, from "
+        "0 to 100%: 100% rebuilds them exactly, 0% is no better than always guessing their "
+        "average.",
+    "dead feature": "A feature that fires on no token at all: dictionary space spent on "
+        "nothing.",
+    "splice": "Swapping a layer's real vectors for the dictionary's rebuilt ones while the "
+        "model runs, to see whether the model still answers the same.",
+    "Latent Scaling": "A check on a feature that seems to belong to one model only: does the "
+        "other model's vector hold the same direction after all (Minder et al. 2025)? If so, "
+        "the feature is an artefact of training, not something new.",
+    "micro F1": "F1 counted over all the sentences' aspects together (not sentence by sentence "
+        "and then averaged): from 0 to 100, it balances aspects found wrongly against aspects "
+        "missed.",
+    "noising": "Causal patching's copy from the counterfactual's run into the input's run, to "
+        "see whether the model needs this part to keep its answer.",
+    "denoising": "Causal patching's copy from the input's run into the counterfactual's run, to "
+        "see whether this part is enough to bring the input's answer back.",
+    "logit": "The model's raw score for an answer, before the scores become probabilities; the "
+        "gap between two answers' logits says which one the model prefers, and by how much.",
+}
+
+# A few words for each term where it first appears on a page, in parentheses after it
+# (ui.common.frame.explain.glossed, issue 49); the glossary's entry says the rest. The keys
+# are what the pages write (a short form of a glossary term included: "Spearman", "bootstrap").
+SHORT: dict[str, str] = {
+    "NLI-M": "the review paired with the aspect's name alone",
+    "QA-M": "the review paired with a question about the aspect",
+    "micro F1": "0 to 100, aspects found wrongly and aspects missed balanced over all sentences",
+    "aspect F1": "0 to 100: how well the model finds the aspects a sentence talks about",
+    "bootstrap": "the score recomputed on many resamples of the examples, to see how much it "
+                 "could vary",
+    "RSA": "do the two models find the same word pairs alike?",
+    "CKA": "a 0 to 1 score of how alike the two models' internal numbers are",
+    "Spearman": "do two rankings go up and down together? -1 to 1",
+    "ALTI": "each word's share of what every layer passes on",
+    "noising": "the counterfactual's part copied into the input's run",
+    "denoising": "the input's part copied into the counterfactual's run",
+    "UPOS": "the part of speech: noun, verb, adjective...",
+    "anisotropy": "how much all the vectors point the same way",
+    "nats": "the unit of entropy: 0 is all attention on one word, more is more spread out",
+    "entropy": "how spread out a head's attention is",
+    "logit": "the model's raw score for an answer",
 }
 
 _WORD = {term: re.compile(r"(?<![\w\[])" + re.escape(term) + r"(?![\w\]])", re.I)

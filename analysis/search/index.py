@@ -20,15 +20,12 @@ measured on :data:`RECALL_QUERIES` of the set's own vectors and its search bread
 from __future__ import annotations
 
 import json
-import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
+from analysis.core.bytecache import ByteCache
 from analysis.core.errors import DataError, InputError
 from analysis.core.study import Field, Schema, StudyResult
 
@@ -43,7 +40,11 @@ MIN_RECALL = 0.95
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 EF_SEARCH = (64, 128, 256, 512, 1024)
-SEARCHERS_KEPT = 8  # exact sets kept in memory per index (float32 copies)
+# The searchers kept in memory, all indexes together, oldest first out: an exact set's faiss
+# index is a float32 copy of its vectors (118 MB for one layer of 300 lines at 256 tokens, where
+# eight sets per index once held 0.9 GB); an HNSW graph its file's size.
+SEARCHER_BYTES = 256 * 2**20
+searchers = ByteCache(SEARCHER_BYTES)
 MAX_K = 1000
 
 
@@ -165,57 +166,6 @@ def tuned_hnsw(vectors, seed: int = 0) -> tuple[object, SetInfo]:
     return index, SetInfo("hnsw", recall, ef)
 
 
-def _write_json(path: Path, payload) -> None:
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh)
-    os.replace(tmp, path)
-
-
-def write_index(data: IndexData, out, model: dict, fingerprint: str,
-                exact_max_cells: int = EXACT_MAX_CELLS, seed: int = 0,
-                progress=None) -> "SearchIndex":
-    """Write ``data`` to the folder ``out`` (made if missing) with the approximate indexes of
-    the sets over ``exact_max_cells``; ``model``: spec, name, hash, n_layers, n_heads.
-    Returns the index opened. ``meta.json`` is written last: a folder without it is not an
-    index."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    if (out / "meta.json").exists():
-        (out / "meta.json").unlink()
-    np.save(out / "layers.npy", data.layers.astype(np.float16, copy=False))
-    np.save(out / "heads.npy", data.heads.astype(np.float16, copy=False))
-    _write_json(out / "tokens.json", {
-        "tokens": data.tokens, "sentence": data.sentence.tolist(),
-        "position": data.position.tolist(), "word": data.word.tolist(),
-        "labels": data.labels, "numbers": list(data.numbers), "texts": data.texts,
-        "pairs": data.pairs})
-    sets = {}
-    todo = [(layer, None) for layer in range(data.layers.shape[0])] + \
-        [(layer + 1, h) for layer in range(data.heads.shape[0])
-         for h in range(data.heads.shape[1])]
-    for k, (layer, head) in enumerate(todo):
-        vecs = data.layers[layer] if head is None else data.heads[layer - 1, head]
-        name = set_name(layer, head)
-        if vecs.shape[0] * vecs.shape[1] <= exact_max_cells:
-            sets[name] = SetInfo("exact", 1.0).to_json()
-        else:
-            (out / "ann").mkdir(exist_ok=True)
-            index, info = tuned_hnsw(vecs, seed)
-            _faiss().write_index(index, str(out / "ann" / f"{name}.faiss"))
-            sets[name] = info.to_json()
-        if progress is not None:
-            progress(k + 1, len(todo))
-    meta = {"version": VERSION, "model": model, "fingerprint": fingerprint, "kind": data.kind,
-            "label_names": list(data.label_names), "n_tokens": data.n,
-            "n_sentences": len(data.texts), "n_layers": int(data.heads.shape[0]),
-            "n_heads": int(data.heads.shape[1]), "hidden": int(data.layers.shape[2]),
-            "head_dim": int(data.heads.shape[3]), "exact_max_cells": int(exact_max_cells),
-            "sets": sets, "notes": list(data.notes)}
-    _write_json(out / "meta.json", SearchIndex.SCHEMA.check(meta))
-    return SearchIndex.open(out)
-
-
 @dataclass
 class Match:
     """One nearest piece: its row in the index, sentence number, position, piece, cosine."""
@@ -233,9 +183,9 @@ class Match:
 
 
 class SearchIndex(StudyResult):
-    """An index folder opened for queries (vectors memory-mapped; each exact set's faiss index
-    built when first asked and kept, :data:`SEARCHERS_KEPT` at most). Its JSON is its
-    ``meta.json`` (:data:`SCHEMA`); it reads back from its folder (:meth:`open`)."""
+    """An index folder opened for queries (vectors memory-mapped; each set's faiss index made
+    when first asked and kept in :data:`searchers`, bounded by bytes across indexes). Its JSON
+    is its ``meta.json`` (:data:`SCHEMA`); it reads back from its folder (:meth:`open`)."""
 
     SCHEMA = Schema((
         Field("version", "the index format's version"),
@@ -276,8 +226,6 @@ class SearchIndex(StudyResult):
         self.pairs: list[str | None] = rows["pairs"]
         self.layers = np.load(folder / "layers.npy", mmap_mode="r")
         self.heads = np.load(folder / "heads.npy", mmap_mode="r")
-        self._searchers: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
 
     @classmethod
     def open(cls, folder) -> "SearchIndex":
@@ -337,23 +285,29 @@ class SearchIndex(StudyResult):
         s = self.meta["sets"][set_name(layer, head)]
         return SetInfo(s["backend"], s.get("recall"), s.get("ef_search"))
 
+    def searcher_key(self, layer: int, head: int | None = None) -> tuple:
+        """The set's key in :data:`searchers` (folder, corpus fingerprint, pieces, set)."""
+        return (str(self.folder), self.meta.get("fingerprint"), self.n, set_name(layer, head))
+
     def searcher(self, layer: int, head: int | None = None):
-        name = set_name(layer, head)
-        with self._lock:
-            if name in self._searchers:
-                self._searchers.move_to_end(name)
-                return self._searchers[name]
+        """The set's faiss index, made once and kept while :data:`searchers` has room."""
         info = self.info(layer, head)
-        if info.backend == "exact":
-            index = flat_index(self.vectors(layer, head))
-        else:
+        name = set_name(layer, head)
+
+        def make():
+            if info.backend == "exact":
+                return flat_index(self.vectors(layer, head))
             index = _faiss().read_index(str(self.folder / "ann" / f"{name}.faiss"))
             index.hnsw.efSearch = int(info.ef_search or EF_SEARCH[-1])
-        with self._lock:
-            self._searchers[name] = index
-            while len(self._searchers) > SEARCHERS_KEPT:
-                self._searchers.popitem(last=False)
-        return index
+            return index
+
+        def size(index) -> int:
+            if info.backend == "exact":
+                n, d = self.vectors(layer, head).shape
+                return n * d * 4
+            return (self.folder / "ann" / f"{name}.faiss").stat().st_size
+
+        return searchers.get_or_make(self.searcher_key(layer, head), make, size=size)
 
     def search(self, vector, layer: int, head: int | None = None, k: int = 20) -> list[Match]:
         """The ``k`` pieces whose set vectors are closest (cosine) to ``vector``, best first."""
@@ -427,25 +381,3 @@ def check_k(k, n: int) -> int:
     if not 1 <= k <= MAX_K:
         raise InputError(f"k must be from 1 to {MAX_K}, not {k}.")
     return min(k, n)
-
-
-def concat(parts: Sequence[IndexData]) -> IndexData:
-    """One :class:`IndexData` from the shards' in corpus order (sentence indexes shifted)."""
-    parts = [p for p in parts if p is not None and p.n]
-    if not parts:
-        raise DataError("The corpus has no piece the model can read.")
-    offsets = np.cumsum([0] + [len(p.texts) for p in parts[:-1]])
-    first = parts[0]
-    return IndexData(
-        tokens=[t for p in parts for t in p.tokens],
-        sentence=np.concatenate([p.sentence + o for p, o in zip(parts, offsets)]).astype(np.int32),
-        position=np.concatenate([p.position for p in parts]),
-        word=np.concatenate([p.word for p in parts]),
-        labels={name: [v for p in parts for v in p.labels[name]] for name in first.label_names},
-        numbers=[n for p in parts for n in p.numbers],
-        texts=[t for p in parts for t in p.texts], pairs=[t for p in parts for t in p.pairs],
-        layers=np.concatenate([p.layers for p in parts], axis=1),
-        heads=np.concatenate([p.heads for p in parts], axis=2),
-        kind=first.kind, label_names=first.label_names,
-        notes=list(first.notes) + [n for p in parts[1:] for n in p.notes
-                                   if n not in first.notes])

@@ -17,18 +17,23 @@ import shutil
 
 import numpy as np
 
+from analysis.core.cost import lengths_of
 from analysis.core.encoding import encode
 from analysis.core.errors import DataError, InputError
 from analysis.core.forward import forward, forward_batches
 from analysis.search.corpus import SearchCorpus, search_corpus
-from analysis.search.index import (EXACT_MAX_CELLS, IndexData, SearchIndex, concat, unit_rows,
-                                   write_index)
+from analysis.search.index import EXACT_MAX_CELLS, IndexData, SearchIndex, unit_rows
+from analysis.search.store import concat, rows_store, write_index
 from analysis.core.example import cache_root
 from analysis.core.models import load_model
 from analysis.report.provenance import model_weights_hash
 
 Progress = Callable[[int, int], None]
 CACHE_FOLDER = "search"
+# A batch's hidden states and context vectors (float32) at most; the forward's own temporaries
+# come on top (the CLI on 60 lines of ~430 tokens: 1.65 GB peak with batches of 32, 0.92 GB
+# with 8, the same CPU time; the process alone with the model: 0.55 GB).
+BATCH_BYTES = 64 * 2**20
 
 
 def model_info(loaded) -> dict:
@@ -50,10 +55,21 @@ def _vectors(fw, b: int, keep: np.ndarray, n_heads: int) -> tuple[np.ndarray, np
     return hidden.astype(np.float16), ctx.astype(np.float16)
 
 
+def hidden_size(loaded) -> int:
+    config = getattr(loaded.model, "config", None)
+    size = getattr(config, "hidden_size", None) or getattr(config, "dim", None)
+    if not size:
+        raise DataError(f"{loaded.name}: its config names no hidden size.")
+    return int(size)
+
+
 def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
-               progress: Progress | None = None) -> IndexData | None:
+               progress: Progress | None = None, out=None) -> IndexData | None:
     """The pieces and vectors of ``corpus`` (None when no sentence has a piece the model
-    reads)."""
+    reads). The vectors are laid out once, each sentence's rows written as its batch comes
+    (:mod:`analysis.search.store`): in memory, or with ``out`` (a folder) straight into its
+    ``layers.npy`` and ``heads.npy``, returned memory-mapped, so that the build holds one batch
+    of vectors whatever the corpus's size."""
     encs, kept = [], []
     for i in range(len(corpus)):
         try:
@@ -64,18 +80,36 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
         kept.append(i)
     if not encs:
         return None
-    H = loaded.n_heads
-    hidden: list = [None] * len(encs)
-    heads: list = [None] * len(encs)
+    H, L, D = loaded.n_heads, loaded.n_layers, hidden_size(loaded)
+    # a batch holds every layer's hidden states and context vectors of its longest example's
+    # length: fewer examples a batch for long inputs and large models (the embedded model at
+    # 256 tokens: 13; BERT-large at 512 tokens: 1, where 32 held 3.3 GB)
+    longest = max(e.n_tokens for e in encs)
+    batch_size = max(1, min(int(batch_size), BATCH_BYTES // (longest * (2 * L + 1) * D * 4)))
+    keeps = [~np.asarray(e.special, bool) for e in encs]
+    starts = np.concatenate([[0], np.cumsum([int(k.sum()) for k in keeps])]).astype(np.int64)
+    n = int(starts[-1])
+    layers = rows_store(out, "layers.npy", (L + 1,), n, D)
+    heads = rows_store(out, "heads.npy", (L, H), n, D // H)
     done = 0
-    for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
-                                   attentions=False, hidden_states=True, capture=("context",)):
-        for b, i in enumerate(idx):
-            keep = ~np.asarray(encs[i].special, bool)
-            hidden[i], heads[i] = _vectors(fw, b, keep, H)
-        done += len(idx)
-        if progress is not None:
-            progress(done, len(encs))
+    try:
+        for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
+                                       attentions=False, hidden_states=True,
+                                       capture=("context",)):
+            for b, i in enumerate(idx):
+                hidden, ctx = _vectors(fw, b, keeps[i], H)
+                layers.write(int(starts[i]), hidden)
+                heads.write(int(starts[i]), ctx)
+            del fw
+            done += len(idx)
+            if progress is not None:
+                progress(done, len(encs))
+        layers_array, heads_array = layers.finish(), heads.finish()
+    except BaseException:
+        for store in (layers, heads):
+            if hasattr(store, "discard"):
+                store.discard()
+        raise
     tokens, sentence, position, word = [], [], [], []
     labels: dict[str, list[str]] = {name: [] for name in corpus.label_names}
     for s, (i, enc) in enumerate(zip(kept, encs)):
@@ -100,8 +134,7 @@ def index_data(loaded, corpus: SearchCorpus, batch_size: int = 32,
     return IndexData(tokens, np.asarray(sentence, np.int32), np.asarray(position, np.int32),
                      np.asarray(word, np.int32), labels, [corpus.numbers[i] for i in kept],
                      [corpus.texts[i] for i in kept], [corpus.pairs[i] for i in kept],
-                     np.concatenate(hidden, axis=1), np.concatenate(heads, axis=2),
-                     corpus.kind, corpus.label_names, notes)
+                     layers_array, heads_array, corpus.kind, corpus.label_names, notes)
 
 
 @dataclass
@@ -113,6 +146,7 @@ class SearchJob:
 
     spec: str
     batch_size: int = 32
+    out: str | None = None  # in this process: the index folder its vectors are written to
 
     def load(self):
         return load_model(self.spec)
@@ -124,7 +158,7 @@ class SearchJob:
         corpus = search_corpus(shard)
         if "line" not in (shard.column_names or ()):  # else its own file line numbers
             corpus.numbers = [int(r) for r in rows]
-        return index_data(models, corpus, self.batch_size, progress)
+        return index_data(models, corpus, self.batch_size, progress, out=self.out)
 
     def merge(self, partials: Sequence[IndexData | None]) -> IndexData:
         parts = sorted((p for p in partials if p is not None), key=lambda p: p.numbers[0])
@@ -132,12 +166,19 @@ class SearchJob:
 
 
 CACHE_KEEP = 8  # index folders kept in the cache (the oldest built go first)
+CACHE_BYTES = 2 * 2**30  # and their bytes on disk (an index at the demo's caps: ~0.8 GB)
 
 
-def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]:
-    """Remove the cache's index folders beyond the ``keep`` built last (``spare`` stays
-    whatever its age), so that visitors' uploads cannot fill the disk; returns those removed.
-    An index open elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
+def folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None,
+                max_bytes: int = CACHE_BYTES) -> list[Path]:
+    """Remove the cache's index folders beyond the ``keep`` built last and beyond ``max_bytes``
+    on disk, newest kept first (``spare`` stays whatever its age and size, and counts first),
+    so that visitors' uploads cannot fill the disk; returns those removed. An index open
+    elsewhere keeps reading its memory-mapped files (unlinked, not gone)."""
     root = cache_root() / CACHE_FOLDER
     if not root.is_dir():
         return []
@@ -148,9 +189,16 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None) -> list[Path]
 
     folders = sorted((f for f in root.iterdir() if f.is_dir() and f != spare), key=built,
                      reverse=True)
-    gone = folders[max(0, keep - (1 if spare is not None else 0)):]
-    for folder in gone:
-        shutil.rmtree(folder, ignore_errors=True)
+    count = 1 if spare is not None else 0
+    held = folder_bytes(spare) if spare is not None and spare.is_dir() else 0
+    gone = []
+    for folder in folders:
+        size = folder_bytes(folder)
+        if count < keep and held + size <= max_bytes:
+            count, held = count + 1, held + size
+        else:
+            gone.append(folder)
+            shutil.rmtree(folder, ignore_errors=True)
     return gone
 
 
@@ -166,10 +214,12 @@ def corpus_fingerprint(dataset) -> str:
 
 def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
                 exact_max_cells: int = EXACT_MAX_CELLS, progress: Progress | None = None,
-                run=None) -> SearchIndex:
+                run=None, here: bool | None = None) -> SearchIndex:
     """Index ``dataset`` for ``loaded`` into ``out`` (default: the cache folder of the corpus
     and the model; an index already there is opened, not built again). ``run(job, dataset,
-    progress)``: another runner of the job (Ray); default: in this process.
+    progress)``: another runner of the job (Ray); default: in this process. ``here``: whether
+    ``run`` maps the job in this process (default: when there is no ``run``), so that its
+    vectors are written straight into the folder as they come (``analysis.search.store``).
     ``progress(done, 100)``."""
     info = model_info(loaded)
     fp = corpus_fingerprint(dataset)
@@ -179,7 +229,13 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
             return SearchIndex.open(folder)
         except DataError:
             pass
-    job = SearchJob(loaded.spec, batch_size)
+    # in this process the vectors are written straight into the folder (the old index's
+    # meta.json goes first: a folder without it is not an index); a cluster's come back
+    here = run is None if here is None else here
+    job = SearchJob(loaded.spec, batch_size, out=str(folder) if here else None)
+    if here:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "meta.json").unlink(missing_ok=True)
 
     def stage(start, width):
         if progress is None:
@@ -199,6 +255,13 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
     if progress is not None:
         progress(100, 100)
     return index
+
+
+def corpus_lengths(loaded, dataset) -> list[int]:
+    """Each sentence's tokens as the index reads it (the cost of building it:
+    ``analysis.core.cost``)."""
+    corpus = search_corpus(dataset)
+    return lengths_of(loaded.tokenizer, corpus.texts, corpus.pairs, loaded.max_length)
 
 
 def cached_index(loaded, dataset) -> SearchIndex | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from analysis.core.execution.corpus import run_local
 from analysis.core.execution.work import Capped, Study
 from analysis.core.models import load_model
 from analysis.core.study import Field, Schema, StudyDef, StudyResult
@@ -51,8 +52,10 @@ def index_plan(inputs: IndexInputs, models=None) -> Study:
             job = Capped(job, inputs.max_length) if inputs.max_length else job
             return run(job, loaded, dataset, count)
 
+        # mapped in this process: its vectors written into the folder as they come
         return build_index(loaded, inputs.dataset, inputs.out, batch_size=inputs.batch_size,
                            exact_max_cells=inputs.exact_max_cells, run=vectors,
+                           here=run is run_local,
                            progress=lambda d, t: progress(d / max(t, 1), f"{d}% done"))
 
     return Study(build, inputs.spec, size=len(inputs.dataset), unit=UNIT,

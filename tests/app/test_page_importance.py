@@ -40,11 +40,28 @@ def _open():
 
 
 def test_without_the_example_the_page_says_what_will_appear():
+    """Issue 49: while the example is missing (or built), the page shows what it will show and
+    the example's own result, precomputed with its recipe and labelled so (the file's numbers:
+    its tiles, its map)."""
+    import json
+
     at = _open()
     assert [t.value for t in at.title] == ["Head importance"]
     info = " ".join(i.value for i in at.info)
     assert "which of its 72 heads and 6 layers" in info and "not built yet" in info
+    assert "Precomputed for the example checkpoint (recipe v3, made " in info
     assert not at.error
+    record = json.loads((Path(APP).parent / "data" / "precomputed" / "importance.json")
+                        .read_text())
+    got = record["result"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Intact aspect F1"] == f"{got['intact']:.1f}"
+    heat = next(f for f in chart_frames(at) if "change" in f.columns and "mark" in f.columns)
+    assert np.allclose(heat.sort_values(["layer", "head"])["change"].to_numpy(),
+                       np.ravel(got["heads"]))
+    assert len(heat) == 72
+    # nothing that needs the model: no link to the Attention page, no "Add to report"
+    assert not [b for b in at.button if "report" in str(b.label).lower()]
 
 
 def _when_the_first_visit_job_is_done(at):
@@ -53,11 +70,13 @@ def _when_the_first_visit_job_is_done(at):
     from ui.importance.compute import _BACKGROUND
 
     info = " ".join(i.value for i in at.info)
-    assert "once for every visitor" in info and not at.metric  # progress, no numbers yet
+    # its progress, and meanwhile the example's precomputed result, labelled (issue 49)
+    assert "once for every visitor" in info and "Precomputed for the example checkpoint" in info
     for job in list(_BACKGROUND.values()):
         assert job.done.wait(240)
     at.run()
     assert not at.exception, at.exception
+    assert "Precomputed" not in " ".join(i.value for i in at.info)  # the live result now
     return at
 
 

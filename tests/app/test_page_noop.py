@@ -100,6 +100,25 @@ def test_page_on_sample_corpus(app, default_model):
     assert {"layer", "head", "direction", "share"} <= set(pos.columns)
     assert (pos["share"] > 0.5).all() and pos.iloc[0]["direction"] == "previous"
 
+    # issue 49: "which heads attend most to [SEP]" is answered by the table itself (it ranked
+    # by [CLS]+[SEP] only, the top [SEP] heads were in the CSV alone), and each map of shares
+    # has its own colour scale up to its largest value (the [SEP] map's 15% looked blank on
+    # one 0-1 scale)
+    at.radio(key="noop_rank").set_value("sep").run()
+    noop = at.dataframe[1].value
+    sep = ref.metrics["sep"]
+    order = np.argsort(-sep, axis=None, kind="stable")[:10]
+    assert [(r.layer, r.head) for r in noop.itertuples()] == [
+        (int(i) // sep.shape[1] + 1, int(i) % sep.shape[1] + 1) for i in order]
+    assert noop.iloc[0]["to [SEP]"] == pytest.approx(sep.max(), abs=1e-6)
+    from url_util import bound
+
+    assert bound(at)["noop_rank"] == "sep"  # in the link
+    maps = next(c for c in specs(at) if "Share of attention per head" in json.dumps(
+        c.get("title")))
+    assert maps["resolve"] == {"scale": {"color": "independent"}}
+    assert maps["spec"]["encoding"]["color"]["scale"] == {"domainMin": 0, "scheme": "blues"}
+
     # gradients: the embedded MiniLM has no LM head and no task head; the page says so
     infos = " ".join(i.value for i in at.info)
     assert "no trained masked-language-model head" in infos and "BertModel" not in infos

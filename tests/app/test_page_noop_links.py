@@ -14,7 +14,7 @@ def test_every_control_is_bound_to_the_url(monkeypatch):
     at = open_page("noop", monkeypatch, noop_max=CAP)
     assert bound(at) == {"noop_source": "Sample corpus", "noop_max": CAP, "noop_batch": 64,
                          "noop_norms": True, "noop_grads": False, "noop_ngrad": 32,
-                         "noop_tab": "Special tokens (fig. 2)"}
+                         "noop_tab": "Special tokens (fig. 2)", "noop_rank": "cls+sep"}
     # the embedded model has no loss: the gradient toggle is off and locked, and so is its cap
     assert at.toggle(key="noop_grads").proto.disabled
     assert at.number_input(key="noop_ngrad").proto.disabled
@@ -30,7 +30,7 @@ def test_a_link_restores_the_view_and_the_numbers(monkeypatch):
     at = open_page("noop", monkeypatch, **link)
     assert bound(at) == {"noop_source": "Sample corpus", "noop_max": CAP, "noop_batch": 16,
                          "noop_norms": False, "noop_grads": False, "noop_ngrad": 32,
-                         "noop_tab": "Entropy"}
+                         "noop_tab": "Entropy", "noop_rank": "cls+sep"}
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Examples"] == str(CAP)
     titles = json.dumps([json.loads(c.proto.spec).get("title") for c in at.get("vega_lite_chart")])

@@ -91,6 +91,27 @@ def test_the_example_opens_on_a_held_out_review_with_the_librarys_numbers(cache)
                      max_length=card["max_length"])
     heads = chart_frames(at)[0].sort_values(["layer", "head"])["effect"].to_numpy()
     np.testing.assert_allclose(heads, den.heads.reshape(-1), **FLOAT32)
+    # issue 49: the head picker follows a rerun. A head picked by hand, then another
+    # counterfactual (another aspect asked about, one token as the input's): the picker is on
+    # the new result's head carrying most, as its headline, and the URL drops the old one
+    from analysis.patching.reading import top_heads
+
+    other = next(c for c in ("price", "service", "food") if c != pair)
+    new = patch_pair(loaded, text, pair, ctext.value, other, direction="denoising",
+                     max_length=card["max_length"])
+    bl, bh, _ = top_heads(new.heads)[0]
+    at.selectbox(key="patching_layer").set_value(2 if bl + 1 != 2 else 1)
+    at.selectbox(key="patching_head").set_value(4 if bh + 1 != 4 else 3).run()
+    assert at.query_params.get("patching_layer")  # the hand-picked head is in the link
+    cpair = next(t for t in at.text_input if t.label.startswith("Counterfactual text B"))
+    cpair.set_value(other).run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Head carrying most"].startswith(f"{bl + 1}-{bh + 1} (")
+    assert (at.selectbox(key="patching_layer").value,
+            at.selectbox(key="patching_head").value) == (bl + 1, bh + 1)
+    assert not at.query_params.get("patching_layer") and not at.query_params.get("patching_head")
+    cpair.set_value(pair).run()
     # a counterfactual with another number of tokens: one plain line, no traceback
     ctext = next(t for t in at.text_input if t.label.startswith("Counterfactual text A"))
     ctext.set_value(text + " It was very very very good.").run()

@@ -206,6 +206,22 @@ def test_an_uploaded_conllu_file_is_searched_as_a_treebank(default_model, tmp_pa
     assert any("share the word's part of speech (NOUN)" in line for line in lines)
 
 
+def test_an_uploads_notes_are_said_once():
+    """Issue 49: a .conllu file with a multiword token ("don't" = "do" + "n't") had its note
+    said twice, by the corpus picker and again from the index."""
+    data = ("# text = I don't know .\n1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+            "1\tI\tI\tPRON\t_\t_\t3\tnsubj\t_\t_\n2\tdo\tdo\tAUX\t_\t_\t4\taux\t_\t_\n"
+            "3\tn't\tnot\tPART\t_\t_\t4\tadvmod\t_\t_\n4\tknow\tknow\tVERB\t_\t_\t0\troot\t_\t_\n"
+            "5\t.\t.\tPUNCT\t_\t_\t4\tpunct\t_\t_\n\n").encode()
+    at = open_page(a="I know .", **{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload"})
+    at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(
+        ("mw.conllu", data, "text/plain")).run()
+    assert not at.exception and not at.error
+    notes = [c.value for c in at.caption if "multiword-token" in c.value]
+    assert notes == ["Skipped 1 multiword-token range(s) and empty node(s); the words "
+                     "themselves are kept."]
+
+
 def test_an_unreadable_upload_is_one_line_and_keeps_the_page():
     at = open_page(**{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload"})
     at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(

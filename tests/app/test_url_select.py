@@ -55,3 +55,33 @@ def test_a_label_in_a_link_is_that_option_and_anything_else_the_default():
     for bad in ("banana", "<b>x</b>", "9"):
         at = _open(k=bad)
         assert _value(at) == "VALUE=c" and _url(at) is None, bad
+
+
+def _following():
+    import streamlit as st
+
+    from ui.common.frame.url_select import url_choice
+
+    result = st.session_state.get("_result", "r1")  # a rerun's result and its best option
+    best = {"r1": "c", "r2": "b"}[result]
+    v = url_choice(st, "Head", ["a", "b", "c"], key="k", default=best, follows=result)
+    st.write(f"VALUE={v}")
+
+
+def test_a_result_s_default_follows_a_new_result():
+    """Issue 49: Causal patching's head picker stayed on the last result's head (and wrote it
+    into the URL) after an edited counterfactual gave another best head."""
+    at = AppTest.from_function(_following, default_timeout=60).run()
+    assert _value(at) == "VALUE=c" and _url(at) is None
+    at.selectbox(key="k").set_value("a").run()
+    assert _value(at) == "VALUE=a" and _url(at) == "a"
+    at.run()  # the same result: the visitor's choice stays
+    assert _value(at) == "VALUE=a"
+    at.session_state["_result"] = "r2"
+    at.run()  # a new result: its own best, out of the URL
+    assert _value(at) == "VALUE=b" and _url(at) is None
+    link = AppTest.from_function(_following, default_timeout=60)
+    link.session_state["_result"] = "r2"
+    link.query_params["k"] = "a"
+    link.run()  # a link's choice wins on the run that opens it
+    assert _value(link) == "VALUE=a" and _url(link) == "a"

@@ -120,8 +120,8 @@ def test_layers_heads_and_views_switch_without_a_server_rerun(server):  # noqa: 
 def test_a_link_restores_heads_pin_and_segment(server):  # noqa: F811
     from playwright.sync_api import expect
 
-    link = "/?" + urlencode({"mode": "Sentence pair", "layer": 3, "heads": "2,5", "pin": "to:4",
-                             "seg": "B->A"})
+    link = "/attention?" + urlencode({"mode": "Sentence pair", "layer": 3, "heads": "2,5",
+                                      "pin": "to:4", "seg": "B->A"})
     with playwright_session() as p:
         browser, page, errors = _open(p, server + link)
         try:
@@ -153,7 +153,7 @@ def test_512_token_pair_head_view_and_heatmap(server, default_model):  # noqa: F
     labels = encode(default_model.tokenizer, LONG_A, LONG_B).tokens
     assert len(labels) == 512
     with playwright_session() as p:
-        link = "/?" + urlencode({"mode": "Sentence pair", "a": LONG_A, "b": LONG_B})
+        link = "/attention?" + urlencode({"mode": "Sentence pair", "a": LONG_A, "b": LONG_B})
         browser, page, errors = _open(p, server + link)
         try:
             view = page.locator(".av-head")

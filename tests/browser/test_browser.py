@@ -232,3 +232,28 @@ def test_the_text_box_counter_sits_below_a_long_text_not_over_it(server):
             assert under["y"] >= area["y"] + area["height"] - 1, (area, under)
         finally:
             browser.close()
+
+
+def test_the_default_page_opens_under_its_own_name(server):
+    """Issue 49: /attention (the Attention page's name, which the navigation served at "/" while
+    it was the first page) said "Page not found... Running the app's main page."; the first
+    page opens under its own name (now /atlas), its query parameters kept, and /attention opens
+    the Attention page, with no such notice."""
+    with playwright_session() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page()
+            page.goto(server + "/")
+            _wait_idle(page)
+            for link, paths, title in (("/atlas?atlas_tab=x", ("", "/"), "Head atlas"),
+                                       ("/attention?layer=3", ("/attention",), "Attention")):
+                page.goto(server + link)
+                _wait_idle(page)
+                page.wait_for_url(lambda url: urlparse(url).path in paths, timeout=60_000)
+                _wait_idle(page)
+                assert parse_qs(urlparse(page.url).query) == parse_qs(urlparse(link).query)
+                assert page.locator("h1").first.inner_text() == title
+                assert page.get_by_text("Page not found").count() == 0
+                assert page.get_by_text("Running the app's main page").count() == 0
+        finally:
+            browser.close()

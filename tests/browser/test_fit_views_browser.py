@@ -74,6 +74,30 @@ def _shown(page, key: str):
     return shown[0], shown[0] is wide
 
 
+def _first_cell_height(png: bytes) -> int:
+    """The drawn height of the agreement map's first cell (a method against itself: 1.00, the
+    scheme's darkest blue), in px: down its left edge from its top-left pixel."""
+    import io
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    w, h = img.size
+    px = img.load()
+
+    def dark(x, y):
+        r, g, b = px[x, y]
+        return r < 40 and g < 80 and b > 70
+
+    top = next(((x, y) for y in range(h) for x in range(w) if dark(x, y)), None)
+    assert top is not None, "no cell drawn"
+    x, y = top[0] + 1, top[1]
+    n = 0
+    while y + n < h and dark(x, y + n):
+        n += 1
+    return n
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_attribution_agreement_has_room_and_fits(server, width):
     """The agreement heatmap gets a full cell per method shown, inside its column. How many
@@ -98,6 +122,10 @@ def test_attribution_agreement_has_room_and_fits(server, width):
             # column did not squeeze it into a strip
             assert box["width"] >= room + cell * methods - 2, (box, methods)
             assert box["height"] >= cell * methods, (box, methods)
+            # issue 49: each row of cells as tall as a cell (a phone drew 7 rows in 70 px: a
+            # strip whose numbers nobody could read)
+            row = _first_cell_height(shown.locator(".marks").first.screenshot())
+            assert row >= 0.9 * cell, (row, cell)
             assert page.evaluate(DRAWN_OUTSIDE, width) == []
             assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
         finally:

@@ -17,8 +17,23 @@ def server(example_server):
     return example_server
 
 
+def _edge_ink(png: bytes, columns: int = 2, below: float = 0.0) -> int:
+    """Dark pixels (text, marks) in the image's last ``columns`` columns, in its part below
+    the fraction ``below`` of its height: drawing cut by the chart's edge."""
+    import io
+
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("L")
+    w, h = img.size
+    return sum(1 for x in range(w - columns, w) for y in range(int(below * h), h)
+               if img.getpixel((x, y)) < 160)
+
+
 @pytest.mark.parametrize("width", [390, 1400])
 def test_the_map_draws(server, width):
+    from playwright.sync_api import expect
+
     SHOTS.mkdir(parents=True, exist_ok=True)
     errors = []
     with playwright_session() as p:
@@ -38,6 +53,17 @@ def test_the_map_draws(server, width):
             shot = chart.screenshot()
             (SHOTS / f"importance-map-{width}.png").write_bytes(shot)
             assert _saturated_pixels(shot) > 500  # red/blue squares, not a blank frame
+            # issue 49: no legend cut at the chart's right edge (the border legend's "both" was,
+            # at 1400 px): the legends' band, under the map, ends blank; the borders are said
+            # in words under the chart
+            assert _edge_ink(shot, below=0.6) == 0
+            expect(page.get_by_text("Borders: black, a top head of the Aspect heads page")
+                   ).to_be_visible()
+            # ... and the tiles' labels and values whole (five side by side cut them at 1400)
+            cut = page.evaluate("""() => [...document.querySelectorAll(
+                "[data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] div")]
+                .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
+            assert cut == [], cut
             body = page.evaluate("document.documentElement.scrollWidth")
             assert body <= width + 1  # nothing pushes the page sideways
             assert not errors, errors

@@ -19,6 +19,16 @@ from download_util import downloads
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
+def _unglossed(text: str) -> str:
+    """``text`` without the few words a page puts after a term at its first use
+    (ui.common.frame.explain.glossed: "QA-M (the review paired with a question...) model")."""
+    from analysis.report.glossary import SHORT
+
+    for words in SHORT.values():
+        text = text.replace(f" ({words})", "")
+    return text
+
+
 @pytest.fixture(scope="module")
 def tiny_ckpt(tiny_model_dir, tmp_path_factory):
     from analysis.absa.checkpoints import make_card, save_checkpoint
@@ -137,7 +147,8 @@ def test_loaded_checkpoint_heads_before_and_after(tiny_ckpt):
     at = load_on_page(tiny_ckpt)
     assert not at.exception and not at.error, [e.value for e in at.error]
     # the card's text is shown literally (plain): the same words as before, escaped
-    assert at.success[0].value.startswith(plain("QA-M model on sample[:8] (2 layers × 4 heads"))
+    said = _unglossed(at.success[0].value)
+    assert said.startswith(plain("QA-M model on sample[:8] (2 layers × 4 heads"))
     metrics = {mm.label: mm.value for mm in at.metric}
     assert metrics["aspect F1"] == "40.0" and metrics["binary acc."] == "60.0"
     curve = curve_frame(at).sort_values(["epoch", "metric"])
@@ -232,7 +243,8 @@ def test_fine_tune_on_the_sample_two_steps():
     at.button(key="ah_train").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.success[0].value.startswith("QA-M model on bundled sample (6 layers × 12 heads")
+    said = _unglossed(at.success[0].value)
+    assert said.startswith("QA-M model on bundled sample (6 layers × 12 heads")
     metrics = {mm.label: mm.value for mm in at.metric}
     assert set(metrics) == {"aspect F1", "4-way acc.", "3-way acc.", "binary acc."}
     assert not [f for f in chart_frames(at) if "epoch" in f.columns]  # no full epoch: no curve
@@ -254,7 +266,8 @@ def test_fine_tune_two_epochs_draws_the_held_out_curve(tiny_model_dir):
     at.button(key="ah_train").click()
     at.run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.success[0].value.startswith("QA-M model on bundled sample (2 layers × 4 heads")
+    said = _unglossed(at.success[0].value)
+    assert said.startswith("QA-M model on bundled sample (2 layers × 4 heads")
     card = at.session_state[aspects_state.MODEL].card
     assert [c["epoch"] for c in card["curve"]] == [1, 2]
     last = card["curve"][-1]
@@ -287,7 +300,7 @@ def test_opens_on_the_example_with_heads_and_verdict_without_a_click(stand_in_ex
     at = open_page()  # no click anywhere
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.radio(key="ah_source").value == "Example checkpoint"
-    assert at.success[0].value.startswith(
+    assert _unglossed(at.success[0].value).startswith(
         plain(f"{TASK_NAMES[RECIPE.task]} model on bundled sample (2 layers × 4 heads"))
     card = at.session_state[aspects_state.MODEL].card
     metrics = {mm.label: mm.value for mm in at.metric}
@@ -378,7 +391,8 @@ def test_demo_mode_zip_download_and_upload_round_trip(stand_in_example, demo_mod
     assert not at.exception and not at.error, [e.value for e in at.error]
     state = at.session_state[aspects_state.MODEL]
     assert state.loaded.spec == "uploaded mine.zip" and state.card == card
-    assert at.success[0].value.startswith(plain(f"{card['task_name']} model on bundled sample"))
+    said = _unglossed(at.success[0].value)
+    assert said.startswith(plain(f"{card['task_name']} model on bundled sample"))
     # the upload box is a new, empty one: the upload itself is not kept
     assert [u.key for u in at.file_uploader] == ["ah_zip_1"]
     assert set(Path(tempfile.gettempdir()).glob("absa-upload-*")) == temps

@@ -5,6 +5,7 @@ map, agreement and faithfulness equal the library's numbers)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,10 @@ def test_tiny_classifier_hostile_text_and_faithfulness(monkeypatch, tiny_dir):
     got[frame["from_pos"], frame["to_pos"]] = frame["weight"]
     np.testing.assert_allclose(got, ref.methods["norm_resln"].rollout[0], atol=1e-9)
     assert at.selectbox(key="attr_layer").value == 1
+    # issue 49: before the (minutes-long) run, how long it should take here
+    ask = next(c.value for c in at.caption if c.value.startswith("Press the button"))
+    assert re.search(r": about \d+ (seconds|minutes) here, estimated from one timed pass of "
+                     r"the model \(longer while the server is busy\)\.$", ask), ask
     # faithfulness: 3 held-out pairs, same numbers as the library
     at.button(key="attr-faith-run").click()
     at.run()

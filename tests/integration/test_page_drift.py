@@ -80,19 +80,15 @@ def test_drift_page_in_demo_mode_shows_no_command_line(monkeypatch):
 
 
 def test_the_build_says_the_time_left_from_the_steps_done():
-    """ui.common.example: the time left at the speed of the steps so far (planted numbers),
-    in words in the waiting line."""
-    from ui.common.example import ExampleStatus, estimate_left, time_left
+    """ui.common.example: the waiting line says the one estimate (analysis.core.example)."""
+    from ui.common.example import ExampleStatus
 
-    assert estimate_left(0.01, 5.0) is None  # too early to say
-    # 25% done in 30 s after the first step at 5%: 20% per 30 s, 75% left -> 112.5 s
-    assert estimate_left(0.25, 30.0, since=0.05) == pytest.approx(112.5)
-    assert time_left(112.5) == "About 2 minutes left." and time_left(30) == \
-        "Less than a minute left."
     status = ExampleStatus(False, True, 0.25, "Building the example checkpoint: epoch 3/10, "
-                           "step 150/600", left_s=112.5)
-    assert status.message == ("Building the example checkpoint: epoch 3/10, step 150/600. "
-                              "About 2 minutes left. The page opens on it when it is ready.")
+                           "step 150/600", estimate="about 2 minutes left, at the speed of its "
+                                                    "steps so far")
+    assert status.message == ("Building the example checkpoint: epoch 3/10, step 150/600: about "
+                              "2 minutes left, at the speed of its steps so far. The page opens "
+                              "on it by itself when it is ready.")
 
 
 def test_drift_page_compares_default_with_finetuned_copy(finetuned):

@@ -77,11 +77,27 @@ def test_the_page_check_sees_a_page_that_does_more():
     assert page_breaches(path, "from ui.search.page import render\nrender()\n")
 
 
+def _strings(tree: ast.Module) -> set[str]:
+    """Every string ``tree`` spells out: its constants, and its f-strings with the module's
+    own string constants put in (``f"pages/{DEFAULT_PAGE}.py"``)."""
+    names = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+             for t in n.targets if isinstance(t, ast.Name)
+             and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            out.add(n.value)
+        elif isinstance(n, ast.JoinedStr):
+            parts = [p.value if isinstance(p, ast.Constant) else
+                     names.get(p.value.id, "?") if isinstance(p, ast.FormattedValue)
+                     and isinstance(p.value, ast.Name) else "?" for p in n.values]
+            out.add("".join(map(str, parts)))
+    return out
+
+
 def test_app_navigates_to_every_page_file_and_no_other():
     tree = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
-    named = {n.value for n in ast.walk(tree)
-             if isinstance(n, ast.Constant) and isinstance(n.value, str)
-             and n.value.startswith("pages/") and n.value.endswith(".py")}
+    named = {s for s in _strings(tree) if s.startswith("pages/") and s.endswith(".py")}
     files = {f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py")}
     assert named == files
 

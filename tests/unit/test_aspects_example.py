@@ -55,9 +55,10 @@ def test_missing_example_is_one_clear_message(cache):
     assert not example.example_ready()
     with pytest.raises(ModelLoadError) as err:
         load_model("example")
-    assert str(err.value) == ("The example checkpoint is not built yet: run `python -m analysis "
-                              "aspects example` once (about two minutes on a 2-core CPU), or "
-                              "start the dashboard and let it build it.")
+    assert str(err.value) == example.missing_message() == (
+        "The example checkpoint is not built yet: run `python -m analysis aspects example` "
+        "once, about 2 minutes on a free CPU core (measured), longer on a busy machine; or "
+        "start the dashboard and let it build it.")
     assert str(cache) not in str(err.value)
     assert checkpoint_stamp("example") == ""
     with pytest.raises(ModelLoadError, match="not built yet"):
@@ -126,6 +127,67 @@ def test_an_older_recipe_counts_as_missing(built, cache):
     assert not example.example_ready()
     (example.example_path() / CARD_NAME).write_text("{not json")
     assert not example.example_ready()
+
+
+def _build_and_copy_meanwhile(tiny, out: Path, source: Path, when: str, steps: int = 6):
+    """Build a stand-in example into ``out`` while "another process" (this test, at the
+    moment ``when``) puts a ready checkpoint there; returns what the build said."""
+    import shutil
+
+    said = []
+
+    def progress(fraction: float, text: str) -> None:
+        said.append(text)
+        if text.startswith(when) and not out.exists():
+            shutil.copytree(source, out)
+
+    assert example_build.build_example(out, progress, loaded=tiny, max_steps=steps) == out
+    return said
+
+
+def test_a_checkpoint_built_meanwhile_stops_the_build_and_is_kept(built, tiny, tmp_path,
+                                                                  monkeypatch):
+    """Issue 49: the command line built the example into the cache while the server's build ran
+    on; that build must stop (at its next step) and never overwrite the other one."""
+    monkeypatch.setattr(example_build, "CHECK_S", 0.0)
+    out = tmp_path / "example-absa"
+    said = _build_and_copy_meanwhile(tiny, out, built[0], "epoch 1/10, step 2/")
+    steps = [t for t in said if t.startswith("epoch")]
+    assert steps == ["epoch 1/10, step 1/6", "epoch 1/10, step 2/6"]  # stopped at step 3
+    assert said[-1] == "built meanwhile by another process: kept that one"
+    assert (out / CARD_NAME).read_bytes() == (built[0] / CARD_NAME).read_bytes()
+    assert example.example_ready(out) and not example.progress_path().exists()
+
+
+def test_a_checkpoint_built_during_the_last_steps_is_not_replaced(built, tiny, tmp_path,
+                                                                 monkeypatch):
+    """The check before the swap (under the target's lock): a checkpoint that appeared after
+    the last check is kept, the build's own model dropped."""
+    import os
+
+    monkeypatch.setattr(example_build, "CHECK_S", 1e9)  # the steps never look
+    out = tmp_path / "example-absa"
+    said = _build_and_copy_meanwhile(tiny, out, built[0], "evaluating", steps=2)
+    assert said[-1] == "built meanwhile by another process: kept that one"
+    assert (out / CARD_NAME).read_bytes() == (built[0] / CARD_NAME).read_bytes()
+    assert sorted(os.listdir(tmp_path)) == [".example-absa.lock", "example-absa"]  # no temp
+
+
+def test_the_running_build_records_its_progress_for_other_processes(tiny, cache):
+    """The cache's example: every other process (a server, a page's "not built yet") reads the
+    running build's progress and time left from its record; it goes when the build ends."""
+    seen = []
+
+    def progress(fraction: float, text: str) -> None:
+        seen.append(example.build_progress())
+
+    example_build.build_example(None, progress, loaded=tiny, max_steps=2, threads=1)
+    import os
+
+    assert seen[1]["pid"] == os.getpid() and seen[1]["threads"] == 1
+    assert seen[1]["text"] == "epoch 1/10, step 1/2"
+    assert example.progress_path().parent == cache and not example.progress_path().exists()
+    assert example.example_ready()
 
 
 def test_a_foreign_folder_is_refused_before_training(tiny, tmp_path, monkeypatch):
@@ -252,9 +314,50 @@ def test_background_build_reports_progress_then_ready(cache, built, monkeypatch,
     status = background.example_status()
     assert (status.ready, status.building, status.fraction) == (False, True, 0.4)
     assert status.text == "Building the example checkpoint: epoch 2/8, step 38/96"
+    # the stand-in writes no record: the measured cost of the part left (60% of 142 CPU-s)
+    assert status.message == ("Building the example checkpoint: epoch 2/8, step 38/96: about "
+                              "1 minute left on a free CPU core (measured), longer on a busy "
+                              "machine. The page opens on it by itself when it is ready.")
+    # the queue's line for a job behind it says the same number
+    from ui.common.jobs import job_queue
+
+    ticket = next(t for t in job_queue()._running if t.key == background.EXAMPLE_BUILD_JOB)
+    assert job_queue().left_s(ticket) == pytest.approx(0.6 * example.BUILD_CPU_S, rel=0.01)
     go.touch()
     first.join(30)
     assert background.example_status().ready and not background.start_build()
+
+
+def test_the_server_waits_for_a_build_the_command_line_runs(cache, monkeypatch):
+    """Issue 49: a server that finds another process building the example (the README's
+    command) starts no second build: its pages show that build's progress and estimate."""
+    import subprocess
+    import sys
+
+    import ui.common.example as background
+
+    monkeypatch.setitem(background._BUILD, "thread", None)
+    monkeypatch.setitem(background._BUILD, "error", None)
+    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "1")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        example.write_progress(0.5, "epoch 6/10, step 300/600", 240.0, 1)
+        record = json.loads(example.progress_path().read_text())
+        example.progress_path().write_text(json.dumps({**record, "pid": other.pid}))
+        assert background.start_build() and background._BUILD["thread"] is None
+        status = background.example_status()
+        assert (status.building, status.fraction) == (True, 0.5)
+        assert status.message == (
+            "Building the example checkpoint (by another process): epoch 6/10, step 300/600: "
+            "about 4 minutes left, at the speed of its steps so far. The page opens on it by "
+            "itself when it is ready.")
+        assert example.missing_message().endswith("about 4 minutes left, at the speed of its "
+                                                  "steps so far.")
+    finally:
+        other.kill()
+        other.wait()
+    assert example.build_progress() is None  # its process is gone: no build runs
+    assert not background.example_status(start=False).building
 
 
 def test_a_failed_background_build_is_one_line_and_not_retried(cache, monkeypatch):
@@ -281,9 +384,14 @@ def test_cli_builds_the_example(built, tiny, tmp_path, monkeypatch, capsys):
 
     real = example_build.build_example
     monkeypatch.setattr(example_build, "build_example",
-                        lambda out=None, progress=None: real(out, progress, loaded=tiny,
-                                                             max_steps=2))
+                        lambda out=None, progress=None, threads=None: real(
+                            out, progress, loaded=tiny, max_steps=2, threads=threads))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     assert main(["aspects", "example", "--out", str(tmp_path / "ex")]) == 0
     printed = capsys.readouterr().out
     assert f"wrote {tmp_path / 'ex'}" in printed and "aspect_f1" in printed
+    # issue 49: the command says its threads and the one estimate before it starts
+    assert printed.startswith("building the example checkpoint at 1 torch thread(s) (the "
+                              "cores the machine leaves free): about 2 minutes on a free CPU "
+                              "core (measured), longer on a busy machine\n")
     assert example.example_ready(tmp_path / "ex")

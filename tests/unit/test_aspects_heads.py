@@ -152,8 +152,9 @@ def test_verdict_in_words_on_synthetic_results():
     assert v["baseline"] == "positional" and v["baseline_score"] == 0.40
     assert Hd.kind_verdict(ranked["noop"], base["noop"]) is None
     assert Hd.verdict(ranked, base) == [
-        "A head beats every baseline for aspect terms; no head does for aspect terms or their "
-        "opinion words and the other aspect's terms.",
+        "A head beats every baseline for the Aspect kind (aspect terms); no head does for the "
+        "Aspect-sentiment kind (aspect terms or their opinion words) and the Opposite-aspect "
+        "kind (the other aspect's terms).",
         "Head 4-7 beats every baseline for aspect terms: score 0.610 (95% interval 0.520–0.700) "
         "against the fixed-position baseline's 0.400; 2 heads in all.",
         "No head beats the uniform baseline for aspect terms or their opinion words with "
@@ -167,13 +168,14 @@ def test_verdict_in_words_on_synthetic_results():
 def test_verdict_headlines_when_all_or_none_beat():
     ranked = {"aspect": [_row(0, 0, 0.9, 0.85, 0.95)], "noop": [_row(1, 2, 0.9, 0.8, 0.99)]}
     base = {"aspect": _base(0.5), "noop": _base(0.79)}
-    assert Hd.verdict(ranked, base)[0] == ("For every kind with data (aspect terms and [SEP] "
-                                           "when the aspect is absent), a head beats every "
-                                           "baseline.")
+    assert Hd.verdict(ranked, base)[0] == ("For every kind with data (the Aspect kind (aspect "
+                                           "terms) and the No-op kind ([SEP] when the aspect is "
+                                           "absent)), a head beats every baseline.")
     base["noop"] = _base(0.8)  # interval low 0.8 is not above 0.8
     base["aspect"] = _base(0.85)
-    assert Hd.verdict(ranked, base)[0] == ("No head beats every baseline, for any kind (aspect "
-                                           "terms and [SEP] when the aspect is absent).")
+    assert Hd.verdict(ranked, base)[0] == ("No head beats every baseline, for any kind (the "
+                                           "Aspect kind (aspect terms) and the No-op kind ([SEP] "
+                                           "when the aspect is absent)).")
     assert Hd.verdict({}, {})[0] == "The data has no pairs of any kind to score heads on."
 
 
@@ -188,8 +190,9 @@ def test_verdict_of_the_synthetic_model(fake_loaded):
     assert Hd.unbeatable(disc.baselines["noop"]) == ["positional"]
     assert Hd.unbeatable(disc.baselines["aspect"]) == []
     assert Hd.verdict(disc.ranked, disc.baselines) == [
-        "A head beats every baseline for [SEP] when the aspect is absent; no head does for "
-        "aspect terms, aspect terms or their opinion words and the other aspect's terms.",
+        "A head beats every baseline for the No-op kind ([SEP] when the aspect is absent); no "
+        "head does for the Aspect kind (aspect terms), the Aspect-sentiment kind (aspect terms "
+        "or their opinion words) and the Opposite-aspect kind (the other aspect's terms).",
         "No head beats the fixed-position baseline for aspect terms (best 0.667 vs 0.667).",
         "No head beats the fixed-position baseline for aspect terms or their opinion words (best "
         "0.667 vs 0.667).",

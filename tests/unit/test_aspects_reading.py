@@ -17,8 +17,9 @@ def test_a_head_beats_every_baseline_and_by_how_much():
               "opposite": [], "noop": []}
     base = {k: BASE for k in ranked}
     lines = reading(ranked, base)
-    assert lines[0].startswith("A head beats every baseline for aspect terms; no head does for "
-                               "aspect terms or their opinion words")
+    assert lines[0].startswith("A head beats every baseline for the Aspect kind (aspect terms); "
+                               "no head does for the Aspect-sentiment kind (aspect terms or "
+                               "their opinion words)")
     assert lines[1] == ("For aspect terms, head 3-5 does clearly better than the best simple "
                         "rule (always looking a fixed number of words away): it scores 0.400 "
                         "more, 3.0 times as much, and even at the low end of its 95% interval "

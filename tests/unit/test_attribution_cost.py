@@ -89,3 +89,19 @@ def test_estimate_input_times_again_before_holding_back(monkeypatch, tmp_path_fa
     est = cost.estimate_input(loaded, "the soup was cold", "service")
     assert times == [99.0]  # fast: timed once
     assert est["value_zeroing"] == pytest.approx(vz * 0.001)
+
+
+def test_faithfulness_is_estimated_before_it_runs(monkeypatch, tiny_model_dir):
+    """Issue 49: "Measure faithfulness" gave no estimate (and took 8.4 minutes). The estimate:
+    integrated gradients' forwards for each example at the first example's timed forward per
+    token, times the measured 1.7 of the whole run over IG alone (bench/README.md)."""
+    from analysis.attribution import cost
+    from analysis.core.models import load_model
+
+    loaded = load_model(str(tiny_model_dir("bert")))
+    monkeypatch.setattr(cost, "time_forward", lambda lm, enc: 0.01 * enc.n_tokens)
+    texts, pairs = ["The soup was cold .", "Good"], ["food", None]
+    n = [cost.encode_input(loaded, t, p, 512).n_tokens for t, p in zip(texts, pairs)]
+    got = cost.estimate_faithfulness(loaded, texts, pairs)
+    assert got == pytest.approx(1.7 * (3.5 * 50 + 2) * 0.01 * sum(n))
+    assert cost.estimate_faithfulness(loaded, [], []) == 0.0

@@ -122,7 +122,8 @@ def test_a_single_chart_asks_for_its_own_width_at_most():
 
 def test_the_agreement_chart_names_every_method_with_room_for_its_cells():
     """Issue 35: Attribution's "Agreement between methods" drawn as Streamlit draws it (the
-    whole chart fitted into its width) has cells of readable size and all seven names."""
+    whole chart fitted into its width; its height the cells' own, issue 49) has cells of
+    readable size and all seven names."""
     import re
 
     import vl_convert as vlc
@@ -135,7 +136,7 @@ def test_the_agreement_chart_names_every_method_with_room_for_its_cells():
     for phone, least in ((False, 300), (True, 200)):
         chart = agreement_chart(names, rho, phone=phone)
         spec = chart.to_dict()
-        spec["autosize"] = {"type": "fit", "contains": "padding"}
+        assert spec["autosize"] == {"type": "fit-x", "contains": "padding"}
         width = spec["width"] if not phone else min(spec["width"], 358)
         spec["width"] = width
         svg = vlc.vegalite_to_svg(json.dumps(spec))

@@ -46,13 +46,59 @@ def test_a_cached_example_of_an_older_recipe_is_rebuilt(tmp_path):
     assert example.example_ready(folder)
 
 
-def test_machine_threads(monkeypatch):
+def test_machine_threads_leave_the_busy_cores_alone(monkeypatch):
+    """Issue 49: on a busy machine the build's threads wait for each other (109 minutes at the
+    default 2 threads against 6.4 at 1, load 8-10): the cores the load leaves free, at least 1."""
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    assert example.machine_threads() == 3
+    assert example.machine_threads(load=9.0) == 3  # the operator's choice wins
     monkeypatch.delenv("OMP_NUM_THREADS")
     import os
 
-    assert example.machine_threads() == len(os.sched_getaffinity(0))
+    assert example.machine_threads(load=0.0) == len(os.sched_getaffinity(0))
+    assert [example.machine_threads(load=x, cores=2) for x in (0.0, 0.4, 1.2, 8.5, 25.0)] == \
+        [2, 2, 1, 1, 1]
+    assert example.machine_threads(load=2.6, cores=8) == 5
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert example.machine_threads(cores=2) == 1
+
+
+def test_one_estimate_in_every_message(tmp_path, monkeypatch):
+    """Issue 49: "about two minutes on a 2-core CPU" in one message, "About 175 minutes left"
+    in another. Now one number: the recipe's measured cost before a build runs, else the
+    running build's own (any process's, read from its record), in every message."""
+    import os
+    import time
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path))
+    assert example.build_progress() is None
+    assert example.estimate_words() == ("about 2 minutes on a free CPU core (measured), longer "
+                                        "on a busy machine")
+    assert example.missing_message() == (
+        "The example checkpoint is not built yet: run `python -m analysis aspects example` "
+        "once, about 2 minutes on a free CPU core (measured), longer on a busy machine; or "
+        "start the dashboard and let it build it.")
+    # a build runs (this process stands in for it): its own speed, once a few steps are done
+    example.write_progress(0.01, "epoch 1/10, step 6/600", None, 1)
+    record = example.build_progress()
+    assert (record["pid"], record["fraction"], record["threads"]) == (os.getpid(), 0.01, 1)
+    assert example.estimate_words(record) == ("about 2 minutes left on a free CPU core "
+                                              "(measured), longer on a busy machine")
+    example.write_progress(0.3, "epoch 4/10, step 180/600", 175 * 60.0, 1)
+    said = example.missing_message()
+    assert said == ("The example checkpoint is being built (epoch 4/10, step 180/600): about "
+                    "3 hours left, at the speed of its steps so far.")
+    assert example.left_s(0.01, 5.0) is None  # too early to say
+    # 25% done 30 s after the first step at 5%: 20% per 30 s, 75% left -> 112.5 s
+    assert example.left_s(0.25, 30.0, since=0.05) == 112.5
+    # a record whose process is gone, or that was not rewritten for long, is no build
+    record = json.loads(example.progress_path().read_text())
+    example.progress_path().write_text(json.dumps({**record, "at": time.time() - 3600}))
+    assert example.build_progress() is None
+    example.progress_path().write_text(json.dumps({**record, "pid": 2 ** 22 + 12345}))
+    assert example.build_progress() is None
+    example.progress_path().write_text(json.dumps(record))
+    example.clear_progress()  # this process's record: gone
+    assert not example.progress_path().exists()
 
 
 def test_ready_only_with_this_recipe_and_a_config(tmp_path):

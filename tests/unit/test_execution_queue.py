@@ -1,6 +1,8 @@
 """analysis.core.execution.queue and .worker without Streamlit or threads of their own where the
 order can be told without them: FIFO per lane, the per-visitor cap, the exclusive training
-group, stop and cancel, and the wait estimated from measured rates (a planted clock)."""
+group, stop and cancel, the wait estimated from measured rates (a planted clock), and jobs
+taking turns: a running job yields its slot at a step after a quantum when its lane has a
+waiting job, at most one paused per lane, never a training process or a cluster job."""
 
 from __future__ import annotations
 
@@ -117,7 +119,8 @@ def test_a_background_job_takes_the_background_lane_and_reports_its_progress():
 
 def test_the_wait_is_estimated_from_the_rates_measured_here():
     now = [0.0]
-    q = JobQueue(slots=1, clock=lambda: now[0])
+    # no turns taken (an endless quantum): the wait of first in, first out
+    q = JobQueue(slots=1, clock=lambda: now[0], quantum_s=float("inf"))
     first = q.join("a", "a", kind="No-op statistics", size=10, unit="examples")
     assert q.wait_turn(first) is None
     now[0] = 20.0
@@ -141,3 +144,133 @@ def test_the_wait_is_estimated_from_the_rates_measured_here():
     assert q.outlook(mine).wait_s == 45.0
     for t in (running, mine):
         q.leave(t)
+
+
+# -- taking turns (issue 50: no job holds its lane for more than a quantum and a step) --------
+
+
+def _turns_queue(**kw):
+    now = [0.0]
+    return JobQueue(slots=1, clock=lambda: now[0], quantum_s=5.0, **kw), now
+
+
+def test_a_running_job_yields_its_slot_after_a_quantum_and_they_take_turns():
+    q, now = _turns_queue()
+    long = q.join("Search index", "long", kind="Search index", size=300, unit="sentences")
+    assert q.wait_turn(long) is None
+    first = q.join("Corpus statistics", "first", kind="No-op statistics")
+    now[0] = 4.9
+    assert not q.checkpoint(long)            # not a quantum yet: it goes on
+    now[0] = 5.0
+    assert q.outlook(first).wait_s == 0.0    # its turn is due at the long job's next step
+    assert q.checkpoint(long)                # a quantum held and a job waits: it yields
+    assert (long.running, long.paused) == (False, True)
+    assert q.wait_turn(long) == 1            # paused at the end of the lane, behind first
+    assert q.wait_turn(first) is None        # the first visitor's job runs now
+    now[0] = 7.0
+    assert q.outlook(long).wait_s == 3.0     # the running job yields to it within 3 s
+    now[0] = 10.0
+    assert q.checkpoint(first)               # a quantum later first yields to the paused one
+    assert q.wait_turn(long) is None and not long.paused
+    now[0] = 12.0
+    q.leave(long, finished=True)             # 5 s + 2 s held: the paused 5 s not counted
+    assert q.measured("Search index") == pytest.approx(7.0 / 300)
+    assert q.wait_turn(first) is None
+    q.leave(first)
+
+
+def test_alone_in_its_lane_a_job_never_pauses():
+    q, now = _turns_queue()
+    long = q.join("a", "a")
+    assert q.wait_turn(long) is None
+    other_lane = q.join("one input", "s", lane=SHORT)
+    now[0] = 100.0
+    assert not q.checkpoint(long)            # the waiting ticket is in another lane
+    for t in (long, other_lane):
+        q.leave(t)
+
+
+def test_a_lane_keeps_at_most_one_paused_job_besides_its_running_one():
+    q, now = _turns_queue()
+    a = q.join("a", "a")
+    assert q.wait_turn(a) is None
+    b = q.join("b", "b")
+    now[0] = 5.0
+    assert q.checkpoint(a) and q.wait_turn(b) is None          # a paused, b runs
+    c = q.join("c", "c")                                         # a newcomer
+    now[0] = 10.0
+    assert q.checkpoint(b) and q.wait_turn(a) is None           # b yields to a (paused)
+    now[0] = 20.0
+    assert not q.checkpoint(a)   # c is next, but b is paused already: a keeps its slot
+    assert q.wait_turn(c) == 1 and q.outlook(c).wait_s is None  # behind a (rate unknown)
+    q.leave(a, finished=True)
+    assert q.wait_turn(c) is None                               # then c, b still paused
+    now[0] = 25.0
+    assert q.checkpoint(c) and q.wait_turn(b) is None           # and c yields to b
+    for t in (b, c):
+        q.leave(t)
+    assert q.state() == {"running": [], "waiting": 0}
+
+
+def test_a_training_process_a_cluster_job_and_a_stopped_one_never_pause():
+    q, now = _turns_queue(cluster_slots=1)
+    tune = q.join("Fine-tuning", "t", exclusive=TRAINING)
+    ray = q.join("Drift", "r", cluster=True)
+    assert q.wait_turn(tune) is None and q.wait_turn(ray) is None
+    waiting = [q.join("x", "x"), q.join("y", "y", cluster=True)]
+    now[0] = 60.0
+    assert not q.checkpoint(tune) and not q.checkpoint(ray)
+    q.stop(tune)
+    assert not q.checkpoint(tune)
+    for t in [tune, ray] + waiting:
+        q.leave(t)
+
+
+def test_a_worker_pauses_at_its_step_while_a_newcomer_runs_and_resumes():
+    q = JobQueue(slots=1, quantum_s=0.05)
+    long_ticket = q.join("Long", "long")
+    assert q.wait_turn(long_ticket) is None
+    short_done, texts = threading.Event(), []
+
+    def long_work(progress):
+        for k in range(2000):
+            progress(k / 2000, f"step {k}")
+            if short_done.is_set():
+                return "long done"
+            short_done.wait(0.005)
+        return "long never saw the short job"
+
+    long_job = Worker(long_work, q, long_ticket, nice=0, free=lambda: None)
+    long_job.start()
+    short_ticket = q.join("Short", "short")
+    while q.wait_turn(short_ticket, 0.05) is not None:  # the visitor's thread waits its turn
+        texts.append(long_job.text)
+    assert not long_job.done.is_set()                    # the long job is paused, not over
+    texts.append(long_job.text)
+    short_job = Worker(lambda progress: progress(1.0, "done") or "short", q, short_ticket,
+                       nice=0, free=lambda: None)
+    short_job.start()
+    assert short_job.done.wait(WAIT) and short_job.result == "short"
+    short_done.set()
+    assert long_job.done.wait(WAIT) and long_job.result == "long done"
+    assert "Paused while another job of this queue takes its turn" in texts[-1]
+    assert q.state() == {"running": [], "waiting": 0}
+
+
+def test_a_paused_worker_whose_visitor_left_ends_without_its_turn():
+    q = JobQueue(slots=1, quantum_s=0.0)
+    ticket = q.join("Long", "long")
+    assert q.wait_turn(ticket) is None
+    blocker = q.join("Other", "other")  # waiting: the long job pauses at its first step
+
+    def work(progress):
+        progress(0.1, "a step")
+        return "resumed"
+
+    job = Worker(work, q, ticket, nice=0, free=lambda: None)
+    job.start()
+    assert q.wait_turn(blocker, WAIT) is None  # the worker paused and gave its slot
+    job.stop()
+    assert job.done.wait(WAIT) and isinstance(job.error, JobCancelled)
+    q.leave(blocker)
+    assert q.state() == {"running": [], "waiting": 0}

@@ -165,13 +165,16 @@ def test_a_job_that_raises_frees_its_slot():
 
 def test_memory_goes_back_after_every_job(monkeypatch):
     """Issue 34 item 3: after a job (a failed one too) its freed batches are handed back to
-    the system (analysis.core.batching.release_memory: gc, then glibc's malloc_trim)."""
+    the system (analysis.core.batching.release_memory: gc, then glibc's malloc_trim; the
+    server's workers reach it through ui.server.housekeeping.release_after_job, issue 50)."""
     import ctypes
 
     from analysis.core.batching import release_memory
+    from ui.server import housekeeping
 
     calls = []
     monkeypatch.setattr(worker, "release_memory", lambda: calls.append(1))
+    monkeypatch.setattr(housekeeping, "release_memory", lambda: calls.append(1))
     q = JobQueue(slots=1)
     assert run_job("ok", lambda progress: bytearray(64 << 20) and 7, key="ok", queue=q) == 7
     with pytest.raises(ValueError):

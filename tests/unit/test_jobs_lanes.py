@@ -175,7 +175,7 @@ def test_the_waiting_text_names_the_jobs_ahead_and_estimates_from_measured_rates
 
 
 def test_no_estimate_before_anything_was_measured():
-    q = JobQueue(slots=1, clock=Clock())
+    q = JobQueue(slots=1, clock=Clock(), quantum_s=float("inf"))  # no turns taken
     _hold(q, kind="Syntax heads", size=500, unit="sentences")
     mine = q.join("Corpus statistics", "mine", kind="No-op statistics", size=200,
                   unit="examples")
@@ -245,7 +245,7 @@ def test_the_wait_takes_the_slot_that_frees_first():
 
 
 def test_run_job_shows_what_is_ahead_while_it_waits(monkeypatch):
-    q = JobQueue(slots=1, clock=Clock())
+    q = JobQueue(slots=1, clock=Clock(), quantum_s=float("inf"))  # no turns taken
     q.rates.record("No-op statistics", False, 60.0, 100)
     holder = _Waiter(q, "Corpus statistics", [])
     holder.start()
@@ -296,3 +296,34 @@ def test_a_rerun_is_not_refused_for_the_job_its_stopped_run_still_holds():
     assert q.wait_turn(again) is None
     q.leave(again)
     assert q.state() == {"running": [], "waiting": 0}
+
+
+def test_a_queued_background_job_says_what_it_waits_behind_and_for_how_long():
+    """Issue 49: Head importance's first-visit job said "Waiting for a free slot in the
+    queue..." for 27 minutes behind the example's build, and nothing of what was ahead. Now:
+    the job ahead, its progress, and the wait from the build's own estimate (the number its
+    pages say), then the job's own progress once it runs."""
+    q = JobQueue(slots=1)
+    build = q.join("Building the example checkpoint", "build", lane=BACKGROUND,
+                   kind="The example checkpoint's build", exclusive=TRAINING,
+                   estimate=lambda: 200.0)
+    assert q.wait_turn(build) is None
+    build.fraction = 0.4
+    release = threading.Event()
+
+    def importance(progress):
+        progress(0.5, "Disabling head 3-4")
+        assert release.wait(WAIT)
+
+    job = jobs.start_background_job("Head importance", importance, key="imp", queue=q)
+    assert _until(lambda: q.state()["waiting"] == 1)
+    assert jobs.background_words(job) == (
+        "Head importance: waiting for its turn. Waiting behind: The example checkpoint's build "
+        "(running, 40% done). Estimated wait: about 3 minutes, from the speed measured on this "
+        "server.")
+    assert q.left_s(build) == 200.0
+    q.leave(build, finished=True)
+    assert _until(lambda: job.text == "Disabling head 3-4")
+    assert jobs.background_words(job).startswith("Disabling head 3-4")
+    release.set()
+    assert job.done.wait(WAIT)

@@ -184,3 +184,21 @@ def test_two_models_of_one_name_keep_their_own_weights_hash(tiny_model_dir, monk
     assert first["weights sha256"] == real(a) and second["weights sha256"] == real(b)
     assert first["weights sha256"] != second["weights sha256"]
     assert model_lines(loaded(a)) == first and len(calls) == 2  # hashed once per model
+
+
+def test_relative_links_open_the_dashboard_from_the_file():
+    """Issue 49: an exported report's links were relative ("./?head=5..."), dead in the file.
+    Joined to the dashboard's address (its public_url, else the one the browser used), they
+    are clickable; an absolute link stays as it is."""
+    from analysis.report.export import absolute, to_markdown
+
+    base = "http://127.0.0.1:8501/"
+    assert absolute("./noop?noop_max=20", base) == "http://127.0.0.1:8501/noop?noop_max=20"
+    assert absolute("./?head=5&layer=2", "http://host/dash") == "http://host/dash/?head=5&layer=2"
+    assert absolute("https://demo.example/noop", base) == "https://demo.example/noop"
+    assert absolute("./noop", None) == "./noop"
+    html = to_html(_report(), versions={}, base=base)
+    assert "<a href='http://127.0.0.1:8501/noop?noop_max=20'>" in html
+    assert "<code>./noop" not in html
+    md = to_markdown(_report(), {}, versions={}, base=base)
+    assert "Link to this view: <http://127.0.0.1:8501/noop?noop_max=20>" in md

@@ -77,3 +77,22 @@ def test_the_cache_keeps_the_folders_built_last(tmp_path, monkeypatch):
     gone = prune_cache(keep=3, spare=folders[0])  # the oldest, but just opened: spared
     assert sorted(gone) == sorted(folders[1:3])
     assert [f.is_dir() for f in folders] == [True, False, False, True, True]
+
+
+def test_the_cache_keeps_at_most_its_bytes_on_disk(tmp_path, monkeypatch):
+    import os
+
+    from analysis.search.job import cache_folder, prune_cache
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path))
+    folders = [cache_folder(f"{k:016d}", "fp") for k in range(4)]
+    for k, (f, size) in enumerate(zip(folders, (300, 500, 200, 400))):
+        f.mkdir(parents=True)
+        (f / "layers.npy").write_bytes(b"\0" * size)
+        (f / "meta.json").write_text("{}")
+        os.utime(f / "meta.json", (1000 + k, 1000 + k))
+    # newest first: 400 (spared, counted first: 402 with its meta), 200 -> 604, then 500 passes
+    # 1,000 bytes and goes, 300 still fits
+    gone = prune_cache(keep=8, spare=folders[3], max_bytes=1000)
+    assert gone == [folders[1]]
+    assert [f.is_dir() for f in folders] == [True, False, True, True]

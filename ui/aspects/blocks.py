@@ -23,6 +23,7 @@ from analysis.core.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from ui.common.attention.views import head_view
 from ui.common.chart_cache import owned, owned_chart
 from ui.common.charts import side_by_side
+from ui.common.frame.explain import glossed
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
@@ -151,8 +152,8 @@ def verdict_block(disc: dict) -> None:
     """The verdict in words (after fine-tuning): which kinds have a head whose 95% interval
     lies above every baseline, and which do not."""
     lines = verdict_lines(disc)
-    st.info(plain(lines[0]), icon=":material/gavel:")
-    st.markdown("\n".join(f"- {plain(line)}" for line in lines[1:]))
+    st.info(glossed(plain(lines[0])), icon=":material/gavel:")
+    st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines[1:])))
     st.caption("A head counts when the lower end of its score's bootstrap 95% interval lies "
                "above the score of every baseline below (random head, best fixed position, "
                "most frequent word, uniform); a baseline that scores 1.000, the most any head "

@@ -27,6 +27,7 @@ from analysis.core.sizes import ModelCost
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp, normalise_spec
 from ui.common.chart_cache import draw, owned_chart
 from ui.common.exports.download import download_button
+from ui.common.frame.explain import glossed
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import SHORT, TRAINING, Apart, run_job
@@ -128,7 +129,8 @@ def use_example() -> None:
     """The example checkpoint is the Example source's model without a click; while it is
     being built, its progress (the page reruns by itself when it is ready)."""
     if not wait_for_example(START):
-        st.markdown(WHILE_WAITING)
+        # its own words explain the task ("the aspect's name alone (the NLI-M task: ...)")
+        st.markdown(glossed(WHILE_WAITING, said=(TASK_NAMES[RECIPE.task],)))
         return
     try:
         loaded, card, held = _example(checkpoint_stamp(EXAMPLE_SPEC))
@@ -265,9 +267,10 @@ def learning_curve_frame(card: dict) -> pd.DataFrame | None:
 def model_summary(state: ModelState) -> None:
     """What the model is, its held-out metrics, training loss and learning curve."""
     after, card = state.loaded, state.card
-    st.success(plain(f"{TASK_NAMES[card['task']]} model on {card.get('data', '?')} "
-                     f"({after.n_layers} layers × {after.n_heads} heads, fine-tuned from "
-                     f"{model_words(card.get('base_model'))})."), icon=":material/check_circle:")
+    st.success(glossed(plain(f"{TASK_NAMES[card['task']]} model on {card.get('data', '?')} "
+                             f"({after.n_layers} layers × {after.n_heads} heads, fine-tuned from "
+                             f"{model_words(card.get('base_model'))}).")),
+               icon=":material/check_circle:")
     if state.example:
         st.caption(f"The example checkpoint: the embedded model fine-tuned on the bundled "
                    f"sample with the recipe below ({TASK_NAMES[RECIPE.task]}, {RECIPE.epochs:g} "
@@ -278,8 +281,9 @@ def model_summary(state: ModelState) -> None:
         for col, (k, label) in zip(st.columns(len(METRIC_LABELS)), METRIC_LABELS.items()):
             v = m.get(k)
             col.metric(label, f"{v:.1f}" if isinstance(v, (int, float)) and v == v else "n/a")
-        st.caption("Held-out metrics in percent, as in the paper: aspect detection micro F1; "
-                   "sentiment accuracy over the gold aspects (4-way, 3-way, positive/negative).")
+        st.caption(glossed("Held-out metrics in percent, as in the paper: aspect detection micro "
+                           "F1; sentiment accuracy over the gold aspects (4-way, 3-way, "
+                           "positive/negative)."))
     # the charts are built once per model (kept in the session): a rerun only draws them
     if state.losses:
         def loss():

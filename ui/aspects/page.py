@@ -11,13 +11,13 @@ from analysis.aspects.gold import KINDS
 from analysis.aspects.reading import task_explanation
 from analysis.core.example import RECIPE
 from analysis.absa.tasks import PAIR_ORDERS, TASK_NAMES, TASKS, default_pair_order
-from ui.aspects import blocks, models, state
+from ui.aspects import blocks, models, precomputed, state
 from ui.common.frame.corpus import fit_narrow_screens
 from ui.common.errors import plain
 from ui.common.frame.links import CANNOT_CARRY, copy_link
 from ui.server.settings import settings
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_selectbox
 
@@ -29,14 +29,15 @@ def render() -> None:
 
     st.title("Aspect heads")
     fit_narrow_screens()
-    st.caption(
+    st.caption(glossed(
         "Aspect-based sentiment as sentence pairs (Sun et al. 2019): each review is paired with an "
         "auxiliary sentence per category (price, anecdotes, food, ambience, service). Which heads "
         "look from the aspect word of that sentence at the aspect terms, their opinion words, the "
         "other aspect, or [SEP] when the aspect is absent? Measured per head with bootstrap 95% "
         "intervals and baselines, before and after fine-tuning. Layers and heads are shown "
-        "1-indexed" + settings().for_local(" (the CLI's JSON is 0-indexed)") + "."
-    )
+        "1-indexed."), help=settings().for_local("For command-line users: the JSON of python -m "
+                                                "analysis aspects heads counts them from 0.")
+        or None)
     ctx = context()
 
     # ---------------------------------------------------------------------------------------------
@@ -90,6 +91,8 @@ def render() -> None:
     if model_state is None:
         if source != models.EXAMPLE:
             st.info(models.START, icon=":material/info:")
+        else:  # the example is being built: its heads, precomputed, meanwhile (issue 49)
+            precomputed.show()
         st.stop()
 
     after, card = model_state.loaded, model_state.card
@@ -190,7 +193,7 @@ def render() -> None:
             "for the top heads than for random ones means they matter, when its 95% interval "
             "stays clear of zero and of the random heads' range (else: within noise).")
     eval_ex, eval_on = blocks.causal_pairs(model_state, card, task, order)
-    st.caption("Mask the top-k heads of a kind (their output is zeroed, as `head_mask` did) and "
+    st.caption("Mask the top-k heads of a kind (their output is set to zero) and "
                f"re-evaluate the task on {eval_on}, next to masking k random heads "
                "(mean of 3 draws). Metrics in percent; the top heads' change has a paired "
                "bootstrap 95% interval (sentences resampled) and is within noise when that "

@@ -14,6 +14,7 @@ import analysis.attention.views
 from analysis.attention import AttentionResult, level_view
 from analysis.attention.study import STUDY, Inputs
 from ui.attention import state
+from ui.server.caches import byte_cached
 from ui.common.attention.views import PIN_SIDES, SEGMENTS, VIEW_NAMES, attention_views
 
 
@@ -89,11 +90,11 @@ def show_views(payload: dict, ui: dict, dims: state.Dims) -> None:
     attention_views(payload, key=state.COMPONENT, ui=ui, on_change=follow_component)
 
 
-# ---- the page's caches: cache_resource, not cache_data: a rerun gets the cached maps
+# ---- the page's caches: shared objects, not cache_data: a rerun gets the cached maps
 # without unpickling a copy (72 MB for a 512-token pair: ~200 ms a rerun); they are shared,
-# so made read-only
+# so made read-only; the results are kept by their bytes (ui.server.caches)
 
-@st.cache_resource(max_entries=state.RESULT_CACHE_ENTRIES, show_spinner="Running the model...")
+@byte_cached(spinner="Running the model...")  # by bytes: 19 MB a result at 256 tokens
 def compute(spec: str, text: str, pair: str | None, max_length: int, _loaded) -> AttentionResult:
     # one forward pass, in this run (not queued: the landing page's light work never waits
     # behind a visitor's corpus job, nor counts against their job limit)

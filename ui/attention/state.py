@@ -40,10 +40,10 @@ HEATMAP_DOWNLOADS = "heatmap-dl"
 NEURON_SCORES = "neuron-scores"  # the neuron view's dot product | softmax chart
 REPORT_ADD = "attention"  # ui/common/exports/findings: the button's key is report-add-attention
 
-# ---- cache entries (st.cache_resource in ui/attention/component.py); the cache key of each
-# is its arguments without a leading underscore: (spec, text, pair, max_length[, level,
+# ---- cache entries (ui/attention/component.py: the results in the server's byte-bounded cache,
+# ui.server.caches.byte_cached; the payloads in st.cache_resource); the cache key of each is
+# its arguments without a leading underscore: (spec, text, pair, max_length[, level,
 # hide_special])
-RESULT_CACHE_ENTRIES = 16
 PAYLOAD_CACHE_ENTRIES = 8
 
 

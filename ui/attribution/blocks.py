@@ -24,7 +24,7 @@ from ui.common.charts import attention_heatmap, map_frame
 from ui.common.errors import plain
 from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.exports.findings import add_button
-from ui.common.jobs import SHORT, measured_words, run_job
+from ui.common.jobs import SHORT, job_queue, measured_words, run_job
 from ui.common.frame.resources import check_listed
 from ui.server.settings import settings
 
@@ -151,6 +151,25 @@ def _faithfulness(spec: str, stamp: str, fingerprint: str, n: int, removal: str,
     # with DASHBOARD_RAY_ADDRESS: on the cluster (here if its workers cannot load the model)
     return run_job("Faithfulness", FAITHFULNESS.plan(inputs, _loaded), key=state.JOB_FAITH,
                    kind=state.KIND_FAITH, size=n, unit="examples")
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _faith_seconds(spec: str, stamp: str, fingerprint: str, n: int, max_tokens: int, _loaded,
+                   _texts, _pairs) -> float:
+    return cost.estimate_faithfulness(_loaded, _texts, _pairs, max_tokens)
+
+
+def faith_expected(loaded, fingerprint: str, texts, pairs) -> str:
+    """How long the faithfulness run of ``texts`` should take here, in words: from this
+    server's last runs when it measured some, else estimated from one timed forward."""
+    per_example = job_queue().measured(state.KIND_FAITH)
+    if per_example is not None:
+        return (f"{cost.duration_words(per_example * len(texts))}, at this server's speed "
+                "measured on its last runs")
+    seconds = _faith_seconds(loaded.spec, checkpoint_stamp(loaded.spec), fingerprint,
+                             len(texts), token_cap(loaded), loaded, list(texts), list(pairs))
+    return (f"{cost.duration_words(seconds)} here, estimated from one timed pass of the model "
+            "(longer while the server is busy)")
 
 
 def faith_help() -> str:

@@ -17,7 +17,8 @@ from analysis.core.errors import DataError, InputError
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.attribution import state
 from ui.attribution.blocks import (EXPLAIN, NO_EXAMPLE, ask_slow, corpus_faithfulness,
-                                   explain_input, faith_cap, faith_help, has_task_head,
+                                   explain_input, faith_cap, faith_expected, faith_help,
+                                   has_task_head,
                                    map_block, page_model, prediction_text, slow_to_ask,
                                    sources)
 from ui.attribution.views import (FALLS, agreement_chart, agreement_frame, coloured_rows,
@@ -27,9 +28,9 @@ from ui.common.frame.corpus import cap_widget, corpus_name, corpus_picker, finge
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
-from ui.common.exports.export import chart_downloads, json_download, json_label
+from ui.common.exports.export import chart_downloads, json_download, json_help, json_label
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.links import copy_link, folder_note
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_selectbox
@@ -96,11 +97,15 @@ def render() -> None:
                       delta_color="off")
             p2.caption("Probabilities: " + prediction_text(result))
         reading = input_reading(result)
-        st.markdown(plain(reading))
+        st.markdown(glossed(plain(reading)))
         add_button("Attribution: what the model used", state.W_READING, reading=[reading],
                    numbers={"prediction": prediction_text(result) or "no task head"}, **source)
 
         st.subheader("The input, coloured by each method")
+        st.caption(glossed("Raw attention and the attention norms read the attention tables; "
+                           "ALTI and value zeroing follow what each layer passes on; gradient x "
+                           "input and integrated gradients follow the prediction back to the "
+                           "words. The darker a word, the more the method says it mattered."))
         explain(EXPLAIN["text"])
         scores = {m: r.input for m, r in result.methods.items()}
         st.markdown(coloured_rows(result.tokens, result.special, scores), unsafe_allow_html=True)
@@ -134,9 +139,10 @@ def render() -> None:
         chart_downloads(chart, "attribution_agreement", state.W_AGREE_DL,
                         df=lambda: agreement_frame(names, rho))
         add_button("Attribution: agreement between methods", state.W_AGREE, chart=chart, **source)
-        download_button(json_label("every method's numbers", "python -m analysis attribution"),
+        download_button(json_label("every method's numbers"),
                         lambda: json.dumps(result.to_json()),
-                        "attribution.json", "application/json", state.W_JSON)
+                        "attribution.json", "application/json", state.W_JSON,
+                        help=json_help("python -m analysis attribution"))
 
     with tab_corpus:
         explain(EXPLAIN["faithfulness"])
@@ -174,8 +180,10 @@ def render() -> None:
                      icon=":material/play_arrow:"):
             state.set_faith_run(run_key)
         if state.faith_run() != run_key:
-            st.caption(f"Press the button to explain {len(texts)} examples by every method and "
-                       "remove their words (queued with other heavy work on this server).")
+            st.caption(plain(
+                f"Press the button to explain {len(texts)} examples by every method and remove "
+                "their words (queued with other heavy work on this server): "
+                + faith_expected(loaded, fp, texts, pairs) + "."))
             st.stop()
         try:
             faith = corpus_faithfulness(loaded, fp, texts, pairs, state.REMOVALS[removal])

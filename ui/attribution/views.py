@@ -88,8 +88,11 @@ def agreement_chart(names, rho, phone: bool = False) -> alt.Chart:
         text=alt.Text("spearman:Q", format=".2f"))
     title = ["Agreement between methods", "(rank correlation)"] if phone \
         else "Agreement between methods (rank correlation)"
-    return (cells + text).properties(title=title, width=room + cell * n,
-                                     height=cell * n + room)
+    # the height is the cells' own (fit-x): fitted with its title, names and legend into a
+    # fixed height, a phone drew 7 rows in 70 px, a strip of unreadable numbers (issue 49)
+    return (cells + text).properties(title=title, width=room + cell * n, height=cell * n,
+                                     autosize=alt.AutoSizeParams(type="fit-x",
+                                                                 contains="padding"))
 
 
 # the table's columns: the falls in points (as the reading says them), the leave-one-out

@@ -2,9 +2,10 @@
 rebuild and re-validate its Altair charts.
 
 :func:`cached_chart` builds a chart and its table once per ``key`` (the identity of the cached
-result it draws, and the settings: what the result's own cache is keyed on) and keeps, with
-them, the Vega-Lite spec Streamlit draws (converted once through Altair's public ``to_dict``,
-its data as tables, as ``st.altair_chart`` draws it: :func:`vega_lite_spec`). :func:`draw`
+result it draws, and the settings: what the result's own cache is keyed on) and keeps (in the
+server's byte-bounded chart cache, :mod:`ui.server.caches`), with them, the Vega-Lite spec
+Streamlit draws (converted once through Altair's public ``to_dict``, its data as tables, as
+``st.altair_chart`` draws it: :func:`vega_lite_spec`). :func:`draw`
 sends that spec as it is; the Altair chart stays for the exports and the report, built only
 when clicked."""
 
@@ -20,6 +21,8 @@ from typing import Any, Callable
 import altair as alt
 import pandas as pd
 import streamlit as st
+
+from ui.server import caches
 
 _LOG = logging.getLogger(__name__)
 
@@ -75,17 +78,30 @@ def vega_lite_spec(chart) -> dict | None:
     return None
 
 
-@st.cache_resource(max_entries=64, ttl=3600, show_spinner=False)
-def _built(key: tuple, _build: Callable) -> BuiltChart:
-    chart, df = _build()
-    spec = vega_lite_spec(chart)
-    return BuiltChart(chart=chart, df=df, spec=spec, title=_title(spec, chart, str(key[0])))
+class _Built:
+    """The server's built charts (:func:`ui.server.caches.charts`: bounded by bytes, server-wide
+    and per visitor, oldest first out; ``clear()`` empties it)."""
+
+    @staticmethod
+    def clear() -> None:
+        caches.charts().clear()
+
+
+_built = _Built()
 
 
 def cached_chart(key: tuple, build: Callable[[], tuple[Any, Any]]) -> BuiltChart:
     """The chart ``build()`` returns (``(chart, table)``), built once per ``key``: a tuple of
-    plain values (the chart's name first, then what the drawn result is keyed on)."""
-    return _built(tuple(key), build)
+    plain values (the chart's name first, then what the drawn result is keyed on). Kept in
+    :func:`ui.server.caches.charts` while its bytes fit (its table and the spec's data)."""
+    key = caches.hashable(key)
+
+    def make() -> BuiltChart:
+        chart, df = build()
+        spec = vega_lite_spec(chart)
+        return BuiltChart(chart=chart, df=df, spec=spec, title=_title(spec, chart, str(key[0])))
+
+    return caches.charts().get_or_make(("chart", key), make, owner=caches.owner())
 
 
 _COLOUR_CHANNELS = ("color", "fill", "stroke")

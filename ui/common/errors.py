@@ -22,10 +22,12 @@ indented line is not a code block).
 
 from __future__ import annotations
 
+import logging
 import re
 
 import streamlit as st
 
+_LOG = logging.getLogger(__name__)
 WORD_JOINER = "\u2060"
 _ALWAYS = re.compile(r"([\\`*_~\[\]<>&$:|])")
 _LEAD = re.compile(r"^[ \t]+")
@@ -72,3 +74,16 @@ def show_error(exc: BaseException | str, prefix: str = "") -> None:
     """An error box with the first line of ``exc`` (``prefix`` before it, e.g. "After model: "),
     shown as plain text."""
     st.error(plain(prefix + first_line(exc)), icon=":material/error:")
+
+
+def unreadable(what: str, exc: BaseException, detail: bool = True) -> str:
+    """One line for a reader's unexpected failure on a visitor's file (a library's own error,
+    e.g. pyarrow's ``ArrowInvalid``, rather than the readers' ``DataError``): what could not be
+    read and the error's kind, with its first line when ``detail`` (a demo says only the kind:
+    a library's message may name server paths). The server's log gets one line too, never a
+    traceback (a visitor's file is not the server's fault)."""
+    line = first_line(exc)[:160]
+    _LOG.warning("%s could not be read: %s: %s", what, type(exc).__name__, line)
+    said = f"{type(exc).__name__}: {line}" if detail and line != type(exc).__name__ \
+        else type(exc).__name__
+    return f"{what} could not be read ({said}). Check its format, or try another file."

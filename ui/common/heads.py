@@ -47,13 +47,16 @@ def heads_heatmap(df: pd.DataFrame, value: str = "value", *, title: str = "",
                   scale: alt.Scale | None = None, scheme: str = "blues", domain=None,
                   legend: str | None = None, fmt: str = ".3f", facet: str | None = None,
                   facet_sort=None, columns: int = 3, cell: tuple[int, int] | None = None,
-                  select: str | None = None) -> alt.Chart:
+                  select: str | None = None, domain_min: float | None = None) -> alt.Chart:
     """Heatmap of a :func:`heads_frame` table: head on x, layer on y, ``value`` as colour;
     one panel per value of ``facet`` (``columns`` per row). ``select`` names a point
-    selection on (layer, head) for click events."""
+    selection on (layer, head) for click events; ``domain_min``: where the colours start (the
+    largest value ends them)."""
     n_layers, n_heads = int(df["layer"].max()), int(df["head"].max())
     if scale is None:
-        scale = alt.Scale(scheme=scheme, domain=domain) if domain else alt.Scale(scheme=scheme)
+        scale = alt.Scale(scheme=scheme, domain=domain) if domain else \
+            alt.Scale(scheme=scheme, domainMin=domain_min) if domain_min is not None else \
+            alt.Scale(scheme=scheme)
     tips = ([facet] if facet else []) + ["layer:O", "head:O",
                                          alt.Tooltip(f"{value}:Q", format=fmt)]
     w, h = cell or ((190 // n_heads or 12, 130 // n_layers or 12) if facet else (40, 34))

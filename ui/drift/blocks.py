@@ -17,15 +17,18 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, galle
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels, models_of
+from analysis.core import cost
 from analysis.core.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.frame.corpus import fingerprint
+from ui.common.errors import plain
 from ui.common.exports.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
 from ui.common.frame.resources import check_listed, get_model
+from ui.server.caches import byte_cached
 from ui.server.settings import settings
 from ui.common.frame.models import pick_models
 from ui.drift import state as drift_state
@@ -71,14 +74,24 @@ def _pair(before_spec: str, after_spec: str, stamps: tuple):
 def _run(before_spec: str, after_spec: str, stamps: tuple, corpus_key: str, max_length: int,
          _before, _after, _dataset) -> DriftResult:
     n = len(_dataset)
-    return run_job("Fine-tuning drift",
-                   DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
-                   _dataset, models=models_of(_before, _after), max_length=max_length,
-                   start=f"Running both models on {n} examples...",
-                   step=lambda progress: lambda d, t: progress(
-                       d / t, f"Both models: {d} / {t} examples"),
-                   key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift", size=n,
-                   unit="examples")
+    # its cost before it runs: refused up front past the host's budget, else the estimate shown
+    pairs = _dataset["text_pair"] if "text_pair" in _dataset.column_names else None
+    lengths = cost.lengths_of(_before.tokenizer, _dataset["text"], pairs, max_length)
+    estimate = cost.check_job("drift", cost.shape_of(_before), lengths,
+                              settings().max_job_seconds, "Drift over this corpus")
+    note = st.empty()
+    note.caption(plain(cost.estimate_words(estimate, n, sum(lengths))))
+    try:
+        return run_job("Fine-tuning drift",
+                       DriftJob(_before.spec, _after.spec, BATCH_SIZE, has_labels(_dataset)),
+                       _dataset, models=models_of(_before, _after), max_length=max_length,
+                       start=f"Running both models on {n} examples...",
+                       step=lambda progress: lambda d, t: progress(
+                           d / t, f"Both models: {d} / {t} examples"),
+                       key=drift_state.JOB.format(corpus_key), kind="Fine-tuning drift",
+                       size=n, unit="examples")
+    finally:
+        note.empty()
 
 
 def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResult:
@@ -89,9 +102,14 @@ def drift_result(before: LoadedModel, after: LoadedModel, dataset) -> DriftResul
     return _run(before_spec, after_spec, stamps, key, max_length, before, after, dataset)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@byte_cached()
 def _maps(before_spec: str, after_spec: str, text: str, pair: str | None, _before, _after):
-    return _example_maps(_before, _after, text, pair)
+    # kept by their bytes (both models' maps of one example: 38 MB at 256 tokens, where 32
+    # entries held 1.2 GB), shared by the sessions: read-only
+    enc, before, after = _example_maps(_before, _after, text, pair)
+    for maps in (before, after):
+        maps.setflags(write=False)
+    return enc, before, after
 
 
 def example_maps(before: LoadedModel, after: LoadedModel, result: DriftResult, i: int):

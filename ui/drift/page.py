@@ -13,13 +13,13 @@ from analysis.drift.reading import reading
 from analysis.core.errors import DataError, InputError
 from analysis.core.example import example_ready
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
-from ui.drift import blocks, state
+from ui.drift import blocks, precomputed, state
 from ui.common.frame.corpus import corpus_name, corpus_picker, session_only_note
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.frame.links import copy_link
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.server.settings import settings
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice, url_selectbox
@@ -29,12 +29,12 @@ def render() -> None:
     """The page, top to bottom (pages/drift.py calls it on every run)."""
     Q = "query-params"
     st.title("Fine-tuning drift")
-    st.caption(
+    st.caption(glossed(
         "What fine-tuning changed, head by head and layer by layer, over a corpus: cosine "
         "similarity of each head's attention maps before vs after (Kovaleva et al. 2019), "
         "layerwise RSA (Merchant et al. 2020) and linear CKA (Kornblith et al. 2019), the drift of "
         "attention to [CLS]/[SEP]/punctuation, and Kovaleva's pattern types."
-    )
+    ))
     ctx = context()
 
     before_spec, after_spec = blocks.before_after_models(ctx.spec, ctx.loaded.name)
@@ -57,6 +57,8 @@ def render() -> None:
                     "finetune --data FILE --task qa_m --out DIR`, then enter DIR.")
         if wait_for_example():  # built meanwhile (a background build reruns the page itself)
             st.rerun()
+        if not after_spec or after_spec == EXAMPLE_SPEC:
+            precomputed.show_for(before_spec, dataset)  # the example's, meanwhile (issue 49)
         st.stop()
     if dataset is None:
         st.stop()
@@ -134,7 +136,7 @@ def render() -> None:
     lines = reading(result, thr, trained=trained)
     with reading_box:
         st.subheader("Reading")
-        st.markdown("\n".join(f"- {plain(line)}" for line in lines))
+        st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines)))
         add_button("Fine-tuning drift: the reading", state.ADD_READING, reading=lines,
                    numbers=numbers, **source)
         if not (result.identical or result.all_ones):
@@ -153,9 +155,9 @@ def render() -> None:
         p1, p2 = st.columns(2)
         # the most changed head by default: bound by url_choice (a link to layer or head 1 keeps it)
         layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=state.LAYER,
-                               default=int(lo[0]) + 1))
+                               default=int(lo[0]) + 1, follows=rkey))
         head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=state.HEAD,
-                              default=int(lo[1]) + 1))
+                              default=int(lo[1]) + 1, follows=rkey))
         order = blocks.head_examples(result, before.spec, layer, head, rkey)
         per_ex = result.cosine_examples[:, layer - 1, head - 1]
         shown = [int(i) for i in order[: min(len(order), 200)]]

@@ -19,6 +19,8 @@ from ui.common.frame.links import attention_link
 from ui.importance.state import METHODS, METRIC_NAMES, download_key
 
 RED_BLUE = "redblue"
+BORDERS = ("Borders: black, a top head of the Aspect heads page (A in the tooltip); purple, a "
+           "head that puts over half its attention on [SEP] (S); black and marked AS, both.")
 
 
 def _unit(metric: str) -> str:
@@ -57,10 +59,9 @@ def map_chart(result, metric: str, marks):
         alt.Tooltip("mark:N", title="A: aspect head, S: [SEP] head")])
     # the marked heads get a black (aspect) or purple ([SEP]) border: one chart, no layers
     heat = heat.encode(
-        stroke=alt.Stroke("mark:N", legend=alt.Legend(
-            title="border", orient="bottom", values=["A", "S", "AS"],
-            labelExpr="datum.label == 'A' ? 'aspect head' : datum.label == 'S' ? "
-                      "'[SEP] head' : 'both'"),
+        # no legend: beside the colour bar it ran past the map's own width and was cut at
+        # 1400 px ("b..." for "both", issue 49); the page says it under the map (BORDERS)
+        stroke=alt.Stroke("mark:N", legend=None,
                           scale=alt.Scale(domain=["", "A", "S", "AS"],
                                           range=["transparent", "black", "#7b2cbf", "black"])),
         strokeWidth=alt.condition("datum.mark != ''", alt.value(3), alt.value(0)))
@@ -86,19 +87,23 @@ def layer_chart(result, metric: str):
         tooltip=["layer:O", alt.Tooltip("change:Q", format=".3f"),
                  alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f")])
     rules = base.mark_rule().encode(y="low:Q", y2="high:Q")
-    return (bars + rules).properties(width="container", height=260,
-                                     title="A whole layer disabled (95% intervals)"), df
+    title = "A whole layer disabled" + (" (95% intervals)" if np.isfinite(ci).all() else "")
+    return (bars + rules).properties(width="container", height=260, title=title), df
 
 
-def beyond_table(result, metric: str, spec: str, text: str, pair: str | None) -> pd.DataFrame:
+def beyond_table(result, metric: str, spec: str | None, text: str | None,
+                 pair: str | None) -> pd.DataFrame:
+    """The heads beyond their interval; each with its link to the Attention page (``spec``
+    None: a precomputed result, whose model is not loaded: no links)."""
     hurt, helped = beyond_interval(result, metric)
     rows = [{"effect": effect, "layer": l + 1, "head": h + 1, "change": c, "95% low": lo,
              "95% high": hi, "gradient importance": float(result.gradient[l, h]),
-             "open": attention_link(spec, text, pair, l + 1, h + 1)}
+             **({"open": attention_link(spec, text, pair, l + 1, h + 1)} if spec else {})}
             for effect, group in (("hurts", hurt), ("helps", helped))
             for l, h, c, lo, hi in group]
     return pd.DataFrame(rows, columns=["effect", "layer", "head", "change", "95% low",
-                                       "95% high", "gradient importance", "open"])
+                                       "95% high", "gradient importance"]
+                        + (["open"] if spec else []))
 
 
 def show_table(df: pd.DataFrame, key: str) -> None:
@@ -106,9 +111,9 @@ def show_table(df: pd.DataFrame, key: str) -> None:
         st.info("No head's removal changes the metric beyond its 95% interval.",
                 icon=":material/info:")
         return
+    links = {"open": st.column_config.LinkColumn("Attention page", display_text="open head")}
     st.dataframe(df, hide_index=True, key=key, column_config={
-        **decimals(df), "open": st.column_config.LinkColumn(
-            "Attention page", display_text="open head")})
+        **decimals(df), **(links if "open" in df else {})})
 
 
 def pruning_chart(result):

@@ -17,8 +17,7 @@ from analysis.importance.evalset import load_classifier, load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.errors import plain
-from analysis.core.execution.estimates import duration_words
-from ui.common.jobs import (BackgroundJob, Study, measured_words, run_job,
+from ui.common.jobs import (BackgroundJob, Study, background_words, measured_words, run_job,
                             start_background_job)
 from ui.common.frame.resources import check_listed, token_capped
 from ui.server.settings import settings
@@ -148,11 +147,7 @@ def watch(job: BackgroundJob) -> None:
     """The background job's progress, every 2 s; the whole page reruns once it is done."""
     if job.done.is_set():
         st.rerun(scope="app")
-    left = job.left_s()
-    text = job.text or "Waiting for a free slot in the queue..."
-    if left is not None:
-        text += f" ({duration_words(left)} left, measured on this server)"
-    st.progress(job.fraction, text=plain(text))
+    st.progress(job.fraction, text=plain(background_words(job)))
 
 
 def expected(ev) -> str:

@@ -8,20 +8,18 @@ import streamlit as st
 
 from analysis.core.cards import trained_of
 from analysis.core.errors import DataError, InputError
-from analysis.importance.reading import free_heads, name, reading, removable_together
+from analysis.importance import ImportanceResult
 from analysis.importance.scoring import LOSS
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.server.settings import settings
 from ui.common.frame.corpus import cap_widget
 from ui.common.errors import plain, show_error
-from ui.common.example import wait_for_example
-from ui.common.exports.findings import add_button
+from ui.common.example import precomputed_note, precomputed_result, wait_for_example
 from ui.common.frame.explain import explain
-from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
+from ui.common.frame.links import CANNOT_CARRY, copy_link
 from ui.common.frame.sidebar import context
-from ui.common.frame.url_select import url_choice
-from ui.importance import blocks as B
 from ui.importance import compute as C
+from ui.importance import results as R
 from ui.importance import state as S
 
 
@@ -71,6 +69,22 @@ def render() -> None:
             "layers the model needs to find the aspects of its held-out sentences and their "
             "sentiment: a map of every head, the layers, the heads that matter beyond doubt, "
             "and how many heads can be pruned."):
+        # meanwhile the example's own result, precomputed with its recipe (issue 49), for the
+        # view a first visit opens
+        first = S.View(model_choice, data_choice, method,
+                       st.session_state.get(S.METRIC) or S.FIRST_METRIC, max_examples)
+        shown = precomputed_result(S.PREFIX, ImportanceResult, method=method,
+                                   description=S.EXAMPLE_DATA) \
+            if S.is_first_visit(first, S.FIRST_METRIC) else None
+        if shown is not None:
+            record, result = shown
+            S.keep_metric_in([result.metric])
+            c4.selectbox("Score", [result.metric], format_func=S.METRIC_NAMES.get,
+                         key=S.METRIC, bind=Q, disabled=True,
+                         help="The other scores are measured once the example is built.")
+            precomputed_note(record)
+            R.show(result, C.Marks([], []), result.metric,
+                   (S.PREFIX, "precomputed", record.get("made"), method), None, None)
         st.stop()
     try:
         loaded, card = C.classifier(spec)
@@ -92,6 +106,12 @@ def render() -> None:
                         "held-out sentences, once for every visitor; the page fills in by itself. "
                         + C.expected(ev), icon=":material/hourglass_top:")
                 C.watch(job)
+                shown = precomputed_result(S.PREFIX, ImportanceResult, method=method,
+                                           description=ev.description)
+                if shown is not None:  # the same view, precomputed, until this one is done
+                    precomputed_note(shown[0])
+                    R.show(shown[1], C.Marks([], []), metric,
+                           (S.PREFIX, "precomputed", shown[0].get("made"), method), None, None)
                 st.stop()
             result, marks = done
         else:
@@ -100,98 +120,13 @@ def render() -> None:
         show_error(exc)
         st.stop()
 
-    key = C.result_key(view, spec)  # the charts are built once per result
-    L, H = result.shape
-    m = metric
-    text, pair = ev.texts[0]
-    source = dict(loaded=loaded, data=result.description, page="Head importance",
-                  url_path="importance", settings={"method": method, "score": S.METRIC_NAMES[m]})
     for note in result.notes:
         st.caption(plain(note))
-
-    drops = result.drops(m)
-    together = removable_together(result)
-    tol = "1 point" if m != LOSS else f"{result.pruning['tolerance']:g} in loss"
-    worst = divmod(int(drops.argmax()), H)
-    unit = "" if m == LOSS else " points"
-    numbers = {"Intact " + S.METRIC_NAMES[m]: f"{result.intact[m]:.3f}" if m == LOSS
-               else f"{result.intact[m]:.1f}",
-               "Heads free to go one at a time": f"{free_heads(result, m)} of {L * H}",
-               "Costliest head": f"{name(*worst)} ({result.heads[m][worst]:+.2f}{unit})",
-               f"Removable together within {tol}": f"{together[0]:.0%} ({together[1]} heads)",
-               "Spearman (gradient)": "n/a" if result.spearman[m] != result.spearman[m]
-               else f"{result.spearman[m]:.2f}"}
-    # a metric's value is one short line (five share the page's width): the costliest head's
-    # change goes under it, in full in its help
-    change = f"{result.heads[m][worst]:+.2f}{unit}"
-    short = {"Costliest head": dict(value=name(*worst), delta=change, delta_color="off",
-                                    delta_arrow="off",
-                                    help=f"Disabling head {name(*worst)} changes the "
-                                         f"{S.METRIC_NAMES[m]} by {change}, more than any other "
-                                         "head.")}
-    for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
-        col.metric(label, **short.get(label, dict(value=value)))
-
-    st.subheader("Reading")
+    text, pair = ev.texts[0]
+    source = dict(loaded=loaded, data=result.description, page="Head importance",
+                  url_path="importance",
+                  settings={"method": method, "score": S.METRIC_NAMES[metric]})
     C.remember(view, spec, result)
-    other = C.other_method(view, spec)  # the other way of switching heads off, when at hand
-    trained = trained_of(loaded, card)  # what its fine-tune trained (its card), for the reading
-    lines = reading(result, marks.aspect, marks.sep, other=other, trained=trained)
-    st.markdown("\n".join(f"- {plain(line)}" for line in lines))
-    add_button("Head importance: the reading", f"{S.REPORT}-reading", reading=lines,
-               numbers=numbers, **source)
-
-    tabs = st.tabs(S.TABS, key=S.TAB, bind=Q)
-    with tabs[0]:
-        explain("Each square is one head (rows: layers, columns: heads, counted from 1). Its "
-                "colour "
-                "is the change of the score when that head alone is switched off: red, the model "
-                "gets worse without it; blue, it gets better; white, no change. A black border "
-                "marks the Aspect heads page's top heads, a purple one the heads that put over "
-                "half their attention on [SEP] (No-op statistics).")
-        built = B.show(key, "map", lambda: B.map_chart(result, m, marks), "importance-map",
-                       stretch=False)
-        add_button("Change per head with the head disabled", f"{S.REPORT}-map", chart=built.chart,
-                   numbers=numbers, **source)
-        p1, p2, p3 = st.columns([1, 1, 2], vertical_alignment="bottom")
-        # the most needed head by default: bound by url_choice (a link to layer or head 1 keeps it)
-        layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=S.LAYER,
-                               default=worst[0] + 1))
-        head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=worst[1] + 1))
-        lo, hi = result.heads_ci[m][layer - 1, head - 1]
-        p3.markdown(plain(f"Head {layer}-{head}: {result.heads[m][layer - 1, head - 1]:+.3f} "
-                          f"(95% {lo:+.3f} to {hi:+.3f}), gradient importance "
-                          f"{result.gradient[layer - 1, head - 1]:.3f}" + (
-                              f"; with {S.METHODS[other.method]}: "
-                              f"{other.heads[m][layer - 1, head - 1]:+.3f}"
-                              if other is not None and m in other.heads else "")))
-        st.link_button(f"Open head {layer}-{head} in the Attention page",
-                       attention_link(spec, text, pair, layer, head), icon=":material/visibility:")
-    with tabs[1]:
-        explain("Each bar is a whole layer switched off (all its heads at once), with its 95% "
-                "bootstrap interval.")
-        built = B.show(key, "layers", lambda: B.layer_chart(result, m), "importance-layers")
-        add_button("Change with a whole layer disabled", f"{S.REPORT}-layers", chart=built.chart,
-                   **source)
-    with tabs[2]:
-        explain("The heads whose removal changes the score beyond its 95% bootstrap interval: "
-                "the model needs them (hurts) or does better without them (helps).")
-        df = B.beyond_table(result, m, spec, text, pair)
-        B.show_table(df, S.TABLE)
-        add_button("Heads beyond the interval", f"{S.REPORT}-table", df=df.drop(columns="open"),
-                   **source)
-    with tabs[3]:
-        explain("Heads removed together, 0% to 90% of all of them, in three orders: the least "
-                "harmful first by the measured change, by gradient importance, and at random (5 "
-                "orders: the line is their mean, the band their range). The dashed line is the "
-                "intact model.")
-        built = B.show(key, "pruning", lambda: B.pruning_chart(result), "importance-pruning")
-        add_button("Pruning curve", f"{S.REPORT}-pruning", chart=built.chart, **source)
-    with tabs[4]:
-        explain("Gradient importance (Michel et al.): how much the loss would move if a head's "
-                "output were turned down a little, averaged over the examples and scaled per "
-                "layer. If it ranks the heads as the measured drops do (Spearman correlation near "
-                "1), it is a cheap stand-in for switching every head off.")
-        built = B.show(key, "gradient", lambda: B.gradient_chart(result), "importance-gradient")
-        add_button("Gradient importance against measured drops", f"{S.REPORT}-gradient",
-                   chart=built.chart, **source)
+    live = R.Live(spec, loaded, text, pair, other=C.other_method(view, spec),
+                  trained=trained_of(loaded, card))  # what its fine-tune trained (its card)
+    R.show(result, marks, metric, C.result_key(view, spec), source, live)

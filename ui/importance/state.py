@@ -33,6 +33,8 @@ DATAS = [SAMPLE, UPLOADED]
 METHODS = {"uniform": "uniform attention (Kovaleva)", "mask": "output zeroed (Michel)"}
 METRIC_NAMES = {"aspect_f1": "aspect F1", "acc_4way": "4-way accuracy",
                 "accuracy": "accuracy", "loss": "mean loss"}
+FIRST_METRIC = "aspect_f1"  # the first score of ABSA data: the example's first view
+EXAMPLE_DATA = "the example checkpoint's held-out sentences"  # a precomputed result's data
 TABS = ["Map", "Layers", "Heads beyond the interval", "Pruning", "Gradient importance"]
 DEFAULT_MAX = 40  # sentences of the sample: the example's 33 held-out ones fit
 DEMO_MAX_HEADS = 144  # demo mode: models with more heads are refused (12 x 12)

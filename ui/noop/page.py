@@ -16,14 +16,14 @@ from ui.common.frame.corpus import (cap_widget, corpus_name, corpus_picker,
                               fingerprint as corpus_fingerprint, session_only_note)
 from ui.common.exports.download import download_button
 from ui.common.errors import plain, show_error
-from ui.common.exports.export import json_label
+from ui.common.exports.export import json_help, json_label
 from ui.common.frame.links import copy_link
 from ui.noop import state
 from ui.noop.blocks import (EXPLAIN, PROPORTIONS, compute_stats, entropy_chart, figure2,
                             get_loss_head, gradients_block, heads_tables, heatmap_grid, layer_table,
                             norm_chart, show_chart, stats_key, token_limit)
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.server.settings import settings
 from ui.common.frame.sidebar import page_header
 
@@ -32,8 +32,9 @@ def render() -> None:
     """The page, top to bottom (pages/noop.py calls it on every run)."""
     ctx = page_header("No-op statistics", (
         "Where does each head put its attention across a corpus, and is attention to [SEP]/[CLS] "
-        "a no-op? Token-level statistics of Clark et al. (2019), averaged over examples; "
-        "attention norms of Kobayashi et al. (2020)."))
+        "a no-op? Token-level statistics of Clark et al. (2019), averaged over examples (the "
+        "share on each kind of token, and the attention's entropy in nats); attention norms of "
+        "Kobayashi et al. (2020)."))
     loaded = ctx.loaded
 
     # -- corpus and settings (every control is in the URL: a copied link opens this view) ----------
@@ -91,7 +92,7 @@ def render() -> None:
 
     st.subheader("Reading")
     lines = reading(stats, loaded.name)  # the report's copy; the page shows the name as plain text
-    st.markdown("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name))))
+    st.markdown(glossed("\n".join(f"- {line}" for line in reading(stats, plain(loaded.name)))))
     source = dict(loaded=loaded, data=corpus_name(state.CORPUS, dataset), page="No-op statistics",
                   url_path="noop", settings={"batch size": batch_size,
                                              "attention norms": use_norms})
@@ -113,7 +114,7 @@ def render() -> None:
     with tab_maps:
         explain(EXPLAIN["maps"])
         show_chart(chart("maps", lambda: heatmap_grid(stats, PROPORTIONS, "Share of attention per "
-                                                      "head", domain=[0, 1])),
+                                                      "head (each map: 0 to its largest)")),
                    "noop_heatmaps", state.CHART_MAPS, report=source)
         show_chart(chart("entropy maps", lambda: heatmap_grid(
             stats, ["entropy", "entropy_cls"], "Entropy per head (nats)", scheme="purples")),
@@ -121,7 +122,7 @@ def render() -> None:
         if "norm_sep" in stats.metrics:
             show_chart(chart("norm maps", lambda: heatmap_grid(
                 stats, ["norm_cls", "norm_sep", "norm_punct"],
-                "Norm share per head (Kobayashi et al.)", domain=[0, 1], scheme="oranges")),
+                "Norm share per head (Kobayashi et al.)", scheme="oranges")),
                 "noop_norm_heatmaps", state.CHART_NORM_MAPS, report=source)
 
     with tab_ent:
@@ -162,6 +163,7 @@ def render() -> None:
         explain(EXPLAIN["heads"])
         heads_tables(stats, ctx.spec, first["text"], first["text_pair"], report=source)
 
-    download_button(json_label("all statistics", "python -m analysis noop"),
+    download_button(json_label("all statistics"),
                     lambda: json.dumps(stats.to_json(), indent=1),
-                    "noop_stats.json", "application/json", state.JSON)
+                    "noop_stats.json", "application/json", state.JSON,
+                    help=json_help("python -m analysis noop"))

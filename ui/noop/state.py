@@ -19,6 +19,8 @@ JSON = "noop_json"
 TABLE_NOOP = "noop_table_noop"
 TABLE_POSITIONAL = "noop_table_pos"
 TABLE_LAYERS = "noop_table_layers"
+RANK = "noop_rank"  # what the no-op heads' table ranks by: cls+sep | sep | cls
+RANKS = {"cls+sep": "[CLS] + [SEP]", "sep": "[SEP]", "cls": "[CLS]"}
 
 
 @dataclass(frozen=True)

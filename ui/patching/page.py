@@ -5,7 +5,6 @@ corpus view (every held-out pair) goes through the queue on request."""
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from analysis.core.errors import DataError, InputError
@@ -17,12 +16,13 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.exports.export import chart_downloads
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.links import CANNOT_CARRY, attention_link, copy_link
 from ui.common.frame.sidebar import context
 from ui.common.frame.url_select import url_choice
 from ui.patching import blocks as B
 from ui.patching import compute as C
+from ui.patching import precomputed
 from ui.patching import state as S
 from analysis.absa.data import CATEGORIES
 
@@ -64,6 +64,7 @@ def render() -> None:
             "its counterfactual which of its 72 heads, and which of its 6 layers at which words, "
             "carry the change of its answer. The embedded model alone has no classifier, so "
             "there is no answer to patch before then."):
+        precomputed.show(direction, scale)  # the example's own, meanwhile (issue 49)
         st.stop()
     try:
         loaded, card = C.classifier(spec)
@@ -132,8 +133,7 @@ def render() -> None:
     for note in r.notes:
         st.caption(plain(note))
     a, b = r.classes
-    preds = (r.class_names[int(np.argmax(r.clean_logits))],
-             r.class_names[int(np.argmax(r.counter_logits))])
+    preds = r.predictions
     L, H = r.heads.shape
     # the head carrying most: the largest share; in probability, the largest move of P(answer)
     # towards the other run's (down when noising, up when denoising)
@@ -153,7 +153,7 @@ def render() -> None:
                   settings={"direction": direction, "numbers": S.SCALES[scale]})
     st.subheader("Reading")
     lines = pair_reading(r)
-    st.markdown("\n".join(f"- {plain(line)}" for line in lines))
+    st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines)))
     add_button("Causal patching: the reading", f"{S.REPORT}-reading", reading=lines,
                numbers=numbers, **source)
 
@@ -170,9 +170,11 @@ def render() -> None:
                    numbers=numbers, **source)
         p1, p2, p3 = st.columns([1, 1, 2], vertical_alignment="bottom")
         # the strongest head by default: bound by url_choice (a link to layer or head 1 keeps it)
+        # ... and back on the best head when a rerun (an edited counterfactual) has another
         layer = int(url_choice(p1, "Layer", list(range(1, L + 1)), key=S.LAYER,
-                               default=best[0] + 1))
-        head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=best[1] + 1))
+                               default=best[0] + 1, follows=key))
+        head = int(url_choice(p2, "Head", list(range(1, H + 1)), key=S.HEAD, default=best[1] + 1,
+                              follows=key))
         p3.markdown(plain(f"Head {layer}-{head}: {r.heads[layer - 1, head - 1]:+.1%} of the change;"
                           f" P({a}) {r.heads_prob[layer - 1, head - 1]:+.3f}"))
         st.link_button(f"Open head {layer}-{head} in the Attention page",

@@ -29,8 +29,9 @@ REPORT = "patching"
 EXAMPLE, SIDEBAR = "Example checkpoint", "Sidebar model"
 MODELS = [EXAMPLE, SIDEBAR]
 KINDS = {"aspect": "Another aspect", "opinion": "Opposite opinion word", "typed": "Typed text"}
-DIRECTIONS = {"noising": "Noising: counterfactual into the input",
-              "denoising": "Denoising: input into the counterfactual"}
+# each way in everyday words where it first shows (issue 49: "noising" went unexplained)
+DIRECTIONS = {"noising": "Noising: the counterfactual's parts copied into the input's run",
+              "denoising": "Denoising: the input's parts copied into the counterfactual's run"}
 SCALES = {"share": "Share of the change", "probability": "Probability change"}
 TABS = ["Heads", "Layers x positions", "Corpus view"]
 SITE_NAMES = {"residual": "Residual stream after the layer", "attention": "Attention output",

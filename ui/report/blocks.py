@@ -62,17 +62,29 @@ def finding_editor(k: int, f: Finding, n: int) -> None:
         finding_preview(f)
 
 
+def app_address(url: str | None) -> str | None:
+    """The dashboard's own address from this page's (``st.context.url``: "http://host:8501/
+    report" -> "http://host:8501/"; a path prefix kept)."""
+    if not url:
+        return None
+    head, _, last = url.rstrip("/").rpartition("/")
+    return f"{head}/" if last == K.URL_PATH and "//" in head else url
+
+
 def exports(rep) -> None:
     """The three downloads, made when clicked (``ui.common.exports.download``: a click during a
     rerun still gets its file). The PNG images of the .zip are bounded in
     pixels and drawn one at a time server-wide (``analysis.report.export.svg_png``)."""
+    # the links in the files open the dashboard: its public address (the settings), else the
+    # one this browser reached it at (relative links were dead in a file: issue 49)
+    base = settings().public_url or app_address(st.context.url)
     e1, e2, e3 = st.columns(3)
     with e1:
-        download_button("Report (offline HTML)", lambda: to_html(rep), "report.html",
+        download_button("Report (offline HTML)", lambda: to_html(rep, base=base), "report.html",
                         "text/html", K.HTML, width="stretch")
     with e2:
-        download_button("Markdown + PNG (.zip)", lambda: to_markdown_zip(rep), "report.zip",
-                        "application/zip", K.ZIP, width="stretch")
+        download_button("Markdown + PNG (.zip)", lambda: to_markdown_zip(rep, base=base),
+                        "report.zip", "application/zip", K.ZIP, width="stretch")
     with e3:
         download_button("Report data (JSON, reopens here)", rep.json_text, "report.json",
                         "application/json", K.JSON, width="stretch")

@@ -23,3 +23,6 @@ def finding_key(kind: str, finding) -> str:
     """The key of one finding's widget (``kind``: one of title, caption, up, down, remove,
     numbers, table), stable while the finding exists."""
     return f"report_{_FINDING[kind]}_{id(finding)}"
+
+
+URL_PATH = "report"  # the page's url_path (app.py): the dashboard's address is what precedes it

@@ -19,7 +19,7 @@ from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.exports.export import chart_downloads, json_download
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.frame.resources import get_model, token_capped
 from ui.server.settings import settings
@@ -35,11 +35,12 @@ def render() -> None:
     loaded = ctx.loaded
     fit_narrow_screens()  # on a phone the side-by-side panels scroll sideways
     st.title("Representations")
-    st.caption(
-        f"{loaded.name}: how the vectors of every token move and group, layer by layer (0 = the "
-        "embeddings), drawn in 2-D as VisBERT does (van Aken et al. 2019); the same tokens in a "
-        "second checkpoint with the same projection, so the effect of fine-tuning shows; and over "
-        "a corpus, linear probes per layer, anisotropy and self-similarity (Ethayarajh 2019).")
+    st.caption(glossed(
+        f"{plain(loaded.name)}: how the vectors of every token move and group, layer by layer (0 "
+        "= the embeddings), drawn in 2-D as VisBERT does (van Aken et al. 2019); the same tokens "
+        "in a second checkpoint with the same projection, so the effect of fine-tuning shows; "
+        "and over a corpus, linear probes per layer, anisotropy and self-similarity (Ethayarajh "
+        "2019)."))
 
     after_spec = B.second_model_spec()
     copy_link(S.COPY, note=CANNOT_CARRY.format(what="an uploaded file")
@@ -93,7 +94,7 @@ def render() -> None:
             for notice in res.notices:
                 st.caption(plain(notice))
             lines = input_reading(res) + colour_reading(res, view.colour)
-            st.markdown(B.reading_lines(lines))
+            st.markdown(glossed(B.reading_lines(lines)))
             chart, picture, rows = C.input_chart(res, view.colour, view.token)
             side_by_side(chart, S.CHART_INPUT)  # A | B, one under the other on a phone
             st.caption(f"{len(res.tokens)} tokens, {res.n_layers} layers. Hover a point for its "
@@ -136,7 +137,7 @@ def render() -> None:
         trained = trained_of(compare) if compare is not None else None  # its fine-tune's card
         clines = corpus_reading(cres, trained=trained)
         st.subheader("Reading")
-        st.markdown(B.reading_lines(clines))
+        st.markdown(glossed(B.reading_lines(clines)))
         data = f"{B.CORPORA[cview.corpus]} ({cres.n_sentences} sentences)"
         if upload is not None:
             data = f"{upload[1]} ({cres.n_sentences} sentences)"

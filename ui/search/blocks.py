@@ -15,8 +15,9 @@ import streamlit as st
 
 from analysis.core.errors import DataError
 from analysis.core.models import checkpoint_stamp
+from analysis.core import cost
 from analysis.search import SearchIndex, cache_folder
-from analysis.search.job import corpus_fingerprint, model_info
+from analysis.search.job import corpus_fingerprint, corpus_lengths, model_info
 from analysis.search.corpus import LABEL_NAMES, TABLE_SUFFIXES, read_data, with_lines
 from analysis.search.index import Match, piece_text
 from analysis.search.study import INDEX, IndexInputs
@@ -25,6 +26,7 @@ from ui.common.errors import plain
 from ui.common.html import esc
 from ui.common.jobs import SHORT, run_job, start_background_job
 from ui.common.frame.links import attention_link
+from ui.server import caches
 from ui.server.settings import settings
 from ui.common.frame.url_select import url_selectbox
 from ui.search import state as S
@@ -110,9 +112,11 @@ def _build(loaded, dataset):
     return INDEX.plan(IndexInputs(loaded.spec, dataset, max_length=loaded.max_length), loaded)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def _opened(folder: str, stamp: float) -> SearchIndex:
-    return SearchIndex.open(folder)
+    """The index in ``folder`` (built at ``stamp``), opened once while the server's index cache
+    has room (:func:`ui.server.caches.indexes`: bounded by bytes, per visitor too)."""
+    return caches.indexes().get_or_make(("search index", folder, stamp),
+                                        lambda: SearchIndex.open(folder), owner=caches.owner())
 
 
 def _open(index: SearchIndex) -> SearchIndex:
@@ -158,8 +162,17 @@ def index_for(loaded, kind: str, dataset):
                 _BACKGROUND.pop(key, None)
             raise job.error
         return _open(job.result)
-    index = run_job(f"Search index of {n} sentences: {loaded.name}", _build(loaded, dataset),
-                    key=S.JOB_INDEX, kind=S.JOB_KIND, size=n, unit="sentences")
+    lengths = corpus_lengths(loaded, dataset)  # refused up front when it passes the budget
+    estimate = cost.check_job("search", cost.shape_of(loaded), lengths,
+                              settings().max_job_seconds, "Indexing this corpus", "sentences")
+    note = st.empty()
+    note.caption(plain(cost.estimate_words(estimate, n, sum(lengths), "sentences")))
+    try:
+        index = run_job(f"Search index of {n} sentences: {loaded.name}",
+                        _build(loaded, dataset), key=S.JOB_INDEX, kind=S.JOB_KIND, size=n,
+                        unit="sentences")
+    finally:
+        note.empty()
     return _open(index)
 
 
@@ -268,12 +281,16 @@ def histogram(rows: list[dict], name: str, top: int = 12) -> alt.Chart:
                          for r in rows for who, col in (("matches", "matches (%)"),
                                                         ("corpus (chance)", "corpus (%)"))])
     order = [r["label"] for r in rows]
+    # every label written (issue 49: a chart stretched to the page's width was fitted into its
+    # height, title, axis and legend included, and vega dropped every other label): the
+    # height is the bars' own (fit-x) and no label is left out
     return alt.Chart(long, title=LABEL_NAMES.get(name, name)).mark_bar().encode(
-        y=alt.Y("label:N", sort=order, title=None),
+        y=alt.Y("label:N", sort=order, title=None, axis=alt.Axis(labelOverlap=False)),
         yOffset=alt.YOffset("among:N", sort=["matches", "corpus (chance)"]),
         x=alt.X("share (%):Q", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("among:N", sort=["matches", "corpus (chance)"],
                         scale=alt.Scale(range=["#4c78a8", "#bab0ac"]),
                         legend=alt.Legend(orient="bottom", title=None)),
         tooltip=["label:N", "among:N", alt.Tooltip("share (%):Q", format=".1f")],
-    ).properties(height=max(120, 30 * len(rows)))
+    ).properties(height=max(120, 30 * len(rows)),
+                 autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))

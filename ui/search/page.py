@@ -18,6 +18,7 @@ from ui.common.frame.resources import token_capped
 from ui.common.frame.sidebar import context
 from ui.search import blocks as B
 from ui.search import state as S
+from analysis.core.corpus import corpus_notes
 from analysis.core.encoding import encode
 
 
@@ -52,8 +53,10 @@ def render() -> None:
     if not isinstance(index, B.SearchIndex):  # the server's shared index, built in the background
         B.watch(index)
         st.stop()
+    said = corpus_notes(dataset) if kind == "text" else []  # the corpus picker said these
     for note in index.meta.get("notes", []):
-        st.caption(plain(note))
+        if note not in said:  # once (issue 49: an upload's multiword-token note came twice)
+            st.caption(plain(note))
 
     try:
         enc = encode(loaded.tokenizer, ctx.text, ctx.pair, max_length=loaded.max_length)

@@ -22,12 +22,19 @@ Read once per process from the environment (``settings()`` is cached; tests call
 
         queue_slots = 1                # corpus jobs running at once, server-wide (>= 1)
         job_nice = 10                  # OS niceness of a running job's thread (0..19)
+        cache_mb = 512                 # MiB the byte-bounded caches hold together (charts,
+                                       # search indexes and searchers: ui/server/caches.py)
+        visitor_cache_mb = 128         # MiB of them one visitor's entries may hold
+        cache_idle_s = 120             # an entry unused this long is dropped
         max_epochs = 3                 # caps (demo mode only, unless caps_locally):
         max_examples = 300             #   corpus examples per job
         max_tokens = 256               #   tokens per input text
         max_upload_bytes = 2_097_152   #   bytes per uploaded file or pasted text (2 MB)
         max_line_chars = 2000          #   characters per line / example (longer ones cut)
         max_gradient_examples = 32     #   examples for the No-op page's gradients
+        max_job_seconds = 120          #   the estimated seconds (on two idle cores) of a Search
+                                       #   index or Drift job: one over it is refused up front
+                                       #   with what fits (analysis/core/cost.py)
         max_upload_params = 45_000_000 #   parameters of an uploaded checkpoint (checked from
                                        #   its config and weights header before loading;
                                        #   default: twice the largest listed model)
@@ -96,14 +103,15 @@ DEMO_CAPS = {
     "max_upload_bytes": 2 * 1024 * 1024,  # 2 MB as Streamlit counts (server.maxUploadSize)
     "max_line_chars": 2000,
     "max_gradient_examples": 32,
+    "max_job_seconds": 120,
     "max_jobs_per_visitor": 1,
     "max_upload_params": None,   # computed: twice the largest listed model (frame.resources)
     "max_visitor_mb": None,      # computed: twice an upload at max_upload_params (frame.resources)
     "max_visitor_params": None,  # none: the memory cap above counts the visitor's models
 }
 _INT_KEYS = ("max_examples", "max_tokens", "max_upload_bytes", "max_line_chars",
-             "max_gradient_examples", "queue_slots", "job_nice", "max_jobs_per_visitor",
-             "max_upload_params", "max_visitor_mb", "max_visitor_params")
+             "max_gradient_examples", "max_job_seconds", "queue_slots", "job_nice",
+             "max_jobs_per_visitor", "max_upload_params", "max_visitor_mb", "max_visitor_params")
 
 
 class SettingsError(Exception):
@@ -131,6 +139,7 @@ class Settings:
     max_upload_bytes: int | None = None
     max_line_chars: int | None = None
     max_gradient_examples: int | None = None
+    max_job_seconds: int | None = None
     max_jobs_per_visitor: int | None = None
     max_upload_params: int | None = None
     max_visitor_mb: int | None = None
@@ -138,6 +147,9 @@ class Settings:
     visitor_address: str = "connection"
     queue_slots: int = 1
     job_nice: int = 10
+    cache_mb: int = 512
+    visitor_cache_mb: int = 128
+    cache_idle_s: int = 120
     ray_address: str | None = None  # DASHBOARD_RAY_ADDRESS, checked
     ray_error: str | None = None    # why DASHBOARD_RAY_ADDRESS is not used (one line)
     public_url: str | None = None   # the app's public address, no trailing slash (checked)
@@ -255,7 +267,8 @@ def load_settings(environ=None) -> Settings:
     demo = mode == "demo"
     data = _read_file(env["DASHBOARD_SETTINGS"]) if env.get("DASHBOARD_SETTINGS") else {}
     known = set(DEMO_CAPS) | {"queue_slots", "job_nice", "caps_locally", "models", "datasets",
-                              "visitor_address", "public_url"}
+                              "visitor_address", "public_url", "cache_mb", "visitor_cache_mb",
+                              "cache_idle_s"}
     unknown = set(data) - known
     if unknown:
         raise SettingsError(f"Settings: unknown key(s) {', '.join(sorted(unknown))} "
@@ -273,7 +286,10 @@ def load_settings(environ=None) -> Settings:
             raise SettingsError(f"Settings: {key} must be above 0, not {value!r}.")
         if demo or (caps_locally and key in data):
             kw[key] = value
-    for key, default, lo, hi in (("queue_slots", 1, 1, 64), ("job_nice", 10, 0, 19)):
+    for key, default, lo, hi in (("queue_slots", 1, 1, 64), ("job_nice", 10, 0, 19),
+                                 ("cache_mb", 512, 16, 1 << 20),
+                                 ("visitor_cache_mb", 128, 1, 1 << 20),
+                                 ("cache_idle_s", 120, 1, 1 << 30)):
         value = _check_type(key, data.get(key, default), int)
         if not lo <= value <= hi:
             raise SettingsError(f"Settings: {key} must be from {lo} to {hi}, not {value}.")

@@ -18,7 +18,7 @@ from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads, json_download
 from ui.common.frame.links import CANNOT_CARRY, copy_link, folder_note
 from ui.common.exports.findings import add_button
-from ui.common.frame.explain import explain
+from ui.common.frame.explain import explain, glossed
 from ui.common.frame.resources import get_model
 from ui.common.frame.sidebar import page_header
 from ui.common.frame.url_select import url_choice
@@ -68,7 +68,7 @@ def render() -> None:
 
     st.subheader("Reading")
     lines = reading(result, min_count=min_count)
-    st.markdown(blocks.reading_lines(lines))
+    st.markdown(glossed(blocks.reading_lines(lines)))
     report = dict(loaded=loaded, page="Syntax", url_path="syntax",
                   data=f"{blocks.treebank_name(source)} ({result.n_sentences} sentences)",
                   settings={"minimum dependents": min_count})

@@ -79,8 +79,8 @@ def treebank_picker(keys: CorpusKeys, default_cap: int = 500):
     cap = settings().cap("max_examples", cap)
     if source == SAMPLE:
         st.caption("The bundled sample: 104 English sentences written and annotated by hand "
-                   "for this project following the Universal Dependencies v2 guidelines"
-                   + settings().for_local(" (data/treebank)") + ".")
+                   "for this project following the Universal Dependencies v2 guidelines.",
+                   help=settings().for_local("Its file: data/treebank/sample.conllu.") or None)
         return source, read_treebank(source, cap)
     if source == PASTE:
         text = st.text_area("CoNLL-U text (10 tab-separated columns per word, a blank line "

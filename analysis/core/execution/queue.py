@@ -22,6 +22,17 @@ runs in another lane, so the background lane adds no second training process to 
 ``queue_slots`` allows; a ticket held up so lets the next one of its lane pass, so a visitor's
 corpus job still never waits behind the build (a fine-tune waiting for the build is told so).
 
+No job holds its lane for long (issue 50): a running ticket that has held its slot for
+:data:`QUANTUM_S` seconds gives it up at its job's next progress step when another ticket of its
+lane waits (:meth:`JobQueue.checkpoint`, called by the worker): it goes back to the end of its
+lane, paused where it was (its thread blocked, its state kept), and resumes in turn. So a
+first visitor's small job waits at most a quantum and a step behind a stranger's corpus, and
+long jobs of one lane take turns. Memory: a paused job keeps what it holds (its sums, at most
+one batch), so a lane holds at most :data:`MAX_PAUSED` paused jobs besides its running ones: a
+running job yields to a newcomer only while fewer are paused, and to a paused one always
+(round robin); a training process (its own child process, 0.5 GB) and a cluster ticket (its
+work is on the cluster) never pause.
+
 Every ticket also carries its kind of work's public name (``kind``, e.g. "No-op statistics"),
 its size and unit ("300 examples"); the queue times each running ticket and records the rate of
 each one that finishes (:class:`analysis.core.execution.estimates.Rates`), and
@@ -32,6 +43,7 @@ only the kind, never the label (which may name a visitor's file or model).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -46,6 +58,8 @@ LANES = (CORPUS, SHORT, BACKGROUND, CLUSTER)
 SHORT_SLOTS = 1       # one input's work: bounded and short, so one at a time beside the corpus
 BACKGROUND_SLOTS = 1  # the example's build and the first-visit jobs, one at a time
 TRAINING = "training"  # the exclusive group of a training child process (about 0.5 GB each)
+QUANTUM_S = 5.0  # a running job yields its slot after this long when its lane has a waiting one
+MAX_PAUSED = 1   # jobs a lane keeps paused (each holds its state) besides its running ones
 
 
 class JobLimit(InputError, DataError):
@@ -70,9 +84,16 @@ class Ticket:
     size: int = 0       # units of work (0: the job is one unit)
     unit: str = ""      # "examples", "sentences"
     exclusive: str = ""  # a group (TRAINING) of which one ticket runs at a time across lanes
-    started: float | None = None  # when it got its slot (the queue's clock)
+    started: float | None = None  # when it first got its slot (the queue's clock)
     stopping: bool = False  # its visitor's run stopped or restarted: it ends at its next step
     fraction: float = 0.0         # its progress, set by the job's progress callback
+    paused: bool = False          # it ran, gave its slot up at a step and waits to resume
+    slice_start: float | None = None  # when its current turn with the slot began
+    active_s: float = 0.0         # seconds it held a slot in its turns before the current one
+    # its own estimate of the seconds left, where the work knows better than its progress since
+    # it got its slot (the example's build: the speed of its training steps, which its pages
+    # say too); None: from its progress and its kind's measured rate
+    estimate: Callable[[], float | None] | None = None
 
     @property
     def cluster(self) -> bool:
@@ -87,7 +108,9 @@ class JobQueue:
 
     def __init__(self, slots: int = 1, expire_s: float = EXPIRE_S, cluster_slots: int = 1,
                  short_slots: int = SHORT_SLOTS, background_slots: int = BACKGROUND_SLOTS,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, quantum_s: float = QUANTUM_S,
+                 max_paused: int = MAX_PAUSED):
+        self.quantum_s, self.max_paused = float(quantum_s), int(max_paused)
         self.slots = int(slots)
         self.cluster_slots = int(cluster_slots)
         self.short_slots, self.background_slots = int(short_slots), int(background_slots)
@@ -104,21 +127,23 @@ class JobQueue:
 
     def join(self, label: str, key: str, visitors: tuple = (), limit: int | None = None,
              cluster: bool = False, *, lane: str = CORPUS, kind: str = "", size: int = 0,
-             unit: str = "", exclusive: str = "") -> Ticket:
+             unit: str = "", exclusive: str = "",
+             estimate: Callable[[], float | None] | None = None) -> Ticket:
         """A new ticket at the end of its lane (``cluster``: the cluster lane, whatever
         ``lane`` says), owned by the calling thread; :class:`JobLimit` when one of ``visitors``
         already holds ``limit`` tickets (waiting or running, in any lane). ``kind`` (default:
         the label), ``size`` and ``unit`` describe the work to other visitors and key its
         measured rate. ``exclusive``: its group (:data:`TRAINING`); it does not start while a
         ticket of that group runs in another lane (a cluster ticket has none: nothing runs
-        here)."""
+        here). ``estimate``: the job's own seconds left once it runs (module docstring of
+        :class:`Ticket`), where it knows better than its progress."""
         lane = CLUSTER if cluster else lane
         exclusive = "" if lane == CLUSTER else exclusive
         if lane not in LANES:
             raise ValueError(f"unknown lane {lane!r}")
         ticket = Ticket(label, key, threading.current_thread(), tuple(visitors), lane=lane,
                         kind=kind or label, size=max(int(size or 0), 0), unit=unit,
-                        exclusive=exclusive)
+                        exclusive=exclusive, estimate=estimate)
         with self._cond:
             self._expire()
             if limit is not None:
@@ -200,7 +225,10 @@ class JobQueue:
                     self._waiting.append(ticket)
                 if self._may_run(ticket):
                     self._waiting.remove(ticket)
-                    ticket.running, ticket.started = True, self.clock()
+                    now = self.clock()
+                    ticket.running, ticket.paused, ticket.slice_start = True, False, now
+                    if ticket.started is None:
+                        ticket.started = now
                     self._running.append(ticket)
                     self._cond.notify_all()
                     return None
@@ -208,6 +236,49 @@ class JobQueue:
                 if left <= 0:
                     return self._ahead(ticket)
                 self._cond.wait(left)
+
+    # -- taking turns ------------------------------------------------------------------------
+
+    def _active(self, t: Ticket) -> float:
+        """Seconds ``t`` has held a slot in all its turns (paused time left out)."""
+        now = self.clock()
+        return t.active_s + (now - t.slice_start if t.running and t.slice_start is not None
+                             else 0.0)
+
+    def _next_of(self, lane: str) -> Ticket | None:
+        """The waiting ticket of ``lane`` that takes the next free slot."""
+        return next((t for t in self._waiting if t.lane == lane and not self._blockers(t)), None)
+
+    def _may_pause(self, ticket: Ticket) -> bool:
+        return ticket.lane != CLUSTER and not ticket.exclusive and not ticket.stopping
+
+    def _yields_to(self, ticket: Ticket) -> Ticket | None:
+        """The waiting ticket a running ``ticket`` gives its slot to now, or None: it has held
+        the slot for a quantum, it may pause, and the next of its lane is a paused ticket or
+        fewer than ``max_paused`` of its lane are paused."""
+        if not ticket.running or not self._may_pause(ticket) or ticket.slice_start is None \
+                or self.clock() - ticket.slice_start < self.quantum_s:
+            return None
+        nxt = self._next_of(ticket.lane)
+        if nxt is None:
+            return None
+        paused = sum(t.paused for t in self._waiting if t.lane == ticket.lane)
+        return nxt if nxt.paused or paused < self.max_paused else None
+
+    def checkpoint(self, ticket: Ticket) -> bool:
+        """Called by the running ticket's worker at each step of its job: True when it gave its
+        slot up (it is paused at the end of its lane and must :meth:`wait_turn` again before
+        its next step), False to go on."""
+        with self._cond:
+            if self._yields_to(ticket) is None:
+                return False
+            ticket.active_s = self._active(ticket)
+            self._running.remove(ticket)
+            ticket.running, ticket.paused, ticket.slice_start = False, True, None
+            ticket.seen = time.monotonic()
+            self._waiting.append(ticket)
+            self._cond.notify_all()
+            return True
 
     def hand_over(self, ticket: Ticket, thread: threading.Thread) -> None:
         """The running ticket is now owned by ``thread`` (the job's worker)."""
@@ -226,7 +297,7 @@ class JobQueue:
         ran to its end, and its time counts towards its kind's rate."""
         with self._cond:
             if finished and ticket in self._running and ticket.started is not None:
-                self.rates.record(ticket.kind, ticket.cluster, self.clock() - ticket.started,
+                self.rates.record(ticket.kind, ticket.cluster, self._active(ticket),
                                   ticket.size)
             for queue in (self._waiting, self._running):
                 if ticket in queue:
@@ -247,11 +318,11 @@ class JobQueue:
         measured = self.rates.per_unit(kind, cluster)
         if measured is not None:
             return measured
-        now = self.clock()
         for t in self._running:
+            active = self._active(t)
             if (t.kind, t.cluster) == (kind, cluster) and t.started is not None \
-                    and t.fraction >= MIN_FRACTION and now > t.started:
-                return (now - t.started) / (t.fraction * max(t.size, 1))
+                    and t.fraction >= MIN_FRACTION and active > 0:
+                return active / (t.fraction * max(t.size, 1))
         return None
 
     def measured(self, kind: str, cluster: bool = False) -> float | None:
@@ -265,8 +336,26 @@ class JobQueue:
             return self._left(ticket) if ticket.running else None
 
     def _left(self, t: Ticket) -> float | None:
-        elapsed = self.clock() - t.started if t.started is not None else 0.0
+        if t.estimate is not None:
+            try:
+                return t.estimate()
+            except Exception:  # noqa: BLE001 - an estimate that fails is no estimate
+                return None
+        elapsed = self._active(t) if t.started is not None else 0.0
         return time_left(elapsed, t.fraction, self._per_unit(t.kind, t.cluster), t.size)
+
+    def _turn_in(self, ticket: Ticket) -> float | None:
+        """Seconds until a running job of the waiting ``ticket``'s lane yields its slot to it
+        (it is the next of its lane and may be yielded to), or None."""
+        if self._next_of(ticket.lane) is not ticket or not math.isfinite(self.quantum_s):
+            return None
+        paused = sum(t.paused for t in self._waiting if t.lane == ticket.lane)
+        if not (ticket.paused or paused < self.max_paused):
+            return None
+        turns = [max(0.0, self.quantum_s - (self.clock() - t.slice_start))
+                 for t in self._running if t.lane == ticket.lane and self._may_pause(t)
+                 and t.slice_start is not None]
+        return min(turns) if turns else None
 
     def outlook(self, ticket: Ticket) -> Outlook:
         """The jobs ahead of a waiting ticket in its lane and the estimated wait (empty for a
@@ -281,10 +370,14 @@ class JobQueue:
             rates = [self._per_unit(t.kind, t.cluster) for t in waiting]
             times = [r * max(t.size, 1) if r is not None else None
                      for r, t in zip(rates, waiting)]
+            # a running job of its lane yields to it within this (none held up by its group)
+            turn = None if self._blockers(ticket) else self._turn_in(ticket)
             unknown = [t.kind for t, s in zip(running + waiting, left + times) if s is None]
             if unknown:
+                if turn is not None:
+                    return Outlook(ahead, turn)
                 return Outlook(ahead, None, tuple(dict.fromkeys(unknown)))
             mine = [s for t, s in zip(running, left) if t.lane == ticket.lane]
             held = [s for t, s in zip(running, left) if t.lane != ticket.lane]  # its group's
-            return Outlook(ahead, max([wait_s(mine, times, self.lane_slots(ticket.lane))]
-                                      + held))
+            wait = max([wait_s(mine, times, self.lane_slots(ticket.lane))] + held)
+            return Outlook(ahead, wait if turn is None else min(wait, turn))

@@ -11,7 +11,10 @@ torch / OpenMP threads and child processes it starts inherit that niceness, and 
 with the job, so nothing has to be raised back (an unprivileged server could not). The work reports
 through ``progress(fraction, text)`` only; once its visitor left (:attr:`Worker.cancelled`) the
 next ``progress`` call raises :class:`analysis.core.execution.queue.JobCancelled`, and the slot is
-freed when the worker ends. The placement (:mod:`analysis.core.execution.placements`) decides where
+freed when the worker ends. At each ``progress`` call a job that has held its slot for a
+quantum while another job of its lane waits pauses there until its next turn
+(:func:`take_turns`; the queue decides: :meth:`analysis.core.execution.queue.JobQueue.checkpoint`).
+The placement (:mod:`analysis.core.execution.placements`) decides where
 the work itself runs; the worker thread runs or waits on it.
 """
 
@@ -21,11 +24,30 @@ import threading
 from typing import Any, Callable
 
 from analysis.core.batching import release_memory
+from analysis.core.execution.estimates import Outlook
 from analysis.core.execution.queue import BACKGROUND, JobCancelled, JobQueue, Ticket
 from analysis.core.execution.threads import following_load, heavy_work, lower_priority
 
 POLL_S = 0.2          # how often a waiting background job checks its turn
 BACKGROUND_NICE = 19  # a background job's niceness: below every visitor's job
+PAUSED = "Paused while another job of this queue takes its turn; it resumes where it was."
+
+
+def take_turns(queue: JobQueue, ticket: Ticket, thread: threading.Thread,
+               cancelled: Callable[[], bool] = lambda: False,
+               on_pause: Callable[[], None] | None = None) -> bool:
+    """At a step of the job holding ``ticket``: when its slot is due to another ticket of its
+    lane (:meth:`JobQueue.checkpoint`), call ``on_pause()`` and wait here, in the job's own
+    ``thread`` (a step called from another thread never pauses), for its next turn;
+    :class:`JobCancelled` when ``cancelled()`` meanwhile. True when it paused."""
+    if threading.current_thread() is not thread or not queue.checkpoint(ticket):
+        return False
+    if on_pause is not None:
+        on_pause()
+    while queue.wait_turn(ticket, POLL_S) is not None:
+        if cancelled():
+            raise JobCancelled()
+    return True
 
 
 def _free() -> None:
@@ -52,6 +74,15 @@ class Worker:
             raise JobCancelled()
         self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
         self.ticket.fraction = self.fraction  # the queue's measure of its progress
+        self._turns(str(text))
+
+    def _turns(self, text: str) -> None:
+        """Its turn taken (:func:`take_turns`); the bar says so while it is paused."""
+        try:
+            take_turns(self.queue, self.ticket, self.thread, self.cancelled.is_set,
+                       on_pause=lambda: setattr(self, "text", PAUSED))
+        finally:
+            self.text = text
 
     def _work(self) -> None:
         try:
@@ -78,14 +109,17 @@ class BackgroundJob:
     """``fn(progress)`` queued in the background lane (``lane``: another, for bounded short work
     that should not wait behind the background lane's long jobs; ``cluster``: as a cluster
     ticket) and run in a daemon thread that owns its ticket while it waits; read ``fraction``,
-    ``text``, ``error``, ``result`` and ``done`` from any thread, and :meth:`left_s`."""
+    ``text``, ``error``, ``result`` and ``done`` from any thread, :meth:`left_s` and, while it
+    waits, :meth:`outlook`. ``estimate``: the job's own seconds left (the queue's
+    ``Ticket.estimate``)."""
 
     def __init__(self, label: str, fn: Callable, key: str, queue: JobQueue, nice: int,
                  on_progress: Callable[[float, str], None] | None = None, kind: str = "",
                  size: int = 0, unit: str = "", exclusive: str = "", cluster: bool = False,
-                 free: Callable[[], None] = _free, lane: str = BACKGROUND):
+                 free: Callable[[], None] = _free, lane: str = BACKGROUND,
+                 estimate: Callable[[], float | None] | None = None):
         self.label, self.fn, self.key, self.queue, self.nice = label, fn, key, queue, nice
-        self.lane = lane
+        self.lane, self.estimate = lane, estimate
         self.on_progress, self.cluster, self.free = on_progress, cluster, free
         self.about = dict(kind=kind, size=size, unit=unit, exclusive=exclusive)
         self.fraction, self.text = 0.0, ""
@@ -99,6 +133,7 @@ class BackgroundJob:
         self.fraction, self.text = min(max(float(fraction), 0.0), 1.0), str(text)
         if self.ticket is not None:
             self.ticket.fraction = self.fraction
+            take_turns(self.queue, self.ticket, self.thread)
         if self.on_progress is not None:
             self.on_progress(self.fraction, self.text)
 
@@ -107,9 +142,15 @@ class BackgroundJob:
         ticket = self.ticket
         return None if ticket is None else self.queue.left_s(ticket)
 
+    def outlook(self) -> Outlook:
+        """While it waits for its turn: the jobs ahead of it and the estimated wait (empty once
+        it runs, or before it joined the queue)."""
+        ticket = self.ticket
+        return Outlook() if ticket is None else self.queue.outlook(ticket)
+
     def _work(self) -> None:
         ticket = self.queue.join(self.label, self.key, lane=self.lane, cluster=self.cluster,
-                                 **self.about)
+                                 estimate=self.estimate, **self.about)
         self.ticket = ticket  # owned by this thread
         try:
             lower_priority(self.nice)

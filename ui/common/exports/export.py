@@ -7,7 +7,8 @@ given by the caller instead (a map: in blocks of tokens), and the UI says so bes
 buttons. A render that fails falls back to that smaller chart; failing that it raises
 ``ExportError``, whose words the button shows beside it (``ui.common.exports.download``: the
 file is made when clicked and handed to the browser, which saves it; a click during a rerun
-still gets it). The CSV always holds every row.
+still gets it). The CSV always holds every row, its formula cells neutralised
+(:mod:`ui.common.exports.csvsafe`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import vl_convert as vlc
 
 from analysis.report.raster import svg_png
 from ui.common.charts import attention_heatmap, map_frame
+from ui.common.exports.csvsafe import csv_text
 from ui.common.exports.download import Download, ExportError, download_button, download_row
 from ui.common.exports.state import download_keys
 from ui.server.settings import settings
@@ -138,7 +140,7 @@ def chart_downloads(chart, basename: str, key: str, df=None, smaller: Callable |
                     "image/svg+xml", svg_key)]
     if df is not None:
         table = df if callable(df) else (lambda: df)
-        row.append(Download("CSV", lambda: table().to_csv(index=False), f"{name}.csv",
+        row.append(Download("CSV", lambda: csv_text(table()), f"{name}.csv",
                             "text/csv", csv_key))
     download_row(row, note)
 
@@ -193,18 +195,25 @@ def blocks_chart(labels, matrix: np.ndarray, title: str, **heatmap_kw) -> Callab
 
 
 def csv_download(df_fn, file_name: str, key: str, label: str = "CSV") -> None:
-    """A CSV download whose table is built only when clicked."""
-    download_button(label, lambda: df_fn().to_csv(index=False), file_name, "text/csv", key)
+    """A CSV download whose table is built only when clicked (formula cells neutralised:
+    :mod:`ui.common.exports.csvsafe`)."""
+    download_button(label, lambda: csv_text(df_fn()), file_name, "text/csv", key)
 
 
-def json_label(what: str, command: str = "the CLI") -> str:
-    """A JSON download's label; outside demo mode it names the ``command`` whose JSON has the
-    same schema (a demo's visitors have no command line)."""
-    return f"Download {what} (JSON{settings().for_local(f', same schema as {command}')})"
+def json_label(what: str) -> str:
+    """A JSON download's label, in a visitor's words (no command line: issue 49)."""
+    return f"Download {what} (JSON)"
+
+
+def json_help(command: str = "the command line") -> str | None:
+    """The JSON download's tooltip outside demo mode: the ``command`` whose JSON has the same
+    keys, for command-line users (a demo's visitors have no command line)."""
+    return settings().for_local(f"For command-line users: the same schema as {command}.") \
+        or None
 
 
 def json_download(data, name: str, key: str, what: str) -> None:
     """A JSON download of ``data`` (a dict, or a callable returning one: built when clicked)."""
     make = data if callable(data) else (lambda: data)
-    download_button(json_label(what),
-                    lambda: json.dumps(make(), indent=1), name, "application/json", key)
+    download_button(json_label(what), lambda: json.dumps(make(), indent=1), name,
+                    "application/json", key, help=json_help())

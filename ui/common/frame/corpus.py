@@ -25,7 +25,7 @@ from analysis.core.corpus import (MAX_MB, SAMPLE_FILE, corpus_fingerprint, corpu
                                   csv_columns, read_corpus, read_hf_dataset, read_labels,
                                   read_pasted, sample_corpus)
 from analysis.core.errors import DataError, InputError
-from ui.common.errors import plain, show_error
+from ui.common.errors import plain, show_error, unreadable
 from ui.server.settings import Settings, settings
 from ui.common.frame.state import CorpusKeys, read
 
@@ -146,9 +146,11 @@ def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20
     try:
         if source == SAMPLE:
             dataset = bundled_sample(cap)
+            # its folder for local users in the tooltip, not in the text (issue 49)
             st.caption("The bundled sample corpus: 292 English sentences and sentence pairs "
-                       "written for this project"
-                       + settings().for_local(" (data/sample_corpus)") + ".")
+                       "written for this project.",
+                       help=settings().for_local("Its file: data/sample_corpus/corpus.txt.")
+                       or None)
         elif source == PASTE:
             dataset = _pasted(keys, cap, conf)
         elif source == UPLOAD:
@@ -160,10 +162,20 @@ def corpus_picker(keys: CorpusKeys, *, default_cap: int = 200, max_cap: int = 20
     except (DataError, InputError, UnicodeDecodeError) as exc:
         show_error(exc)
         return None
+    except Exception as exc:  # noqa: BLE001 - a library's failure on a visitor's data: one line
+        show_error(unreadable(_what(source, keys), exc, detail=not conf.demo))
+        return None
     if dataset is not None:
         for note in corpus_notes(dataset):
             st.caption(plain(note))
     return dataset
+
+
+def _what(source: str, keys: CorpusKeys) -> str:
+    """The corpus a reader failed on, in words (an upload by its own file name)."""
+    if source == UPLOAD:
+        return f"The file {upload_name(getattr(read(keys.upload), 'name', None))}"
+    return {PASTE: "The pasted text", SAMPLE: "The sample corpus"}.get(source, "The dataset")
 
 
 def _pasted(keys: CorpusKeys, cap: int, conf: Settings):

@@ -19,6 +19,7 @@ import streamlit as st
 
 from analysis.core.models import LoadedModel, ModelLoadError
 from ui.common.errors import plain
+from ui.common.frame.explain import glossed
 from ui.common.html import esc
 from ui.common.frame.legacy_pages import leave_legacy_navigation
 from ui.common.frame.links import MODE_PAIR, MODES, SOURCE_HUB, SOURCE_LIST, SOURCES
@@ -206,10 +207,11 @@ def context() -> Context:
 
 def page_header(title: str, about: str) -> Context:
     """A study page's title and its first line (the sidebar's model, its size, then ``about``,
-    Markdown written by the page); returns the sidebar's context."""
+    Markdown written by the page, its terms explained: ``glossed``); returns the sidebar's
+    context."""
     ctx = context()
     loaded = ctx.loaded
     st.title(title)
     st.caption(f"{plain(loaded.name)}: {loaded.n_layers} layers x {loaded.n_heads} heads, "
-               f"numbered from 1. {about}")
+               f"numbered from 1. {glossed(about)}")
     return ctx

@@ -33,6 +33,12 @@ def kept_choice_key(key: str) -> str:
     return f"_kept_choice_{key}"
 
 
+def followed_key(key: str) -> str:
+    """The session slot that keeps what URL select box ``key``'s default belongs to (its
+    ``follows``: a result's key), so that a new result puts the box back on its default."""
+    return f"_followed_{key}"
+
+
 def fit_keys(key: str) -> tuple[str, str]:
     """The two containers of side-by-side chart ``key`` (``ui.common.charts.side_by_side``):
     its wide version's and its stacked (phone) version's; the page's CSS shows one of them."""
@@ -87,3 +93,6 @@ def kept_input() -> tuple | None:
 
 def keep_input(mode: str, text: str, pair: str | None) -> None:
     st.session_state[KEPT_INPUT] = (mode, text, pair)
+
+
+GLOSSED = "_glossed_terms"  # (the run, the terms it explained) (explain.glossed)

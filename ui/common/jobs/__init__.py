@@ -36,20 +36,22 @@ from typing import Callable
 import streamlit as st
 
 from analysis.core.execution.cluster import HERE, WHERE
-from analysis.core.execution.estimates import expected_words, outlook_words, rate_words
+from analysis.core.execution.estimates import (duration_words, expected_words, outlook_words,
+                                              rate_words)
 from analysis.core.execution.placements import RayCluster, placement
 from analysis.core.execution.queue import (BACKGROUND, CLUSTER, CORPUS, EXPIRE_S, SHORT, TRAINING,
                                       JobCancelled, JobLimit, JobQueue, Ticket)
 from analysis.core.execution.work import Apart, Corpus, Study, describe, heavy
 from analysis.core.execution.worker import BACKGROUND_NICE, BackgroundJob, Worker
 from ui.common.errors import plain
+from ui.server.housekeeping import release_after_job
 from ui.server.settings import settings
 from ui.server.visitors import visitor_keys
 
 __all__ = ["BACKGROUND", "BACKGROUND_NICE", "CLUSTER", "CORPUS", "EXPIRE_S", "SHORT",
            "TRAINING", "Apart", "BackgroundJob", "Corpus", "JobCancelled", "JobLimit",
-           "JobQueue", "Study", "Ticket", "run_job", "start_background_job", "job_queue",
-           "measured_words"]
+           "JobQueue", "Study", "Ticket", "background_words", "run_job", "start_background_job",
+           "job_queue", "measured_words"]
 
 POLL_S = 0.2         # how often a waiting / running visitor's job is checked
 HEARTBEAT_S = 1.0    # an unchanged message or bar is sent again after this long
@@ -81,6 +83,21 @@ def waiting_words(queue: JobQueue, ticket: Ticket, ahead: int, label: str) -> st
             + (f"{behind} " if behind else "")
             + "This updates by itself; your place is kept while the page is open."
             + limit_words())
+
+
+def background_words(job: BackgroundJob) -> str:
+    """What a page says of a background job no visitor queued (Head importance's first visit):
+    while it waits, what it waits behind and for how long (as :func:`waiting_words` tells a
+    visitor's job: "Waiting behind: The example checkpoint's build (running, 40% done).
+    Estimated wait: about 3 minutes..."); while it runs, its own progress text and time left."""
+    if job.ticket is not None and not job.ticket.running and not job.done.is_set():
+        behind = outlook_words(job.outlook())
+        return f"{job.label}: waiting for its turn. " + (
+            behind or "Nothing is ahead of it; it starts in a moment.")
+    left = job.left_s()
+    text = job.text or f"{job.label}: starting..."
+    return text + (f" ({duration_words(left)} left, measured on this server)"
+                   if left is not None else "")
 
 
 def _wait_in_line(queue: JobQueue, ticket: Ticket, label: str) -> None:
@@ -138,7 +155,7 @@ def run_job(label: str, work, dataset=None, *, key: str, queue: JobQueue | None 
     try:
         _wait_in_line(queue, ticket, label)
         job = Worker(lambda progress: where.run(work, progress, queue.set_cluster_slots),
-                     queue, ticket, conf.job_nice)
+                     queue, ticket, conf.job_nice, free=release_after_job)
         job.start()
         bar = st.progress(0.0, text=plain(label))
         caption = None
@@ -179,7 +196,8 @@ def measured_words(kind: str, unit: str = "", size: int = 0,
 def start_background_job(label: str, work, *, key: str, queue: JobQueue | None = None,
                          on_progress: Callable[[float, str], None] | None = None,
                          kind: str = "", size: int = 0, unit: str = "",
-                         exclusive: str = "", lane: str = BACKGROUND) -> BackgroundJob:
+                         exclusive: str = "", lane: str = BACKGROUND,
+                         estimate: Callable[[], float | None] | None = None) -> BackgroundJob:
     """Queue ``work`` (as for :func:`run_job`) in the background lane without a waiting
     visitor (work no visitor waits for: the example checkpoint's build, Head importance's
     first visit): it runs in its own lowest-priority thread (:data:`BACKGROUND_NICE`) once the
@@ -187,12 +205,14 @@ def start_background_job(label: str, work, *, key: str, queue: JobQueue | None =
     cluster it takes a cluster ticket. ``lane=SHORT``: bounded work of a second or two shared
     by every visitor (Search's index of a bundled corpus), which would otherwise wait behind
     the background lane's minutes-long jobs; it takes the one-input lane's slot instead.
-    ``on_progress(fraction, text)`` is told each step. Call from the script thread; returns
-    the job."""
+    ``on_progress(fraction, text)`` is told each step; ``estimate()``: the job's own seconds
+    left once it runs (the example's build: the number its pages say), for the jobs waiting
+    behind it. Call from the script thread; returns the job."""
     conf, queue = settings(), queue or job_queue()
     work = describe(work)
     where = _placed(work, conf, say=False)
     return BackgroundJob(label, lambda progress: where.run(work, progress,
                                                            queue.set_cluster_slots),
                          key, queue, max(conf.job_nice, BACKGROUND_NICE), on_progress, kind,
-                         size, unit, exclusive, cluster=where.cluster(work), lane=lane).start()
+                         size, unit, exclusive, cluster=where.cluster(work), lane=lane,
+                         free=release_after_job, estimate=estimate).start()

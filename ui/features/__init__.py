@@ -1,0 +1,1 @@
+"""The Features page (sparse dictionaries, crosscoders): state, compute, blocks, page."""
