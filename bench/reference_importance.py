@@ -1,7 +1,7 @@
 """The plain reference for head importance (docs/METHODS.md section 12): one evaluation per
 ablation, as the Aspect heads evaluation runs (tokenise the pairs, batches of 64, one forward
-per batch with that one ablation, every layer on every token: the naive loop). The benchmark
-times the batched runner against it; the tests check that both give the same outputs."""
+per batch with that one ablation). The benchmark times the batched runner against it; the tests
+check that both give the same outputs."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def ablations_loop(loaded, examples, disabled: np.ndarray, method: str,
         lengths = [len(x) for x in enc["input_ids"]]
         for idx in batches(lengths, batch_size, ascending=True):
             logits = forward_ablations(loaded.model, pad_features(loaded.tokenizer, enc, idx),
-                                       disabled[a:a + 1], method, first_token_only=False)[0]
+                                       disabled[a:a + 1], method)[0]
             if out is None:
                 out = np.zeros((len(disabled), len(examples), logits.shape[-1]), np.float32)
             out[a, idx] = logits

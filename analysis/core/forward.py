@@ -208,38 +208,27 @@ def forward_batches(model, tokenizer, encodings: Sequence, batch_size: int = 16,
         yield idx, forward(model, tokenizer, [encodings[i] for i in idx], **kwargs)
 
 
-def forward_ablations(model, inputs: dict, disabled, method: str = "mask",
-                      first_token_only: bool = True) -> np.ndarray:
+def forward_ablations(model, inputs: dict, disabled, method: str = "mask") -> np.ndarray:
     """Logits [R, B, C] (float32, CPU) of the classifier ``model`` on the padded batch
     ``inputs`` (B rows) under R ablations at once: ``disabled`` [R, L, H] (bool) names the heads
     disabled in ablation r (:func:`analysis.core.hooks.ablated_heads`, ``method`` "mask" or
     "uniform"). The layers below the first layer any ablation touches run once on the B rows;
-    from that layer on the batch is replicated R times (:func:`analysis.core.hooks.fan_out`);
-    ``first_token_only``: the top layer's feed-forward block on the first token alone, the one
-    the classifier reads (:func:`analysis.core.hooks.first_token_at_the_top`)."""
+    from that layer on the batch is replicated R times (:func:`analysis.core.hooks.fan_out`)."""
     import torch  # lazy: torch takes seconds to import; the CLI checks its input first
 
     disabled = np.asarray(disabled, dtype=bool)
     R = disabled.shape[0]
     touched = np.flatnonzero(disabled.any(axis=(0, 2)))
-    top = hooks.first_token_at_the_top if first_token_only else _nothing
     if not touched.size:
-        with top(model):
-            logits = forward(model, inputs=inputs, attentions=False).output.logits
+        logits = forward(model, inputs=inputs, attentions=False).output.logits
         return np.repeat(logits.float().numpy()[None], R, axis=0)
     B = inputs["input_ids"].shape[0]
     rows = torch.from_numpy(np.repeat(disabled, B, axis=0))  # row r * B + b: ablation r
     token_mask = inputs["attention_mask"].repeat(R, 1)
-    # the logits read only the top layer's first token: its feed-forward block runs on it alone
     with hooks.fan_out(model, int(touched[0]), R), \
-            hooks.ablated_heads(model, rows, method, token_mask), top(model):
+            hooks.ablated_heads(model, rows, method, token_mask):
         logits = forward(model, inputs=inputs, attentions=False).output.logits
     return logits.float().numpy().reshape(R, B, -1)
-
-
-@contextlib.contextmanager
-def _nothing(model):
-    yield model
 
 
 def gate_gradients(model, inputs: dict, labels) -> tuple[np.ndarray, np.ndarray]:

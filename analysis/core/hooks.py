@@ -359,27 +359,6 @@ def ablated_heads(model, disabled, method: str = "mask", token_mask=None):
 
 
 @contextlib.contextmanager
-def first_token_at_the_top(model):
-    """Within the block, this thread's forwards run the last encoder layer's feed-forward block
-    on the first token only (issue 48): a sequence classifier of BERT, RoBERTa or ELECTRA
-    reads nothing else of that layer, so its logits are the same (the rows of a product are
-    computed apart) for about a sixth of a layer instead of a whole one, on every ablation's
-    copy of the batch. The encoder's last hidden states then hold that one token. Layers
-    without a BERT-style attention block and feed-forward chunk: nothing changes."""
-    layers = encoder_layers(model)
-    top = layers[-1] if layers else None
-    handles = []
-    if top is not None and hasattr(top, "attention") and hasattr(top, "feed_forward_chunk"):
-        def first(module, args, output):
-            if isinstance(output, tuple) and output and hasattr(output[0], "dim"):
-                return (output[0][:, :1], *output[1:])
-            return None
-
-        handles.append(top.attention.register_forward_hook(this_thread_only(first)))
-    yield from _holding(handles, model)
-
-
-@contextlib.contextmanager
 def head_gates(model, gates):
     """Within the block, each head's context vector is multiplied by its gate, per row:
     ``c_h <- xi[n, l, h] * c_h`` for ``gates`` [N, L, H] (a tensor that may require grad;

@@ -93,27 +93,6 @@ def test_many_ablations_per_forward_equal_one_at_a_time(method):
         assert np.abs(together[2] - ref.numpy()).max() < 1e-5
 
 
-@pytest.mark.parametrize("method", ["uniform", "mask"])
-def test_the_top_layer_on_the_first_token_alone_gives_the_same_logits(method):
-    """Issue 48: the classifier reads only the top layer's first token, so its feed-forward
-    block runs on that token alone (hooks.first_token_at_the_top): the same logits as every
-    token, float64 to rounding, with ablations in the top layer and below; the encoder's last
-    hidden states then hold one token."""
-    model, tok = tiny_classifier(layers=3, dtype=torch.float64)
-    inputs = pair_inputs(tok)
-    dis = np.zeros((4, 3, 4), dtype=bool)
-    dis[1, 2, 1] = True  # in the top layer
-    dis[2, 0] = True     # a whole layer below
-    dis[3, 1, 3] = True
-    fast = forward_ablations(model, inputs, dis, method)
-    full = forward_ablations(model, inputs, dis, method, first_token_only=False)
-    assert np.abs(fast - full).max() < 1e-12 and np.abs(full[1] - full[0]).max() > 1e-4
-    with torch.no_grad(), hooks.first_token_at_the_top(model):
-        out = model(**inputs, output_hidden_states=True)
-    assert out.hidden_states[-1].shape[1] == 1
-    assert out.hidden_states[-2].shape[1] == inputs["input_ids"].shape[1]
-
-
 def test_gate_and_mask_gradients_against_finite_differences():
     model, tok = tiny_classifier(dtype=torch.float64)
     inputs = pair_inputs(tok)
