@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from analysis.core.execution.threads import passive_waits
 from ui.attention import state as attention_state
 from ui.common.charts import FIT_CSS
 from ui.common.errors import plain
@@ -13,6 +14,10 @@ from ui.common.exports.state import KEEP_RUN
 from ui.server.housekeeping import freeze_long_lived
 from ui.server.settings import SettingsError, settings
 from ui.common.frame.sidebar import leave_legacy_navigation, render
+
+# Before any page loads torch: its OpenMP threads then sleep, not spin, while they wait for each
+# other, which on a busy machine cost 6x the CPU (analysis/core/execution/threads.py).
+passive_waits()
 
 # A pages/ folder makes Streamlit's first run use its legacy auto-discovered menu; leave it.
 leave_legacy_navigation()

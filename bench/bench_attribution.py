@@ -18,6 +18,10 @@
    classification head (the same computation; said in the output).
 4. Faithfulness of every method on the example checkpoint's held-out ABSA pairs (target: at
    most 3 minutes); skipped, saying so, when the checkpoint is not built.
+5. ``--alti-precision [MODEL]`` (alone): ALTI with its L1 distances in float32 summed in
+   float64 (the page's) against float64 (the definition to 1e-12) on every held-out pair
+   (issue 48): pairs whose input-score ranking changed (target 0), the largest difference of
+   any layer's matrix and of the input scores, and both paths' time.
 
 Times are best of --reps (1 and 4: one run) wall-clock seconds; print ``uptime`` beside them.
 """
@@ -76,7 +80,13 @@ def main() -> None:
     ap.add_argument("--max-examples", type=int, default=None)
     ap.add_argument("--skip-loop", action="store_true")
     ap.add_argument("--skip-faithfulness", action="store_true")
+    ap.add_argument("--alti-precision", nargs="?", const="default", default=None,
+                    metavar="MODEL", help="5. only: ALTI float32 vs float64 on the held-out "
+                    "pairs (MODEL: default, example, a folder)")
     args = ap.parse_args()
+    if args.alti_precision:
+        alti_precision(args.alti_precision)
+        return
 
     import torch
 
@@ -161,6 +171,33 @@ def main() -> None:
               f"{v['sufficiency']['mean']:10.4f} {v['loo_spearman']['mean']:8.3f}")
     print(f.to_json()["reading"])
     print(f"load after: {os.getloadavg()}")
+
+
+def alti_precision(spec: str) -> None:
+    """5. (see the module docstring)."""
+    from analysis.attribution import load_for_attribution
+    from analysis.attribution.data import heldout_examples
+    from analysis.attribution.mixing import rollout
+    from analysis.attribution.run import encode_input, mixing_layers
+
+    loaded = load_for_attribution(spec)
+    texts, pairs, _ = heldout_examples()
+    changed, worst_m, worst_s, secs = 0, 0.0, 0.0, {"float64": 0.0, "float32": 0.0}
+    for text, pair in zip(texts, pairs):
+        enc = encode_input(loaded, text, pair)
+        mats = {}
+        for p in secs:
+            t = time.perf_counter()
+            mats[p] = mixing_layers(loaded, enc, ("alti",), precision=p)[0]["alti"]
+            secs[p] += time.perf_counter() - t
+        a, b = rollout(mats["float64"], False)[-1, 0], rollout(mats["float32"], False)[-1, 0]
+        changed += not (np.argsort(-a, kind="stable") == np.argsort(-b, kind="stable")).all()
+        worst_m = max(worst_m, float(np.abs(mats["float64"] - mats["float32"]).max()))
+        worst_s = max(worst_s, float(np.abs(a - b).max()))
+    print(f"ALTI float32 vs float64, {loaded.name}, {len(texts)} held-out pairs: "
+          f"{changed} input-score rankings changed (target 0); largest difference: layer "
+          f"matrices {worst_m:.1e}, input scores {worst_s:.1e}; time float64 "
+          f"{secs['float64']:.1f} s, float32 {secs['float32']:.1f} s  [load {os.getloadavg()}]")
 
 
 def _classifier():

@@ -17,8 +17,9 @@ which the output says).
    batched pass per model (``treebank_words``), then the cross-validated UPOS probe (5 folds
    by sentence) at all 7 layers of both models, anisotropy and self-similarity. Target: the
    whole, passes included, in at most 2 minutes on 2 cores.
-3. ``--threads-baseline``: layer 3's probe again with the BLAS/OpenMP threads left at their
-   default instead of the library's one (why :mod:`analysis.representations.threads` exists).
+3. ``--threads-baseline``: layer 3's probe by scikit-learn (``reference_probes.py``, the path
+   before issue 48) with the BLAS/OpenMP threads left at their default instead of one (why
+   :mod:`analysis.representations.threads` exists).
 4. ``--shards K``: the corpus part as its map/merge job (``RepresentationsJob``) in one shard
    (``run_local``) and in K shards (``run_sharded``), both models, probes without the scatter:
    the wall time of each and the largest difference of their probe and curve values (the
@@ -39,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 TEXT = ("The pasta was superb and the tiramisu even better, but the waiter ignored us for "
         "twenty minutes, the bread arrived cold, and the bill had two drinks we never "
@@ -150,17 +152,17 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
     if threads_baseline:
         import numpy as np
 
-        from analysis.representations.probes import _folds, probe_accuracy
-        from analysis.representations.threads import one_thread
+        from analysis.representations.probes import _folds
+        from reference_probes import probe_accuracy
 
         labels = np.asarray(words[0].labels["upos"])
         keep = labels != "_"
         x = words[0].layers[3][keep]
         splits, _ = _folds(words[0].groups[keep], 5)
-        with Clock() as c1, one_thread():
+        with Clock() as c1:
             probe_accuracy(x, labels[keep], splits)
         with Clock() as c2:
-            probe_accuracy(x, labels[keep], splits)
+            probe_accuracy(x, labels[keep], splits, one=False)
         print(f"\n3. layer 3 probe: one thread {c1}; default threads {c2} "
               f"(x{c2.wall / max(c1.wall, 1e-9):.1f})  [{load()}]")
 

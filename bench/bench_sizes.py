@@ -12,7 +12,8 @@ Floors:
 - attention, representations (one input): one forward of the input;
 - corpus statistics, Syntax heads, structural probe, representations (corpus): one forward of
   every sentence, batched as the study batches (length-sorted batches of 32-64);
-- Drift: one forward of every sentence through each of its two models;
+- Drift: one forward of every sentence through each of its two models (``drift_long``: 300
+  lines of 2,000 characters at the demo's 256-token cap, issue 48);
 - attribution, mixing methods but value zeroing: one forward with hidden states; value
   zeroing: n forwards of each layer on n tokens (every layer run on n copies of its input, in
   blocks); IG: its steps' forward + backward (the steps batched as the study batches them);
@@ -28,6 +29,10 @@ above the row's start), and ``torch.cuda.max_memory_allocated`` where CUDA exist
 
     nice python bench/bench_sizes.py --quick --sizes embedded,bert-base
     nice python bench/bench_sizes.py --sizes bert-large --rows attention128,attention512
+
+``reps_corpus`` and ``syntax_probe`` also run the path before issue 48 in the study's place
+(scikit-learn's fits, a training loop per layer: bench/reference_probes.py,
+bench/reference_syntax.py) and print the largest difference of their numbers.
     python bench/bench_sizes.py --list
 
 Data: ../shared/data (SemEval-2014 restaurants, UD English-EWT dev) and the bundled ABSA
@@ -58,13 +63,14 @@ SHARED = ROOT.parent / "shared" / "data"
 SEMEVAL = SHARED / "semeval2014" / "Restaurants_Train.xml"
 UD_DEV = SHARED / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
 SIZES = ("embedded", "distilbert", "bert-base", "roberta-base", "bert-large")
-ROWS = ("attention128", "attention512", "noop", "drift", "syntax_heads", "syntax_probe",
+ROWS = ("attention128", "attention512", "noop", "drift", "drift_long", "syntax_heads",
+        "syntax_probe",
         "attribution128", "attribution512", "faithfulness", "importance", "reps_input",
         "reps_corpus", "finetune")
 # importance: sentences of the bundled sample (5 aspect pairs each: 40 -> 200 pairs)
-FULL = dict(noop=1000, drift=500, syntax=500, faith=165, importance=40, reps=1000,
-            finetune_epochs=1.0)
-QUICK = dict(noop=64, drift=32, syntax=32, faith=3, importance=2, reps=64,
+FULL = dict(noop=1000, drift=500, drift_long=300, syntax=500, faith=165, importance=40,
+            reps=1000, finetune_epochs=1.0)
+QUICK = dict(noop=64, drift=32, drift_long=20, syntax=32, faith=3, importance=2, reps=64,
              finetune_epochs=0.05)
 AUX = "what do you think of the food of it ?"
 
@@ -268,6 +274,29 @@ def row_drift(ctx):
     return study, floor, f"{len(ds)} sentences, 2 models"
 
 
+def row_drift_long(ctx):
+    """Drift over the demo's longest corpus (issue 48): lines of 2,000 characters of
+    SemEval-2014 reviews at the demo's token cap (256), both models; the floor is their two
+    forwards with the maps, batched 32 a batch."""
+    from dataclasses import replace
+
+    import bench_shared
+
+    from analysis.core.encoding import encode_corpus
+    from analysis.drift import compare_models, load_pair
+
+    bench_shared.SEMEVAL = SEMEVAL
+    lines = bench_shared.long_lines(ctx.n["drift_long"])
+    before, after = load_pair(ctx.base, ctx.clf)
+    before, after = replace(before, max_length=256), replace(after, max_length=256)
+    corpus = encode_corpus(before.tokenizer, lines, max_length=256)
+    study = lambda: compare_models(before, after, corpus, batch_size=32)  # noqa: E731
+
+    def floor():
+        return sum(forward_floor(m, lines, output_attentions=True) for m in (before, after))
+    return study, floor, f"{len(lines)} lines of 2,000 characters at 256 tokens, 2 models"
+
+
 def treebank(n):
     from analysis.syntax import read_conllu
 
@@ -293,14 +322,38 @@ def row_syntax_heads(ctx):
 
 
 def row_syntax_probe(ctx):
+    """The study (every layer's probe of one kind in one loop), then in the same run the
+    training before issue 48 (each layer's probe in a loop of its own,
+    bench/reference_syntax.py, in the study's place; the evaluation is today's in both), and
+    the largest difference of their metrics."""
+    from unittest import mock
+
+    import reference_syntax
+
     from analysis.core.models import load_model
     from analysis.syntax import probe_layers
+    from analysis.syntax import probes as probes_mod
 
     ds = treebank(ctx.n["syntax"])
     loaded = load_model(ctx.base)
-    study = lambda: probe_layers(loaded, ds, None, rank=64, seed=0, eval_share=0.25)  # noqa
+    got = {}
+
+    def study():
+        got["new"] = probe_layers(loaded, ds, None, rank=64, seed=0, eval_share=0.25)
+
+    def before():
+        with mock.patch.object(probes_mod, "train_layers", reference_syntax.train_layers):
+            got["old"] = probe_layers(loaded, ds, None, rank=64, seed=0, eval_share=0.25)
+        keys = ("uuas", "dspr", "root_acc", "depth_spearman")
+        worst = max(abs(a[k] - b[k]) for a, b in zip(got["new"].layers, got["old"].layers)
+                    for k in keys)
+        print(f"  syntax_probe: largest metric difference, one loop vs a loop per layer: "
+              f"{worst:.2e}", flush=True)
+
     floor = lambda: forward_floor(loaded, treebank_texts(ds), output_hidden_states=True)  # noqa
-    return study, floor, f"{len(ds)} sentences, every layer"
+    what = f"{len(ds)} sentences, every layer"
+    return [("syntax_probe", study, floor, what),
+            ("syntax_probe: a training loop per layer (before issue 48)", before, floor, what)]
 
 
 def layer_floor(model, x, mask_2d, block: int) -> float:
@@ -451,8 +504,16 @@ def row_reps_input(ctx):
 
 
 def row_reps_corpus(ctx):
+    """The study (its probes by the batched torch solver), then in the same run today's path
+    before issue 48 (every fold by scikit-learn, bench/reference_probes.py, in the study's
+    place), and the two runs' probe accuracies side by side."""
+    from unittest import mock
+
+    import reference_probes
+
     from analysis.cli.representations import read_data
     from analysis.core.models import load_model
+    from analysis.representations import probes as probes_mod
     from analysis.representations.corpus import check_probes
     from analysis.representations.run import corpus_representations
 
@@ -462,10 +523,29 @@ def row_reps_corpus(ctx):
     ds = read_data(str(UD_DEV), n)
     probes = check_probes(ds, None)
     loaded = load_model(ctx.base)
-    study = lambda: corpus_representations(loaded, ds, None, probes, max_sentences=n,  # noqa
-                                           batch_size=32, seed=0, scatter=True)
+    got = {}
+
+    def study():
+        got["torch"] = corpus_representations(loaded, ds, None, probes, max_sentences=n,
+                                              batch_size=32, seed=0, scatter=True)
+
+    def before():
+        with mock.patch.object(probes_mod, "layer_predictions",
+                               reference_probes.layer_predictions):
+            got["sklearn"] = corpus_representations(loaded, ds, None, probes, max_sentences=n,
+                                                    batch_size=32, seed=0, scatter=True)
+        for p in probes:
+            a = got["torch"].model.probes[p].layers
+            b = got["sklearn"].model.probes[p].layers
+            print(f"  {p} accuracy, batched solver: {' '.join(f'{x:.4f}' for x in a)}\n"
+                  f"  {p} accuracy, scikit-learn:   {' '.join(f'{x:.4f}' for x in b)}\n"
+                  f"  largest difference {100 * max(abs(x - y) for x, y in zip(a, b)):.2f} "
+                  "points", flush=True)
+
     floor = lambda: forward_floor(loaded, treebank_texts(ds), output_hidden_states=True)  # noqa
-    return study, floor, f"{len(ds)} sentences, probes {','.join(probes)}"
+    what = f"{len(ds)} sentences, probes {','.join(probes)}"
+    return [("reps_corpus", study, floor, what),
+            ("reps_corpus: scikit-learn probes (before issue 48)", before, floor, what)]
 
 
 def row_finetune(ctx):
@@ -522,7 +602,8 @@ def row_finetune(ctx):
 ROW_FUNS = {
     "attention128": lambda c: row_attention(c, 128),
     "attention512": lambda c: row_attention(c, 512),
-    "noop": row_noop, "drift": row_drift, "syntax_heads": row_syntax_heads,
+    "noop": row_noop, "drift": row_drift, "drift_long": row_drift_long,
+    "syntax_heads": row_syntax_heads,
     "syntax_probe": row_syntax_probe,
     "attribution128": lambda c: row_attribution(c, 128),
     "attribution512": lambda c: row_attribution(c, 512),
@@ -600,6 +681,10 @@ def environment() -> dict:
 
 def main(argv=None) -> int:
     from types import SimpleNamespace
+
+    from analysis.core.execution.threads import passive_waits
+
+    passive_waits()  # before torch loads: its OpenMP threads wait as the app's and the CLI's
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default=",".join(SIZES), help=f"comma-separated ({','.join(SIZES)})")

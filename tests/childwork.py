@@ -76,3 +76,15 @@ def example_build_waiting(out=None, progress=None):
 
 def example_build_broken(out=None, progress=None):
     raise OSError("No space left on device\nmore")
+
+
+def openmp(*, send) -> dict:
+    """The child's OpenMP wait policy and its torch threads once it reported (the load
+    follower sets them at a ``send``), with the threads the load leaves free then."""
+    import torch
+
+    from analysis.core.execution.threads import cores
+
+    send("step", 0)
+    return {"wait": os.environ.get("OMP_WAIT_POLICY"), "threads": torch.get_num_threads(),
+            "cores": cores()}

@@ -2,7 +2,8 @@
 and which explanation to trust (docs/METHODS.md section 11).
 
 - :mod:`.mixing`: per-layer context mixing (raw attention, rollout, attention norms, norms with
-  residual and layer norm, ALTI) from one forward's internals;
+  residual and layer norm, ALTI) from one forward's internals; :mod:`.l1`: ALTI's L1
+  distances in one compiled loop;
 - :mod:`.zeroing`: value zeroing, all n zeroings of a layer in one batched pass;
 - :mod:`.gradients`: gradient x input and integrated gradients through Captum;
 - :mod:`.run`: one input, every method (:func:`attribute`), the CLI's JSON, agreement;

@@ -16,7 +16,8 @@ holds the shares of the tokens j it draws from, rows summing to 1:
 
 Rows are normalised by :func:`normalise_rows`; :func:`rollout` aggregates layers. Every
 matrix is computed in float64 (:func:`decomposed_mixing`): the norms through Gram matrices,
-ALTI's L1 distances a block of rows at a time; :func:`decompose` forms the [n, n, d]
+ALTI's L1 distances by one compiled loop that never stores them (:mod:`.l1`; in float32 with
+float64 sums at ``precision="float32"``, the page's); :func:`decompose` forms the [n, n, d]
 decomposition itself (the definition, used by the tests).
 """
 
@@ -26,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.attribution.l1 import EXACT, l1_distances
+
 DECOMPOSED = ("norm", "norm_resln", "alti")
-CHUNK_ELEMENTS = 2_000_000  # numbers per block of rows of ALTI's [n, r, d] differences
 
 
 @dataclass
@@ -100,15 +102,16 @@ def head_mean(probs) -> np.ndarray:
     return normalise_rows(np.asarray(probs, dtype=np.float64).mean(0))
 
 
-def _head_vectors(li: LayerInputs):
-    """f_h(x_j) = W_O^h v_h(x_j) for every head and token: [H, n, d]."""
+def _head_vectors(li: LayerInputs, dtype=None):
+    """f_h(x_j) = W_O^h v_h(x_j) for every head and token: [H, n, d] (in ``dtype``, default
+    the inputs' float64)."""
     # lazy: imported when used: torch (heavy)
     import torch
 
     H = li.probs.shape[0]
     n, D = li.values.shape
-    vh = li.values.reshape(n, H, D // H)
-    wo = li.w_o.reshape(li.w_o.shape[0], H, D // H)
+    vh = li.values.reshape(n, H, D // H).to(dtype or li.values.dtype)
+    wo = li.w_o.reshape(li.w_o.shape[0], H, D // H).to(dtype or li.w_o.dtype)
     return torch.einsum("jhe,dhe->hjd", vh, wo)
 
 
@@ -192,7 +195,8 @@ def _quadratic(probs, f):
     return (torch.bmm(a, torch.bmm(fj, fj.transpose(1, 2))) * a).sum(-1).T
 
 
-def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray]:
+def decomposed_mixing(li: LayerInputs, names=DECOMPOSED, precision: str = EXACT
+                      ) -> dict[str, np.ndarray]:
     """The [n, n] matrices of ``names`` (among ``norm``, ``norm_resln``, ``alti``) for one
     layer, row-normalised, in float64 without forming the decomposition ``T`` of
     :func:`decompose`. Write ``u_h(x_j) = gamma * (f_h(x_j) - mean)`` and ``r_i = gamma *
@@ -202,13 +206,16 @@ def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray
       with the Gram matrix of the ``u_h(x_j)`` (plus ``r_i``'s terms on the diagonal):
       ``n H^2 d + n^2 H^2`` products instead of ``n^2 d``;
     - ``alti``: ``||y_i - T_i(x_j)||_1 = ||s_i y_i - sum_h A_h[i,j] u_h(x_j)||_1 / s_i``
-      (the diagonal corrected by ``r_i``) is one batched ``baddbmm`` and one L1 norm per
-      block of rows, two passes over the block instead of the seven of forming ``T``.
+      (the diagonal corrected by ``r_i``): :func:`analysis.attribution.l1.l1_distances`, each
+      distance summed as it is made, in ``precision`` (float64, or float32 summed in
+      float64: within ~1e-7 of float64, docs/METHODS.md section 20).
     """
     # lazy: imported when used: torch (heavy)
     import torch
 
-    f = _head_vectors(li)
+    # ALTI alone at float32: its head vectors in float32 too (within the same error)
+    alone = precision != EXACT and not {"norm", "norm_resln"} & set(names)
+    f = _head_vectors(li, torch.float32 if alone else torch.float64)
     n, d = li.x.shape
     out = {}
     if "norm" in names:
@@ -216,7 +223,7 @@ def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray
     if "norm_resln" in names or "alti" in names:
         pre = pre_ln(li)
         scale = torch.sqrt(pre.var(-1, unbiased=False, keepdim=True) + li.eps)  # [n, 1]
-        u = li.gamma * _centred(f)  # [H, n, d]
+        u = li.gamma.to(f.dtype) * _centred(f)  # [H, n, d]
         r = li.gamma * _centred(li.x)  # [n, d]
         idx = torch.arange(n)
         own = li.probs[:, idx, idx]  # [H, n]: A_h[i, i]
@@ -227,15 +234,10 @@ def decomposed_mixing(li: LayerInputs, names=DECOMPOSED) -> dict[str, np.ndarray
     if "alti" in names:
         y = _ln_part(pre, scale, li.gamma) + li.beta  # [n, d]: the block's output
         sy = scale * y
-        u_j = u.permute(1, 0, 2).contiguous()  # [n_j, H, d]
-        dist = torch.empty(n, n, dtype=torch.float64)
-        step = min(n, max(1, CHUNK_ELEMENTS // max(1, n * d)))
-        for start in range(0, n, step):
-            rows = slice(start, min(n, start + step))
-            a = li.probs[:, rows, :].permute(2, 1, 0).contiguous()  # [n_j, r, H]
-            diff = torch.baddbmm(sy[rows].neg().unsqueeze(0), a, u_j)  # [n_j, r, d]
-            dist[rows] = torch.linalg.vector_norm(diff, ord=1, dim=-1).T
-        dist[idx, idx] = (sy - torch.einsum("hi,hid->id", own, u) - r).abs().sum(-1)
+        dist = torch.from_numpy(l1_distances(li.probs.numpy(), u.numpy(), sy.numpy(),
+                                             precision))
+        mix = torch.einsum("hi,hid->id", own.to(u.dtype), u).double()
+        dist[idx, idx] = (sy - mix - r).abs().sum(-1)
         ynorm = y.abs().sum(-1, keepdim=True)
         out["alti"] = (ynorm - dist / scale).clamp_min(0.0).numpy()
     return {k: normalise_rows(v) for k, v in out.items()}

@@ -55,7 +55,7 @@ def value_zeroing_layer(model, layer: int, li, original) -> np.ndarray:
 
     n = li.x.shape[0]
     step = block_size(n, model.config)
-    f = _head_vectors(li).float()  # [H, n, d]
+    f = _head_vectors(li, torch.float32)  # [H, n, d]
     p = pre_ln(li).float()  # [n, d]
     probs = li.probs.float()
     out = np.zeros((n, n))

@@ -14,6 +14,7 @@ import importlib
 import re
 import sys
 from analysis.core.errors import DataError, InputError
+from analysis.core.execution.threads import heavy_work, passive_waits
 from analysis.core.models import ModelLoadError
 
 
@@ -85,8 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    passive_waits()  # before a command loads torch (analysis/core/execution/threads.py)
     try:
-        result = args.func(args)
+        with heavy_work(None, process=True, load_torch=True):  # its threads by the load
+            result = args.func(args)
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

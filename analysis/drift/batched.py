@@ -23,6 +23,7 @@ class BatchMasks:
         f = torch.float32
         self.valid = valid
         self.n = valid.sum(-1).to(f)
+        self.padded = not bool(valid.all())  # long inputs at the token cap: mostly not
         pair = valid[:, :, None] & valid[:, None, :]
         self.pair = pair[:, None].to(f)
         self.special = (special & valid).to(f)[:, None, :, None]
@@ -47,8 +48,9 @@ class BatchMasks:
         return cls(valid, special, segments)
 
     def crop(self, att):
-        """One layer's maps [B,H,T,T] as float32 with every padding cell set to 0."""
-        return att.float() * self.pair
+        """One layer's maps [B,H,T,T] as float32 with every padding cell set to 0 (the maps
+        themselves, not a copy, when the batch has no padding)."""
+        return att.float() * self.pair if self.padded else att.float()
 
 
 def batch_cosine(am, bm):

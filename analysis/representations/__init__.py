@@ -5,7 +5,8 @@ fine-tuning, with per-layer probes and Ethayarajh's (2019) anisotropy and self-s
 Modules: :mod:`.states` (hidden states of every layer: one input's tokens, a treebank's or an
 ABSA corpus's words with their UPOS / roles), :mod:`.projection` (per-layer PCA, Procrustes
 alignment, t-SNE, UMAP; two models with one fit), :mod:`.probes` (cross-validated logistic
-regression per layer, majority baseline), :mod:`.geometry` (anisotropy, self-similarity),
+regression per layer, majority baseline; :mod:`.logistic` fits a layer's folds at once),
+:mod:`.geometry` (anisotropy, self-similarity),
 :mod:`.single` (one input), :mod:`.inputs` (one input from labelled data: ABSA roles, UPOS),
 :mod:`.labelled` (a corpus with sentence labels), :mod:`.corpus` (a corpus), :mod:`.job` (the
 corpus part as a map/merge job), :mod:`.run` (the job built after the checks, run in the

@@ -1,9 +1,13 @@
 """Per-layer linear probes (docs/METHODS.md section 13, "Probes").
 
-A probe is scikit-learn's logistic regression on a layer's standardised word vectors,
-cross-validated with folds grouped by sentence (no sentence has words on both sides of a
-split): the accuracy is over every word's out-of-fold prediction. The majority baseline is the
-same cross-validation of "always the most frequent class of the training folds".
+A probe is a logistic regression on a layer's standardised word vectors (scikit-learn's
+``LogisticRegression()``, fitted for every fold of a layer at once in torch:
+:mod:`analysis.representations.logistic`; scikit-learn's own fits are the reference,
+``bench/reference_probes.py``), cross-validated with folds grouped by sentence (no sentence has
+words on both sides of a split): the accuracy is over every word's out-of-fold prediction. The
+majority baseline is the same cross-validation of "always the most frequent class of the
+training folds". The layers are fitted side by side on the job's threads, each on one torch
+thread, so the numbers do not depend on how many threads ran them.
 
 Noise: each layer's right words are kept per sentence (and the baseline's), so an accuracy,
 its lead over the baseline and the change between two models' curves on the same words get a
@@ -14,17 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
-import warnings
 
 import numpy as np
 
 from analysis.core.errors import DataError
 from analysis.core.execution.threads import side_by_side
 from analysis.core.intervals import accuracy_ci, paired_ci
-from analysis.representations.threads import one_thread
+from analysis.representations.logistic import fit_folds
 
 FOLDS = 5
-MAX_ITER = 300
 
 
 @dataclass
@@ -113,35 +115,18 @@ def majority_accuracy(labels: np.ndarray, splits) -> float:
     return int(majority_hits(labels, splits).sum()) / len(labels)
 
 
-def _fold_predictions(x: np.ndarray, labels: np.ndarray, train, test, seed: int
-                      ) -> np.ndarray:
-    """One fold: a logistic regression on the standardised training words, its predictions
-    for the test words."""
-    # lazy: imported when used: scikit-learn (heavy)
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    if len(np.unique(labels[train])) < 2:  # one class only: the probe can say only that
-        return np.full(len(test), labels[train][0], dtype=labels.dtype)
-    scaler = StandardScaler().fit(x[train])
-    clf = LogisticRegression(max_iter=MAX_ITER, random_state=seed)
-    clf.fit(scaler.transform(x[train]), labels[train])
-    return clf.predict(scaler.transform(x[test]))
-
-
-def probe_accuracy(x: np.ndarray, labels: np.ndarray, splits, seed: int = 0
-                   ) -> tuple[float, np.ndarray]:
-    """(out-of-fold accuracy, the out-of-fold predictions) of a logistic regression on the
-    standardised ``x``."""
-    pred = np.empty(len(labels), dtype=labels.dtype)
-    for train, test in splits:
-        pred[test] = _fold_predictions(x, labels, train, test, seed)
-    return float((pred == labels).mean()), pred
+def layer_predictions(x: np.ndarray, y: np.ndarray, splits, n_classes: int) -> np.ndarray:
+    """Every word's out-of-fold predicted class index at one layer (``y``: class indices):
+    every fold fitted at once (:func:`analysis.representations.logistic.fit_folds`)."""
+    pred = np.empty(len(y), dtype=np.int64)
+    for (_, test), fit in zip(splits, fit_folds(x, y, splits, n_classes)):
+        pred[test] = fit.predictions
+    return pred
 
 
 def fit_workers() -> int:
-    """How many probe fits run at once: the threads torch may use in this process (its
-    forwards' budget, which a job's process sets), each fit on one BLAS thread."""
+    """How many layers are fitted at once: the threads torch may use in the calling thread
+    (the job's budget: analysis.core.execution.threads.job_threads), each layer on one."""
     # lazy: imported when used: torch (heavy; loaded by the forwards before any probe)
     import torch
 
@@ -153,9 +138,6 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
                  progress: Callable[[int, int], None] | None = None) -> ProbeCurve:
     """Cross-validated probe accuracy at every layer (``layers[l]`` is [N, D], ``labels`` and
     ``groups`` (the sentence of each word) have N entries)."""
-    # lazy: imported when used: scikit-learn (heavy)
-    from sklearn.exceptions import ConvergenceWarning
-
     labels = np.asarray([str(v) for v in labels])
     groups = np.asarray(groups)
     if len(labels) == 0:
@@ -174,31 +156,31 @@ def probe_layers(layers: Sequence[np.ndarray], labels: Sequence, groups: Sequenc
 
     accs, recalls, rights = [], [], []
     xs = [np.asarray(x, np.float32) for x in layers]
-    tasks = [(l, train, test) for l in range(len(xs)) for train, test in splits]
+    y = np.searchsorted(classes, labels)  # class indices, in the classes' sorted order
+    # lazy: imported when used: torch (heavy; loaded by the forwards before any probe)
+    import torch
 
-    def fit(task):
-        l, train, test = task
-        with one_thread():  # OpenMP's thread count is each thread's own: set it here too
-            return _fold_predictions(xs[l], labels, train, test, seed)
+    workers = fit_workers()
 
-    # every (layer, fold) fit is independent and deterministic: they run side by side on
-    # fit_workers() threads (the fits' BLAS and OpenMP work releases the GIL), one BLAS and
-    # OpenMP thread each, and come back in order, so the numbers are those of one fit at a
-    # time.
-    # The warning filter is set here, once (the filters are the process's, not a thread's).
-    with warnings.catch_warnings(), one_thread():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        with side_by_side(fit, tasks, fit_workers()) as done:
+    def fit(l):
+        torch.set_num_threads(1)  # this pool thread's own count: one layer, one thread
+        return layer_predictions(xs[l], y, splits, len(classes))
+
+    # every layer's fit is independent and deterministic on one thread: they run side by side
+    # on fit_workers() threads (torch's work releases the interpreter lock) and come back in
+    # order, so the numbers do not depend on the workers
+    try:
+        with side_by_side(fit, range(len(xs)), workers) as done:
             for l in range(len(xs)):
-                pred = np.empty(len(labels), dtype=labels.dtype)
-                for _, test in splits:
-                    pred[test] = next(done)
+                pred = classes[next(done)]
                 accs.append(float((pred == labels).mean()))
                 rights.append(per(pred == labels))
                 recalls.append({str(c): float((pred[labels == c] == c).mean())
                                 for c in classes})
                 if progress is not None:
                     progress(l + 1, len(layers))
+    finally:
+        torch.set_num_threads(workers)  # threads started later take this count again
     majority = majority_hits(labels, splits)
     return ProbeCurve(name=name, layers=accs, majority=float(majority.mean()),
                       classes=[str(c) for c in classes],

@@ -2,8 +2,10 @@
 
 With torch loaded, a process holds two OpenMP runtimes and OpenBLAS pools; on a busy 2-core
 machine their spinning workers made a logistic regression or a t-SNE 20 to 40 times slower
-than on one thread (measured: 35 probe fits 89 s against 2 s). The probes and projections
-therefore run inside :func:`one_thread` (threadpoolctl, a scikit-learn dependency).
+than on one thread (measured: 35 probe fits 89 s against 2 s). The projections (and the
+probes' scikit-learn reference, bench/reference_probes.py) therefore run inside
+:func:`one_thread` (threadpoolctl, a scikit-learn dependency); the probes themselves are fitted
+in torch, each layer on one torch thread (:mod:`analysis.representations.probes`).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ bundled sample), :mod:`.words` (treebank words -> Encoding), :mod:`.passes` (one
 forward over a treebank), :mod:`.heads` (head accuracies per relation, the offset baseline),
 :mod:`.reading` (tables, examples, plain sentences), :mod:`.states` (word vectors of every
 layer), :mod:`.trees` (tree distances, depths, MST, UUAS, Spearman), :mod:`.probes` (distance
-and depth probes per layer), :mod:`.run` (a treebank run: heads alone, or heads and word vectors
+and depth probes per layer), :mod:`.layered` (every layer's probe of one kind trained in one
+loop), :mod:`.run` (a treebank run: heads alone, or heads and word vectors
 from one forward), :mod:`.study` (the study's one interface: :data:`STUDY` the heads,
 :data:`PROBES` the probes).
 """

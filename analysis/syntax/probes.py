@@ -11,9 +11,11 @@ Adam (lr 0.01) on batches of 20 sentences (:func:`analysis.core.batching.batches
 loss on the stopping sentences (every 10th training sentence, held out) decides: better by more
 than 1e-4 keeps B, otherwise the learning rate is multiplied by ``decay`` (0.1), and training
 stops after ``patience`` (2) such epochs in a row or ``max_epochs`` (40); the best B is
-returned. Each probe trains on one torch thread (:func:`torch_threads`); :func:`probe_layers`
-trains as many side by side as torch has threads (:func:`probe_workers`), with the same
-numbers as one at a time.
+returned. Training is :func:`analysis.syntax.layered.train_layers`: every layer's probe of one
+kind in one loop (the same batches and start for every layer), each on one torch thread
+(:func:`torch_threads`); :func:`probe_layers` trains the distance and the depth probes of every
+layer side by side on two threads (:func:`probe_workers`), with the same numbers as one probe
+at a time.
 
 :func:`probe_layers` extracts word vectors once per file (:func:`extract_word_states`), trains
 both probes on every layer (embeddings included) and evaluates them on the other file.
@@ -22,7 +24,6 @@ both probes on every layer (embeddings included) and evaluates them on the other
 from __future__ import annotations
 
 import contextlib
-import random
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,12 +34,12 @@ import numpy as np
 from analysis.core.errors import InputError
 from analysis.core.execution.threads import side_by_side
 from analysis.core.study import Field, Schema, StudyResult
+from analysis.syntax.layered import train_layers
 from analysis.syntax.states import WordStates, extract_word_states
 from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearman, gold_edges,
                                    linear_chain_uuas, mst_edges, non_punct, root_accuracy,
                                    row_spearman, sentence_uuas_counts, tree_depths,
                                    tree_distances, uuas)
-from analysis.core.batching import batches
 
 __all__ = ["Probe", "ProbeResult", "WordStates", "corpus_uuas", "depth_spearman",
            "distance_spearman", "evaluate_layer", "example_tree", "extract_word_states",
@@ -107,104 +108,33 @@ class Probe:
     stop_loss: float = float("nan")
     seconds: float = 0.0
 
-    def distances(self, X) -> np.ndarray:
-        """[n, n] predicted squared distances ``||B(h_i - h_j)||^2`` of word vectors X [n, D]."""
-        Y = np.asarray(X, dtype=np.float64) @ self.B.T.astype(np.float64)
+    def distances(self, X, bt: np.ndarray | None = None) -> np.ndarray:
+        """[n, n] predicted squared distances ``||B(h_i - h_j)||^2`` of word vectors X [n, D]
+        (``bt``: ``B.T`` in float64, when the caller made it once for many sentences)."""
+        Y = np.asarray(X, dtype=np.float64) @ (self.B.T.astype(np.float64) if bt is None else bt)
         diff = Y[:, None, :] - Y[None, :, :]
         return (diff ** 2).sum(-1)
 
-    def depths(self, X) -> np.ndarray:
-        """[n] predicted squared norms ``||B h_i||^2``."""
-        Y = np.asarray(X, dtype=np.float64) @ self.B.T.astype(np.float64)
+    def depths(self, X, bt: np.ndarray | None = None) -> np.ndarray:
+        """[n] predicted squared norms ``||B h_i||^2`` (``bt`` as :meth:`distances`)."""
+        Y = np.asarray(X, dtype=np.float64) @ (self.B.T.astype(np.float64) if bt is None else bt)
         return (Y ** 2).sum(-1)
-
-
-def _batch(X, T, idx, kind):
-    """Padded vectors [B, n, D], targets ([B, n, n] or [B, n]), mask [B, n] and lengths."""
-    # lazy: imported when used: torch (heavy)
-    import torch
-
-    n_max = max(X[i].shape[0] for i in idx)
-    D = X[idx[0]].shape[1]
-    xb = torch.zeros((len(idx), n_max, D))
-    tb = torch.zeros((len(idx), n_max, n_max) if kind == "distance" else (len(idx), n_max))
-    mask = torch.zeros((len(idx), n_max))
-    for b, i in enumerate(idx):
-        n = X[i].shape[0]
-        xb[b, :n] = X[i]
-        if kind == "distance":
-            tb[b, :n, :n] = T[i]
-        else:
-            tb[b, :n] = T[i]
-        mask[b, :n] = 1.0
-    return xb, tb, mask, mask.sum(-1)
-
-
-def _losses(B, xb, tb, mask, lengths, kind):
-    """Per-sentence losses [batch] (see the module docstring)."""
-    Y = xb @ B.T  # [b, n, k]
-    sq = (Y ** 2).sum(-1)  # [b, n]
-    if kind == "depth":
-        return ((sq - tb).abs() * mask).sum(-1) / lengths
-    pred = sq[:, :, None] + sq[:, None, :] - 2.0 * Y @ Y.transpose(1, 2)
-    pair = mask[:, :, None] * mask[:, None, :]
-    return ((pred - tb).abs() * pair).sum((-1, -2)) / lengths ** 2
 
 
 def _train(vectors, targets, kind: str, *, rank: int, seed: int, max_epochs: int,
            patience: int, lr: float, batch_size: int, decay: float = DECAY,
            threads: int | None = TRAIN_THREADS) -> Probe:
-    # lazy: imported when used: torch (heavy)
-    import torch
-
-    t0 = time.perf_counter()
+    """One probe: :func:`analysis.syntax.layered.train_layers` with one layer."""
     if not len(vectors):
         raise InputError("No training sentence for the probe.")
-    X = [torch.as_tensor(np.asarray(v), dtype=torch.float32) for v in vectors]
-    T = [torch.as_tensor(np.asarray(t), dtype=torch.float32) for t in targets]
-    n_sent = len(X)
-    stop_idx = [i for i in range(n_sent) if i % 10 == 9] if n_sent >= 10 else list(range(n_sent))
-    train_idx = [i for i in range(n_sent) if i % 10 != 9] if n_sent >= 10 else stop_idx
-    gen = torch.Generator().manual_seed(int(seed))
-    B = ((torch.rand((rank, X[0].shape[1]), generator=gen) * 2 - 1) * INIT).requires_grad_()
-    opt = torch.optim.Adam([B], lr=lr)
-    rng = random.Random(seed)
-    stop_batches = [_batch(X, T, [stop_idx[j] for j in part], kind)
-                    for part in batches([X[i].shape[0] for i in stop_idx], 64)]
+    lengths = [np.asarray(v).shape[0] for v in vectors]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    flat = np.concatenate([np.asarray(v, dtype=np.float32) for v in vectors])
     with torch_threads(threads):
-        epoch, best, best_B = _epochs(X, T, kind, B, opt, rng, train_idx, stop_idx, stop_batches,
-                                      max_epochs, patience, decay, batch_size)
-    return Probe(best_B.numpy().astype(np.float32), kind, epoch, best,
-                 time.perf_counter() - t0)
-
-
-def _epochs(X, T, kind, B, opt, rng, train_idx, stop_idx, stop_batches, max_epochs, patience,
-            decay, batch_size):
-    """The training loop; returns (epochs run, best stopping loss, best B)."""
-    # lazy: imported when used: torch (heavy)
-    import torch
-
-    lengths = [X[i].shape[0] for i in train_idx]
-    best, best_B, bad, epoch = float("inf"), B.detach().clone(), 0, 0
-    for epoch in range(1, max_epochs + 1):
-        for part in batches(lengths, batch_size, rng=rng):
-            xb, tb, mask, ln = _batch(X, T, [train_idx[j] for j in part], kind)
-            loss = _losses(B, xb, tb, mask, ln, kind).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            total = sum(float(_losses(B, *sb, kind).sum()) for sb in stop_batches)
-        stop_loss = total / len(stop_idx)
-        if stop_loss < best - 1e-4:
-            best, best_B, bad = stop_loss, B.detach().clone(), 0
-        else:
-            bad += 1
-            if bad >= patience:
-                break
-            for g in opt.param_groups:
-                g["lr"] *= decay
-    return epoch, best, best_B
+        got = train_layers([flat], offsets, targets, kind, rank=rank, seed=seed,
+                           max_epochs=max_epochs, patience=patience, lr=lr,
+                           batch_size=batch_size, decay=decay)[0]
+    return Probe(got.B, kind, got.epochs, got.stop_loss, got.seconds)
 
 
 def _options(options: dict) -> dict:
@@ -233,19 +163,23 @@ def train_depth_probe(vectors, heads_list, *, rank: int = 64, seed: int = 0,
                   seed=seed, **_options(options))
 
 
-def evaluate_layer(dist: Probe, depth: Probe, vectors, heads_list, upos_list) -> dict:
+def evaluate_layer(dist: Probe, depth: Probe, vectors, heads_list, upos_list,
+                   gold_distances=None) -> dict:
     """UUAS, DSpr, root accuracy and depth Spearman of two probes on sentences, with the
-    predicted MST edges per sentence (``"edges"``)."""
+    predicted MST edges per sentence (``"edges"``); ``gold_distances``: the sentences' tree
+    distances when already computed (every layer shares them)."""
     correct = total = 0
-    pred_d, gold_d, pred_depth, edges = [], [], [], []
+    pred_d, pred_depth, edges = [], [], []
+    bt_dist, bt_depth = dist.B.T.astype(np.float64), depth.B.T.astype(np.float64)
     for X, h, u in zip(vectors, heads_list, upos_list):
-        D = dist.distances(X)
+        D = dist.distances(X, bt_dist)
         c, t, pred, _ = sentence_uuas_counts(D, h, u)
         correct, total = correct + c, total + t
         edges.append(pred)
         pred_d.append(D)
-        gold_d.append(tree_distances(h))
-        pred_depth.append(depth.depths(X))
+        pred_depth.append(depth.depths(X, bt_depth))
+    gold_d = gold_distances if gold_distances is not None else [tree_distances(h)
+                                                                 for h in heads_list]
     return {"uuas": correct / total if total else float("nan"),
             "dspr": distance_spearman(pred_d, gold_d),
             "root_acc": root_accuracy(pred_depth, heads_list, upos_list),
@@ -356,31 +290,58 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
     state["base"] = n_tr + n_ev
     t_extract = time.perf_counter() - t0
     rows, edges, probes = [], [], []
-    kw = dict(rank=int(rank), seed=seed, max_epochs=max_epochs, threads=threads)
-    trainers = (train_distance_probe, train_depth_probe)
+    opts = _options(dict(max_epochs=max_epochs))
+    opts.pop("threads")
+    targets = {"distance": [tree_distances(h) for h in train_states.heads],
+               "depth": [tree_depths(h) for h in train_states.heads]}
+    workers = probe_workers(threads)
+    # each kind's layers in as many runs as there are workers (the depth probes first: they
+    # run longer), so that the workers stay busy to the end
+    runs = [(kind, part) for kind in ("depth", "distance")
+            for part in np.array_split(np.asarray(layer_ids), min(workers, len(layer_ids)))
+            if len(part)]
+    # lazy: imported when used: torch (heavy)
+    import torch
 
-    def train(task):
-        layer, trainer = task
-        return trainer(train_states.sentences(layer), train_states.heads, **kw)
+    def train(run):
+        kind, part = run
+        if threads is not None:
+            torch.set_num_threads(int(threads))  # this pool thread's own count
+        return train_layers([train_states.layers[layer] for layer in part],
+                            train_states.offsets, targets[kind], kind, rank=int(rank),
+                            seed=seed, **opts)
 
-    # the probes are independent and each deterministic (its own generator and order of
-    # batches, one torch thread): they train side by side on probe_workers() threads (torch
-    # releases the GIL in its kernels) and come back in order, so the numbers are those of
-    # one probe at a time (when the caller stops, those not started are dropped)
-    tasks = [(layer, t) for layer in layer_ids for t in trainers]
-    with side_by_side(train, tasks, probe_workers(threads)) as done:
-        for layer in layer_ids:
-            dist = next(done)
-            state["base"] += step
-            tick(0)
-            depth = next(done)
-            state["base"] += step
-            tick(0)
-            ev = evaluate_layer(dist, depth, eval_states.sentences(layer), eval_states.heads,
-                                eval_states.upos)
-            edges.append(ev.pop("edges"))
-            rows.append({"layer": layer, **ev})
-            probes.append((dist, depth))
+    gold = [tree_distances(h) for h in eval_states.heads]
+
+    def evaluate(k):
+        layer = layer_ids[k]
+        dist, depth = (Probe(t.B, kind, t.epochs, t.stop_loss, t.seconds)
+                       for kind, t in (("distance", trained["distance"][k]),
+                                       ("depth", trained["depth"][k])))
+        return dist, depth, evaluate_layer(dist, depth, eval_states.sentences(layer),
+                                           eval_states.heads, eval_states.upos, gold)
+
+    # the runs are independent and each deterministic (every layer's probe starts from the
+    # same generator and sees the same batches, ``threads`` torch threads): they train side by
+    # side on probe_workers() threads (torch releases the GIL in its kernels) and come back in
+    # order, so the numbers are those of one probe at a time (when the caller stops, the runs
+    # not started are dropped); then the layers are evaluated side by side the same way
+    saved = torch.get_num_threads()
+    trained: dict[str, list] = {"distance": [], "depth": []}
+    try:
+        with side_by_side(train, runs, workers) as done:
+            for kind, part in runs:
+                trained[kind] += next(done)
+                state["base"] += step * len(part)
+                tick(0)
+        with side_by_side(evaluate, range(len(layer_ids)), workers) as done:
+            for layer in layer_ids:
+                dist, depth, ev = next(done)
+                edges.append(ev.pop("edges"))
+                rows.append({"layer": layer, **ev})
+                probes.append((dist, depth))
+    finally:
+        torch.set_num_threads(saved)  # threads started later take this count again
     notes = [f"Training: {n}" for n in train_states.notes] + [
         f"Evaluation: {n}" for n in eval_states.notes]
     return ProbeResult(

@@ -62,18 +62,23 @@ def gold_edges(heads, keep=None) -> set[tuple[int, int]]:
 
 
 def mst_edges(distance_matrix) -> list[tuple[int, int]]:
-    """Edges of the minimum spanning tree of a symmetric distance matrix (scipy's
-    ``minimum_spanning_tree`` on the upper triangle, rescaled to [1, 2] so that zero distances
-    stay edges; a shift and a positive scale leave the tree unchanged)."""
-    # lazy: imported when used: scipy (heavy)
-    from scipy.sparse.csgraph import minimum_spanning_tree
-
+    """Edges of the minimum spanning tree of a symmetric distance matrix (its upper
+    triangle). When every pair's distance differs, the tree is unique: Prim's algorithm on the
+    dense matrix (:func:`_prim`, a few numpy steps a word; issue 48: scipy's sparse-graph call
+    cost ~3 ms a sentence, most of a layer's evaluation). With ties, scipy's
+    ``minimum_spanning_tree`` as before, on the upper triangle rescaled to [1, 2] so that zero
+    distances stay edges (a shift and a positive scale leave the tree unchanged)."""
     D = np.asarray(distance_matrix, dtype=np.float64)
     n = D.shape[0]
     if n < 2:
         return []
     iu = np.triu_indices(n, 1)
     vals = D[iu]
+    if len(np.unique(vals)) == len(vals):
+        return _prim(np.triu(D, 1) + np.triu(D, 1).T)
+    # lazy: imported when used: scipy (heavy)
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
     span = vals.max() - vals.min()
     # map to [1, 2]: every pair stays an edge (scipy drops entries within 1e-8 of 0) and the
     # same constant added to every pair, then one positive factor, leave the tree unchanged
@@ -82,6 +87,26 @@ def mst_edges(distance_matrix) -> list[tuple[int, int]]:
     M[iu] = vals
     tree = minimum_spanning_tree(M).tocoo()
     return sorted((int(min(i, j)), int(max(i, j))) for i, j in zip(tree.row, tree.col))
+
+
+def _prim(W: np.ndarray) -> list[tuple[int, int]]:
+    """The minimum spanning tree of the complete graph with symmetric weights ``W`` [n, n]
+    (distinct off-diagonal weights: the tree is unique), grown from word 0."""
+    n = W.shape[0]
+    inside = np.zeros(n, dtype=bool)
+    inside[0] = True
+    best, parent = W[0].copy(), np.zeros(n, dtype=np.int64)
+    edges = []
+    for _ in range(n - 1):
+        cand = np.where(inside, np.inf, best)
+        j = int(np.argmin(cand))
+        i = int(parent[j])
+        edges.append((min(i, j), max(i, j)))
+        inside[j] = True
+        closer = W[j] < best
+        best = np.where(closer, W[j], best)
+        parent = np.where(closer, j, parent)
+    return sorted(edges)
 
 
 def uuas(pred_edges, gold) -> float:
@@ -129,14 +154,32 @@ def linear_chain_uuas(heads_list, upos_list) -> float:
     return correct / total if total else float("nan")
 
 
+def average_ranks(a) -> np.ndarray:
+    """Ranks along the last axis from 1, ties given their average rank: ``scipy.stats.
+    rankdata(a, axis=-1)`` for finite numbers, in a few numpy steps (its per-call overhead was
+    most of a layer's Spearman values)."""
+    a = np.asarray(a, dtype=np.float64)
+    flat = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
+    m, n = flat.shape
+    order = np.argsort(flat, axis=1, kind="stable")
+    s = np.take_along_axis(flat, order, 1)
+    pos = np.broadcast_to(np.arange(n), (m, n))
+    first = np.ones((m, n), dtype=bool)
+    first[:, 1:] = s[:, 1:] != s[:, :-1]
+    last = np.ones((m, n), dtype=bool)
+    last[:, :-1] = s[:, :-1] != s[:, 1:]
+    start = np.maximum.accumulate(np.where(first, pos, 0), axis=1)
+    end = np.minimum.accumulate(np.where(last, pos, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    ranks = np.empty((m, n))
+    np.put_along_axis(ranks, order, (start + end) / 2.0 + 1.0, 1)
+    return ranks.reshape(a.shape)
+
+
 def row_spearman(P, G) -> np.ndarray:
     """Spearman correlation of every row of P with the same row of G (average ranks for ties,
     as ``scipy.stats.spearmanr``); NaN for a constant row."""
-    # lazy: imported when used: scipy (heavy)
-    from scipy.stats import rankdata
-
-    rp = rankdata(np.asarray(P, dtype=np.float64), axis=-1)
-    rg = rankdata(np.asarray(G, dtype=np.float64), axis=-1)
+    rp = average_ranks(P)
+    rg = average_ranks(G)
     rp = rp - rp.mean(-1, keepdims=True)
     rg = rg - rg.mean(-1, keepdims=True)
     den = np.sqrt((rp ** 2).sum(-1) * (rg ** 2).sum(-1))

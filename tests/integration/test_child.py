@@ -23,6 +23,19 @@ def test_messages_result_and_lower_priority():
     assert out["nice"] >= 7  # niceness raised in the child (never lowered below the caller's)
 
 
+def test_the_child_waits_passively_and_takes_its_threads_from_the_load(monkeypatch):
+    """Issue 48: OpenMP threads that spin while they wait cost 6x the CPU on a busy machine;
+    the child's environment makes them sleep, and its torch threads are set by the load (at
+    its first report once torch is loaded): with OMP_NUM_THREADS=1 (a person's cap), one."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    out = run_in_child(childwork.openmp)
+    assert out["wait"] == "PASSIVE" and out["threads"] == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    out = run_in_child(childwork.openmp)
+    assert 1 <= out["threads"] <= out["cores"]
+
+
 def test_send_as_names_the_keyword():
     seen = []
     assert run_in_child(childwork.fractions, on_message=lambda *m: seen.append(m),

@@ -17,25 +17,25 @@ def test_forwards_per_method():
     assert forwards_needed("norm", 126) == 1.0 and forwards_needed("norm", 504) == 2.0
     assert forwards_needed("norm_resln", 504) == pytest.approx(1.4 * 2)
     assert forwards_needed("alti", 126) == 3.0
-    assert forwards_needed("alti", 504) == pytest.approx(3.0 * 4 ** 0.8)  # 9.1 forwards
-    assert forwards_needed("alti", 10) == 1.0  # never under one forward
+    assert forwards_needed("alti", 504) == pytest.approx(3.0 * 4 ** 0.1)  # 3.4 forwards
+    assert forwards_needed("alti", 1) == pytest.approx(3.0 * 126 ** -0.1)
 
 
 def test_the_growing_methods_against_what_was_measured():
     """bench/README.md, "Attribution at 512 tokens" (2026-11-28 04:31, after the norms and
-    ALTI stopped forming T): (tokens, forward s, method, measured s) at BERT-base and
-    BERT-large; the estimate is within a fifth of each, and only BERT-large's ALTI at 512
-    tokens (17.9 s) is held back for the visitor to choose."""
-    rows = [(126, 0.18, "alti", 0.58), (512, 0.58, "alti", 5.63),
+    ALTI stopped forming T; ALTI's rows again after its distances stopped being stored, issue
+    48, CPU seconds on one thread at BERT-base): (tokens, forward s, method, measured s) at
+    BERT-base and BERT-large; the estimate is within a fifth of each, and none of these is held
+    back at 512 tokens (BERT-large's ALTI, 17.9 s before issue 48, is ~6 s now)."""
+    rows = [(126, 0.38, "alti", 1.02), (512, 1.50, "alti", 4.53),
             (126, 0.18, "norm_resln", 0.25), (512, 0.57, "norm_resln", 1.59),
-            (512, 0.61, "norm", 1.21), (512, 1.88, "alti", 17.89),
+            (512, 0.61, "norm", 1.21),
             (512, 1.73, "norm_resln", 5.59), (512, 1.76, "norm", 4.27)]
     for n, fwd, method, measured in rows:
         est = estimate_seconds([method], n, fwd)[method]
         assert abs(est - measured) / measured < 0.2, (n, fwd, method, est, measured)
-    base = estimate_seconds(["alti", "norm_resln", "norm"], 512, 0.58)
     large = estimate_seconds(["alti", "norm_resln", "norm"], 512, 1.88)
-    assert slow_methods(base) == {} and set(slow_methods(large)) == {"alti"}
+    assert slow_methods(large) == {} and 5 < large["alti"] < 8
 
 
 def test_estimate_and_which_are_slow():

@@ -89,19 +89,35 @@ def _by_definition(li):
     return c / c.sum(-1, keepdims=True), normalise_rows(np.linalg.norm(Tn, axis=-1))
 
 
-@pytest.mark.parametrize("chunk", [2_000_000, 1])
-def test_alti_and_norm_resln_by_their_definition(tiny, monkeypatch, chunk):
-    """Without forming T (Gram matrices; ALTI's distances a block of rows at a time, one
-    row a block with chunk=1), the matrices equal the definition in float64."""
-    from analysis.attribution import mixing
-
-    monkeypatch.setattr(mixing, "CHUNK_ELEMENTS", chunk)
+@pytest.mark.parametrize("precision, atol", [("float64", 1e-12), ("float32", 1e-6)])
+def test_alti_and_norm_resln_by_their_definition(tiny, precision, atol):
+    """Without forming T (Gram matrices; ALTI's distances summed as they are made, in float64
+    or in float32 with float64 sums: the page's), the matrices equal the definition in
+    float64 (to 1e-12; ALTI in float32 to the stated 1e-6)."""
     _, _, lis = _internals(tiny)
     for li in lis:
         alti, norm_resln = _by_definition(li)
-        mats = decomposed_mixing(li, ("alti", "norm_resln"))
-        np.testing.assert_allclose(mats["alti"], alti, atol=1e-12)
+        mats = decomposed_mixing(li, ("alti", "norm_resln"), precision=precision)
+        np.testing.assert_allclose(mats["alti"], alti, atol=atol)
         np.testing.assert_allclose(mats["norm_resln"], norm_resln, atol=1e-12)
+
+
+@pytest.mark.parametrize("heads", [1, 3, 4, 5, 12])
+def test_l1_distances_by_hand(heads):
+    """The compiled loop against numpy's direct sum, for head counts that are and are not a
+    multiple of its group of 4 (padded with zero heads): float64 to rounding, float32 with
+    float64 sums within 1e-6 of the distance's scale."""
+    from analysis.attribution.l1 import l1_distances
+
+    rng = np.random.default_rng(heads)
+    ni, nj, d = 7, 9, 33
+    probs, u, sy = rng.random((heads, ni, nj)), rng.normal(size=(heads, nj, d)), \
+        rng.normal(size=(ni, d))
+    direct = np.abs(sy[:, None, :] - np.einsum("hij,hjd->ijd", probs, u)).sum(-1)
+    np.testing.assert_allclose(l1_distances(probs, u, sy), direct, rtol=1e-13)
+    fast = l1_distances(probs, u, sy, precision="float32")
+    assert fast.dtype == np.float64 and fast.shape == (ni, nj)
+    assert np.abs(fast - direct).max() <= 1e-6 * np.abs(sy).sum(-1).max()
 
 
 def test_alti_and_norm_resln_on_a_wide_random_layer():

@@ -3,8 +3,11 @@ that the process that asked for it (the Streamlit server) keeps its interpreter 
 cores for light requests.
 
 ``run_in_child(fn, *args, on_message=..., on_poll=..., nice=10, **kwargs)`` starts a fresh
-interpreter (``sys.executable``: no fork of a threaded server), lowers its scheduling priority
-(``nice``) and calls ``fn(*args, send=send, **kwargs)`` there; ``fn`` must be a module-level
+interpreter (``sys.executable``: no fork of a threaded server) with passive OpenMP waits
+(:func:`analysis.core.execution.threads.child_env`), lowers its scheduling priority (``nice``),
+keeps its torch threads at what the machine's load leaves free (re-checked at each ``send``:
+:func:`analysis.core.execution.threads.heavy_work`) and calls ``fn(*args, send=send, **kwargs)``
+there; ``fn`` must be a module-level
 function and its arguments picklable. Each ``send(*message)`` of the child reaches
 ``on_message(*message)`` in the caller's thread, which ``on_poll()`` is also called from every
 ``poll_s`` seconds. What ``fn`` returns is returned; what it raises is raised again here (its own
@@ -37,6 +40,7 @@ import threading
 import time
 
 from analysis.core.errors import DataError
+from analysis.core.execution.threads import child_env, following_load, heavy_work
 
 POLL_S = 0.2
 # the folder that holds analysis/ (this file is analysis/core/execution/child.py)
@@ -47,16 +51,6 @@ WATCH_S = 0.5  # how often the child checks that its caller is still there
 
 class ChildDied(DataError):
     """The child process ended without a result (killed, out of memory, crashed)."""
-
-
-def _lower_priority(nice: int | None) -> None:
-    if not nice:
-        return
-    try:
-        if os.getpriority(os.PRIO_PROCESS, 0) < nice:
-            os.setpriority(os.PRIO_PROCESS, 0, nice)
-    except (AttributeError, OSError):
-        pass
 
 
 BOOT = ("import sys; from multiprocessing.connection import Connection as C; "
@@ -82,13 +76,14 @@ def _child_main(conn_in, conn, parent: int | None = None) -> None:
                          name="watch-parent").start()
     fn, args, kwargs, nice, send_as = conn_in.recv()
     conn_in.close()
-    _lower_priority(nice)
 
     def send(*message) -> None:
         conn.send(("message", message))
 
     try:
-        conn.send(("result", fn(*args, **{send_as: send}, **kwargs)))
+        with heavy_work(nice, process=True) as follower:
+            result = fn(*args, **{send_as: following_load(send, follower)}, **kwargs)
+        conn.send(("result", result))
     except BaseException as exc:  # handed to the caller
         try:
             pickle.loads(pickle.dumps(exc))  # it must also unpickle on the caller's side
@@ -134,7 +129,7 @@ def run_in_child(fn: Callable, *args, on_message: Callable[..., None] | None = N
     proc = subprocess.Popen([sys.executable, "-c", BOOT, str(from_parent), str(to_parent),
                              str(os.getpid())],
                             pass_fds=(from_parent, to_parent), cwd=os.getcwd(),
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=child_env())
     os.close(from_parent)  # the child holds its ends: EOF here once it is gone
     os.close(to_parent)
     mine = Connection(from_child, writable=False)

@@ -8,41 +8,86 @@ is :data:`MIN_FRACTION` done (the time since it started per fraction done, times
 left), else from its kind's rate; a waiting job's time from its kind's rate. :func:`wait_s`
 turns the times of the jobs ahead into the wait for a free slot of their lane. Nothing is a
 constant: before a kind has been measured the words say so ("no estimate yet: first job of its
-kind on this server"). No Streamlit here (the queue, :mod:`analysis.core.execution.queue`, uses it
-from
-any thread, under its own lock).
+kind on this server").
+
+The machine's load is taken into account (issue 48): a job measured while other work shared
+the cores ran slower than it would alone, and one started now runs at the speed the load now
+leaves it. Each rate is kept as its idle-machine equivalent (its seconds divided by
+:func:`slowdown` of the load average when it finished) and given back at the load now
+(:meth:`Rates.per_unit`); a change of speed smaller than :data:`LOAD_STEP` leaves the measured
+rate as it is (the load average's noise), and the load is read at most every
+:data:`LOAD_EVERY_S` seconds. Cluster jobs are not scaled (their cores are elsewhere).
+
+No Streamlit here (the queue, :mod:`analysis.core.execution.queue`, uses it from any thread,
+under its own lock).
 """
 
 from __future__ import annotations
 
 import heapq
+import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Callable
+
+from analysis.core.execution.threads import cores, machine_load
 
 KEEP = 5             # finished jobs of a kind whose rates are averaged
 MIN_FRACTION = 0.05  # a running job's own progress is trusted past this share of its work
 SHOWN_AHEAD = 3      # jobs ahead named one by one; the rest are counted
 UNKNOWN = "no estimate yet: first job of its kind on this server"
+LOAD_STEP = 0.25  # a change of speed by less than this share leaves a rate as measured
+LOAD_EVERY_S = 10.0  # the load average is read at most this often (it moves every 5 s)
+
+
+def slowdown(load: float, n_cores: int | None = None) -> float:
+    """How many times longer a job takes at load average ``load`` (runnable threads, the job's
+    own counted) than on an idle machine: ``max(1, load / cores)``, a job's fair share of the
+    cores when it could use all of them. A job the thread policy runs on one thread at high load
+    (analysis.core.execution.threads.job_threads) is slower still, by up to the cores: the
+    estimate is optimistic there (docs/METHODS.md section 20)."""
+    return max(1.0, float(load) / int(n_cores or cores()))
 
 
 class Rates:
-    """Seconds per unit of work of the last :data:`KEEP` finished jobs, per (kind, cluster)."""
+    """Seconds per unit of work of the last :data:`KEEP` finished jobs, per (kind, cluster),
+    kept at their idle-machine equivalent and given at the load now (module docstring);
+    ``load``: the load average's source (tests plant one), ``n_cores`` the cores (default:
+    this process's)."""
 
-    def __init__(self):
+    def __init__(self, load: Callable[[], float] | None = None, n_cores: int | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self._read, self.n_cores, self.clock = load or (lambda: machine_load()), n_cores, clock
+        self._last: tuple[float, float] | None = None  # (when read, load)
         self._seen: dict[tuple[str, bool], deque] = {}
+
+    def load(self) -> float:
+        """The load average, read at most every :data:`LOAD_EVERY_S` seconds."""
+        now = self.clock()
+        if self._last is None or now - self._last[0] >= LOAD_EVERY_S:
+            self._last = (now, float(self._read()))
+        return self._last[1]
 
     def record(self, kind: str, cluster: bool, seconds: float, size: int) -> None:
         """A finished job of ``kind`` took ``seconds`` for ``size`` units (0: the job is one
-        unit)."""
+        unit), at the load now."""
         if seconds < 0:
             return
         per = float(seconds) / max(int(size), 1)
-        self._seen.setdefault((kind, bool(cluster)), deque(maxlen=KEEP)).append(per)
+        slow = 1.0 if cluster else slowdown(self.load(), self.n_cores)
+        self._seen.setdefault((kind, bool(cluster)), deque(maxlen=KEEP)).append((per, slow))
 
     def per_unit(self, kind: str, cluster: bool = False) -> float | None:
-        """The mean seconds per unit of ``kind``'s finished jobs (None: none finished yet)."""
+        """The mean seconds per unit of ``kind``'s finished jobs at the load now (None: none
+        finished yet): each measured rate as it was, unless the load now makes a job slower or
+        faster than at its measurement by :data:`LOAD_STEP` or more, then rescaled."""
         seen = self._seen.get((kind, bool(cluster)))
-        return sum(seen) / len(seen) if seen else None
+        if not seen:
+            return None
+        now = 1.0 if cluster else slowdown(self.load(), self.n_cores)
+        rates = [per if abs(now / slow - 1.0) < LOAD_STEP else per / slow * now
+                 for per, slow in seen]
+        return sum(rates) / len(rates)
 
 
 @dataclass(frozen=True)

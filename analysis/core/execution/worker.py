@@ -2,11 +2,13 @@
 draws its bar) or a background job's (:class:`BackgroundJob`, which waits for its turn itself).
 
 How a job runs so that other visitors' clicks stay responsive: the work runs in a worker thread
-started for the job, whose OS scheduling priority is lowered (Linux: ``os.setpriority`` on the
-thread id, niceness ``nice``, default 10; a background job :data:`BACKGROUND_NICE`, the
-lowest, so that a visitor's job gets the cores first) before it does any work; the torch /
-OpenMP threads and child processes it starts inherit that niceness, and the thread ends with the
-job, so nothing has to be raised back (an unprivileged server could not). The work reports
+started for the job, set up by :func:`analysis.core.execution.threads.heavy_work` before it does
+any work: its OS scheduling priority lowered (Linux: ``os.setpriority`` on the thread id,
+niceness ``nice``, default 10; a background job :data:`BACKGROUND_NICE`, the lowest, so that a
+visitor's job gets the cores first), its torch threads chosen by the machine's load and
+re-chosen at each progress report (:func:`~analysis.core.execution.threads.following_load`); the
+torch / OpenMP threads and child processes it starts inherit that niceness, and the thread ends
+with the job, so nothing has to be raised back (an unprivileged server could not). The work reports
 through ``progress(fraction, text)`` only; once its visitor left (:attr:`Worker.cancelled`) the
 next ``progress`` call raises :class:`analysis.core.execution.queue.JobCancelled`, and the slot is
 freed when the worker ends. At each ``progress`` call a job that has held its slot for a
@@ -18,13 +20,13 @@ the work itself runs; the worker thread runs or waits on it.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any, Callable
 
 from analysis.core.batching import release_memory
 from analysis.core.execution.estimates import Outlook
 from analysis.core.execution.queue import BACKGROUND, JobCancelled, JobQueue, Ticket
+from analysis.core.execution.threads import following_load, heavy_work, lower_priority
 
 POLL_S = 0.2          # how often a waiting background job checks its turn
 BACKGROUND_NICE = 19  # a background job's niceness: below every visitor's job
@@ -46,18 +48,6 @@ def take_turns(queue: JobQueue, ticket: Ticket, thread: threading.Thread,
         if cancelled():
             raise JobCancelled()
     return True
-
-
-def lower_priority(nice: int) -> bool:
-    """Raise the calling thread's niceness to ``nice`` (Linux: only this thread, and threads it
-    starts later). False where the OS does not allow it."""
-    try:
-        tid = threading.get_native_id()
-        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-        return True
-    except (AttributeError, OSError):
-        return False
 
 
 def _free() -> None:
@@ -96,8 +86,8 @@ class Worker:
 
     def _work(self) -> None:
         try:
-            lower_priority(self.nice)
-            self.result = self.fn(self.progress)
+            with heavy_work(self.nice) as follower:
+                self.result = self.fn(following_load(self.progress, follower))
         except BaseException as exc:  # handed to the script thread
             self.error = exc
         finally:
@@ -166,7 +156,8 @@ class BackgroundJob:
             lower_priority(self.nice)
             while self.queue.wait_turn(ticket, POLL_S) is not None:
                 pass
-            self.result = self.fn(self.progress)
+            with heavy_work(self.nice) as follower:  # its threads by the load once it runs
+                self.result = self.fn(following_load(self.progress, follower))
         except BaseException as exc:  # kept for whoever reads the job
             self.error = exc
         finally:
