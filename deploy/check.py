@@ -6,7 +6,7 @@ One script, so that the Dockerfile, CI and a person at a shell run the same step
     python deploy/check.py install       # pip install -r requirements.txt -c constraints.txt
     python deploy/check.py example       # build the example checkpoint into $DASHBOARD_CACHE
     python deploy/check.py smoke         # start in demo mode, wait for health, run the
-                                         # Attention page once (AppTest), stop; no browser
+                                         # first page (Head atlas) once (AppTest), stop; no browser
     python deploy/check.py start         # streamlit in demo mode with the deploy flags (exec)
     python deploy/check.py health        # exit 0 when the server answers /_stcore/health
     python deploy/check.py ci            # all of it in a fresh virtual environment, then every
@@ -15,7 +15,7 @@ One script, so that the Dockerfile, CI and a person at a shell run the same step
 
 ``ci`` creates a venv (python3 -m venv), installs requirements.txt and playwright, builds the
 example into a fresh cache folder, starts the app in demo mode on a free port through ``start``,
-waits for health and opens every page (PAGES: /, /noop, ..., /patching, /search, /report) in
+waits for health and opens every page (PAGES: /, /attention, /noop, ..., /patching, /search, /report) in
 Debian's Chromium (/usr/bin/chromium): each page shows its title, no exception box, no "Page
 not found", its first results without a click, and the Aspect heads page the example
 checkpoint's. It prints each step's time; on failure it exits 1 with one line saying what
@@ -46,7 +46,8 @@ SERVER_UPLOAD_MB = 50  # ui/server/settings.py's SERVER_UPLOAD_MB (read from the
 DEMO_NOTE = "A public demo"  # ui/common/frame/sidebar.py's DEMO_NOTE starts so (demo mode only)
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 # path, title (the page's h1), what shows its first results without a click
-PAGES = [("/", "Attention", ".av-head .av-col-from .av-tok"),
+PAGES = [("/", "Head atlas", "[data-testid='stVegaLiteChart']"),
+         ("/attention", "Attention", ".av-head .av-col-from .av-tok"),
          ("/noop", "No-op statistics", "[data-testid='stVegaLiteChart']"),
          ("/aspects", "Aspect heads", ":text('Pairs per kind:')"),
          ("/drift", "Fine-tuning drift", "[data-testid='stVegaLiteChart']"),
@@ -311,7 +312,7 @@ def cmd_example(args) -> None:
 def cmd_smoke(args) -> None:
     """Start the server as the image does (demo mode) on a local port, wait for health, stop;
     then run the app's default page once in-process (AppTest) and check that it shows the
-    Attention page without an exception. The image has no browser: CI's ``ci`` opens them."""
+    Head atlas (the first page) without an exception. The image has no browser: CI's ``ci`` opens them."""
     t = time.monotonic()
     env = demo_env()
     port = free_port()
@@ -333,9 +334,9 @@ def cmd_smoke(args) -> None:
     if at.exception:
         raise Failed(f"/: an exception: {at.exception[0].message[:200]}")
     titles = [x.value for x in at.title]
-    if titles[:1] != ["Attention"]:
-        raise Failed(f"/: the Attention page did not open (titles: {titles[:3]})")
-    _say("started in demo mode, healthy; the Attention page runs", time.monotonic() - t)
+    if titles[:1] != ["Head atlas"]:
+        raise Failed(f"/: the Head atlas did not open (titles: {titles[:3]})")
+    _say("started in demo mode, healthy; the Head atlas runs", time.monotonic() - t)
 
 
 def cmd_start(args) -> None:
@@ -387,7 +388,7 @@ def cmd_ci(args) -> None:
         run_step([python, str(ROOT / "deploy" / "check.py"), "smoke"], "deploy/check.py smoke",
                  log, env)
         times["smoke"] = time.monotonic() - t
-        _say("smoke: started in demo mode, healthy; the Attention page runs (AppTest)",
+        _say("smoke: started in demo mode, healthy; the Head atlas runs (AppTest)",
              times["smoke"])
 
         t = time.monotonic()
