@@ -1,18 +1,15 @@
 """Load benchmark of the public demo: one server in demo mode, many visitors at once while a
 fine-tune runs, against a single idle visitor in the same run (bench/README.md).
 
-    python bench/bench_load.py             # protocol visitors: about 4-5 minutes on 2 cores
-    python bench/bench_load.py --clients chromium   # Chromium visitors: about 5-6
-    # options: --visitors 10 --rounds 2 --think 2 --first-views 3 --client-nice N --control
+    python bench/bench_load.py             # about 5-6 minutes on 2 cores
+    # options: --visitors 10 --rounds 2 --think 2 --first-views 3 --client-nice 19 --control
     #          --no-pin
 
-Visitors (``--clients``): ``protocol`` (the default): websocket clients of the Streamlit server
-speaking its own protocol (bench/load_protocol.py: the BackMsgs the browser sends, each action
-timed from sending it to the ``script_finished`` ForwardMsg of its run), all in this process, so
-the clients cost a fraction of a core and the times are the server's; ``chromium``: one
-Playwright browser context per visitor (bench/load_chromium.py: times from the click to the page
-idle, and Chromium's websocket frame timestamps), whose browsers on one 2-core machine take a
-whole core and make the times theirs.
+Visitors: one Playwright browser context each (bench/load_chromium.py: a real Chromium, the
+public interface; times from the click to the page idle, and Chromium's websocket frame
+timestamps), whose browsers on one 2-core machine take a whole core and make the times theirs.
+(A client speaking Streamlit's private websocket protobufs was removed: bench/README.md keeps
+its measurements as history.)
 
 One server is started as the image starts it (``deploy/check.py start``, DASHBOARD_MODE=demo;
 the example checkpoint must be built in $DASHBOARD_CACHE). Phases, all in this one run:
@@ -24,7 +21,7 @@ the example checkpoint must be built in $DASHBOARD_CACHE). Phases, all in this o
 2. baseline: one visitor alone (the idle server): ``--first-views`` first views of the Attention
    page (fresh sessions), then ``--rounds`` rounds of the interactions below.
 3. (``--control``) the visitors of phase 4 without the fine-tune: what the visitors alone cost.
-4. load: a Trainer (a client of the same kind) opens Aspect heads, picks "Fine-tune on the
+4. load: a Trainer (a browser context too) opens Aspect heads, picks "Fine-tune on the
    bundled sample" and presses Fine-tune (the demo's defaults, through the server's queue;
    pressed again whenever a fine-tune ends, so one runs throughout); meanwhile ``--visitors``
    visitors each open the Attention page (first view), type their own text, then do the rounds.
@@ -32,14 +29,13 @@ the example checkpoint must be built in $DASHBOARD_CACHE). Phases, all in this o
 Interactions of a round, each after a think time (``--think`` s, x0.5-1.5): Attention page layer
 change, Model view, back to Head view, open No-op statistics, open Fine-tuning drift, back to
 Attention. No cross-talk: each visitor types its own sentence (its own word) and checks, after
-typing and every time it comes back to the Attention page, that the head view shows (Chromium)
-or carries in its data (protocol) its own word and none of the other visitors'.
+typing and every time it comes back to the Attention page, that the head view shows its own word
+and none of the other visitors'.
 
 Pinning (``--no-pin`` to leave it): the server (and its children: the fine-tune) runs on one
-core and this process (the protocol visitors, or Playwright and Chromium) on the others
-(os.sched_setaffinity, inherited by children); the client side also runs at niceness
-``--client-nice`` (19 for Chromium, 0 for the protocol visitors). The pinning is printed and
-read back from /proc.
+core and this process (Playwright and Chromium) on the others (os.sched_setaffinity, inherited
+by children); the client side also runs at niceness ``--client-nice`` (19). The pinning is
+printed and read back from /proc.
 
 Printed: p50 / p95 of time to first view and of the interactions (overall and per kind), idle
 vs under load, their ratio and counts; CPU seconds of the server's own process (and of the
@@ -51,7 +47,7 @@ VmHWM); the fine-tunes and how much of the load phase one was running; the serve
 seconds per visitor action in each phase (the job threads and the child processes left out).
 Targets: peak RSS <= 2.5 GB; interaction p95 under load <= 2x the idle p95; no cross-talk.
 Exit status 1 when a visitor saw another visitor's text or a page failed; 2 when Chromium
-(``--clients chromium``) or the example checkpoint is missing.
+or the example checkpoint is missing.
 """
 
 from __future__ import annotations
@@ -69,7 +65,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "deploy"), str(ROOT / "bench")]
 import check  # noqa: E402  (deploy/check.py: the start command, health, free port)
 import load_chromium  # noqa: E402
 from load_chromium import LAUNCH_ARGS  # noqa: E402,F401  (bench_hostile.py imports it from here)
-import load_protocol_phases  # noqa: E402
 from load_monitor import Monitor, cores_for, pinning, start_server  # noqa: E402
 from load_report import part, per_action, report  # noqa: E402
 
@@ -96,24 +91,6 @@ class Chromium:
 
     def trainer(self, url):
         return load_chromium.Trainer(self.browser, url)
-
-
-class Protocol:
-    """The phases with protocol visitors (bench/load_protocol_phases.py)."""
-
-    async def warm_up(self, url):
-        await load_protocol_phases.warm_up(url, [title for _, title, _ in check.PAGES])
-
-    async def baseline(self, url, args, word):
-        return await load_protocol_phases.baseline(url, args.rounds, args.first_views,
-                                                   args.think, word)
-
-    async def crowd(self, url, args, tag, words):
-        return await load_protocol_phases.crowd(url, args.visitors, args.rounds, args.think,
-                                                tag, words)
-
-    def trainer(self, url):
-        return load_protocol_phases.Trainer(url)
 
 
 async def load_phase(clients, url: str, args, monitor: Monitor, with_finetune: bool):
@@ -187,20 +164,16 @@ async def main_async(args) -> int:
         except check.Failed as exc:
             print(f"bench_load: {exc} (server log: {proc.log_path})", file=sys.stderr)
             return 1
-        if args.clients == "protocol":
-            print(pinning(proc.pid, server_cores), flush=True)
-            idle, control, load = await phases(Protocol(), url, args, monitor)
-        else:
-            from playwright.async_api import async_playwright
+        from playwright.async_api import async_playwright
 
-            async with async_playwright() as p:
-                browser = await p.chromium.launch(executable_path=check.CHROMIUM,
-                                                  args=load_chromium.LAUNCH_ARGS)
-                print(pinning(proc.pid, server_cores), flush=True)
-                try:
-                    idle, control, load = await phases(Chromium(browser), url, args, monitor)
-                finally:
-                    await browser.close()
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=check.CHROMIUM,
+                                              args=load_chromium.LAUNCH_ARGS)
+            print(pinning(proc.pid, server_cores), flush=True)
+            try:
+                idle, control, load = await phases(Chromium(browser), url, args, monitor)
+            finally:
+                await browser.close()
         monitor.phase = "end"
         report(args, idle, load, control, monitor)
         per_action(idle, load, control, monitor)
@@ -224,21 +197,16 @@ async def main_async(args) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--clients", choices=["protocol", "chromium"], default="protocol",
-                    help="protocol: websocket clients speaking Streamlit's protocol, cheap, "
-                         "the server's times (default); chromium: one browser context each")
     ap.add_argument("--visitors", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2, help="interaction rounds per visitor")
     ap.add_argument("--think", type=float, default=2.0,
                     help="mean seconds a visitor waits before each interaction (0: none)")
     ap.add_argument("--first-views", type=int, default=3,
                     help="first views of the idle visitor (fresh contexts)")
-    ap.add_argument("--client-nice", type=int, default=None,
+    ap.add_argument("--client-nice", type=int, default=19,
                     help="niceness of the client side (this process, and Playwright and "
                          "Chromium), so that the clients on this machine take the cores the "
-                         "server does not use; default 19 for Chromium, 0 for the protocol "
-                         "visitors (a fraction of a core: at 19 any other busy process on "
-                         "their core would delay their reading of the server's answers)")
+                         "server does not use")
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="do not pin the server to one core and the clients to the others")
     ap.add_argument("--control", action="store_true",
@@ -246,11 +214,9 @@ def main() -> int:
     args = ap.parse_args()
     if not 1 <= args.visitors < len(WORDS):
         ap.error(f"--visitors must be from 1 to {len(WORDS) - 1} (one word each)")
-    if args.client_nice is None:
-        args.client_nice = 19 if args.clients == "chromium" else 0
     if not 0 <= args.client_nice <= 19:
         ap.error("--client-nice must be from 0 to 19")
-    if args.clients == "chromium" and not Path(check.CHROMIUM).exists():
+    if not Path(check.CHROMIUM).exists():
         print(f"bench_load: {check.CHROMIUM} is absent (apt-get install chromium)",
               file=sys.stderr)
         return 2

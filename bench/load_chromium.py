@@ -1,4 +1,4 @@
-"""Chromium visitors of the load benchmark (bench/bench_load.py ``--clients chromium``): each
+"""Chromium visitors of the load benchmark (bench/bench_load.py): each
 visitor is a Playwright browser context clicking through the pages; each action is timed from
 the click to the page showing its result with the script idle (*wall*), and from the first
 websocket frame the page sends to the last one it receives (*server side*, Chromium's DevTools
@@ -265,4 +265,3 @@ async def crowd(browser, url: str, n: int, rounds: int, think: float, tag: str,
 
     await asyncio.gather(*(one(i) for i in range(n)))
     return times, failures
-

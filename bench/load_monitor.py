@@ -66,8 +66,8 @@ class Monitor(threading.Thread):
     seconds of the server process itself (and, within it, of its threads running at a raised
     niceness: the queue's job threads), of each of its descendant processes by pid (the
     fine-tune's child: a child that has ended keeps the seconds last seen), of the client side
-    (this process and its children: Playwright and Chromium, or the protocol visitors in this
-    process) and of the whole machine. ``mark(name)`` keeps the counters at a moment."""
+    (this process and its children: Playwright and Chromium) and of the whole machine.
+    ``mark(name)`` keeps the counters at a moment."""
 
     def __init__(self, pid: int, every: float = 0.25):
         super().__init__(daemon=True)
@@ -168,8 +168,6 @@ def start_server(port: int, env: dict, cores: set[int] | None = None) -> subproc
                             preexec_fn=pin)
     proc.log_path = log.name  # type: ignore[attr-defined]
     return proc
-
-
 
 
 def pinning(server: int, cores: set[int] | None) -> str:

@@ -8,7 +8,6 @@ import os
 import numpy as np
 
 SERVER = "server: "  # kinds of server-side times (Chromium's websocket frames) in the times dicts
-CLIENTS = {"chromium": "Chromium, Playwright", "protocol": "the protocol visitors, one process"}
 
 
 class CrossTalk(Exception):
@@ -79,7 +78,7 @@ def table(idle: dict, loaded: dict, label: str, server: bool = False) -> float:
     return ratio
 
 
-def cpu_line(phase: dict, clients: str) -> str:
+def cpu_line(phase: dict) -> str:
     c, wall = phase["cpu"], phase["wall"]
     cores = os.cpu_count() or 1
     other = c["busy"] - c["server"] - c["client"]
@@ -87,25 +86,19 @@ def cpu_line(phase: dict, clients: str) -> str:
             f"{c['busy'] / max(wall * cores, 1e-9):.0%} busy): server {c['server']:.1f} s = its "
             f"own process {c['own']:.1f} s (of which the queue's job threads {c['job']:.1f} s) "
             f"+ its child processes (the fine-tune) {c['children']:.1f} s; client side "
-            f"({CLIENTS[clients]}) {c['client']:.1f} s; other processes on the machine "
+            f"(Chromium, Playwright) {c['client']:.1f} s; other processes on the machine "
             f"{max(other, 0):.0f} s")
 
 
-WALL = {"chromium": "Wall: from the action to the result shown and the script idle, as the "
-                    "visitor sees it (Chromium's own work on this machine's cores included). "
-                    "Server side: from the first websocket frame the page sends to the last one "
-                    "it receives (Chromium's DevTools timestamps).",
-        "protocol": "Time: from sending the action's rerun BackMsg to the script_finished "
-                    "ForwardMsg of that run (the moment a browser shows the page idle; media "
-                    "fetched, cached messages read from the visitor's own cache); no browser "
-                    "drawing."}
+WALL = ("Wall: from the action to the result shown and the script idle, as the visitor sees it "
+        "(Chromium's own work on this machine's cores included). Server side: from the first "
+        "websocket frame the page sends to the last one it receives (Chromium's DevTools "
+        "timestamps).")
 
 
-def _tables(idle: dict, times: dict, label: str, clients: str) -> tuple[float, float | None]:
-    """The wall table, and the server-side one for Chromium; their interaction p95 ratios."""
+def _tables(idle: dict, times: dict, label: str) -> tuple[float, float]:
+    """The wall table and the server-side one; their interaction p95 ratios."""
     ratio = table(idle, times, label)
-    if clients != "chromium":
-        return ratio, None
     print("server side:")
     return ratio, table(idle, times, label, server=True)
 
@@ -118,22 +111,22 @@ def report(args, idle: dict, load: dict, control: dict | None, monitor) -> float
     gb = 1e9
     f1, i1 = split(load["times"])
     f0, i0 = split(idle)
-    print(f"\n{args.visitors} {args.clients} visitors under load, {args.rounds} rounds each, "
+    print(f"\n{args.visitors} Chromium visitors under load, {args.rounds} rounds each, "
           f"think time {args.think:g} s (x0.5-1.5) before each interaction, client side at "
           f"niceness {args.client_nice}: {len(i1)} interactions and {len(f1)} first views "
           f"measured under load; {len(i0)} and {len(f0)} for the idle visitor")
-    print(WALL[args.clients])
+    print(WALL)
     if control is not None:
         print(f"\ncontrol: the same visitors, no fine-tune (load phase {control['wall']:.0f} s)")
-        _tables(idle, control["times"], "ctrl", args.clients)
-        print(cpu_line(control, args.clients))
+        _tables(idle, control["times"], "ctrl")
+        print(cpu_line(control))
     print(f"\nunder load: the visitors while a fine-tune runs (load phase {load['wall']:.0f} s)")
-    ratio, s_ratio = _tables(idle, load["times"], "load", args.clients)
-    print(cpu_line(load, args.clients))
+    ratio, s_ratio = _tables(idle, load["times"], "load")
+    print(cpu_line(load))
     tr = load["trainer"]
     done = [b - a for a, b in tr.runs if b is not None]
     nice = ", ".join(str(n) for n in sorted(monitor.job_nice | monitor.child_nice)) or "none seen"
-    print(f"fine-tunes (demo defaults, through the queue, pressed by a {args.clients} client): "
+    print(f"fine-tunes (demo defaults, through the queue, pressed by a Chromium client): "
           f"{len(tr.runs)} started, {len(done)} finished "
           f"({', '.join(f'{d:.0f} s' for d in done) or 'none'}); one ran during "
           f"{load['coverage']:.0%} of the load phase"
@@ -146,11 +139,10 @@ def report(args, idle: dict, load: dict, control: dict | None, monitor) -> float
           + (f"control {monitor.peak.get('control', 0) / gb:.2f} GB; " if control else "")
           + f"under load with the fine-tune {monitor.peak.get('load', 0) / gb:.2f} GB; "
           f"whole run {peak / gb:.2f} GB (kernel VmHWM {monitor.hwm() / gb:.2f} GB)")
-    side = "" if s_ratio is None else f", {s_ratio:.2f} (server side)"
-    side_met = "" if s_ratio is None else f", {_met(s_ratio)} (server side)"
     print(f"targets: peak RSS {peak / gb:.2f} GB <= 2.5 GB: "
           f"{'met' if peak <= 2.5e9 else 'NOT met'}; interaction p95 under load / idle "
-          f"{ratio:.2f} ({args.clients}){side} <= 2: {_met(ratio)}{side_met}")
+          f"{ratio:.2f} (wall), {s_ratio:.2f} (server side) <= 2: {_met(ratio)} (wall), "
+          f"{_met(s_ratio)} (server side)")
     return ratio
 
 
