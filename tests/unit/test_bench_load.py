@@ -1,11 +1,11 @@
-"""The load benchmark's pure helpers (bench/load_monitor.py, load_report.py): the server's
-process tree, the visitors' first views apart from their interactions, the cross-talk check and
-the share of the load phase a fine-tune ran."""
+"""The load benchmark's pure helpers (bench/server/load_monitor.py, load_report.py): the
+server's process tree, the visitors' first views apart from their interactions, the cross-talk
+check and the share of the load phase a fine-tune ran."""
 
 import pytest
 
-from bench.load_monitor import _tree
-from bench.load_report import CrossTalk, check_words, coverage, split
+from bench.server.load_monitor import _tree
+from bench.server.load_report import CrossTalk, check_words, coverage, split
 
 
 def test_process_tree_and_first_views_apart():

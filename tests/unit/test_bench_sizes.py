@@ -1,18 +1,14 @@
-"""bench/bench_sizes.py on a tiny stand-in (issue 30): inputs of the asked token count, each
+"""bench/sizes/run.py on a tiny stand-in (issue 30): inputs of the asked token count, each
 row's study and floor timed, the markdown table's numbers those of the rows."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-import bench_sizes  # noqa: E402
-import standins  # noqa: E402
+from bench.sizes import run as bench_sizes
+from bench.sizes import standins
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,111 @@
+"""Benchmark: causal patching of one pair (every head, every layer x position of the residual
+stream, attention and MLP outputs) on the default-size model and on a BERT-base-size one, the
+per-head map batched (all heads of a layer in one forward) against one forward per head.
+
+    nice python -m bench.studies.patching [--skip-base]
+
+Model: the example checkpoint when built (``python -m analysis aspects example``), else a
+stand-in of the same size (the embedded encoder with a fresh NLI-M head, seed 0: the same
+computation, so the same time); BERT-base size: a randomly initialised 12 x 12, 768-wide BERT
+classifier (no download; the time does not depend on the weights). Targets (issue 32, idle 2
+cores): every head of the embedded model for one pair <= 2 s; BERT-base per pair <= 15 s; the
+corpus view on 165 pairs <= 3 min (``python -m analysis patching --model example --data
+sample``). Wall-clock on a shared machine: read the ratio, and the load printed beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT, PAIR = "The pasta was delicious and the waiter was friendly.", "service"
+COUNTER = TEXT.replace("friendly", "rude")
+
+
+def example_or_stand_in():
+    from analysis.absa.checkpoints import as_loaded
+    from analysis.absa.example import example_ready, load_example
+    from analysis.absa.finetune import make_classifier
+    from analysis.core.models import load_model
+
+    if example_ready():
+        return load_example()[0], "the example checkpoint"
+    base = load_model("default")
+    return as_loaded(base, make_classifier(base, "nli_m", seed=0), "stand-in"), \
+        "a stand-in (example not built): default encoder + fresh NLI-M head"
+
+
+def bert_base():
+    import torch
+    import transformers as T
+
+    from analysis.core.models import LoadedModel, default_model_path
+
+    torch.manual_seed(0)
+    cfg = T.BertConfig(num_labels=5)  # 12 layers x 12 heads, 768 wide (BERT-base)
+    model = T.AutoModelForSequenceClassification.from_config(cfg, attn_implementation="eager")
+    model.eval()
+    tok = T.AutoTokenizer.from_pretrained(default_model_path())
+    return LoadedModel("bert-base-size", "bert-base-size", tok, model, "bert", 12, 12, 0, 512)
+
+
+def one_per_head(loaded, text, pair, ctext, cpair) -> float:
+    """The per-head map the slow way: one forward per head (baseline)."""
+    from analysis.core.batching import collate
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward, forward_patched
+    from analysis.patching.run import head_masks
+
+    t0 = time.perf_counter()
+    encs = [encode(loaded.tokenizer, text, pair), encode(loaded.tokenizer, ctext, cpair)]
+    inputs = [collate(loaded.tokenizer, [e]) for e in encs]
+    src = forward(loaded.model, inputs=inputs[1], attentions=False,
+                  capture=("context",)).captured["context"]
+    T = encs[0].n_tokens
+    for layer in range(loaded.n_layers):
+        masks = head_masks(loaded.n_heads, T, src[layer].shape[-1])
+        for m in masks:
+            forward_patched(loaded.model, inputs[0], "heads", layer, src[layer][0], m[None])
+    return time.perf_counter() - t0
+
+
+def timed(loaded, sites):
+    from analysis.patching import patch_pair
+
+    t0 = time.perf_counter()
+    r = patch_pair(loaded, TEXT, PAIR, COUNTER, PAIR, sites=sites)
+    return time.perf_counter() - t0, r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skip-base", action="store_true")
+    args = ap.parse_args()
+    import torch
+
+    print(f"threads {torch.get_num_threads()}, load {os.getloadavg()[0]:.1f} "
+          f"(cores {os.cpu_count()})")
+    loaded, what = example_or_stand_in()
+    timed(loaded, ("heads",))  # warm-up
+    t_heads, r = timed(loaded, ("heads",))
+    t_loop = one_per_head(loaded, TEXT, PAIR, COUNTER, PAIR)
+    t_all, _ = timed(loaded, ("heads", "residual", "attention", "mlp"))
+    print(f"{what}, {len(r.tokens)} tokens: every head batched {t_heads:.2f} s, one forward "
+          f"per head {t_loop:.2f} s (x{t_loop / t_heads:.1f}); every head + layer x position "
+          f"of 3 sites {t_all:.2f} s")
+    if not args.skip_base:
+        base = bert_base()
+        timed(base, ("heads",))
+        t_base, _ = timed(base, ("heads", "residual", "attention", "mlp"))
+        print(f"BERT-base size (12 x 12, 768), {len(r.tokens)} tokens: every head + layer x "
+              f"position of 3 sites {t_base:.2f} s")
+    print(f"load after: {os.getloadavg()[0]:.1f}; max head effect {np.nanmax(r.heads):.3f}")
+
+
+if __name__ == "__main__":
+    main()

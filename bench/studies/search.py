@@ -1,0 +1,171 @@
+"""Benchmark: the search study (issue 33), embedded default model (all-MiniLM-L6-v2).
+
+    nice python -m bench.studies.search [--sentences 500] [--tokens 100000] [--queries 200]
+        [--hnsw]
+
+1. *Build vs the batched forward pass*: the first ``--sentences`` sentences of
+   ../shared/data/ud_english_ewt/en_ewt-ud-dev.conllu (the bundled treebank sample where the
+   shared data is absent): the batched forward pass alone (``forward_batches`` with hidden
+   states, batch 32, the same batches) against the whole index build (encode, the forward
+   with the heads' context vectors captured, unit float16 vectors, labels, files written);
+   their ratio (target: about 1, the build at the forward's speed). Then the index's size on
+   disk per 10,000 pieces.
+2. *Query over 100,000 pieces x 7 layers*: the real vectors of step 1 tiled to ``--tokens``
+   pieces (each copy with a little Gaussian noise, renormalised: no two rows alike), written
+   as an index (every layer exact: 100,000 x 384 is under the exact cap) and queried
+   ``--queries`` times at a random layer with a random piece's vector plus noise: the search
+   alone (the layer's faiss index built once, on the first query of that layer, timed apart)
+   and the whole page query (the query text's forward, then the search). Target: p95 <= 100 ms.
+   Each search is checked against numpy brute force on a sample (same neighbours).
+3. ``--hnsw``: one layer of the same 100,000 pieces as an HNSW graph: build time, recall@50
+   against exact search, query p95.
+
+Times on a shared machine are noisy: the load average is printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+
+
+def p95(xs) -> float:
+    return float(np.percentile(np.asarray(xs), 95))
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sentences", type=int, default=500)
+    ap.add_argument("--tokens", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--hnsw", action="store_true")
+    args = ap.parse_args()
+
+    import torch
+
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward_batches
+    from analysis.core.models import load_model
+    from analysis.search import build_index, exact_search, write_index
+    from analysis.search.corpus import search_corpus
+    from analysis.search.index import IndexData, recall_at, tuned_hnsw, unit_rows
+    from analysis.search.job import model_info, query_vector
+    from analysis.syntax.treebank import read_conllu, sample_treebank
+
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    print(f"torch threads {torch.get_num_threads()}, load average {load()}")
+    loaded = load_model("default")
+    ds = read_conllu(DATA, max_sentences=args.sentences) if DATA.exists() else sample_treebank()
+    print(f"corpus: {len(ds)} sentences of {'EWT dev' if DATA.exists() else 'the sample'}")
+
+    # 1. build vs forward
+    corpus = search_corpus(ds)
+    encs = [encode(loaded.tokenizer, t, max_length=loaded.max_length) for t in corpus.texts]
+    t0 = time.perf_counter()
+    for _ in forward_batches(loaded.model, loaded.tokenizer, encs, 32, attentions=False,
+                             hidden_states=True):
+        pass
+    t_fwd = time.perf_counter() - t0
+    model_info(loaded)  # the weights hash, once per model (kept on the model object)
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        index = build_index(loaded, ds, Path(tmp) / "ix")
+        t_build = time.perf_counter() - t0
+        n, size = index.n, index.size_bytes()
+        print(f"forward pass alone: {t_fwd:.2f} s ({n / t_fwd:,.0f} pieces/s); index build: "
+              f"{t_build:.2f} s ({n / t_build:,.0f} pieces/s); ratio build/forward "
+              f"{t_build / t_fwd:.2f} (load {load()})")
+        print(f"size on disk: {size / 2 ** 20:.1f} MiB for {n:,} pieces = "
+              f"{size / n * 10000 / 2 ** 20:.1f} MiB per 10,000 pieces")
+        layers = np.asarray(index.layers, np.float32)
+        heads = np.asarray(index.heads[:, :, :1], np.float16)
+
+    # 2. query over --tokens pieces x 7 layers
+    rng = np.random.default_rng(0)
+    reps = -(-args.tokens // n)
+    big = np.concatenate([unit_rows(layers + (0.02 if r else 0.0) *
+                                    rng.normal(size=layers.shape).astype(np.float32))
+                          for r in range(reps)], axis=1)[:, :args.tokens].astype(np.float16)
+    N = big.shape[1]
+    data = IndexData(tokens=["x"] * N, sentence=np.arange(N, dtype=np.int32),
+                     position=np.ones(N, np.int32), word=np.ones(N, np.int32), labels={},
+                     numbers=list(range(N)), texts=["x"] * N, pairs=[None] * N, layers=big,
+                     heads=np.zeros((big.shape[0] - 1, 1, N, 1), np.float16))
+    del heads
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        ix = write_index(data, Path(tmp) / "big", {"name": "bench", "hash": "0"}, "bench")
+        print(f"\n{N:,} pieces x {big.shape[0]} layers written in "
+              f"{time.perf_counter() - t0:.1f} s; backends: "
+              f"{sorted({v['backend'] for v in ix.meta['sets'].values()})}")
+        firsts = []
+        for layer in range(big.shape[0]):
+            t0 = time.perf_counter()
+            ix.searcher(layer)
+            firsts.append(time.perf_counter() - t0)
+        print(f"first query of a layer builds its IndexFlatIP: median "
+              f"{1000 * statistics.median(firsts):.0f} ms, max {1000 * max(firsts):.0f} ms")
+        times, checked, same = [], 0, []
+        for k in range(args.queries):
+            layer = int(rng.integers(0, big.shape[0]))
+            q = np.asarray(big[layer, rng.integers(0, N)], np.float32) + \
+                0.05 * rng.normal(size=big.shape[2]).astype(np.float32)
+            t0 = time.perf_counter()
+            matches = ix.search(q, layer, None, 50)
+            times.append(time.perf_counter() - t0)
+            if k % 20 == 0:  # noisy copies of one piece tie to float rounding: scores agree
+                ref_s, ref = exact_search(np.asarray(big[layer], np.float32),
+                                          unit_rows(q[None]), 50)
+                assert np.allclose([m.score for m in matches], ref_s[0], atol=1e-3)
+                same.append(len({m.row for m in matches} & set(ref[0].tolist())) / 50)
+                checked += 1
+        print(f"search alone (k=50, warm): p50 {1000 * statistics.median(times):.1f} ms, "
+              f"p95 {1000 * p95(times):.1f} ms over {len(times)} queries ({checked} checked "
+              f"against numpy brute force: scores equal to 1e-3, {100 * np.mean(same):.0f}% "
+              f"the same rows) (load {load()})")
+        whole = []
+        texts = corpus.texts[:50]
+        for k in range(min(args.queries, 100)):
+            layer = int(rng.integers(0, big.shape[0]))
+            t0 = time.perf_counter()
+            qv = query_vector(loaded, texts[k % len(texts)], 1, layer)
+            ix.search(qv.vector, layer, None, 20)
+            whole.append(time.perf_counter() - t0)
+        print(f"whole query (forward of the query text + search, k=20): p50 "
+              f"{1000 * statistics.median(whole):.1f} ms, p95 {1000 * p95(whole):.1f} ms "
+              f"(load {load()})")
+
+    # 3. HNSW
+    if args.hnsw:
+        vecs = big[3]
+        t0 = time.perf_counter()
+        index, info = tuned_hnsw(vecs)
+        t_h = time.perf_counter() - t0
+        times = []
+        for _ in range(args.queries):
+            q = unit_rows(np.asarray(vecs[rng.integers(0, N)], np.float32)[None])
+            t0 = time.perf_counter()
+            index.search(q, 50)
+            times.append(time.perf_counter() - t0)
+        print(f"\nHNSW (M=32, fp16) of one layer, {N:,} pieces: built and tuned in {t_h:.1f} s, "
+              f"efSearch {info.ef_search}, recall@50 {info.recall:.3f} (again, other queries: "
+              f"{recall_at(index, vecs, seed=5):.3f}); search p95 {1000 * p95(times):.1f} ms")
+    print(f"\nload average at the end: {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
