@@ -12,15 +12,15 @@ the repository (never commit weights).
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
 
-DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+DATA = harness.SEMEVAL
+PAPER = {"qa_m": (91.5, 85.2), "nli_m": (91.7, 85.1), "qa_b": (92.0, 85.9),
+         "nli_b": (91.9, 85.1)}  # Sun et al. 2019: aspect F1, 4-way accuracy
 
 
 def _deadline(hhmm):
@@ -46,16 +46,10 @@ def _budget(hhmm):
     return max(60.0, (now.replace(hour=h, minute=m, second=0, microsecond=0) - now).total_seconds())
 
 
-def main(argv=None) -> int:
+def parse(argv):
     from analysis.absa import tasks
-    from analysis.absa.checkpoints import load_checkpoint
-    from analysis.absa.data import split_dataset
-    from analysis.absa.finetune import evaluate, make_classifier
-    from analysis.absa.pipeline import run_fine_tune
-    from analysis.absa.readers import read_semeval14
-    from analysis.core.models import load_model
 
-    p = argparse.ArgumentParser()
+    p = harness.parser(__doc__)
     p.add_argument("--task", default="qa_m", choices=tasks.TASKS)
     p.add_argument("--epochs", type=float, default=4)
     p.add_argument("--max-steps", type=int, default=None, help="cap (timing runs)")
@@ -68,7 +62,6 @@ def main(argv=None) -> int:
                    help="seed of the held-out split (keep 0 to compare runs)")
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--out", default="/work/absa_ckpt")
-    p.add_argument("--json", default=None, help="write the numbers here too")
     p.add_argument("--init", default=None,
                    help="continue from this checkpoint (a second stage with a fresh schedule) "
                         "instead of the default model")
@@ -78,11 +71,23 @@ def main(argv=None) -> int:
                    help="UTC time HH:MM after which training stops early (then evaluates)")
     p.add_argument("--eval-every-epoch", action="store_true",
                    help="evaluate on the held-out split after each full pass (learning curve)")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
 
+
+def main(argv=None) -> int:
+    from analysis.absa import tasks
+    from analysis.absa.checkpoints import load_checkpoint
+    from analysis.absa.data import split_dataset
+    from analysis.absa.finetune import evaluate, make_classifier
+    from analysis.absa.pipeline import run_fine_tune
+    from analysis.absa.readers import read_semeval14
+    from analysis.core.models import load_model
+
+    args = parse(argv)
     if not Path(args.data).exists():
         print(f"skip: {args.data} not found")
         return 0
+    bench = harness.start(args)
     ds = read_semeval14(args.data)
     train, test = split_dataset(ds, args.test_fraction, seed=args.split_seed)
     tr_ex = tasks.build_examples(train, args.task)
@@ -101,11 +106,11 @@ def main(argv=None) -> int:
     major[:, 0] = 0.5  # polarity fallback: positive (the most frequent polarity)
     base_major = tasks.metrics_from_scores(gold_m, major)
     # Baseline 2: untrained classifier head on the default encoder.
-    t = time.perf_counter()
-    untrained = make_classifier(loaded, args.task, seed=args.seed)
-    base_untrained = evaluate(untrained, loaded.tokenizer, te_ex, args.task,
-                              max_length=args.max_length)
-    eval_s = time.perf_counter() - t
+    with harness.Timer() as t:
+        untrained = make_classifier(loaded, args.task, seed=args.seed)
+        base_untrained = evaluate(untrained, loaded.tokenizer, te_ex, args.task,
+                                  max_length=args.max_length)
+    eval_s = t.wall
     print(f"baseline evaluation of {len(te_ex)} pairs took {eval_s:.1f}s", flush=True)
 
     last = [time.perf_counter()]
@@ -147,25 +152,27 @@ def main(argv=None) -> int:
     print(f"\ntrained {steps} steps in {result.seconds:.0f}s "
           f"({result.seconds / max(steps, 1):.2f}s/step); per epoch: "
           f"{', '.join(f'{s:.0f}s' for s in result.seconds_per_epoch)}; checkpoint {out}")
+    table(metrics, base_untrained, base_major, PAPER[args.task])
+    bench.row("fine-tune", seconds=result.seconds, steps=steps)
+    bench.done(metrics=metrics, untrained=base_untrained, majority=base_major,
+               seconds=result.seconds, seconds_per_epoch=result.seconds_per_epoch, steps=steps,
+               lr=args.lr, epochs=args.epochs, task=args.task, batch_size=args.batch_size,
+               curve=curve)
+    return 0
+
+
+def table(metrics: dict, untrained: dict, major: dict, paper: tuple[float, float]) -> None:
+    """The fine-tuned metrics beside the two baselines and the paper's; the target."""
     print(f"{'metric':<18}{'fine-tuned':>11}{'untrained':>11}{'majority':>10}{'x untr.':>9}"
           f"{'paper':>8}")
-    paper = {"qa_m": (91.5, 85.2), "nli_m": (91.7, 85.1), "qa_b": (92.0, 85.9),
-             "nli_b": (91.9, 85.1)}[args.task]
     for key in ("aspect_precision", "aspect_recall", "aspect_f1", "acc_4way", "acc_3way",
                 "acc_binary"):
-        ratio = metrics[key] / base_untrained[key] if base_untrained[key] else float("nan")
+        ratio = metrics[key] / untrained[key] if untrained[key] else float("nan")
         ref = {"aspect_f1": paper[0], "acc_4way": paper[1]}.get(key)
-        print(f"{key:<18}{metrics[key]:>11.2f}{base_untrained[key]:>11.2f}"
-              f"{base_major[key]:>10.2f}{ratio:>9.2f}{(f'{ref:.1f}' if ref else ''):>8}")
+        print(f"{key:<18}{metrics[key]:>11.2f}{untrained[key]:>11.2f}"
+              f"{major[key]:>10.2f}{ratio:>9.2f}{(f'{ref:.1f}' if ref else ''):>8}")
     ok = metrics["aspect_f1"] >= 88.5 and metrics["acc_4way"] >= 82
     print(f"target aspect F1 >= 88.5 and 4-way >= 82: {'reached' if ok else 'NOT reached'}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({
-            "metrics": metrics, "untrained": base_untrained, "majority": base_major,
-            "seconds": result.seconds, "seconds_per_epoch": result.seconds_per_epoch,
-            "steps": steps, "lr": args.lr, "epochs": args.epochs, "task": args.task,
-            "batch_size": args.batch_size, "curve": curve}, indent=2))
-    return 0
 
 
 if __name__ == "__main__":

@@ -37,13 +37,12 @@ loaded machine by the CPU-time ratio to ``--baseline`` in the same run, at 1 thr
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
 
 TARGET_S, TARGET_F1, TARGET_MARGIN = 120.0, 80.0, 10.0  # issue 29 (issue 22: 60 s, F1 70)
 TARGET_ACC, TARGET_RATIO = 70.0, 2.0  # issue 29: 4-way >= 70, <= 2x the frozen recipe
@@ -150,17 +149,9 @@ def step_floor(loaded, recipe, n_batches: int = 40) -> dict[str | int, float]:
     return out
 
 
-def main(argv=None) -> int:
-    import torch
-
-    from analysis.absa.example import split_sample
-    from analysis.core.example import PREVIOUS_RECIPE, RECIPE
-    from analysis.absa.pipeline import run_fine_tune
-    from analysis.core.models import load_model
-
-    p = argparse.ArgumentParser()
+def parse(argv):
+    p = harness.parser(__doc__, threads=2)
     p.add_argument("--no-old", action="store_true", help="skip the old page defaults")
-    p.add_argument("--threads", type=int, default=2, help="torch threads (the target: 2)")
     p.add_argument("--no-baseline", action="store_true",
                    help="skip the frozen recipe (PREVIOUS_RECIPE) built side by side")
     p.add_argument("--epochs", type=float, help="candidate recipe: epochs (default: RECIPE's)")
@@ -179,16 +170,25 @@ def main(argv=None) -> int:
                    help="a short run of N steps a build (a loaded machine): the CPU times "
                         "printed are estimates of the whole builds; the metrics are not the "
                         "recipe's")
-    args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    from analysis.absa.example import split_sample
+    from analysis.core.example import PREVIOUS_RECIPE, RECIPE
+    from analysis.absa.pipeline import run_fine_tune
+    from analysis.core.models import load_model
+
+    args = parse(argv)  # --threads: torch threads (the target: 2)
+    run = harness.start(args)
 
     train, test = split_sample()
     base, share = majority(test, RECIPE.task)
     print(f"bundled sample: {len(train)} train / {len(test)} held-out sentences; recipe "
-          f"{RECIPE}; torch threads {torch.get_num_threads()}", flush=True)
-    t0, c0 = time.perf_counter(), time.process_time()
-    loaded = load_model("default")  # loaded once for every build (its time is printed)
-    load_wall, load_cpu = time.perf_counter() - t0, time.process_time() - c0
+          f"{RECIPE}", flush=True)
+    # loaded once for every build (its time is printed, and added to each build's)
+    loaded, t = harness.timed(lambda: load_model("default"))
+    load_wall, load_cpu = t.wall, t.cpu
     print(f"loading the default model: {load_wall:.1f}s wall, {load_cpu:.1f}s CPU", flush=True)
     rows = {"majority": base}
     from dataclasses import replace
@@ -214,18 +214,32 @@ def main(argv=None) -> int:
         print(f"{name}: {wall:.0f}s wall, {cpu:.0f}s CPU ({card['train_seconds']}s training), "
               f"+ load {load_wall:.1f}s wall / {load_cpu:.1f}s CPU; held-out (epoch, aspect F1, "
               f"4-way) after each epoch: {curve}", flush=True)
-    wall, cpu = times["recipe"]
-    old_wall = None
     if not args.no_old:
-        t0 = time.perf_counter()
-        run = run_fine_tune(loaded, train, test, "qa_m", data="bundled sample", epochs=3,
-                            lr=2e-5, batch_size=24, max_length=128, seed=RECIPE.seed,
-                            epoch_curve=False, time_budget_s=wall)
-        old_wall = time.perf_counter() - t0
-        rows["old defaults"] = run.card["metrics"]
-        print(f"old defaults: {old_wall:.0f}s wall ({len(run.result.losses)} steps, budget "
+        wall = times["recipe"][0]
+        old, t = harness.timed(lambda: run_fine_tune(
+            loaded, train, test, "qa_m", data="bundled sample", epochs=3, lr=2e-5,
+            batch_size=24, max_length=128, seed=RECIPE.seed, epoch_curve=False,
+            time_budget_s=wall))
+        rows["old defaults"] = old.card["metrics"]
+        print(f"old defaults: {t.wall:.0f}s wall ({len(old.result.losses)} steps, budget "
               f"{wall:.0f}s)", flush=True)
+    metrics_table(rows, share, times)
+    floor = None
+    if "previous" in times and not args.max_steps:
+        f = step_floor(loaded, recipe)
+        floor = f["all"] / f[PREVIOUS_RECIPE.trained_layers]
+        print(f"forward + backward alone over the same 40 training batches: every layer "
+              f"{f['all']:.1f}s, top {PREVIOUS_RECIPE.trained_layers} "
+              f"{f[PREVIOUS_RECIPE.trained_layers]:.1f}s: the floor of "
+              f"the ratio is {floor:.2f} (what a step must compute when every layer learns)",
+              flush=True)
+    builds_table(recipe, rows, times, (load_wall, load_cpu), floor, run)
+    run.done()
+    return 0
 
+
+def metrics_table(rows: dict, share: float, times: dict) -> None:
+    """The held-out metrics of each build and baseline; the margins over the majority."""
     print(f"\n{'metric':<18}" + "".join(f"{k:>14}" for k in rows))
     for key in KEYS:
         print(f"{key:<18}" + "".join(f"{m[key]:>14.1f}" for m in rows.values()))
@@ -240,16 +254,17 @@ def main(argv=None) -> int:
     if "old defaults" in rows and rows["old defaults"]["aspect_f1"]:
         print("aspect F1 recipe / old defaults: "
               f"{rec['aspect_f1'] / rows['old defaults']['aspect_f1']:.2f}")
-    floor = None
-    if "previous" in times and not args.max_steps:
-        f = step_floor(loaded, recipe)
-        floor = f["all"] / f[PREVIOUS_RECIPE.trained_layers]
-        print(f"forward + backward alone over the same 40 training batches: every layer "
-              f"{f['all']:.1f}s, top {PREVIOUS_RECIPE.trained_layers} "
-              f"{f[PREVIOUS_RECIPE.trained_layers]:.1f}s: the floor of "
-              f"the ratio is {floor:.2f} (what a step must compute when every layer learns)",
-              flush=True)
-    wall, cpu = wall + load_wall, cpu + load_cpu  # the whole first start: load included
+
+
+def builds_table(recipe, rows: dict, times: dict, load: tuple[float, float],
+                 floor: float | None, run) -> None:
+    """Each build's time to ready (the model's loading included), its ratio to the frozen
+    recipe and its metrics; whether the targets hold."""
+    from analysis.core.example import PREVIOUS_RECIPE
+
+    load_wall, load_cpu = load
+    rec = rows["recipe"]
+    wall, cpu = times["recipe"][0] + load_wall, times["recipe"][1] + load_cpu  # load included
     print(f"\n{'build':<10}{'trained':>16}{'ready s':>9}{'CPU s':>8}{'ratio':>7}"
           f"{'aspect F1':>11}{'4-way':>8}")
     for name in times:
@@ -259,6 +274,8 @@ def main(argv=None) -> int:
         layers = "all" if rec_.trained_layers is None else f"top {rec_.trained_layers}"
         print(f"{name:<10}{layers:>16}{w:>9.0f}{c:>8.0f}{ratio:>7.2f}"
               f"{rows[name]['aspect_f1']:>11.1f}{rows[name]['acc_4way']:>8.1f}")
+        run.row(f"{name} build, ready", seconds=w, cpu_seconds=c, ratio=ratio,
+                aspect_f1=rows[name]["aspect_f1"], acc_4way=rows[name]["acc_4way"])
     ratio = wall / (times["previous"][0] + load_wall) if "previous" in times else None
     ok = rec["aspect_f1"] >= TARGET_F1 and rec["acc_4way"] >= TARGET_ACC \
         and wall <= TARGET_S and (ratio is None or ratio <= TARGET_RATIO)
@@ -270,7 +287,6 @@ def main(argv=None) -> int:
           f"{'n/a' if ratio is None else f'{ratio:.2f}'}; "
           f"{'CPU within' if cpu <= TARGET_CPU_S else 'CPU over'} budget"
           f"{'' if floor is None else f'; ratio floor (forward + backward alone) {floor:.2f}'})")
-    return 0
 
 
 if __name__ == "__main__":

@@ -15,14 +15,12 @@ kept before counts; the models are loaded once and a first forward is run before
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
 
 
 def _fresh_cache() -> Path:
@@ -37,12 +35,8 @@ def _fresh_cache() -> Path:
     return tmp
 
 
-def _load() -> float:
-    return os.getloadavg()[0]
-
-
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = harness.parser(__doc__)
     p.add_argument("--model", default="example")
     p.add_argument("--before", default="default")
     p.add_argument("--write-precomputed", action="store_true",
@@ -63,39 +57,34 @@ def main(argv=None) -> int:
         return 0
     tmp = _fresh_cache()
     # lazy: after the cache folder is set
-    import torch
-
     from analysis.atlas import precomputed
     from analysis.atlas.run import Inputs, compute, load_models, plan_steps
     from analysis.atlas.steps import cache_folder, read_data
     from analysis.core.example import machine_threads
 
-    torch.set_num_threads(machine_threads())
+    args.threads = args.threads or machine_threads()
+    run = harness.start(args)
     inputs = Inputs(model=args.model, before=None if args.before == "none" else args.before)
-    print(f"model {args.model}, before {args.before}; torch threads "
-          f"{torch.get_num_threads()}; load average {_load():.2f}")
-    t0 = time.perf_counter()
-    warm = load_models(inputs)  # imports, the first load and forward: paid before any timing
-    print(f"warm-up (imports, loading the models once): {time.perf_counter() - t0:.1f} s")
+    print(f"model {args.model}, before {args.before}")
+    # imports, the first load and forward: paid before any timing
+    warm, t = harness.timed(lambda: load_models(inputs))
+    print(f"warm-up (imports, loading the models once): {t.wall:.1f} s")
     del warm
 
-    t0 = time.perf_counter()
-    fresh = compute(inputs, progress=None)
-    t_atlas = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    again = compute(inputs)
-    t_cached = time.perf_counter() - t0
+    fresh, t = harness.timed(lambda: compute(inputs, progress=None))
+    t_atlas = t.wall
+    again, t = harness.timed(lambda: compute(inputs))
+    t_cached = t.wall
     assert again.to_json()["heads"] == fresh.to_json()["heads"]
 
     models = load_models(inputs)
     data = read_data(None, inputs.max_examples)
     rows, total = [], 0.0
     for step in plan_steps(inputs, data):
-        t0 = time.perf_counter()
-        step.describe(models)(lambda f, t: None)
-        dt = time.perf_counter() - t0
-        rows.append((step.title, dt))
-        total += dt
+        _, t = harness.timed(lambda: step.describe(models)(lambda f, t: None))
+        rows.append((step.title, t.wall))
+        run.row(f"study alone: {step.title}", seconds=t.wall)
+        total += t.wall
     print(f"\n{'study alone (its library call, models loaded)':<52} seconds")
     for title, dt in rows:
         print(f"  {title:<50} {dt:8.1f}")
@@ -103,7 +92,10 @@ def main(argv=None) -> int:
     print(f"\nthe atlas from an empty cache (models loaded by it)  {t_atlas:8.1f}"
           f"   = {t_atlas / total:.2f}x the sum of its studies")
     print(f"the atlas from the studies kept on disk             {t_cached:8.2f}")
-    print(f"load average at the end: {_load():.2f}")
+    run.row("the atlas from an empty cache", seconds=t_atlas, baseline="the sum of its studies",
+            baseline_seconds=total, ratio=t_atlas / total)
+    run.row("the atlas from the studies kept on disk", seconds=t_cached)
+    run.done()
     if args.write_precomputed:
         if args.model != "example":
             print("--write-precomputed needs --model example")

@@ -25,12 +25,9 @@ Prints sizes and ratios (target: the head view payload <= 2% of BertViz's HTML).
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+from bench import harness
 
-ROOT = Path(__file__).resolve().parents[2]
-
-DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+DATA = harness.SEMEVAL
 FALLBACK = (
     "The pasta was cooked perfectly and the sauce tasted fresh, but the waiter forgot our "
     "drinks twice and the bill took almost half an hour to arrive. The dining room is small "
@@ -79,11 +76,12 @@ def human(nbytes: int) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = harness.parser(__doc__)
     p.add_argument("--tokens", type=int, default=128)
     p.add_argument("--layer", type=int, default=3, help="1-indexed layer for our head view")
     p.add_argument("--top-k", type=int, default=5, help="the page's long-input setting")
     args = p.parse_args(argv)
+    run = harness.start(args)
 
     from analysis.attention.views import head_view_payload, model_view_payload, views_payload
     from analysis.core.forward import forward
@@ -134,10 +132,12 @@ def main(argv=None) -> int:
     print(f"{'payload':<52}{'bytes':>14}{'size':>12}{'vs baseline':>13}")
     for label, nbytes in rows:
         print(f"{label:<52}{nbytes:>14,}{human(nbytes):>12}{nbytes / baseline:>12.2%}")
+        run.row(label, bytes=nbytes, share_of_baseline=nbytes / baseline)
     ratio = payload_size(dense) / baseline
     print(f"\nhead view (dense) / {name}: {ratio:.2%} "
           f"({'meets' if ratio <= 0.02 else 'MISSES'} the 2% target); "
           f"{baseline / payload_size(dense):.0f}x smaller")
+    run.done()
     return 0
 
 

@@ -23,20 +23,17 @@ Targets (issue 13): layer switch p95 <= 100 ms at both sizes, payload <= 2 MB, f
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from urllib.parse import urlencode
 
-import numpy as np
-
+from bench import harness
 from deploy import check  # the start command, health, free port, stop
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = harness.ROOT
 
 CHROMIUM = "/usr/bin/chromium"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
@@ -48,13 +45,15 @@ LONG_B = "what do you think of the service of it ? " * 60
 PAGES = ["/", "/noop", "/aspects", "/drift", "/syntax"]
 
 
-def pct(values, q):
-    return float(np.percentile(np.asarray(values, dtype=float), q)) if values else float("nan")
+pct = harness.percentile
+RUN: list[harness.Run] = []  # this run, where main() started one: its rows for --json
 
 
 def row(name, values, unit="ms"):
     print(f"  {name:<46} n={len(values):>3}  p50 {pct(values, 50):8.1f} {unit}  "
           f"p95 {pct(values, 95):8.1f} {unit}")
+    for run in RUN:
+        run.row(name, n=len(values), p50=pct(values, 50), p95=pct(values, 95), unit=unit)
 
 
 def start_server():
@@ -153,6 +152,9 @@ def bench_payload(loaded):
           f"{p['top_k']} strongest keys per query per head), built in {build:.2f} s")
     print(f"  ours: {ours:,} bytes   every layer and head as JSON floats (BertViz's way): "
           f"{full:,} bytes   ratio {full / ours:.0f}x")
+    for run in RUN:
+        run.row("payload, 512-token pair, every layer", bytes=ours, float_json_bytes=full,
+                build_seconds=build)
     return ours
 
 
@@ -179,6 +181,8 @@ def bench_first_view(browser, url):
     print("\nFirst view of a 512-token pair (page load -> head view drawn)")
     for k, v in out.items():
         print(f"  {k:<62} {v:6.2f} s")
+        for run in RUN:
+            run.row(f"first view, 512-token pair: {k}", seconds=v)
     return out
 
 
@@ -250,36 +254,28 @@ def profile_attention_rerun():
     at.query_params["mode"] = "Sentence pair"
     at.query_params["a"], at.query_params["b"] = LONG_A, LONG_B
     at.run()
-    walls = []
-    for _ in range(8):
-        t = time.perf_counter()
-        at.run()
-        walls.append((time.perf_counter() - t) * 1000)
+    walls = [1000 * w for w in harness.repeat(at.run, 8).walls]
     res = attention_for(load_model("default"), LONG_A, LONG_B)
     labels, maps, segs, special = level_view(res, "token", False)
     payload = {**views_payload(labels, maps, segs, special, is_pair=True), "ui": {}}
     steps = {
         "level_view (token level, every map)": lambda: level_view(res, "token", False),
-        "json.dumps of the payload (the proto)": lambda: json.dumps(payload),
+        "json.dumps of the payload (what the component sends)": lambda: json.dumps(payload),
         "Streamlit's identity: sorted dumps + hash": lambda: hashlib.sha256(
             json.dumps(payload, sort_keys=True).encode()).hexdigest(),
     }
     print("\nAttention page, 512-token pair, cached rerun on the server")
     row("whole script run (AppTest, head view)", walls)
     for name, fn in steps.items():
-        times = []
-        for _ in range(5):
-            t = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t) * 1000)
-        row(name, times)
+        row(name, [1000 * w for w in harness.repeat(fn, 5).walls])
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--skip-pages", action="store_true", help="skip the other pages' reruns")
     args = ap.parse_args()
+    RUN.append(harness.start(args))
     from playwright.sync_api import sync_playwright
 
     from analysis.core.models import load_model
@@ -299,6 +295,7 @@ def main():
     finally:
         check.stop(proc)
     profile_attention_rerun()
+    RUN[0].done()
 
 
 if __name__ == "__main__":

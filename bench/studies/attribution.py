@@ -28,14 +28,10 @@ Times are best of --reps (1 and 4: one run) wall-clock seconds; print ``uptime``
 
 from __future__ import annotations
 
-import argparse
-import os
-import time
-from pathlib import Path
-
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
+
 PAIR = "what about the service of it ?"
 FALLBACK = ("The food was great but the service was slow, the waiter forgot our drinks twice "
             "and the dessert arrived cold. ")
@@ -44,7 +40,7 @@ FALLBACK = ("The food was great but the service was slow, the waiter forgot our 
 def pair_text(tokenizer, n_tokens: int) -> str:
     """Segment A such that [CLS] A [SEP] PAIR [SEP] holds exactly ``n_tokens`` tokens (or as
     close as whole words allow)."""
-    src = ROOT.parent / "shared" / "data"
+    src = harness.SHARED
     words = []
     xml = sorted(src.glob("**/*Restaurants_Train*.xml")) if src.is_dir() else []
     if xml:
@@ -63,16 +59,12 @@ def pair_text(tokenizer, n_tokens: int) -> str:
 
 
 def best(fn, reps: int):
-    out, times = None, []
-    for _ in range(reps):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
+    r = harness.repeat(fn, reps)
+    return r.best, r.last
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = harness.parser(__doc__)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--max-examples", type=int, default=None)
@@ -82,11 +74,11 @@ def main() -> None:
                     metavar="MODEL", help="5. only: ALTI float32 vs float64 on the held-out "
                     "pairs (MODEL: default, example, a folder)")
     args = ap.parse_args()
+    run = harness.start(args)
     if args.alti_precision:
-        alti_precision(args.alti_precision)
+        alti_precision(args.alti_precision, run)
+        run.done()
         return
-
-    import torch
 
     from analysis.attribution.mixing import decomposed_mixing, head_mean, layer_inputs
     from analysis.attribution.run import MIXING, encode_input, mixing_layers
@@ -97,7 +89,6 @@ def main() -> None:
     from analysis.core.models import load_model
     from bench.references.attribution import value_zeroing_loop
 
-    print(f"torch threads: {torch.get_num_threads()}; load: {os.getloadavg()}")
     loaded = load_model("default")
     text = pair_text(loaded.tokenizer, args.tokens)
     enc = encode_input(loaded, text, PAIR)
@@ -128,6 +119,7 @@ def main() -> None:
     rows.append(("ALL mixing methods, every layer (one call)", t_all))
     for name, t in rows:
         print(f"  {name:45s} {t:8.3f} s")
+        run.row(name, seconds=t)
     print(f"target: all mixing methods <= 3 s: {'met' if t_all <= 3 else 'NOT met'} "
           f"({t_all:.2f} s)")
 
@@ -137,6 +129,8 @@ def main() -> None:
               f"{t_loop / t_vz:.2f}x, max |diff| {np.abs(ref - vz).max():.2e}; whole-layer "
               f"rerun batched {t_rr:.3f} s ({t_loop / t_rr:.2f}x, max |diff| "
               f"{np.abs(ref - rr).max():.2e})")
+        run.row("value zeroing, loop", seconds=t_loop, ratio=t_loop / t_vz,
+                max_abs_diff=float(np.abs(ref - vz).max()))
 
     classifier, what = _classifier()
     from analysis.attribution.gradients import gradient_scores
@@ -146,9 +140,14 @@ def main() -> None:
     print(f"integrated gradients + gradient x input, 50 steps ({what}): {t_ig:.3f} s, "
           f"completeness gap {g.completeness_gap:.2e} ({100 * g.completeness_relative:.3f}% "
           f"of F(x) - F(x')); target <= 3 s: {'met' if t_ig <= 3 else 'NOT met'}")
+    run.row(f"integrated gradients, 50 steps ({what})", seconds=t_ig)
+    if not args.skip_faithfulness:
+        faithfulness_part(args, classifier, what, run)
+    run.done()
 
-    if args.skip_faithfulness:
-        return
+
+def faithfulness_part(args, classifier, what: str, run) -> None:
+    """4. (see the module docstring)."""
     if what != "example checkpoint":
         print("faithfulness: skipped (the example checkpoint is not built: "
               "python -m analysis aspects example)")
@@ -157,9 +156,9 @@ def main() -> None:
     from analysis.attribution.faithfulness import faithfulness
 
     texts, pairs, notes = heldout_examples(args.max_examples)
-    t = time.perf_counter()
-    f = faithfulness(classifier, texts, pairs)
-    t_f = time.perf_counter() - t
+    f, t = harness.timed(lambda: faithfulness(classifier, texts, pairs))
+    t_f = t.wall
+    run.row(f"faithfulness, every method, {f.n_examples} held-out pairs", seconds=t_f)
     print(f"faithfulness, every method, {f.n_examples} held-out pairs: {t_f:.1f} s "
           f"({t_f / f.n_examples:.2f} s per example); target <= 180 s: "
           f"{'met' if t_f <= 180 else 'NOT met'}")
@@ -168,10 +167,9 @@ def main() -> None:
         print(f"  {name:22s} {v['comprehensiveness']['mean']:10.4f} "
               f"{v['sufficiency']['mean']:10.4f} {v['loo_spearman']['mean']:8.3f}")
     print(f.to_json()["reading"])
-    print(f"load after: {os.getloadavg()}")
 
 
-def alti_precision(spec: str) -> None:
+def alti_precision(spec: str, run) -> None:
     """5. (see the module docstring)."""
     from analysis.attribution import load_for_attribution
     from analysis.attribution.data import heldout_examples
@@ -185,9 +183,9 @@ def alti_precision(spec: str) -> None:
         enc = encode_input(loaded, text, pair)
         mats = {}
         for p in secs:
-            t = time.perf_counter()
-            mats[p] = mixing_layers(loaded, enc, ("alti",), precision=p)[0]["alti"]
-            secs[p] += time.perf_counter() - t
+            out, t = harness.timed(lambda: mixing_layers(loaded, enc, ("alti",), precision=p))
+            mats[p] = out[0]["alti"]
+            secs[p] += t.wall
         a, b = rollout(mats["float64"], False)[-1, 0], rollout(mats["float32"], False)[-1, 0]
         changed += not (np.argsort(-a, kind="stable") == np.argsort(-b, kind="stable")).all()
         worst_m = max(worst_m, float(np.abs(mats["float64"] - mats["float32"]).max()))
@@ -195,7 +193,10 @@ def alti_precision(spec: str) -> None:
     print(f"ALTI float32 vs float64, {loaded.name}, {len(texts)} held-out pairs: "
           f"{changed} input-score rankings changed (target 0); largest difference: layer "
           f"matrices {worst_m:.1e}, input scores {worst_s:.1e}; time float64 "
-          f"{secs['float64']:.1f} s, float32 {secs['float32']:.1f} s  [load {os.getloadavg()}]")
+          f"{secs['float64']:.1f} s, float32 {secs['float32']:.1f} s  [load {harness.load():.2f}]")
+    run.row("ALTI float32 vs float64", changed=changed, largest_matrix_diff=worst_m,
+            largest_score_diff=worst_s, seconds_float64=secs["float64"],
+            seconds_float32=secs["float32"])
 
 
 def _classifier():

@@ -21,12 +21,10 @@ pipeline, loop, pipeline; the pipeline's time is the mean of its two runs.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -37,10 +35,10 @@ from analysis.core.encoding import Corpus, encode_dataset
 from analysis.core.forward import forward, forward_batches
 from analysis.core.models import load_model
 from analysis.drift import compare_models, head_cosine, load_pair
+from bench import harness
 from bench.references.drift import batched_head_cosine
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+DATA = harness.SEMEVAL
 
 
 def perturbed_copy(base, folder: Path) -> str:
@@ -75,13 +73,14 @@ def forwards_only(before, after, encodings, batch_size: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = harness.parser(__doc__)
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args()
     if not DATA.is_file():
         print(f"skip: {DATA} not found")
         return 0
+    run = harness.start(args)
     base = load_model("default")
     with tempfile.TemporaryDirectory() as tmp:
         before, after = load_pair("default", perturbed_copy(base, Path(tmp) / "after"))
@@ -89,30 +88,27 @@ def main() -> int:
         corpus = encode_dataset(before.tokenizer, ds, max_examples=args.n)
         n = len(corpus.encodings)
         n_tok = sum(e.n_tokens for e in corpus.encodings)
-        print(f"{n} SemEval-2014 sentences, {n_tok} tokens (mean {n_tok / n:.1f}), "
-              f"torch threads {torch.get_num_threads()}")
+        print(f"{n} SemEval-2014 sentences, {n_tok} tokens (mean {n_tok / n:.1f})")
         # warm-up
         compare_models(before, after, Corpus(corpus.encodings[:8], list(range(8))))
         plain_loop(before, after, corpus.encodings[:8])
 
         # pipeline, loop, pipeline: the pipeline's time is the mean of the runs around the
         # loop, so that load from other processes on a shared machine hits both alike.
-        t_pipe = []
-        t0 = time.perf_counter()
-        result = compare_models(before, after, corpus, batch_size=args.batch_size)
-        t_pipe.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        ref = plain_loop(before, after, corpus.encodings)
-        t_loop = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        compare_models(before, after, corpus, batch_size=args.batch_size)
-        t_pipe.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        quick = batched_head_cosine(before, after, corpus.encodings, args.batch_size)
-        t_quick = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        forwards_only(before, after, corpus.encodings, args.batch_size)
-        t_fwd = time.perf_counter() - t0
+        def pipeline():
+            return compare_models(before, after, corpus, batch_size=args.batch_size)
+
+        result, t1 = harness.timed(pipeline)
+        ref, t = harness.timed(lambda: plain_loop(before, after, corpus.encodings))
+        t_loop = t.wall
+        _, t2 = harness.timed(pipeline)
+        t_pipe = [t1.wall, t2.wall]
+        quick, t = harness.timed(lambda: batched_head_cosine(before, after, corpus.encodings,
+                                                             args.batch_size))
+        t_quick = t.wall
+        _, t = harness.timed(lambda: forwards_only(before, after, corpus.encodings,
+                                                   args.batch_size))
+        t_fwd = t.wall
         print(f"runs (s): pipeline {t_pipe[0]:.1f}, loop {t_loop:.1f}, pipeline {t_pipe[1]:.1f}, "
               f"batched cosine only {t_quick:.1f}, forwards only {t_fwd:.1f}")
         t_pipe = sum(t_pipe) / 2
@@ -130,12 +126,19 @@ def main() -> int:
           f"no pipeline of these forwards can beat the loop by more than {t_loop / t_fwd:.2f}x "
           "here")
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    run.ratio("pipeline (all measures)", t_pipe, t_fwd, "the forwards alone",
+              examples_per_s=n / t_pipe, max_abs_diff=diff)
+    run.ratio("plain per-example loop (cosine only)", t_loop, t_fwd, "the forwards alone",
+              examples_per_s=n / t_loop)
+    run.ratio("batched, cosine only", t_quick, t_fwd, "the forwards alone",
+              examples_per_s=n / t_quick, max_abs_diff=diff_q)
     cos = result.cosine
     low = np.dstack(np.unravel_index(np.argsort(cos, axis=None)[:3], cos.shape))[0]
     print("most changed heads (layer-head, 1-indexed): " +
           ", ".join(f"{l + 1}-{h + 1} {cos[l, h]:.3f}" for l, h in low))
     print(f"RSA per layer: {np.round(result.rsa, 4).tolist()}")
     print(f"CKA per layer: {np.round(result.cka, 4).tolist()}")
+    run.done()
     return 0 if max(diff, diff_q) <= 1e-4 else 1
 
 

@@ -22,20 +22,14 @@ shared machine's times are noisy).
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-EWT = ROOT.parent / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+from bench import harness
 
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+EWT = harness.EWT_DEV
 
 
 def sentences() -> list[str]:
@@ -50,16 +44,14 @@ def sentences() -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = harness.parser(__doc__, threads=2)
     ap.add_argument("--model", default="default")
     ap.add_argument("--tokens", type=int, default=50_000)
     ap.add_argument("--layer", type=int, default=3)
     ap.add_argument("--m", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=0, help="0: the default (token budget)")
-    ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-
-    import torch
+    run = harness.start(args)
 
     from analysis.core.encoding import encode
     from analysis.features.activations import Tokens
@@ -69,7 +61,6 @@ def main() -> int:
     from analysis.core.forward import forward_batches
     from analysis.core.models import load_model
 
-    torch.set_num_threads(args.threads)
     loaded = load_model(args.model)
     texts = sentences()
     encs, n = [], 0
@@ -81,28 +72,29 @@ def main() -> int:
             if n >= args.tokens:
                 break
     print(f"{loaded.name}: {len(encs)} sentences, {n} tokens, layer {args.layer}, "
-          f"{args.threads} threads; load {load()}")
-    t0 = time.perf_counter()
+          f"{args.threads} threads; load {harness.load():.2f}")
     rows = []
-    for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, 32, attentions=False,
-                                   hidden_states=True):
-        for b in range(len(idx)):
-            rows.append(fw.hidden_states[args.layer][b, :fw.lengths[b]].float().numpy())
-    x = np.concatenate(rows)
-    floor = time.perf_counter() - t0
-    print(f"floor (forwards collecting the activations): {floor:.1f} s; load {load()}")
+    with harness.Timer() as t:
+        for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, 32,
+                                       attentions=False, hidden_states=True):
+            for b in range(len(idx)):
+                rows.append(fw.hidden_states[args.layer][b, :fw.lengths[b]].float().numpy())
+        x = np.concatenate(rows)
+    floor = t.wall
+    print(f"floor (forwards collecting the activations): {floor:.1f} s; load {harness.load():.2f}")
     held = np.random.default_rng(0).random(len(x)) < 0.15
-    t0 = time.perf_counter()
-    sae = train_sae(x[~held], args.layer, TrainSettings(m=args.m or None, k=32,
-                                                        epochs=args.epochs or None))
-    train = time.perf_counter() - t0
+    sae, t = harness.timed(lambda: train_sae(x[~held], args.layer, TrainSettings(
+        m=args.m or None, k=32, epochs=args.epochs or None)))
+    train = t.wall
     q = reconstruction_scores(sae, x[held], x[~held].mean(0))
     dead = float((firing_counts(sae, x) == 0).mean())
     print(f"training: {train:.1f} s (m = {sae.m}, {sae.card['training']['epochs']} epochs, "
           f"{sae.card['training']['steps']} steps); "
           f"floor + training {floor + train:.1f} s = {(floor + train) / floor:.2f}x the floor; "
-          f"load {load()}")
+          f"load {harness.load():.2f}")
     print(f"held-out FVE {q['fve']:.3f}, L0 {q['l0']:.1f}, dead {100 * dead:.1f}%")
+    run.ratio("floor + training", floor + train, floor, floor_seconds=floor,
+              training_seconds=train, fve=q["fve"], l0=q["l0"], dead=dead)
     tokens = Tokens(np.repeat(np.arange(len(rows)), [len(r) for r in rows]).astype(np.int32),
                     np.concatenate([np.arange(len(r)) for r in rows]).astype(np.int32),
                     [t for e in encs for t in e.tokens],
@@ -115,7 +107,10 @@ def main() -> int:
         dashboard(c, int(f), {"special": ["yes" if s else "no" for s in tokens.special]})
         times.append(time.perf_counter() - t0)
     print(f"a feature's dashboard: median {1000 * np.median(times):.0f} ms, max "
-          f"{1000 * max(times):.0f} ms over {len(times)} features; load {load()}")
+          f"{1000 * max(times):.0f} ms over {len(times)} features; load {harness.load():.2f}")
+    run.row("a feature's dashboard", median_seconds=float(np.median(times)),
+            max_seconds=max(times), features=len(times))
+    run.done()
     return 0
 
 

@@ -28,15 +28,11 @@ printed beside it.
 
 from __future__ import annotations
 
-import argparse
-import os
-import time
-from pathlib import Path
-
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+from bench import harness
+
+DATA = harness.SEMEVAL
 
 
 def model_and_pairs(n_pairs: int, folder: str | None = None):
@@ -67,7 +63,7 @@ def model_and_pairs(n_pairs: int, folder: str | None = None):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = harness.parser(__doc__)
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--method", choices=("uniform", "mask", "both"), default="both")
     ap.add_argument("--max-tokens", type=int, default=None)
@@ -75,8 +71,7 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="a classifier checkpoint folder (default: "
                     "the example checkpoint)")
     args = ap.parse_args()
-
-    import torch
+    run = harness.start(args)
 
     from analysis.absa.finetune import _tokenize
     from analysis.importance.ablate import MAX_TOKENS, run_ablations, single_ablations
@@ -91,21 +86,27 @@ def main() -> None:
                  AbsaScorer(examples, card["task"]))
     disabled = single_ablations(loaded.n_layers, loaded.n_heads)[1:]  # every head + layer
     max_tokens = args.max_tokens or MAX_TOKENS
-    print(f"model: {what}; {len(examples)} pairs, {len(disabled)} ablations, torch threads "
-          f"{torch.get_num_threads()}, max_tokens {max_tokens}, load {os.getloadavg()[0]:.2f}")
+    print(f"model: {what}; {len(examples)} pairs, {len(disabled)} ablations, max_tokens "
+          f"{max_tokens}")
     for method in (("uniform", "mask") if args.method == "both" else (args.method,)):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fast = run_ablations(loaded, ev, disabled, method, max_tokens=max_tokens)
-        t_fast, c_fast = time.perf_counter() - t0, time.process_time() - c0
+        fast, t = harness.timed(lambda: run_ablations(loaded, ev, disabled, method,
+                                                      max_tokens=max_tokens))
+        t_fast, c_fast = t.wall, t.cpu
         line = f"{method:8s} batched {t_fast:7.1f} s ({c_fast:.0f} CPU-s)"
+        numbers = {"seconds": t_fast, "cpu_seconds": c_fast}
         if not args.skip_loop:
-            t0, c0 = time.perf_counter(), time.process_time()
-            slow = ablations_loop(loaded, examples, disabled, method, int(card["max_length"]))
-            t_loop, c_loop = time.perf_counter() - t0, time.process_time() - c0
+            slow, t = harness.timed(lambda: ablations_loop(loaded, examples, disabled, method,
+                                                           int(card["max_length"])))
+            t_loop, c_loop = t.wall, t.cpu
+            diff = float(np.abs(fast - slow).max())
             line += (f"   loop {t_loop:7.1f} s ({c_loop:.0f} CPU-s)   speed-up "
                      f"{t_loop / t_fast:4.2f}x wall, {c_loop / c_fast:4.2f}x CPU   max |diff| "
-                     f"{np.abs(fast - slow).max():.1e}")
-        print(line + f"   (load {os.getloadavg()[0]:.2f})", flush=True)
+                     f"{diff:.1e}")
+            numbers.update(loop_seconds=t_loop, loop_cpu_seconds=c_loop,
+                           ratio=t_loop / t_fast, ratio_cpu=c_loop / c_fast, max_abs_diff=diff)
+        print(line + f"   (load {harness.load():.2f})", flush=True)
+        run.row(f"{method} batched", **numbers)
+    run.done()
 
 
 if __name__ == "__main__":

@@ -24,21 +24,19 @@ on a shared machine: read them as ratios measured side by side, not absolutes.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
-import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+from bench import harness
+
+ROOT, DATA = harness.ROOT, harness.SEMEVAL
 
 
 def corpus(n: int):
@@ -65,14 +63,14 @@ def child(method: str, n: int, batch_size: int, norms: bool, out: str) -> None:
     torch.manual_seed(0)
     base_rss = rss_mb()
     tracemalloc.start()
-    t0, c0 = time.perf_counter(), time.process_time()
-    if method == "pipeline":
-        metrics = corpus_stats(loaded, ds, batch_size=batch_size, norms=norms).metrics
-    elif method == "forward":
-        metrics = forward_only(loaded, ds, batch_size)
-    else:
-        metrics = corpus_stats_loop(loaded, ds)
-    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    with harness.Timer() as t:
+        if method == "pipeline":
+            metrics = corpus_stats(loaded, ds, batch_size=batch_size, norms=norms).metrics
+        elif method == "forward":
+            metrics = forward_only(loaded, ds, batch_size)
+        else:
+            metrics = corpus_stats_loop(loaded, ds)
+    seconds, cpu = t.wall, t.cpu
     _, py_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     np.savez(out, **metrics)
@@ -95,11 +93,13 @@ def forward_only(loaded, ds, batch_size: int) -> dict:
     return {}
 
 
-def run_child(method: str, n: int, batch_size: int, norms: bool = False) -> tuple[dict, dict]:
+def run_child(method: str, n: int, batch_size: int, norms: bool = False,
+              threads: int | None = None) -> tuple[dict, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "m.npz")
         cmd = [sys.executable, "-m", __spec__.name, "--child", method, "--n", str(n),
-               "--batch-size", str(batch_size), "--out", out] + (["--norms"] if norms else [])
+               "--batch-size", str(batch_size), "--out", out] + (["--norms"] if norms else []) \
+            + (["--threads", str(threads)] if threads else [])
         res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if res.returncode != 0:
             raise SystemExit(f"{method} {n} failed:\n{res.stderr[-2000:]}")
@@ -110,7 +110,7 @@ def run_child(method: str, n: int, batch_size: int, norms: bool = False) -> tupl
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000])
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--child", choices=["pipeline", "loop", "forward"])
@@ -119,25 +119,30 @@ def main() -> int:
     ap.add_argument("--norms", action="store_true")
     args = ap.parse_args()
     if args.child:
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
         child(args.child, args.n, args.batch_size, args.norms, args.out)
         return 0
     if not DATA.is_file():
         print(f"skipped: {DATA} is absent")
         return 0
-    print(f"SemEval-2014 train sentences, default model, batch size {args.batch_size}, "
-          f"{os.cpu_count()} CPU(s)")
+    run = harness.start(args)
+    print(f"SemEval-2014 train sentences, default model, batch size {args.batch_size}")
     header = (f"{'n':>6} {'method':<16} {'seconds':>8} {'CPU s':>8} {'ex/s':>7} "
               f"{'peak RSS MB':>12} "
               f"{'above model MB':>15} {'py peak MB':>11}")
     print(header, flush=True)
     summary = []
     for n in args.sizes:
-        pipe, pm = run_child("pipeline", n, args.batch_size)
-        loop, lm = run_child("loop", n, args.batch_size)
-        pipe_n, pnm = run_child("pipeline", n, args.batch_size, norms=True)
-        fwd, _ = run_child("forward", n, args.batch_size)
+        pipe, pm = run_child("pipeline", n, args.batch_size, threads=args.threads)
+        loop, lm = run_child("loop", n, args.batch_size, threads=args.threads)
+        pipe_n, pnm = run_child("pipeline", n, args.batch_size, norms=True, threads=args.threads)
+        fwd, _ = run_child("forward", n, args.batch_size, threads=args.threads)
         for name, info in (("loop", loop), ("pipeline", pipe), ("pipeline+norms", pipe_n),
                            ("forwards only", fwd)):
+            run.row(name, n=n, **info)
             print(f"{n:>6} {name:<16} {info['seconds']:>8.2f} {info['cpu_seconds']:>8.2f} "
                   f"{n / info['seconds']:>7.1f} "
                   f"{info['peak_rss_mb']:>12.0f} "
@@ -156,8 +161,13 @@ def main() -> int:
               f"({fwd['seconds'] / pipe['seconds']:.0%} of the pipeline): no pipeline of these "
               f"forwards can beat the loop by more than {loop['seconds'] / fwd['seconds']:.2f}x "
               "here", flush=True)
+        run.ratio(f"{n:>6} pipeline", pipe["seconds"], fwd["seconds"], "the forwards alone",
+                  digits=2)
+        run.row(f"{n} loop / pipeline", n=n, ratio=ratio, ratio_cpu=ratio_cpu,
+                ratio_norms=ratio_n, max_abs_diff=diff, max_abs_diff_norms=diff_n)
     ok = all(r >= 4 and d <= 1e-4 and dn <= 1e-4 for _, r, _, d, dn in summary)
     print("target (ratio >= 4x, max abs diff <= 1e-4):", "met" if ok else "NOT met")
+    run.done()
     return 0
 
 

@@ -15,14 +15,10 @@ sample``). Wall-clock on a shared machine: read the ratio, and the load printed 
 
 from __future__ import annotations
 
-import argparse
-import os
-import time
-from pathlib import Path
-
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
+
 TEXT, PAIR = "The pasta was delicious and the waiter was friendly.", "service"
 COUNTER = TEXT.replace("friendly", "rude")
 
@@ -61,35 +57,32 @@ def one_per_head(loaded, text, pair, ctext, cpair) -> float:
     from analysis.core.forward import forward, forward_patched
     from analysis.patching.run import head_masks
 
-    t0 = time.perf_counter()
-    encs = [encode(loaded.tokenizer, text, pair), encode(loaded.tokenizer, ctext, cpair)]
-    inputs = [collate(loaded.tokenizer, [e]) for e in encs]
-    src = forward(loaded.model, inputs=inputs[1], attentions=False,
-                  capture=("context",)).captured["context"]
-    T = encs[0].n_tokens
-    for layer in range(loaded.n_layers):
-        masks = head_masks(loaded.n_heads, T, src[layer].shape[-1])
-        for m in masks:
-            forward_patched(loaded.model, inputs[0], "heads", layer, src[layer][0], m[None])
-    return time.perf_counter() - t0
+    with harness.Timer() as t:
+        encs = [encode(loaded.tokenizer, text, pair), encode(loaded.tokenizer, ctext, cpair)]
+        inputs = [collate(loaded.tokenizer, [e]) for e in encs]
+        src = forward(loaded.model, inputs=inputs[1], attentions=False,
+                      capture=("context",)).captured["context"]
+        T = encs[0].n_tokens
+        for layer in range(loaded.n_layers):
+            masks = head_masks(loaded.n_heads, T, src[layer].shape[-1])
+            for m in masks:
+                forward_patched(loaded.model, inputs[0], "heads", layer, src[layer][0],
+                                m[None])
+    return t.wall
 
 
 def timed(loaded, sites):
     from analysis.patching import patch_pair
 
-    t0 = time.perf_counter()
-    r = patch_pair(loaded, TEXT, PAIR, COUNTER, PAIR, sites=sites)
-    return time.perf_counter() - t0, r
+    r, t = harness.timed(lambda: patch_pair(loaded, TEXT, PAIR, COUNTER, PAIR, sites=sites))
+    return t.wall, r
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = harness.parser(__doc__)
     ap.add_argument("--skip-base", action="store_true")
     args = ap.parse_args()
-    import torch
-
-    print(f"threads {torch.get_num_threads()}, load {os.getloadavg()[0]:.1f} "
-          f"(cores {os.cpu_count()})")
+    run = harness.start(args)
     loaded, what = example_or_stand_in()
     timed(loaded, ("heads",))  # warm-up
     t_heads, r = timed(loaded, ("heads",))
@@ -98,13 +91,17 @@ def main() -> None:
     print(f"{what}, {len(r.tokens)} tokens: every head batched {t_heads:.2f} s, one forward "
           f"per head {t_loop:.2f} s (x{t_loop / t_heads:.1f}); every head + layer x position "
           f"of 3 sites {t_all:.2f} s")
+    run.ratio(f"{what}: one forward per head", t_loop, t_heads, "every head batched", digits=2)
+    run.row(f"{what}: every head + layer x position of 3 sites", seconds=t_all)
     if not args.skip_base:
         base = bert_base()
         timed(base, ("heads",))
         t_base, _ = timed(base, ("heads", "residual", "attention", "mlp"))
         print(f"BERT-base size (12 x 12, 768), {len(r.tokens)} tokens: every head + layer x "
               f"position of 3 sites {t_base:.2f} s")
-    print(f"load after: {os.getloadavg()[0]:.1f}; max head effect {np.nanmax(r.heads):.3f}")
+        run.row("BERT-base size: every head + layer x position of 3 sites", seconds=t_base)
+    print(f"max head effect {np.nanmax(r.heads):.3f}")
+    run.done()
 
 
 if __name__ == "__main__":

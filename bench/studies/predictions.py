@@ -28,14 +28,11 @@ Wall-clock on a shared machine: read the ratio, and the load printed beside it.
 
 from __future__ import annotations
 
-import argparse
 import csv
-import os
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
 
 
 def classifier(size: str):
@@ -86,56 +83,48 @@ def floor(loaded, data, batch_size: int = 64) -> float:
 
     prepared = [pad_features(loaded.tokenizer, data.ev.features, idx)
                 for idx in batches(data.ev.lengths, batch_size)]
-    t0 = time.perf_counter()
-    with torch.inference_mode():
+    with harness.Timer() as t, torch.inference_mode():
         for inputs in prepared:
             loaded.model(**inputs)
-    return time.perf_counter() - t0
+    return t.wall
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--tokens", type=int, default=40)
     ap.add_argument("--size", choices=("default", "base"), default="default")
-    ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
-    import torch
+    bench = harness.start(args)
 
     from analysis.predictions.data import load_labelled
     from analysis.predictions.predict import predict
     from analysis.predictions.run import Inputs, Models, run
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     loaded = classifier(args.size)
-    print(f"model: {loaded.name}; {torch.get_num_threads()} torch thread(s); load average "
-          f"{os.getloadavg()[0]:.2f} at the start")
+    print(f"model: {loaded.name}")
     with tempfile.TemporaryDirectory(prefix="bench-predictions-") as tmp:
         path = write_data(loaded, args.n, args.tokens, Path(tmp))
-        t0 = time.perf_counter()
-        data = load_labelled(loaded, None, str(path))
-        read_s = time.perf_counter() - t0
+        data, t = harness.timed(lambda: load_labelled(loaded, None, str(path)))
+        read_s = t.wall
     mean_tokens = sum(data.ev.lengths) / data.n
     print(f"data: {data.n} examples, {mean_tokens:.1f} tokens on average (with [CLS] and "
           f"[SEP]); read and encoded once in {read_s:.2f} s")
     floor(loaded, data)  # warm-up: the first forward allocates
     best = {"floor": float("inf"), "predictions": float("inf"), "study": float("inf")}
-    for _ in range(args.repeats):
+    for _ in range(args.repeats):  # interleaved, the best of each
         best["floor"] = min(best["floor"], floor(loaded, data))
-        t0 = time.perf_counter()
-        predict(loaded, data)
-        best["predictions"] = min(best["predictions"], time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        run(Inputs(data, robustness=False), Models(loaded))
-        best["study"] = min(best["study"], time.perf_counter() - t0)
+        _, t = harness.timed(lambda: predict(loaded, data))
+        best["predictions"] = min(best["predictions"], t.wall)
+        _, t = harness.timed(lambda: run(Inputs(data, robustness=False), Models(loaded)))
+        best["study"] = min(best["study"], t.wall)
     for name, secs in best.items():
-        print(f"{name:12s} {secs:8.3f} s  {data.n / secs:8.1f} examples/s  "
-              f"{secs / best['floor']:.2f}x the floor")
+        bench.ratio(f"{name:12s} {data.n / secs:8.1f} examples/s", secs, best["floor"],
+                    digits=3, examples_per_s=data.n / secs)
     ratio = best["predictions"] / best["floor"]
-    print(f"predictions / floor = {ratio:.2f} (target <= 1.3); load average "
-          f"{os.getloadavg()[0]:.2f} at the end")
+    print(f"predictions / floor = {ratio:.2f} (target <= 1.3)")
+    bench.done()
     return 0
 
 

@@ -30,39 +30,17 @@ Times on a shared machine are noisy: the load average is printed beside them.
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import time
-from pathlib import Path
+from bench import harness
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+DATA = harness.EWT_DEV
 
 TEXT = ("The pasta was superb and the tiramisu even better, but the waiter ignored us for "
         "twenty minutes, the bread arrived cold, and the bill had two drinks we never "
         "ordered. ")
 
 
-class Clock:
-    def __enter__(self):
-        self.t0, self.c0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.t0
-        self.cpu = time.process_time() - self.c0
-
-    def __str__(self):
-        return f"{self.wall:7.2f} s wall, {self.cpu:7.2f} s CPU"
-
-
 def _f(x) -> str:
     return "-" if x is None else f"{x:.2f}"
-
-
-def load():
-    return f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
 
 
 def models(after: str):
@@ -83,36 +61,37 @@ def text_of(tokenizer, n: int = 128) -> str:
     return tokenizer.decode(ids)
 
 
-def one_input(a, b, repeats: int) -> None:
+def one_input(a, b, repeats: int, run) -> None:
     from analysis.representations.single import states_projection
     from analysis.representations.states import encode_input, input_states
 
     text = text_of(a.tokenizer)
     enc = encode_input(a, text)
     print(f"\n1. one input: {enc.n_tokens} tokens, {a.name} vs {b.name}")
-    with Clock() as c:
+    with harness.Timer() as c:
         sa = input_states(a, text, encoding=enc)
         sb = input_states(b, text, encoding=encode_input(b, text))
     print(f"   forward passes (both models)          {c}")
     states_projection(sa, sb, "pca")  # imports and first-call costs out of the timing
     for method in ("pca", "aligned"):
-        walls = []
-        for _ in range(repeats):
-            with Clock() as c:
-                states_projection(sa, sb, method)
-            walls.append(c.wall)
-        print(f"   {method:8s} every layer, two models   median {statistics.median(walls):.3f} s "
-              f"(min {min(walls):.3f}, max {max(walls):.3f}; target <= 1 s)  [{load()}]")
+        r = harness.repeat(lambda: states_projection(sa, sb, method), repeats)
+        print(f"   {method:8s} every layer, two models   median {r.median:.3f} s "
+              f"(min {r.best:.3f}, max {r.worst:.3f}; target <= 1 s)  "
+              f"[load {harness.load():.2f}]")
+        run.row(f"one input: {method}, every layer, two models", seconds=r.median,
+                min_seconds=r.best, max_seconds=r.worst)
     for method in ("tsne", "umap"):  # options, no target: first call (UMAP compiles) and next
-        with Clock() as first:
+        with harness.Timer() as first:
             states_projection(sa, sb, method)
-        with Clock() as again:
+        with harness.Timer() as again:
             states_projection(sa, sb, method)
         print(f"   {method:8s} every layer, two models   first call {first.wall:.2f} s, then "
-              f"{again.wall:.2f} s  [{load()}]")
+              f"{again.wall:.2f} s  [load {harness.load():.2f}]")
+        run.row(f"one input: {method}, every layer, two models", seconds=again.wall,
+                first_call_seconds=first.wall)
 
 
-def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
+def corpus(a, b, n_sentences: int, threads_baseline: bool, run) -> None:
     from analysis.representations.corpus import model_side
     from analysis.representations.states import treebank_words
     from analysis.syntax.treebank import read_conllu
@@ -125,13 +104,13 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
     total = 0.0
     sides, words = [], []
     for m in (a, b):
-        with Clock() as c:
+        with harness.Timer() as c:
             w = treebank_words(m, ds)
         total += c.wall
         words.append(w)
         print(f"   one batched pass ({m.name[:28]:28s}) {c}  {len(w.forms)} words")
     for m, w in zip((a, b), words):
-        with Clock() as c:
+        with harness.Timer() as c:
             side = model_side(m, w, ("upos",))
         total += c.wall
         sides.append(side)
@@ -140,7 +119,8 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
               f"{curve.best_layer()} {curve.layers[curve.best_layer()]:.3f} "
               f"(majority {curve.majority:.3f})")
     print(f"   whole corpus part, two models         {total:7.1f} s (target <= 120 s)  "
-          f"[{load()}]")
+          f"[load {harness.load():.2f}]")
+    run.row("whole corpus part, two models", seconds=total)
     for side in sides:
         print("   " + side.name[:30] + ": upos " +
               " ".join(f"{x:.3f}" for x in side.probes["upos"].layers) +
@@ -156,12 +136,12 @@ def corpus(a, b, n_sentences: int, threads_baseline: bool) -> None:
         keep = labels != "_"
         x = words[0].layers[3][keep]
         splits, _ = _folds(words[0].groups[keep], 5)
-        with Clock() as c1:
+        with harness.Timer() as c1:
             probe_accuracy(x, labels[keep], splits)
-        with Clock() as c2:
+        with harness.Timer() as c2:
             probe_accuracy(x, labels[keep], splits, one=False)
         print(f"\n3. layer 3 probe: one thread {c1}; default threads {c2} "
-              f"(x{c2.wall / max(c1.wall, 1e-9):.1f})  [{load()}]")
+              f"(x{c2.wall / max(c1.wall, 1e-9):.1f})  [load {harness.load():.2f}]")
 
 
 def shards(a, b, n_sentences: int, k: int) -> None:
@@ -176,9 +156,9 @@ def shards(a, b, n_sentences: int, k: int) -> None:
         return
     ds = read_conllu(DATA, max_sentences=n_sentences)
     job, ds = corpus_job(a, ds, b, scatter=False)
-    with Clock() as c1:
+    with harness.Timer() as c1:
         one = run_local(job, (a, b), ds)
-    with Clock() as c2:
+    with harness.Timer() as c2:
         many = run_sharded(job, (a, b), ds, shard_bounds(len(ds), k))
     diff = 0.0
     for s1, s2 in ((one.model, many.model), (one.compare, many.compare)):
@@ -190,11 +170,11 @@ def shards(a, b, n_sentences: int, k: int) -> None:
             diff = max([diff] + [abs(x - y) for x, y in zip(v1, v2)
                                  if x is not None and y is not None])
     print(f"\n4. corpus job, {len(ds)} sentences, two models: one shard {c1}; {k} shards "
-          f"{c2}; largest difference {diff:.2e}  [{load()}]")
+          f"{c2}; largest difference {diff:.2e}  [load {harness.load():.2f}]")
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
+    p = harness.parser(__doc__)
     p.add_argument("--sentences", type=int, default=1000)
     p.add_argument("--after", default="example")
     p.add_argument("--repeats", type=int, default=5)
@@ -202,12 +182,14 @@ def main() -> None:
     p.add_argument("--shards", type=int, default=0, help="4. the corpus job in K shards")
     p.add_argument("--only-shards", action="store_true", help="run part 4 alone")
     args = p.parse_args()
+    run = harness.start(args)
     a, b = models(args.after)
     if not args.only_shards:
-        one_input(a, b, args.repeats)
-        corpus(a, b, args.sentences, args.threads_baseline)
+        one_input(a, b, args.repeats, run)
+        corpus(a, b, args.sentences, args.threads_baseline, run)
     if args.shards:
         shards(a, b, args.sentences, args.shards)
+    run.done()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ Times on a shared machine are noisy: the load average is printed beside them.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import tempfile
@@ -34,27 +33,24 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+from bench import harness
+
+DATA = harness.EWT_DEV
 
 
 def p95(xs) -> float:
-    return float(np.percentile(np.asarray(xs), 95))
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return harness.percentile(xs, 95)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = harness.parser(__doc__)
     ap.add_argument("--sentences", type=int, default=500)
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--hnsw", action="store_true")
     args = ap.parse_args()
-
-    import torch
+    args.threads = args.threads or int(os.environ.get("OMP_NUM_THREADS", "2"))
+    run = harness.start(args)
 
     from analysis.core.encoding import encode
     from analysis.core.forward import forward_batches
@@ -65,8 +61,6 @@ def main() -> int:
     from analysis.search.job import model_info, query_vector
     from analysis.syntax.treebank import read_conllu, sample_treebank
 
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
-    print(f"torch threads {torch.get_num_threads()}, load average {load()}")
     loaded = load_model("default")
     ds = read_conllu(DATA, max_sentences=args.sentences) if DATA.exists() else sample_treebank()
     print(f"corpus: {len(ds)} sentences of {'EWT dev' if DATA.exists() else 'the sample'}")
@@ -74,20 +68,21 @@ def main() -> int:
     # 1. build vs forward
     corpus = search_corpus(ds)
     encs = [encode(loaded.tokenizer, t, max_length=loaded.max_length) for t in corpus.texts]
-    t0 = time.perf_counter()
-    for _ in forward_batches(loaded.model, loaded.tokenizer, encs, 32, attentions=False,
-                             hidden_states=True):
-        pass
-    t_fwd = time.perf_counter() - t0
+    with harness.Timer() as t:
+        for _ in forward_batches(loaded.model, loaded.tokenizer, encs, 32, attentions=False,
+                                 hidden_states=True):
+            pass
+    t_fwd = t.wall
     model_info(loaded)  # the weights hash, once per model (kept on the model object)
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        index = build_index(loaded, ds, Path(tmp) / "ix")
-        t_build = time.perf_counter() - t0
+        index, t = harness.timed(lambda: build_index(loaded, ds, Path(tmp) / "ix"))
+        t_build = t.wall
         n, size = index.n, index.size_bytes()
         print(f"forward pass alone: {t_fwd:.2f} s ({n / t_fwd:,.0f} pieces/s); index build: "
               f"{t_build:.2f} s ({n / t_build:,.0f} pieces/s); ratio build/forward "
-              f"{t_build / t_fwd:.2f} (load {load()})")
+              f"{t_build / t_fwd:.2f} (load {harness.load():.2f})")
+        run.ratio("index build", t_build, t_fwd, "the forward pass alone", digits=2,
+                  pieces=n)
         print(f"size on disk: {size / 2 ** 20:.1f} MiB for {n:,} pieces = "
               f"{size / n * 10000 / 2 ** 20:.1f} MiB per 10,000 pieces")
         layers = np.asarray(index.layers, np.float32)
@@ -135,7 +130,9 @@ def main() -> int:
         print(f"search alone (k=50, warm): p50 {1000 * statistics.median(times):.1f} ms, "
               f"p95 {1000 * p95(times):.1f} ms over {len(times)} queries ({checked} checked "
               f"against numpy brute force: scores equal to 1e-3, {100 * np.mean(same):.0f}% "
-              f"the same rows) (load {load()})")
+              f"the same rows) (load {harness.load():.2f})")
+        run.row("search alone (k=50, warm)", p50_seconds=statistics.median(times),
+                p95_seconds=p95(times), queries=len(times), pieces=N)
         whole = []
         texts = corpus.texts[:50]
         for k in range(min(args.queries, 100)):
@@ -146,7 +143,9 @@ def main() -> int:
             whole.append(time.perf_counter() - t0)
         print(f"whole query (forward of the query text + search, k=20): p50 "
               f"{1000 * statistics.median(whole):.1f} ms, p95 {1000 * p95(whole):.1f} ms "
-              f"(load {load()})")
+              f"(load {harness.load():.2f})")
+        run.row("whole query (forward + search, k=20)", p50_seconds=statistics.median(whole),
+                p95_seconds=p95(whole), queries=len(whole), pieces=N)
 
     # 3. HNSW
     if args.hnsw:
@@ -163,7 +162,7 @@ def main() -> int:
         print(f"\nHNSW (M=32, fp16) of one layer, {N:,} pieces: built and tuned in {t_h:.1f} s, "
               f"efSearch {info.ef_search}, recall@50 {info.recall:.3f} (again, other queries: "
               f"{recall_at(index, vecs, seed=5):.3f}); search p95 {1000 * p95(times):.1f} ms")
-    print(f"\nload average at the end: {load()}")
+    run.done()
     return 0
 
 

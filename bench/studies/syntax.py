@@ -29,29 +29,13 @@ noisy: read the ratios, measured side by side, and the CPU seconds.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"
+from bench import harness
 
-
-class Clock:
-    def __enter__(self):
-        self.t0, self.c0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.t0
-        self.cpu = time.process_time() - self.c0
-
-    def __str__(self):
-        return f"{self.wall:7.1f} s wall, {self.cpu:7.1f} s CPU"
+DATA = harness.EWT_DEV
 
 
 def max_diff(a, b) -> float:
@@ -65,60 +49,59 @@ def max_diff(a, b) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--train", type=int, default=1500,
                     help="training sentences (the rest evaluate)")
     ap.add_argument("--loop", type=int, default=500, help="sentences for the per-sentence baseline")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--min-count", type=int, default=100, help="relations shown: n >= this")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch threads for the forwards (default: torch's own)")
     args = ap.parse_args()
     if not DATA.is_file():
         sys.exit(f"missing {DATA}")
+    run = harness.start(args)
     import torch
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-
     from analysis.core.models import load_model
-    from analysis.syntax import probe_layers, read_conllu, relation_rows, syntax_pass
+    from analysis.syntax import probe_layers, read_conllu, syntax_pass
     from analysis.syntax.probes import train_distance_probe
 
-    print(f"torch threads {torch.get_num_threads()}, cores {os.cpu_count()}, "
-          f"load average {os.getloadavg()[0]:.1f}")
     loaded = load_model("default")
     ds = read_conllu(DATA)
     n = len(ds)
     n_words = sum(len(w) for w in ds["words"])
     print(f"{n} sentences, {n_words} words; model {loaded.name}, {loaded.shape}")
 
-    with Clock() as c_pass:
+    with harness.Timer() as c_pass:
         heads, states = syntax_pass(loaded, ds, batch_size=args.batch_size)
-    print(f"one batched pass (maps + hidden states), {n} sentences: {c_pass}")
+    print(f"one batched pass (maps + hidden states), {n} sentences: {c_pass:.1f}")
 
     k = min(args.loop, n)
     part = ds.select(range(k))
-    with Clock() as c_loop:
+    with harness.Timer() as c_loop:
         loop_heads, _ = syntax_pass(loaded, part, batch_size=1)
-    with Clock() as c_same:
+    with harness.Timer() as c_same:
         same_heads, _ = syntax_pass(loaded, part, batch_size=args.batch_size)
-    print(f"per-sentence baseline, {k} sentences: {c_loop}")
-    print(f"batched pass on the same {k} sentences: {c_same}  -> ratio "
+    print(f"per-sentence baseline, {k} sentences: {c_loop:.1f}")
+    print(f"batched pass on the same {k} sentences: {c_same:.1f}  -> ratio "
           f"{c_loop.wall / c_same.wall:.2f}x wall, {c_loop.cpu / c_same.cpu:.2f}x CPU; "
           f"max |accuracy difference| {max_diff(loop_heads, same_heads):.2e}")
 
     tr, ev = states.subset(range(args.train)), states.subset(range(args.train, states.n_sentences))
-    with Clock() as c_probe:
+    with harness.Timer() as c_probe:
         result = probe_layers(loaded, None, None, train_states=tr, eval_states=ev)
     per_layer = [a.seconds + b.seconds for a, b in result.probes]
     print(f"probe training + evaluation, 7 layers x 2 probes ({tr.n_sentences} train / "
-          f"{ev.n_sentences} eval sentences): {c_probe}")
+          f"{ev.n_sentences} eval sentences): {c_probe:.1f}")
     print(f"whole probe run = one pass ({c_pass.wall:.1f} s) + probes ({c_probe.wall:.1f} s) = "
           f"{c_pass.wall + c_probe.wall:.1f} s wall, {c_pass.cpu + c_probe.cpu:.1f} s CPU "
           f"(target: <= 300 s on 2 cores)")
+    run.ratio("per-sentence baseline", c_loop.wall, c_same.wall, "the batched pass",
+              cpu_seconds=c_loop.cpu, baseline_cpu_seconds=c_same.cpu)
+    run.row("whole probe run", seconds=c_pass.wall + c_probe.wall,
+            cpu_seconds=c_pass.cpu + c_probe.cpu, pass_seconds=c_pass.wall,
+            probes_seconds=c_probe.wall)
 
-    with Clock() as c_threads:
+    with harness.Timer() as c_threads:
         base = train_distance_probe(tr.sentences(3), tr.heads, threads=None)
     one = result.probes[3][0]
     print(f"threads baseline, layer 3 distance probe: {torch.get_num_threads()} threads "
@@ -132,12 +115,19 @@ def main() -> None:
               f"            {sec:5.1f}")
     print(f"linear chain UUAS {result.baselines['linear_chain_uuas']:.3f}; layer 0 = the "
           "embedding baseline")
+    relations(heads, args.min_count)
+    run.done()
 
-    print(f"\nbest heads, relations with n >= {args.min_count} ({heads.n_sentences} sentences; "
+
+def relations(heads, min_count: int) -> None:
+    """The best head of each relation with at least ``min_count`` examples."""
+    from analysis.syntax import relation_rows
+
+    print(f"\nbest heads, relations with n >= {min_count} ({heads.n_sentences} sentences; "
           "layer-head 1-indexed)")
     print(f"{'relation':<12} {'n':>5}  {'head':>6} {'direction':<12} {'acc':>5}  "
           f"{'offset':>6} {'base':>5}  {'gap':>5}")
-    for r in relation_rows(heads, args.min_count):
+    for r in relation_rows(heads, min_count):
         print(f"{r['relation']:<12} {r['n']:>5}  {r['layer']:>3}-{r['head']:<2} "
               f"{r['direction']:<12} {r['accuracy']:.3f}  {r['baseline offset']:>+6d} "
               f"{r['baseline accuracy']:.3f}  {r['above baseline']:+.3f}")
