@@ -52,20 +52,29 @@ def main() -> int:
     args.threads = args.threads or int(os.environ.get("OMP_NUM_THREADS", "2"))
     run = harness.start(args)
 
-    from analysis.core.encoding import encode
-    from analysis.core.forward import forward_batches
     from analysis.core.models import load_model
-    from analysis.search import build_index, exact_search, write_index
-    from analysis.search.corpus import search_corpus
-    from analysis.search.index import IndexData, recall_at, tuned_hnsw, unit_rows
-    from analysis.search.job import model_info, query_vector
     from analysis.syntax.treebank import read_conllu, sample_treebank
 
     loaded = load_model("default")
     ds = read_conllu(DATA, max_sentences=args.sentences) if DATA.exists() else sample_treebank()
     print(f"corpus: {len(ds)} sentences of {'EWT dev' if DATA.exists() else 'the sample'}")
+    texts, layers, n = build_vs_forward(loaded, ds, run)
+    rng = np.random.default_rng(0)
+    big = queries(loaded, texts, layers, n, args, rng, run)
+    if args.hnsw:
+        hnsw(big, args.queries, rng)
+    run.done()
+    return 0
 
-    # 1. build vs forward
+
+def build_vs_forward(loaded, ds, run):
+    """1. (the module docstring): the corpus's texts, the index's layer vectors, its size."""
+    from analysis.core.encoding import encode
+    from analysis.core.forward import forward_batches
+    from analysis.search import build_index
+    from analysis.search.corpus import search_corpus
+    from analysis.search.job import model_info
+
     corpus = search_corpus(ds)
     encs = [encode(loaded.tokenizer, t, max_length=loaded.max_length) for t in corpus.texts]
     with harness.Timer() as t:
@@ -86,10 +95,15 @@ def main() -> int:
         print(f"size on disk: {size / 2 ** 20:.1f} MiB for {n:,} pieces = "
               f"{size / n * 10000 / 2 ** 20:.1f} MiB per 10,000 pieces")
         layers = np.asarray(index.layers, np.float32)
-        heads = np.asarray(index.heads[:, :, :1], np.float16)
+    return corpus.texts, layers, n
 
-    # 2. query over --tokens pieces x 7 layers
-    rng = np.random.default_rng(0)
+
+def queries(loaded, texts, layers, n: int, args, rng, run):
+    """2. (the module docstring): the tiled vectors of --tokens pieces x 7 layers."""
+    from analysis.search import exact_search, write_index
+    from analysis.search.index import IndexData, unit_rows
+    from analysis.search.job import query_vector
+
     reps = -(-args.tokens // n)
     big = np.concatenate([unit_rows(layers + (0.02 if r else 0.0) *
                                     rng.normal(size=layers.shape).astype(np.float32))
@@ -99,7 +113,6 @@ def main() -> int:
                      position=np.ones(N, np.int32), word=np.ones(N, np.int32), labels={},
                      numbers=list(range(N)), texts=["x"] * N, pairs=[None] * N, layers=big,
                      heads=np.zeros((big.shape[0] - 1, 1, N, 1), np.float16))
-    del heads
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         ix = write_index(data, Path(tmp) / "big", {"name": "bench", "hash": "0"}, "bench")
@@ -134,7 +147,7 @@ def main() -> int:
         run.row("search alone (k=50, warm)", p50_seconds=statistics.median(times),
                 p95_seconds=p95(times), queries=len(times), pieces=N)
         whole = []
-        texts = corpus.texts[:50]
+        texts = texts[:50]
         for k in range(min(args.queries, 100)):
             layer = int(rng.integers(0, big.shape[0]))
             t0 = time.perf_counter()
@@ -146,24 +159,25 @@ def main() -> int:
               f"(load {harness.load():.2f})")
         run.row("whole query (forward + search, k=20)", p50_seconds=statistics.median(whole),
                 p95_seconds=p95(whole), queries=len(whole), pieces=N)
+    return big
 
-    # 3. HNSW
-    if args.hnsw:
-        vecs = big[3]
+
+def hnsw(big, n_queries: int, rng) -> None:
+    """3. (the module docstring): one layer of the tiled vectors as an HNSW graph."""
+    from analysis.search.index import recall_at, tuned_hnsw, unit_rows
+
+    vecs, N = big[3], big.shape[1]
+    (index, info), t = harness.timed(lambda: tuned_hnsw(vecs))
+    t_h = t.wall
+    times = []
+    for _ in range(n_queries):
+        q = unit_rows(np.asarray(vecs[rng.integers(0, N)], np.float32)[None])
         t0 = time.perf_counter()
-        index, info = tuned_hnsw(vecs)
-        t_h = time.perf_counter() - t0
-        times = []
-        for _ in range(args.queries):
-            q = unit_rows(np.asarray(vecs[rng.integers(0, N)], np.float32)[None])
-            t0 = time.perf_counter()
-            index.search(q, 50)
-            times.append(time.perf_counter() - t0)
-        print(f"\nHNSW (M=32, fp16) of one layer, {N:,} pieces: built and tuned in {t_h:.1f} s, "
-              f"efSearch {info.ef_search}, recall@50 {info.recall:.3f} (again, other queries: "
-              f"{recall_at(index, vecs, seed=5):.3f}); search p95 {1000 * p95(times):.1f} ms")
-    run.done()
-    return 0
+        index.search(q, 50)
+        times.append(time.perf_counter() - t0)
+    print(f"\nHNSW (M=32, fp16) of one layer, {N:,} pieces: built and tuned in {t_h:.1f} s, "
+          f"efSearch {info.ef_search}, recall@50 {info.recall:.3f} (again, other queries: "
+          f"{recall_at(index, vecs, seed=5):.3f}); search p95 {1000 * p95(times):.1f} ms")
 
 
 if __name__ == "__main__":
