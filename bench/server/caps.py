@@ -21,17 +21,13 @@ say the load (printed with each row).
 
 from __future__ import annotations
 
-import argparse
-import os
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
 
 WORDS = ("the soup was cold but the staff were kind and quick to help us with the bill after "
          "a long wait at the bar").split()
@@ -49,11 +45,6 @@ def dataset(n_examples: int):
 
     return datasets.Dataset.from_dict({"text": texts(n_examples),
                                        "text_pair": [None] * n_examples})
-
-
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 AFTER = {"spec": None}  # drift's after-model (None: the model itself)
@@ -85,14 +76,13 @@ def run_study(study: str, loaded, n_examples: int, folder: Path):
 def measure(study: str, loaded, n_examples: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory(prefix="bench-caps-") as tmp:
         run_study(study, loaded, 1, Path(tmp))  # warm: first-call allocations and imports
-        c0, t0 = cpu(), time.perf_counter()
-        run_study(study, loaded, n_examples, Path(tmp))
-        return cpu() - c0, time.perf_counter() - t0
+        with harness.Timer() as t:
+            run_study(study, loaded, n_examples, Path(tmp))
+        return t.cpu, t.wall
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--threads", type=int, default=1)
+    ap = harness.parser(__doc__, threads=1)
     ap.add_argument("--tokens", default="32,64,128,256")
     ap.add_argument("--examples", type=int, default=8)
     ap.add_argument("--studies", default="forward,search,drift")
@@ -104,19 +94,17 @@ def main() -> int:
     ap.add_argument("--check-examples", type=int, default=300,
                     help="the examples cap of --check (the demo's max_examples: 300)")
     args = ap.parse_args()
-    import torch
+    run = harness.start(args)
 
     from analysis.core import cost
     from analysis.core.models import load_model
 
-    torch.set_num_threads(args.threads)
     base = load_model("default")
     if args.after:
         from analysis.drift import load_after
 
         AFTER.update(spec=args.after, loaded=load_after(args.after, load_model))
-    print(f"{base.name}: {base.n_layers} layers x {base.n_heads} heads; torch threads "
-          f"{args.threads}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{base.name}: {base.n_layers} layers x {base.n_heads} heads")
     shape = cost.shape_of(base)
     for study in args.studies.split(","):
         for n in map(int, args.tokens.split(",")):
@@ -129,14 +117,17 @@ def main() -> int:
                   f"({used / args.examples / n * 1e6:7.1f} CPU-us/token), wall "
                   f"{wall / args.examples * 1000:8.1f} ms/example; model "
                   f"{est / args.examples * 1000:8.1f} "
-                  f"ms/example (x{used / est:.2f})  [load {os.getloadavg()[0]:.1f}]",
+                  f"ms/example (x{used / est:.2f})  [load {harness.load():.1f}]",
                   flush=True)
+            run.row(f"{study} n={n}", cpu_seconds=used, seconds=wall, examples=args.examples,
+                    estimate_seconds=est, ratio=used / est)
     if args.check:
-        check(base, args)
+        check(base, args, run)
+    run.done()
     return 0
 
 
-def check(base, args) -> None:
+def check(base, args, run: harness.Run) -> None:
     """Each study's worst admitted input at the demo's caps, wall time against 120 s."""
     from dataclasses import replace
 
@@ -149,13 +140,15 @@ def check(base, args) -> None:
         n = cost.admitted(study, shape, caps["max_tokens"], caps["max_examples"])
         est = cost.seconds(study, shape, [caps["max_tokens"]] * n, threads=args.threads)
         with tempfile.TemporaryDirectory(prefix="bench-caps-") as tmp:
-            c0, t0 = cpu(), time.perf_counter()
-            run_study(study, loaded, n, Path(tmp))
-            wall, used = time.perf_counter() - t0, cpu() - c0
+            with harness.Timer() as t:
+                run_study(study, loaded, n, Path(tmp))
+            wall, used = t.wall, t.cpu
         print(f"check {study}: {n} examples at {caps['max_tokens']} tokens took {wall:.1f} s "
               f"({used:.1f} CPU-s; target <= {cost.BUDGET_S:.0f} s), estimated {est:.1f} s "
-              f"(x{wall / est:.2f}; target within 1.5x)  [load {os.getloadavg()[0]:.1f}]",
+              f"(x{wall / est:.2f}; target within 1.5x)  [load {harness.load():.1f}]",
               flush=True)
+        run.row(f"check {study}", examples=n, seconds=wall, cpu_seconds=used,
+                estimate_seconds=est, ratio=wall / est)
 
 
 if __name__ == "__main__":

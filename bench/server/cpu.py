@@ -32,7 +32,6 @@ target is for the rerun).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import signal
@@ -44,11 +43,13 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import harness
+from bench.server.load_chromium import LAUNCH_ARGS
+from bench.server.load_monitor import affinity, tree_cpu
 from deploy import check  # the start command, health, free port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = harness.ROOT
 
-CLK = os.sysconf("SC_CLK_TCK")
 IDLE = check.IDLE
 TIMEOUT = 300_000  # ms
 CHART = "[data-testid='stVegaLiteChart']"
@@ -57,46 +58,16 @@ TEXTS = [("The pasta was superb, but the waiter was rude.", "pasta"),
          ("Our table was cold and the music far too loud.", "music")]
 ADJ = ["red", "green", "blue", "black", "white", "small", "large", "quiet", "happy", "old"]
 NOUN = ["dog", "house", "car", "tree", "book", "river", "chair", "city", "horse", "garden"]
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-renderer-backgrounding",
-               "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows"]
 # kind -> the bare page's action it is compared with
 MATCH = {"page switch": "button click", "layer change": "button click",
          "view change": "button click", "text change": "text change",
          "new text (forward pass)": "text change"}
 
 
-def tree_cpu(root: int) -> float:
-    """utime+stime (s) of ``root`` and every live descendant (/proc/PID/stat)."""
-    parent, cpu = {}, {}
-    for d in os.scandir("/proc"):
-        if not d.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d.name}/stat") as fh:
-                f = fh.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        parent[int(d.name)], cpu[int(d.name)] = int(f[1]), (int(f[11]) + int(f[12])) / CLK
-    total, todo = 0.0, [root]
-    while todo:
-        p = todo.pop()
-        total += cpu.get(p, 0.0)
-        todo.extend(c for c, pp in parent.items() if pp == p)
-    return total
-
-
 def start(cmd: list[str], env: dict, core: int | None, log: Path) -> subprocess.Popen:
     pin = (lambda: os.sched_setaffinity(0, {core})) if core is not None else None
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=open(log, "wb"),
                             stderr=subprocess.STDOUT, preexec_fn=pin)
-
-
-def affinity(pid: int) -> str:
-    try:
-        return ",".join(map(str, sorted(os.sched_getaffinity(pid))))
-    except OSError:
-        return "?"
 
 
 class Meter:
@@ -238,7 +209,7 @@ async def bare(browser, url: str, pid: int, args, label: str) -> dict[str, list[
         await ctx.close()
 
 
-def report(dash: dict, floor: dict, frozen: dict) -> list[float]:
+def report(dash: dict, floor: dict, frozen: dict, run: harness.Run) -> list[float]:
     def p(xs, q):
         return float(np.percentile(xs, q)) * 1e3
 
@@ -254,12 +225,15 @@ def report(dash: dict, floor: dict, frozen: dict) -> list[float]:
             ratios.append(r)
         print(f"{kind:<25}{p(xs, 50):>10.1f}{p(xs, 90):>6.1f}  {MATCH[kind]:<13}{p(ys, 50):>6.1f}"
               f"{p(ys, 90):>6.1f}{r:>6.1f}  {p(zs, 50):>6.1f}{rz:>6.1f}")
+        run.row(kind, cpu_ms_p50=p(xs, 50), cpu_ms_p90=p(xs, 90), bare_action=MATCH[kind],
+                bare_cpu_ms_p50=p(ys, 50), ratio=r, frozen_cpu_ms_p50=p(zs, 50),
+                ratio_frozen=rz)
     print("ratio: to the bare page as Streamlit ships it; frozen: to the bare page with its heap "
           "frozen out of the post-rerun gc.collect(2) as the dashboard's is (a stricter floor)")
     return ratios
 
 
-async def main_async(args) -> int:
+async def main_async(args, run: harness.Run) -> int:
     from playwright.async_api import async_playwright
 
     cores = sorted(os.sched_getaffinity(0))
@@ -297,8 +271,6 @@ async def main_async(args) -> int:
                       f"its children (Playwright driver -> Chromium) on "
                       f"{', '.join(affinity(c) for c in chrome) or '?'}"
                       + ("" if server_core is not None else " (one core: nothing pinned)"))
-                print(f"machine load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
-                      f"{os.getloadavg()[2]:.2f} (1/5/15 min)", flush=True)
                 floor = await bare(browser, urls[1], bare_proc.pid, args, "bare page")
                 frozen = await bare(browser, urls[2], frozen_proc.pid, args,
                                     "bare page, heap frozen")
@@ -312,16 +284,17 @@ async def main_async(args) -> int:
         check.stop(dash_proc)
         check.stop(bare_proc)
         check.stop(frozen_proc)
-    ratios = report(dash, floor, frozen)
+    ratios = report(dash, floor, frozen, run)
     worst = max(ratios) if ratios else float("nan")
-    print(f"\n{args.samples} samples of {args.per_sample} actions per kind; load after: "
-          f"{os.getloadavg()[0]:.2f}. Target: every rerun kind <= 3x the bare page: "
-          f"{'met' if worst <= 3 else 'NOT met'} (worst {worst:.1f}x)")
+    print(f"\n{args.samples} samples of {args.per_sample} actions per kind. Target: every "
+          f"rerun kind <= 3x the bare page: {'met' if worst <= 3 else 'NOT met'} "
+          f"(worst {worst:.1f}x)")
+    run.done()
     return 0
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, torch=False)
     ap.add_argument("--samples", type=int, default=8, help="samples per action kind")
     ap.add_argument("--per-sample", type=int, default=3, help="actions per sample")
     ap.add_argument("--settle", type=float, default=0.4,
@@ -337,7 +310,7 @@ def main() -> int:
     if not Path(check.CHROMIUM).exists():
         print(f"bench.server.cpu: {check.CHROMIUM} is absent", file=sys.stderr)
         return 2
-    return asyncio.run(main_async(args))
+    return asyncio.run(main_async(args, harness.start(args)))
 
 
 if __name__ == "__main__":

@@ -44,10 +44,7 @@ Needs Chromium (/usr/bin/chromium) and Playwright; not the example checkpoint.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import io
-import json
 import sys
 import tempfile
 import threading
@@ -55,8 +52,8 @@ import time
 import zipfile
 from pathlib import Path
 
-import numpy as np
-
+from bench import harness
+from bench.server.hostile_files import crafted
 from bench.server.load_chromium import LAUNCH_ARGS
 from bench.server.load_monitor import Monitor, start_server
 from deploy import check
@@ -65,87 +62,6 @@ IDLE = check.IDLE
 TIMEOUT = 180_000
 ERROR = "[data-testid='stAlertContentError']"
 DOWNLOAD_TIMEOUT = 400_000  # a .zip waits for the other tabs' drawings (30 s each at most)
-BIG_CONFIG = {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
-              "hidden_size": 1024, "num_hidden_layers": 48, "num_attention_heads": 16,
-              "intermediate_size": 4096, "vocab_size": 30522, "max_position_embeddings": 512,
-              "type_vocab_size": 2, "num_labels": 5}
-
-
-def crafted(folder: Path) -> dict[str, Path]:
-    """The crafted files, written to ``folder``."""
-    from analysis.core.models import default_model_path
-
-    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="23000" height="23000">'
-           '<rect width="23000" height="23000" fill="#3b6fd8"/></svg>')
-    squares = "".join(f'<rect x="{i}" y="{i}" width="2000" height="2000" fill="#3b6fd8" '
-                      f'opacity="0.1"/>' for i in range(200))
-    slow = ('<svg xmlns="http://www.w3.org/2000/svg" width="2828" height="2828">' + squares
-            + "</svg>")
-    head = {"format": "attention-dashboard-report", "version": 1}
-    files = {
-        "big_png": json.dumps({**head, "findings": [{"title": "big", "svg": svg}]}),
-        "slow_png": json.dumps({**head, "findings": [{"title": "slow", "svg": slow}]}),
-        "deep": json.dumps(head)[:-1] + ', "findings": ' + "[" * 100_000 + "]" * 100_000 + "}",
-        "huge_int": json.dumps(head)[:-1] + ', "findings": [{"title": "x", "rows": [['
-                    + "1" * 1_000_000 + "]]}]}",
-    }
-    out = {}
-    for name, text in files.items():
-        out[name] = folder / f"{name}.json"
-        out[name].write_text(text, encoding="utf-8")
-    header = json.dumps({"classifier.bias": {"dtype": "F32", "shape": [5],
-                                             "data_offsets": [0, 20]}}).encode()
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("config.json", json.dumps(BIG_CONFIG))
-        zf.writestr("model.safetensors", len(header).to_bytes(8, "little") + header + b"\0" * 20)
-        zf.write(Path(default_model_path()) / "tokenizer.json", "tokenizer.json")
-        zf.writestr("absa_card.json", json.dumps({"task": "qa_m", "kind": "absa-sentence-pair"}))
-    out["big_zip"] = folder / "big-model.zip"
-    out["big_zip"].write_bytes(buf.getvalue())
-    out.update(crafted_issue34(folder))
-    return out
-
-
-def _checkpoint_zip(config: dict, weights: bytes) -> bytes:
-    from analysis.core.models import default_model_path
-
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("config.json", json.dumps(config))
-        zf.writestr("model.safetensors", weights)
-        zf.write(Path(default_model_path()) / "tokenizer.json", "tokenizer.json")
-        zf.writestr("absa_card.json", json.dumps({"task": "qa_m", "kind": "absa-sentence-pair"}))
-    return buf.getvalue()
-
-
-def crafted_issue34(folder: Path) -> dict[str, Path]:
-    """Issue 34's crafted files: the quadratic-JSON header and JSONL, the checkpoint whose
-    weights miss the model's tensors, 300 lines at the demo's 2,000-character cap."""
-    from analysis.core.models import default_model_path
-
-    pattern = '[' + '\\"' * (8 << 20)  # 16 MB of [\"\"\"...: deflates to about 300 KB
-    header = pattern.encode()
-    config = json.loads((Path(default_model_path()) / "config.json").read_text())
-    config.update(architectures=["BertForSequenceClassification"], num_labels=4)
-    one = json.dumps({"unrelated.weight": {"dtype": "F32", "shape": [4],
-                                           "data_offsets": [0, 16]}}).encode()
-    rng = np.random.default_rng(34)
-    words = "the pasta was cold but the staff were kind and quick to help us".split()
-    lines = [" ".join(rng.choice(words, 400))[:2000] for _ in range(300)]
-    files = {
-        "json_zip": _checkpoint_zip(config, len(header).to_bytes(8, "little") + header),
-        "json_jsonl": ('{"text": "' + '\\"' * (32 << 10) + '"}\n').encode(),
-        "missing_zip": _checkpoint_zip(config, len(one).to_bytes(8, "little") + one + b"\0" * 16),
-        "drift_txt": ("\n".join(lines) + "\n").encode(),
-    }
-    names = {"json_zip": "quadratic-header.zip", "json_jsonl": "quadratic.jsonl",
-             "missing_zip": "missing-weights.zip", "drift_txt": "drift-300x2000.txt"}
-    out = {}
-    for key, data in files.items():
-        out[key] = folder / names[key]
-        out[key].write_bytes(data)
-    return out
 
 
 class Health(threading.Thread):
@@ -376,11 +292,111 @@ def phase(monitor, health, name: str) -> None:
     health.set_phase(name)
 
 
-def pct(xs, q) -> float:
-    return float(np.percentile(xs, q)) if xs else float("nan")
+pct = harness.percentile
 
 
-async def main_async(args) -> int:
+async def attacks(browser, url: str, files: dict, args, monitor, health, ends: dict):
+    """Warm-up, idle, the first attack, then each chosen class, then the settling: (the first
+    attack's tabs' results, each class's tabs' results, the first attack's wall seconds)."""
+    said: dict[str, list] = {}
+    phase(monitor, health, "warm-up")
+    chosen = [c for c in ISSUE34 if args.classes in ("all", "") or c in args.classes.split(",")]
+    await warm_up(browser, url, chosen)  # first imports and page runs
+    phase(monitor, health, "idle")
+    await asyncio.sleep(5)
+    phase(monitor, health, "attack")
+    t = time.monotonic()
+    runs = [attack_report(browser, url, files, args.rounds) for _ in range(args.tabs)]
+    runs += [attack_checkpoint(browser, url, files, args.rounds) for _ in range(args.tabs)]
+    if args.no_first:
+        for co in runs:
+            co.close()
+        runs = []
+    results = await asyncio.gather(*runs, return_exceptions=True)
+    ends["attack"] = time.monotonic()
+    wall = ends["attack"] - t
+    classes = issue34_classes(browser, url, files, args.tabs)
+    for name in [c for c in classes if args.classes in ("all", "") or
+                 c in args.classes.split(",")]:
+        phase(monitor, health, name)
+        said[name] = await asyncio.gather(*classes[name], return_exceptions=True)
+        ends[name] = time.monotonic()
+        phase(monitor, health, f"after {name}")
+        await asyncio.sleep(3)  # memory given back?
+    for c in classes.values():  # the classes not run: their coroutines closed
+        for co in c:
+            co.close()
+    phase(monitor, health, "settling")
+    await asyncio.sleep(max(0.0, args.settle - 3))  # jobs end, memory given back
+    phase(monitor, health, "settled")
+    await asyncio.sleep(3)
+    ends["settled"] = time.monotonic()
+    return results, said, wall
+
+
+def _tabs(name: str, tabs: list) -> bool:
+    """Print what each tab of ``name`` saw; False when one failed."""
+    ok = True
+    for k, r in enumerate(tabs):
+        if isinstance(r, BaseException):
+            ok = False
+            print(f"  {name} tab {k}: FAILED {type(r).__name__}: "
+                  f"{(str(r).splitlines() or [''])[0]}")
+        else:
+            print(f"  {name} tab {k}: " + " | ".join(r))
+    return ok
+
+
+def report(args, results: list, said: dict, ends: dict, wall: float, health, monitor,
+           alive: bool, run: harness.Run) -> bool:
+    """Print each phase's health latency, longest gap and peak memory, the memory after the
+    attacks and the targets; whether every tab ran and every target is met."""
+    ok = True
+    for k, r in enumerate(results):
+        kind = "report" if k < args.tabs else "checkpoint"
+        if isinstance(r, BaseException):
+            ok = False
+            print(f"tab {k} ({kind}): FAILED {type(r).__name__}: {str(r).splitlines()[0]}")
+        else:
+            print(f"tab {k} ({kind}): " + " | ".join(r))
+    if not args.no_first:
+        print(f"attack: {args.tabs} report tabs + {args.tabs} checkpoint tabs, {args.rounds} "
+              f"round(s) each, {wall:.0f} s")
+    targets = []
+    for name in ([] if args.no_first else ["attack"]) + list(said):
+        ok = _tabs(name, said.get(name, [])) and ok
+        att = health.times.get(name, [])
+        gap = health.longest_gap(name, ends[name])
+        peak = monitor.peak.get(name, 0) / 2**30
+        after = monitor.peak.get(f"after {name}", 0) / 2**30
+        print(f"{name}: health {len(att)} probes, p50 {pct(att, 50):.0f} ms, p95 "
+              f"{pct(att, 95):.0f} ms, max {max(att or [0]):.0f} ms, longest gap {gap:.1f} s;"
+              f" peak memory {peak:.2f} GB" + (f", {after:.2f} GB after" if after else ""))
+        run.row(name, health_probes=len(att), health_p50_ms=pct(att, 50),
+                health_p95_ms=pct(att, 95), longest_gap_s=gap, peak_gb=peak, after_gb=after)
+        targets += [(f"{name} health p95 < 100 ms", pct(att, 95) < 100),
+                    (f"{name} no gap over 2 s", gap <= 2.0),
+                    (f"{name} peak < {args.cap_gb:g} GB", peak < args.cap_gb)]
+    print(f"idle health p95 {pct(health.times.get('idle', []), 95):.0f} ms")
+    idle_gb = monitor.peak.get("idle", 0) / 2**30
+    settled_gb = monitor.peak.get("settled", 0) / 2**30
+    gap = health.longest_gap("settling", ends.get("settled", time.monotonic()))
+    print(f"memory {args.settle:g} s after the attacks: {settled_gb:.2f} GB against "
+          f"{idle_gb:.2f} GB idle before them (x{settled_gb / max(idle_gb, 1e-9):.2f}); "
+          f"health's longest gap meanwhile {gap:.1f} s")
+    run.row("after the attacks", settled_gb=settled_gb, idle_gb=idle_gb, longest_gap_s=gap)
+    if idle_gb and settled_gb:
+        targets.append(("memory back within 1.2x of idle", settled_gb <= 1.2 * idle_gb))
+    print("peak resident memory (server and children): " + ", ".join(
+        f"{k} {v / 2**30:.2f} GB" for k, v in monitor.peak.items())
+        + f"; kernel VmHWM {monitor.hwm() / 2**30:.2f} GB")
+    print(f"server alive at the end: {alive}")
+    targets.append(("server alive", alive))
+    print("targets: " + ", ".join(f"{n}: {'met' if m else 'NOT met'}" for n, m in targets))
+    return ok and all(m for _, m in targets)
+
+
+async def main_async(args, run: harness.Run) -> int:
     from playwright.async_api import async_playwright
 
     port = check.free_port()
@@ -389,99 +405,21 @@ async def main_async(args) -> int:
     proc = start_server(port, check.demo_env())
     monitor, health = Monitor(proc.pid), Health(url)
     monitor.start()
-    ok = True
-    said: dict[str, list] = {}
     ends: dict[str, float] = {}
-    results: list = []
-    wall = 0.0
     try:
         check.wait_healthy(url, proc)
         health.start()
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=check.CHROMIUM, args=LAUNCH_ARGS)
             try:
-                phase(monitor, health, "warm-up")
-                chosen = [c for c in ISSUE34 if args.classes in ("all", "")
-                          or c in args.classes.split(",")]
-                await warm_up(browser, url, chosen)  # first imports and page runs
-                phase(monitor, health, "idle")
-                await asyncio.sleep(5)
-                phase(monitor, health, "attack")
-                t = time.monotonic()
-                runs = [attack_report(browser, url, files, args.rounds) for _ in range(args.tabs)]
-                runs += [attack_checkpoint(browser, url, files, args.rounds)
-                         for _ in range(args.tabs)]
-                if args.no_first:
-                    for co in runs:
-                        co.close()
-                    runs = []
-                results = await asyncio.gather(*runs, return_exceptions=True)
-                ends["attack"] = time.monotonic()
-                wall = ends["attack"] - t
-                classes = issue34_classes(browser, url, files, args.tabs)
-                for name in [c for c in classes if args.classes in ("all", "") or
-                             c in args.classes.split(",")]:
-                    phase(monitor, health, name)
-                    said[name] = await asyncio.gather(*classes[name], return_exceptions=True)
-                    ends[name] = time.monotonic()
-                    phase(monitor, health, f"after {name}")
-                    await asyncio.sleep(3)  # memory given back?
-                for c in classes.values():  # the classes not run: their coroutines closed
-                    for co in c:
-                        co.close()
-                phase(monitor, health, "settling")
-                await asyncio.sleep(max(0.0, args.settle - 3))  # jobs end, memory given back
-                phase(monitor, health, "settled")
-                await asyncio.sleep(3)
-                ends["settled"] = time.monotonic()
+                results, said, wall = await attacks(browser, url, files, args, monitor, health,
+                                                    ends)
             finally:
                 await browser.close()
-        for k, r in enumerate(results):
-            kind = "report" if k < args.tabs else "checkpoint"
-            if isinstance(r, BaseException):
-                ok = False
-                print(f"tab {k} ({kind}): FAILED {type(r).__name__}: {str(r).splitlines()[0]}")
-            else:
-                print(f"tab {k} ({kind}): " + " | ".join(r))
-        if not args.no_first:
-            print(f"attack: {args.tabs} report tabs + {args.tabs} checkpoint tabs, {args.rounds} "
-                  f"round(s) each, {wall:.0f} s")
-        targets = []
-        for name in ([] if args.no_first else ["attack"]) + list(said):
-            for k, r in enumerate(said.get(name, [])):
-                if isinstance(r, BaseException):
-                    ok = False
-                    print(f"  {name} tab {k}: FAILED {type(r).__name__}: "
-                          f"{(str(r).splitlines() or [''])[0]}")
-                else:
-                    print(f"  {name} tab {k}: " + " | ".join(r))
-            att = health.times.get(name, [])
-            gap = health.longest_gap(name, ends[name])
-            peak = monitor.peak.get(name, 0) / 2**30
-            after = monitor.peak.get(f"after {name}", 0) / 2**30
-            print(f"{name}: health {len(att)} probes, p50 {pct(att, 50):.0f} ms, p95 "
-                  f"{pct(att, 95):.0f} ms, max {max(att or [0]):.0f} ms, longest gap {gap:.1f} s;"
-                  f" peak memory {peak:.2f} GB" + (f", {after:.2f} GB after" if after else ""))
-            targets += [(f"{name} health p95 < 100 ms", pct(att, 95) < 100),
-                        (f"{name} no gap over 2 s", gap <= 2.0),
-                        (f"{name} peak < {args.cap_gb:g} GB", peak < args.cap_gb)]
-        print(f"idle health p95 {pct(health.times.get('idle', []), 95):.0f} ms")
-        idle_gb = monitor.peak.get("idle", 0) / 2**30
-        settled_gb = monitor.peak.get("settled", 0) / 2**30
-        gap = health.longest_gap("settling", ends.get("settled", time.monotonic()))
-        print(f"memory {args.settle:g} s after the attacks: {settled_gb:.2f} GB against "
-              f"{idle_gb:.2f} GB idle before them (x{settled_gb / max(idle_gb, 1e-9):.2f}); "
-              f"health's longest gap meanwhile {gap:.1f} s")
-        if idle_gb and settled_gb:
-            targets.append(("memory back within 1.2x of idle", settled_gb <= 1.2 * idle_gb))
-        print("peak resident memory (server and children): " + ", ".join(
-            f"{k} {v / 2**30:.2f} GB" for k, v in monitor.peak.items())
-            + f"; kernel VmHWM {monitor.hwm() / 2**30:.2f} GB")
         alive = proc.poll() is None and check.health_ok(url)
-        print(f"server alive at the end: {alive}")
-        targets.append(("server alive", alive))
-        print("targets: " + ", ".join(f"{n}: {'met' if m else 'NOT met'}" for n, m in targets))
-        return 0 if ok and all(m for _, m in targets) else 1
+        ok = report(args, results, said, ends, wall, health, monitor, alive, run)
+        run.done()
+        return 0 if ok else 1
     except check.Failed as exc:
         print(f"bench.server.hostile: {exc} (server log: {proc.log_path})", file=sys.stderr)
         return 1
@@ -492,7 +430,7 @@ async def main_async(args) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, torch=False)
     ap.add_argument("--tabs", type=int, default=3, help="tabs of each attack at once")
     ap.add_argument("--rounds", type=int, default=2, help="times each tab repeats its attack")
     ap.add_argument("--cap-gb", type=float, default=3.0, help="the memory target (GB)")
@@ -510,7 +448,7 @@ def main() -> int:
         print(f"bench.server.hostile: {check.CHROMIUM} is absent (apt-get install chromium)",
               file=sys.stderr)
         return 2
-    return asyncio.run(main_async(args))
+    return asyncio.run(main_async(args, harness.start(args)))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,6 @@ or the example checkpoint is missing.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import signal
@@ -60,6 +59,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench import harness
 from bench.server import load_chromium
 from bench.server.load_monitor import Monitor, cores_for, pinning, start_server
 from bench.server.load_report import part, per_action, report
@@ -141,7 +141,7 @@ async def phases(clients, url: str, args, monitor: Monitor):
     return idle, control, load
 
 
-async def main_async(args) -> int:
+async def main_async(args, run: harness.Run) -> int:
     port = check.free_port()
     url = f"http://127.0.0.1:{port}"
     server_cores, client_cores = cores_for(args.pin)
@@ -172,13 +172,17 @@ async def main_async(args) -> int:
             finally:
                 await browser.close()
         monitor.phase = "end"
-        report(args, idle, load, control, monitor)
+        ratio = report(args, idle, load, control, monitor)
         per_action(idle, load, control, monitor)
+        run.row("interaction p95 under load / idle (wall)", ratio=ratio,
+                peak_rss_bytes=max(monitor.peak.values()), vmhwm_bytes=monitor.hwm(),
+                load_phase_seconds=load["wall"], visitors=args.visitors)
         if server_cores:
             print(f"the interaction p95 ratios above are the server's own core's: the server ran "
                   f"on core(s) {','.join(map(str, sorted(server_cores)))}, the clients on "
                   f"{','.join(map(str, sorted(client_cores)))}")
         print(f"whole benchmark: {time.monotonic() - t_start:.0f} s")
+        run.done()
         failures = load["failures"] + (control["failures"] if control else [])
         if failures:
             print(f"{len(failures)} visitor(s) failed:")
@@ -193,7 +197,7 @@ async def main_async(args) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, torch=False)
     ap.add_argument("--visitors", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2, help="interaction rounds per visitor")
     ap.add_argument("--think", type=float, default=2.0,
@@ -223,11 +227,13 @@ def main() -> int:
     if not example_ready():
         print(f"bench.server.load: {missing_message()}", file=sys.stderr)
         return 2
+    run = harness.start(args)
+
     def terminated(signum, frame):  # stop the server on the way out, as on Ctrl-C
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     signal.signal(signal.SIGTERM, terminated)
-    return asyncio.run(main_async(args))
+    return asyncio.run(main_async(args, run))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,24 @@ def _tree(parent: dict[int, int], root: int) -> set[int]:
     return out
 
 
+def processes() -> tuple[dict[int, int], dict[int, list[str]]]:
+    """{pid: parent pid} and {pid: its stat fields (:func:`_stat`)} of every process."""
+    parent: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for d in os.scandir("/proc"):
+        if d.name.isdigit():
+            f = _stat(f"/proc/{d.name}/stat")
+            if f:
+                parent[int(d.name)], stats[int(d.name)] = int(f[1]), f
+    return parent, stats
+
+
+def tree_cpu(root: int) -> float:
+    """utime+stime (s) of ``root`` and every live descendant."""
+    parent, stats = processes()
+    return sum(_cpu(stats[p]) for p in _tree(parent, root) if p in stats)
+
+
 class Monitor(threading.Thread):
     """Polls, every ``every`` s: VmRSS of the server and its descendants (peak per phase); CPU
     seconds of the server process itself (and, within it, of its threads running at a raised
@@ -85,13 +103,7 @@ class Monitor(threading.Thread):
         self._halt = threading.Event()
 
     def poll(self) -> None:
-        parent: dict[int, int] = {}
-        stats: dict[int, list[str]] = {}
-        for d in os.scandir("/proc"):
-            if d.name.isdigit():
-                f = _stat(f"/proc/{d.name}/stat")
-                if f:
-                    parent[int(d.name)], stats[int(d.name)] = int(f[1]), f
+        parent, stats = processes()
         server = _tree(parent, self.pid)
         client = _tree(parent, os.getpid()) - server
         rss = sum(_status_kb(p, "VmRSS") for p in server) * 1024

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
+from bench.harness import percentile
 
 SERVER = "server: "  # kinds of server-side times (Chromium's websocket frames) in the times dicts
 
@@ -37,8 +37,7 @@ def coverage(runs: list[tuple[float, float | None]], t0: float, t1: float) -> fl
     return busy / max(t1 - t0, 1e-9)
 
 
-def pct(xs, q):
-    return float(np.percentile(xs, q)) if xs else float("nan")
+pct = percentile
 
 
 def part(times: dict[str, list[float]], server: bool) -> dict[str, list[float]]:

@@ -18,18 +18,18 @@ with the heap as the app left it, and printed beside the rerun.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import gc
 import os
 import pstats
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
+
+ROOT = harness.ROOT
 os.environ.setdefault("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -95,12 +95,7 @@ def _floor(runs: int) -> list[float]:
         script = Path(tmp) / "bare.py"
         script.write_text("import streamlit as st\nst.write('bare')\n", encoding="utf-8")
         at = AppTest.from_file(str(script)).run()
-        times = []
-        for _ in range(runs):
-            t = time.perf_counter()
-            at.run()
-            times.append(time.perf_counter() - t)
-    return times
+        return harness.repeat(at.run, runs).walls
 
 
 def _top(prof: cProfile.Profile, runs: int, top: int, everything: bool = False) -> list[str]:
@@ -122,13 +117,14 @@ def _top(prof: cProfile.Profile, runs: int, top: int, everything: bool = False) 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--runs", type=int, default=12)
     ap.add_argument("--pages", default="", help="comma-separated name prefixes (default: all)")
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--everything", action="store_true",
                     help="rank every function (libraries too) by its own time")
     args = ap.parse_args()
+    run = harness.start(args)
     wanted = [p.strip() for p in args.pages.split(",") if p.strip()]
     floor = float(np.median(_floor(args.runs)))
     profile = ScriptProfile()
@@ -137,18 +133,13 @@ def main() -> None:
     for name, page, params in PAGES:
         if wanted and not any(name.startswith(w) for w in wanted):
             continue
-        t0 = time.perf_counter()
-        at = _app(page, params)
-        first = time.perf_counter() - t0
+        at, t = harness.timed(lambda: _app(page, params))
+        first = t.wall
         if at.exception:
             print(f"{name}: the page raised {at.exception[0].value[:200]}\n")
             continue
-        at.run()  # one more: whatever the first run set up
-        times = []
-        for _ in range(args.runs):
-            t = time.perf_counter()
-            at.run()
-            times.append(time.perf_counter() - t)
+        # one untimed rerun first (warmup=1): whatever the first run set up
+        times = harness.repeat(at.run, args.runs, warmup=1).walls
         n_prof = max(3, args.runs // 2)
         profile.prof, profile.active = cProfile.Profile(), True
         for _ in range(n_prof):
@@ -156,12 +147,12 @@ def main() -> None:
         profile.active = False
         prof = profile.prof
         p50, p95 = np.percentile(times, 50), np.percentile(times, 95)
-        collect = []
-        for _ in range(3):  # what the server adds after each rerun (AppTest does not run it)
-            t = time.process_time()
-            gc.collect(2)
-            collect.append(time.process_time() - t)
+        # what the server adds after each rerun (AppTest does not run it)
+        collect = harness.repeat(lambda: gc.collect(2), 3).cpus
         summary.append((name, p50, p95))
+        run.row(name, p50_seconds=float(p50), p95_seconds=float(p95), floor_seconds=floor,
+                ratio=float(p50 / floor), first_seconds=first,
+                gc_collect_cpu_seconds=float(np.median(collect)))
         print(f"{name}: first run {first:.1f} s; rerun p50 {p50 * 1e3:.0f} ms, p95 "
               f"{p95 * 1e3:.0f} ms ({p50 / floor:.1f}x the floor); the server's post-rerun "
               f"gc.collect(2) adds {np.median(collect) * 1e3:.0f} ms CPU ({len(gc.get_objects())} "
@@ -171,6 +162,7 @@ def main() -> None:
     for name, p50, p95 in summary:
         print(f"  {name:34s} p50 {p50 * 1e3:7.0f} ms  p95 {p95 * 1e3:7.0f} ms  "
               f"{p50 / floor:5.1f}x floor")
+    run.done()
 
 
 if __name__ == "__main__":

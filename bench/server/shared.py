@@ -37,16 +37,15 @@ import argparse
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
 
-SEMEVAL = ROOT.parent / "shared" / "data" / "semeval2014" / "Restaurants_Train.xml"
+ROOT, SEMEVAL = harness.ROOT, harness.SEMEVAL
 JOBS = ("build", "drift", "attribution")
 POLICIES = ("old", "new")
 NICE = 10  # the server's jobs' niceness (ui/server/settings.py job_nice)
@@ -138,21 +137,19 @@ def child(args) -> None:
     """Run one job under one policy; print its JSON line."""
     fn = {"build": job_build, "drift": job_drift, "attribution": job_attribution}[args.child]
     os.nice(max(0, NICE - os.nice(0)))
-    t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-    if args.policy == "new":
-        from analysis.core.execution.threads import following_load, heavy_work
+    with harness.Timer() as t:
+        if args.policy == "new":
+            from analysis.core.execution.threads import following_load, heavy_work
 
-        with heavy_work(None, process=True, load_torch=True) as follower:
-            what = fn(args, following_load(lambda *a: None, follower))
-            threads = follower.threads
-    else:
-        import torch
+            with heavy_work(None, process=True, load_torch=True) as follower:
+                what = fn(args, following_load(lambda *a: None, follower))
+                threads = follower.threads
+        else:
+            import torch
 
-        threads = torch.get_num_threads()
-        what = fn(args, lambda *a: None)
-    r1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    print("RESULT " + json.dumps({"cpu": cpu, "wall": time.perf_counter() - t0, "what": what,
+            threads = torch.get_num_threads()
+            what = fn(args, lambda *a: None)
+    print("RESULT " + json.dumps({"cpu": t.cpu, "wall": t.wall, "what": what,
                                   "threads_last": threads,
                                   "wait": os.environ.get("OMP_WAIT_POLICY", "default")}),
           flush=True)
@@ -174,18 +171,18 @@ def run_child(job: str, policy: str, args) -> dict:
     cmd = [sys.executable, "-m", __spec__.name, "--child", job, "--policy", policy,
            "--lines", str(args.lines), "--tokens", str(args.tokens),
            "--ig-steps", str(args.ig_steps), "--build-steps", str(args.build_steps)]
-    load0 = os.getloadavg()[0]
+    load0 = harness.load()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     line = [x for x in out.stdout.splitlines() if x.startswith("RESULT ")]
     if out.returncode or not line:
         return {"error": (out.stderr.strip().splitlines() or ["no output"])[-1][:160]}
     res = json.loads(line[-1][len("RESULT "):])
-    res["load"] = (load0 + os.getloadavg()[0]) / 2
+    res["load"] = (load0 + harness.load()) / 2
     return res
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = harness.parser(__doc__, torch=False)
     p.add_argument("--jobs", default=",".join(JOBS))
     p.add_argument("--policies", default=",".join(POLICIES))
     p.add_argument("--busy", type=int, default=10, help="busy processes beside the loaded run")
@@ -207,9 +204,8 @@ def main(argv=None) -> int:
         return 0
     jobs = [j for j in args.jobs.split(",") if j]
     policies = [q for q in args.policies.split(",") if q]
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f}; loaded runs beside {args.busy} busy processes",
-          flush=True)
+    run = harness.start(args)
+    print(f"loaded runs beside {args.busy} busy processes", flush=True)
     rows = []
     for job in jobs:
         for policy in policies:
@@ -234,6 +230,8 @@ def main(argv=None) -> int:
             continue
         print(f"| {job} | {policy} | {a['cpu']:.1f} | {a['wall']:.1f} ({a['load']:.1f}) | "
               f"{b['cpu']:.1f} | {b['wall']:.1f} ({b['load']:.1f}) | {b['cpu'] / a['cpu']:.2f}x |")
+        run.row(f"{job} {policy}", alone=a, loaded=b, cpu_ratio=b["cpu"] / a["cpu"])
+    run.done()
     return 0
 
 
