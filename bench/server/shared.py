@@ -109,7 +109,7 @@ def job_drift(args, progress):
 
 
 def job_attribution(args, progress):
-    from bench.sizes import run as bench_sizes
+    from bench.sizes import inputs
 
     from analysis.attribution import attribute
     from analysis.attribution.run import METHODS
@@ -125,8 +125,8 @@ def job_attribution(args, progress):
     model = AutoModelForSequenceClassification.from_pretrained(
         base.model.name_or_path, num_labels=5, attn_implementation="eager").eval()
     loaded = replace(base, model=model)
-    bench_sizes.SEMEVAL = SEMEVAL
-    text, pair = bench_sizes.pair_of_length(loaded.tokenizer, args.tokens)
+    inputs.SEMEVAL = SEMEVAL
+    text, pair = inputs.pair_of_length(loaded.tokenizer, args.tokens)
     progress(0.0, "")
     attribute(loaded, text, pair, methods=list(METHODS), steps=args.ig_steps)
     progress(1.0, "")

@@ -13,18 +13,17 @@ machine (the coordinator's device call, ``carry: [".gpu"]``, timeout_s 420):
 
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site \\
         .gpu/whl/*.whl && export PYTHONPATH=/tmp/site:$PWD &&
-        PYTHONUNBUFFERED=1 python3 -m bench.sizes.cuda --data .gpu --out $OUT/cuda.json 2>&1 |
+        PYTHONUNBUFFERED=1 python3 -m bench.sizes.cuda --data .gpu --json $OUT/cuda.json 2>&1 |
         tee $OUT/log.txt
 
 Without CUDA (or with ``--cpu-only``) the second side runs on the CPU too, so the bench
 compares CPU with CPU and says so (how it is tested on a CPU machine):
 
-    python3 -m bench.sizes.cuda --data .gpu --small --out /tmp/cuda.json
+    python3 -m bench.sizes.cuda --data .gpu --small --json /tmp/cuda.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -35,7 +34,9 @@ import traceback
 from pathlib import Path
 from types import SimpleNamespace
 
-from bench.sizes.cuda_studies import NEEDS, STUDIES, timed
+from bench import harness
+from bench.sizes.cuda_studies import NEEDS, STUDIES
+from bench.sizes.inputs import timed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -186,15 +187,15 @@ def set_device(side: str) -> str:
     return pick_device()
 
 
-def environment() -> dict:
+def environment(facts: dict) -> dict:
     import importlib.metadata as md
 
     import torch
 
     env = {"python": platform.python_version(), "torch": torch.__version__,
            "cuda": torch.cuda.is_available(), "threads": torch.get_num_threads(),
-           "cpus": os.cpu_count(), "matmul_precision": torch.get_float32_matmul_precision(),
-           "load": os.getloadavg()[0], "tf32_matmul": torch.backends.cuda.matmul.allow_tf32}
+           "cpus": facts["cores"], "matmul_precision": torch.get_float32_matmul_precision(),
+           "load": facts["load"][0], "tf32_matmul": torch.backends.cuda.matmul.allow_tf32}
     if env["cuda"]:
         env["gpu"] = torch.cuda.get_device_name(0)
     for name in ("transformers", "datasets", "captum", "conllu", "scikit-learn", "numpy",
@@ -250,9 +251,8 @@ def run_study(name: str, ctx_for, tol: float) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="CPU vs CUDA: every corpus study, same numbers?")
+    p = harness.parser("CPU vs CUDA: every corpus study, same numbers? (--json: every number)")
     p.add_argument("--data", default=".gpu", help="the folder of bench/sizes/cuda_prep.py (.gpu)")
-    p.add_argument("--out", default=None, help="JSON of every number")
     p.add_argument("--cpu-only", action="store_true", help="compare CPU with CPU")
     p.add_argument("--small", action="store_true", help="tiny sizes (a CPU machine's test)")
     p.add_argument("--tol", type=float, default=1e-4, help="largest allowed |diff| (1e-4)")
@@ -268,6 +268,7 @@ def main(argv=None) -> int:
                    "checkpoints)")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # local folders only: no hub look-ups
+    run = harness.start(args)
     import torch
 
     n = dict(SIZES["small" if args.small else "full"])
@@ -275,7 +276,7 @@ def main(argv=None) -> int:
     limit = args.max_minutes or (60 if args.small else 3.5)
     data, work = Path(args.data), Path(args.work)
     other = "cuda" if torch.cuda.is_available() and not args.cpu_only else "cpu"
-    env = environment()
+    env = environment(run.facts)
     print("environment:", json.dumps(env))
     if other == "cpu":
         print("NOTE: no CUDA here (or --cpu-only): the second side runs on the CPU too, so "
@@ -286,14 +287,14 @@ def main(argv=None) -> int:
     report: dict = {"environment": env, "second_side": other, "sizes": n, "tol": args.tol,
                     "finetune_tol": args.finetune_tol, "rows": []}
     rows, t_start = report["rows"], time.perf_counter()
+    run.rows = rows
 
     def save() -> None:  # after every row, so a run stopped at its time limit keeps its rows
         report["seconds"] = time.perf_counter() - t_start
         if torch.cuda.is_available():
             report["gpu_peak_mib"] = torch.cuda.max_memory_allocated() / 2**20
         report["failed"] = [r["study"] for r in rows if r.get("verdict") not in ("PASS", "INFO")]
-        if args.out:
-            Path(args.out).write_text(json.dumps(report, indent=1, default=str), "utf-8")
+        run.write(**{k: v for k, v in report.items() if k != "rows"})
 
     # the fine-tunes: the recipe (timing; its second-side checkpoint is the classifier of the
     # studies) and a short one without dropout (the losses must agree)
@@ -340,8 +341,9 @@ def main(argv=None) -> int:
     print(f"\nCPU vs {other.upper()} (tolerance {args.tol:g}; fine-tune losses without "
           f"dropout {args.finetune_tol:g}); {report['seconds']:.0f} s in all")
     print(table(rows, other))
-    if args.out:
-        print(f"wrote {args.out}")
+    run.done(**{k: v for k, v in report.items() if k != "rows"})
+    if args.json:
+        print(f"wrote {args.json}")
     print("FAIL: " + ", ".join(report["failed"]) if report["failed"] else "ALL PASS")
     return 1 if report["failed"] else 0
 

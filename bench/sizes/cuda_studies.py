@@ -5,23 +5,7 @@
 
 from __future__ import annotations
 
-import time
-
-
-def sync() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def timed(fn):
-    """(fn(), seconds) with the GPU's queued work finished before the clock stops."""
-    sync()
-    t0 = time.perf_counter()
-    out = fn()
-    sync()
-    return out, time.perf_counter() - t0
+from bench.sizes.inputs import timed  # (fn(), seconds), the GPU's queued work finished
 
 
 def study_noop(ctx):

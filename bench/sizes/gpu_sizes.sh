@@ -25,7 +25,7 @@ status=0
 for size in ${SIZES//,/ }; do
   timeout "$LIMIT" python3 -m bench.sizes.standins "$size" 2>&1 | grep -v "Writing model" | tee -a "$OUT/log.txt"
   timeout "$LIMIT" python3 -m bench.sizes.run --data .gpu --sizes "$size" --rows "$ROWS" \
-      --max-minutes "$(( LIMIT / 60 ))" --out "$OUT/sizes-$size.json" 2>&1 \
+      --max-minutes "$(( LIMIT / 60 ))" --json "$OUT/sizes-$size.json" 2>&1 \
       | grep -v "Writing model" | tee -a "$OUT/log.txt"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 124 ] && echo "$size: stopped at its ${LIMIT}s limit (rows after the last printed are unmeasured)" | tee -a "$OUT/log.txt"

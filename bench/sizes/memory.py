@@ -4,26 +4,24 @@ attention first view, ``--ig-steps`` steps of integrated gradients through the p
 (its batch is one step at this size: ``gradients._internal_batch``), and value zeroing of
 ``--vz-layers`` layers (every block of zeroed copies of those layers, the blocks sized by
 ``zeroing.BUDGET_BYTES``); with ``--corpus N``, corpus statistics and Drift (the encoder and
-its classifier) on N texts of ``--tokens`` tokens each. Peak RSS as in sizes/run.py.
+its classifier) on N texts of ``--tokens`` tokens each. Peak RSS as in sizes/run.py
+(``inputs.Peak``).
 
     nice python -m bench.sizes.memory --size bert-large
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import time
-from pathlib import Path
 
-from bench.sizes import run as bs
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench import harness
+from bench.sizes import inputs as bs
+from bench.sizes.run import SIZES
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", default="bert-large", choices=bs.SIZES)
+    p = harness.parser(__doc__)
+    p.add_argument("--size", default="bert-large", choices=SIZES)
     p.add_argument("--tokens", type=int, default=512)
     p.add_argument("--ig-steps", type=int, default=2)
     p.add_argument("--vz-layers", type=int, default=1)
@@ -33,6 +31,7 @@ def main(argv=None) -> int:
                    "statistics and Drift (0: skip them)")
     args = p.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    run = harness.start(args)
     import analysis.attention
     import analysis.attention.views as views
     from analysis.attribution import attribute, load_for_attribution
@@ -42,7 +41,6 @@ def main(argv=None) -> int:
     from analysis.core.hooks import layer_parts
     from analysis.core.maps import level_view
 
-    print("load", os.getloadavg(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     base, clf = bs.spec_of(args.size, None)
     loaded = load_for_attribution(clf)
     text, pair = bs.pair_of_length(loaded.tokenizer, args.tokens)
@@ -103,6 +101,9 @@ def main(argv=None) -> int:
             _, s = bs.timed(fn)
         print(f"| {args.size} | {n} | {name} | {s:.1f} s | {pk.peak / 2**20:,.0f} MiB | "
               f"{(pk.peak - pk.start) / 2**20:,.0f} MiB |", flush=True)
+        run.row(name, size=args.size, tokens=n, seconds=s, peak_rss_mib=pk.peak / 2**20,
+                rss_rise_mib=(pk.peak - pk.start) / 2**20)
+    run.done()
     return 0
 
 

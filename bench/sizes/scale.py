@@ -18,15 +18,14 @@ The gain is on a cluster with one GPU per worker (deploy/README.md).
 
 from __future__ import annotations
 
-import argparse
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT.parent / "shared" / "data"
+from bench import harness
+
+ROOT, DATA = harness.ROOT, harness.SHARED
 EXAMPLE = Path.home() / ".cache" / "attention-dashboard" / "example-absa"
 os.environ.setdefault("DASHBOARD_DEVICE", "cpu")
 
@@ -75,11 +74,12 @@ def max_diff(a: dict, b: dict) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__)
     ap.add_argument("--study", choices=("noop", "syntax", "drift"), default="noop")
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args()
+    run = harness.start(args)
 
     import ray
 
@@ -87,29 +87,29 @@ def main() -> None:
     from analysis.core.execution.corpus import run_local
 
     job, models, ds, flat = setup(args.study, args.n, args.batch_size)
-    t = time.perf_counter()
-    base = run_local(job, models, ds)
-    rows = [("in process", time.perf_counter() - t, 0.0)]
+    base, t = harness.timed(lambda: run_local(job, models, ds))
+    rows = [("in process", t.wall, 0.0)]
     ref = flat(base)
-    t = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}})
-    start = time.perf_counter() - t
+    _, t = harness.timed(lambda: ray.init(
+        num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
+        logging_level="ERROR",
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "DASHBOARD_DEVICE": "cpu"}}))
+    start = t.wall
     try:
         for workers in (1, 2):
-            t = time.perf_counter()
-            res = run_ray(job, ds, None, workers=workers)
-            rows.append((f"Ray, {workers} worker(s)", time.perf_counter() - t,
-                         max_diff(ref, flat(res))))
+            res, t = harness.timed(lambda: run_ray(job, ds, None, workers=workers))
+            rows.append((f"Ray, {workers} worker(s)", t.wall, max_diff(ref, flat(res))))
     finally:
         ray.shutdown()
     n = len(ds)
-    print(f"{args.study}: {n} examples, batch size {args.batch_size}, load {os.getloadavg()[0]:.1f}"
+    print(f"{args.study}: {n} examples, batch size {args.batch_size}, load {harness.load():.1f}"
           f" (1 min); local cluster start {start:.1f} s (not in the rows)")
     print(f"{'path':<20} {'seconds':>8} {'ex/s':>7} {'vs in process':>14} {'max |diff|':>11}")
     for name, sec, diff in rows:
         print(f"{name:<20} {sec:8.1f} {n / sec:7.1f} {sec / rows[0][1]:13.2f}x {diff:11.2e}")
+        run.row(name, seconds=sec, examples=n, baseline="in process",
+                baseline_seconds=rows[0][1], ratio=sec / rows[0][1], max_abs_diff=diff)
+    run.done()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from bench.sizes import inputs
 from bench.sizes import run as bench_sizes
 from bench.sizes import standins
 
@@ -25,10 +26,10 @@ def test_pair_of_length_hits_the_token_count(tiny):
 
     tok = load_model(tiny.base, device="cpu").tokenizer
     for n in (40, 128):
-        text, pair = bench_sizes.pair_of_length(tok, n)
+        text, pair = inputs.pair_of_length(tok, n)
         got = len(tok(text, pair)["input_ids"])
         assert n - 4 <= got <= n  # the most whole words that fit
-        assert pair == bench_sizes.AUX
+        assert pair == inputs.AUX
 
 
 def test_attribution_rows_time_study_and_floor(tiny):
