@@ -187,6 +187,23 @@ def build(name: str, root: Path | None = None, *, tiny: bool = False, force: boo
     return base_dir, clf_dir
 
 
+def bert_base_in_memory():
+    """A randomly initialised BERT-base-size classifier (12 x 12, 768 wide, 5 labels, seed 0)
+    in memory, with the embedded model's tokenizer, as a LoadedModel: no download, nothing
+    saved (a study's time does not depend on the weights)."""
+    import torch
+    import transformers as T
+
+    from analysis.core.models import LoadedModel, default_model_path
+
+    torch.manual_seed(SEED)
+    cfg = T.BertConfig(num_labels=5)  # 12 layers x 12 heads, 768 wide (BERT-base)
+    model = T.AutoModelForSequenceClassification.from_config(cfg, attn_implementation="eager")
+    model.eval()
+    tok = T.AutoTokenizer.from_pretrained(default_model_path())
+    return LoadedModel("bert-base-size", "bert-base-size", tok, model, "bert", 12, 12, 0, 512)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("names", nargs="*", help=f"which ({', '.join(CONFIGS)}; default all)")

@@ -144,9 +144,9 @@ def bench_payload(loaded):
 
     res = attention_for(loaded, LONG_A, LONG_B)
     enc = res.encoding
-    t = time.perf_counter()
-    p = views_payload(enc.tokens, res.attentions, enc.segments, enc.special, is_pair=True)
-    build = time.perf_counter() - t
+    p, t = harness.timed(lambda: views_payload(enc.tokens, res.attentions, enc.segments,
+                                               enc.special, is_pair=True))
+    build = t.wall
     ours, full = payload_size(p), full_json_size(res.attentions, enc.tokens)
     print(f"\nPayload, {enc.n_tokens}-token pair, every layer ({p['encoding']}, "
           f"{p['top_k']} strongest keys per query per head), built in {build:.2f} s")
@@ -163,20 +163,20 @@ def bench_first_view(browser, url):
     cold = LONG_A + f" Cold {time.time()}."
     for name, a in (("cold (forward + payload)", cold), ("cached", cold)):
         page = browser.new_page(viewport={"width": 1400, "height": 1200})
-        t = time.perf_counter()
-        page.goto(url + "/?" + urlencode({"mode": "Sentence pair", "a": a, "b": LONG_B}))
-        page.wait_for_selector(".av-head[data-n='512'] .av-lines path", timeout=180_000)
-        out[name] = time.perf_counter() - t
+        with harness.Timer() as t:
+            page.goto(url + "/?" + urlencode({"mode": "Sentence pair", "a": a, "b": LONG_B}))
+            page.wait_for_selector(".av-head[data-n='512'] .av-lines path", timeout=180_000)
+        out[name] = t.wall
         idle(page)
         mount = timings(page, "mount-head")
         out[name + ": component mount (data in -> drawn)"] = (mount[-1] / 1000 if mount
                                                               else float("nan"))
         page.close()
     page = browser.new_page(viewport={"width": 1400, "height": 1200})
-    t = time.perf_counter()
-    page.goto(url + "/?" + urlencode({"mode": "Sentence pair", "a": SHORT_A, "b": SHORT_B}))
-    page.wait_for_selector(".av-head .av-lines path", timeout=180_000)
-    out["baseline: same page, short pair, cached"] = time.perf_counter() - t
+    with harness.Timer() as t:
+        page.goto(url + "/?" + urlencode({"mode": "Sentence pair", "a": SHORT_A, "b": SHORT_B}))
+        page.wait_for_selector(".av-head .av-lines path", timeout=180_000)
+    out["baseline: same page, short pair, cached"] = t.wall
     page.close()
     print("\nFirst view of a 512-token pair (page load -> head view drawn)")
     for k, v in out.items():

@@ -23,7 +23,6 @@ shared machine's times are noisy).
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
@@ -103,9 +102,9 @@ def main() -> int:
     alive = np.flatnonzero(c.fires.any(0))
     times = []
     for f in np.random.default_rng(1).choice(alive, min(20, len(alive)), replace=False):
-        t0 = time.perf_counter()
-        dashboard(c, int(f), {"special": ["yes" if s else "no" for s in tokens.special]})
-        times.append(time.perf_counter() - t0)
+        with harness.Timer() as t:
+            dashboard(c, int(f), {"special": ["yes" if s else "no" for s in tokens.special]})
+        times.append(t.wall)
     print(f"a feature's dashboard: median {1000 * np.median(times):.0f} ms, max "
           f"{1000 * max(times):.0f} ms over {len(times)} features; load {harness.load():.2f}")
     run.row("a feature's dashboard", median_seconds=float(np.median(times)),

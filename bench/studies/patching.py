@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from bench import harness
+from bench.sizes.standins import bert_base_in_memory
 
 TEXT, PAIR = "The pasta was delicious and the waiter was friendly.", "service"
 COUNTER = TEXT.replace("friendly", "rude")
@@ -34,20 +35,6 @@ def example_or_stand_in():
     base = load_model("default")
     return as_loaded(base, make_classifier(base, "nli_m", seed=0), "stand-in"), \
         "a stand-in (example not built): default encoder + fresh NLI-M head"
-
-
-def bert_base():
-    import torch
-    import transformers as T
-
-    from analysis.core.models import LoadedModel, default_model_path
-
-    torch.manual_seed(0)
-    cfg = T.BertConfig(num_labels=5)  # 12 layers x 12 heads, 768 wide (BERT-base)
-    model = T.AutoModelForSequenceClassification.from_config(cfg, attn_implementation="eager")
-    model.eval()
-    tok = T.AutoTokenizer.from_pretrained(default_model_path())
-    return LoadedModel("bert-base-size", "bert-base-size", tok, model, "bert", 12, 12, 0, 512)
 
 
 def one_per_head(loaded, text, pair, ctext, cpair) -> float:
@@ -94,7 +81,7 @@ def main() -> None:
     run.ratio(f"{what}: one forward per head", t_loop, t_heads, "every head batched", digits=2)
     run.row(f"{what}: every head + layer x position of 3 sites", seconds=t_all)
     if not args.skip_base:
-        base = bert_base()
+        base = bert_base_in_memory()
         timed(base, ("heads",))
         t_base, _ = timed(base, ("heads", "residual", "attention", "mlp"))
         print(f"BERT-base size (12 x 12, 768), {len(r.tokens)} tokens: every head + layer x "
