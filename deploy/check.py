@@ -15,9 +15,9 @@ One script, so that the Dockerfile, CI and a person at a shell run the same step
 
 ``ci`` creates a venv (python3 -m venv), installs requirements.txt and playwright, builds the
 example into a fresh cache folder, starts the app in demo mode on a free port through ``start``,
-waits for health and opens every page (PAGES: /, /attention, /noop, ..., /patching, /search, /report) in
-Debian's Chromium (/usr/bin/chromium): each page shows its title, no exception box, no "Page
-not found", its first results without a click, and the Aspect heads page the example
+waits for health and opens every page (PAGES: /, /attention, /noop, ..., /patching, /search,
+/report) in Debian's Chromium (/usr/bin/chromium): each page shows its title, no exception box,
+no "Page not found", its first results without a click, and the Aspect heads page the example
 checkpoint's. It prints each step's time; on failure it exits 1 with one line saying what
 failed (and where the logs are). Without Chromium the browser step is skipped, saying so.
 
@@ -321,7 +321,8 @@ def cmd_example(args) -> None:
 def cmd_smoke(args) -> None:
     """Start the server as the image does (demo mode) on a local port, wait for health, stop;
     then run the app's default page once in-process (AppTest) and check that it shows the
-    Head atlas (the first page) without an exception. The image has no browser: CI's ``ci`` opens them."""
+    Head atlas (the first page) without an exception. The image has no browser: CI's ``ci``
+    opens them."""
     t = time.monotonic()
     env = demo_env()
     port = free_port()

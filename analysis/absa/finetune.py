@@ -215,7 +215,7 @@ def fine_tune(loaded, examples: Sequence[PairExample], task: str, epochs: float 
     model)`` is called after each full pass k (1-based; not after a pass cut short) with
     the model in eval mode (training resumes afterwards): a learning curve on held-out data.
     With ``train_word_embeddings=False`` the word-embedding table stays as the base model's
-    (:func:`freeze_word_embeddings`: fewer seconds a step; bench/bench_example.py
+    (:func:`freeze_word_embeddings`: fewer seconds a step; bench/studies/absa_example.py
     ``--freeze-embeddings`` measures what it does to the example's held-out metrics). With
     ``trained_layers=t`` only the top t encoder layers (and the pooler and classifier) are
     trained: the embeddings and the k = L - t layers below stay the base model's

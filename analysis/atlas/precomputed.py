@@ -4,7 +4,7 @@ shared reader and writer :func:`analysis.core.example.precomputed` /
 ``result`` is the atlas's JSON with each head by its facts only, numbers rounded to 4 decimals
 (:func:`compact`: the roles, uses and words are derived from the facts again, so the file stays
 small); :func:`load` returns None when the file is missing or was made with another recipe of
-the example. Written by ``python bench/bench_atlas.py --write-precomputed`` (or
+the example. Written by ``python -m bench.studies.atlas --write-precomputed`` (or
 ``--from-json``)."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ layer (LayerNorm, feed-forward block) on them, through
 :func:`analysis.core.forward.rerun_after_attention`. :func:`value_zeroing_layer_rerun` runs the
 whole layer on n copies of its input with a hook zeroing the values
 (:func:`analysis.core.forward.rerun_layer`); the paper's one-token-at-a-time loop is kept as the
-reference in ``bench/reference_attribution.py``. All three agree (tested).
+reference in ``bench/references/attribution.py``. All three agree (tested).
 """
 
 from __future__ import annotations

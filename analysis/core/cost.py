@@ -1,6 +1,6 @@
 """What a corpus job costs before it runs (issue 50): seconds on the server's cores, from the
 model's shape and each example's tokens, measured once per study and kept here as constants
-(bench/bench_caps.py measures them; deploy/README.md, "Caps from measured cost").
+(bench/server/caps.py measures them; deploy/README.md, "Caps from measured cost").
 
 The model: an encoder of L layers, hidden size D and feed-forward size F spends, per example of
 n tokens, ``2 L n (4 D^2 + 2 D F)`` floating-point operations in its projections and
@@ -49,7 +49,7 @@ class Rate:
     per_cell: float
 
 
-# Fitted to bench/bench_caps.py's one-thread CPU seconds per example on the embedded model
+# Fitted to bench/server/caps.py's one-thread CPU seconds per example on the embedded model
 # (6 x 12, D 384) at 32, 64, 128 and 256 tokens, 2026-12-07, the shared 2-core machine at
 # load 13 to 17 (deploy/README.md, "Caps from measured cost"): the fits are within 4% of every
 # row (drift 8%). forward: 18.7, 30.0, 49.4, 110.9 ms; search: 18.0, 26.5, 50.4, 125.5 ms;
@@ -61,7 +61,7 @@ RATES = {
 }
 # Two torch threads against one on two idle cores: assumed (1.6: the batched matrix products
 # split well, the per-example Python does not), to be measured on a quiet machine with
-# bench/bench_caps.py --threads 2.
+# python -m bench.server.caps --threads 2.
 TWO_THREADS = 1.6
 
 

@@ -63,7 +63,7 @@ class Recipe:
 
 # Every layer trained, embeddings included (issue 29: a recipe that freezes layers makes the
 # Drift page's "the last layers change most" true by construction). Measured in
-# bench/bench_example.py (numbers in bench/README.md and docs/METHODS.md section 7).
+# bench/studies/absa_example.py (numbers in bench/README.md and docs/METHODS.md section 7).
 RECIPE = Recipe(task="nli_m", pair_order="review-aux", epochs=10, lr=1e-4, batch_size=16,
                 max_length=64, heldout=0.15, seed=0, trained_layers=None)
 # The recipe of issue 22 (only the top 2 layers trained): the bench's baseline, side by side.

@@ -2,8 +2,8 @@
 docs/METHODS.md section 13, "Probes", and section 20, "A batched probe solver").
 
 The model is scikit-learn's ``LogisticRegression()`` on ``StandardScaler``'d vectors (the probes'
-reference, ``bench/reference_probes.py``): softmax regression with an unpenalised intercept and
-an L2 penalty, its loss the mean cross-entropy over the fold's training words plus
+reference, ``bench/references/representations.py``): softmax regression with an unpenalised
+intercept and an L2 penalty, its loss the mean cross-entropy over the fold's training words plus
 ``||W||^2 / (2 C n)`` (``C`` = 1), ``W`` in the fold's standardised coordinates; a fold whose
 training words hold two classes is the binomial model (the first class's column fixed at zero:
 scikit-learn's binary loss and penalty); a class absent from a fold's training words is never

@@ -3,11 +3,11 @@
 A probe is a logistic regression on a layer's standardised word vectors (scikit-learn's
 ``LogisticRegression()``, fitted for every fold of a layer at once in torch:
 :mod:`analysis.representations.logistic`; scikit-learn's own fits are the reference,
-``bench/reference_probes.py``), cross-validated with folds grouped by sentence (no sentence has
-words on both sides of a split): the accuracy is over every word's out-of-fold prediction. The
-majority baseline is the same cross-validation of "always the most frequent class of the
-training folds". The layers are fitted side by side on the job's threads, each on one torch
-thread, so the numbers do not depend on how many threads ran them.
+``bench/references/representations.py``), cross-validated with folds grouped by sentence (no
+sentence has words on both sides of a split): the accuracy is over every word's out-of-fold
+prediction. The majority baseline is the same cross-validation of "always the most frequent
+class of the training folds". The layers are fitted side by side on the job's threads, each on
+one torch thread, so the numbers do not depend on how many threads ran them.
 
 Noise: each layer's right words are kept per sentence (and the baseline's), so an accuracy,
 its lead over the baseline and the change between two models' curves on the same words get a

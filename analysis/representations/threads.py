@@ -3,7 +3,7 @@
 With torch loaded, a process holds two OpenMP runtimes and OpenBLAS pools; on a busy 2-core
 machine their spinning workers made a logistic regression or a t-SNE 20 to 40 times slower
 than on one thread (measured: 35 probe fits 89 s against 2 s). The projections (and the
-probes' scikit-learn reference, bench/reference_probes.py) therefore run inside
+probes' scikit-learn reference, bench/references/representations.py) therefore run inside
 :func:`one_thread` (threadpoolctl, a scikit-learn dependency); the probes themselves are fitted
 in torch, each layer on one torch thread (:mod:`analysis.representations.probes`).
 """

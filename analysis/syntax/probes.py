@@ -66,7 +66,7 @@ MAX_RANK = 4096  # a probe's rows: above every encoder's vector size (k > D adds
 def torch_threads(n: int | None = TRAIN_THREADS):
     """Run the block with ``n`` torch intra-op threads (None: unchanged) and restore the
     previous number when the last concurrent user leaves. Probe batches are small: on a busy
-    machine more threads mostly wait on each other (bench/bench_syntax.py)."""
+    machine more threads mostly wait on each other (bench/studies/syntax.py)."""
     # lazy: imported when used: torch (heavy)
     import torch
 

@@ -15,7 +15,7 @@ from analysis.drift import (PATTERN_TYPES, compare_models, example_maps, gallery
 from analysis.core.encoding import encode_corpus, encode_dataset
 from analysis.core.forward import forward
 from analysis.core.models import default_model_path, load_model
-from bench.reference_drift import batched_head_cosine
+from bench.references.drift import batched_head_cosine
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SENTENCES = [

@@ -14,7 +14,7 @@ from analysis.core.forward import forward
 from analysis.core.hooks import capture, value_modules
 from analysis.core.models import load_model
 from analysis.noop import corpus_stats, noop_heads, positional_heads, reading
-from bench.reference_noop import corpus_stats_loop
+from bench.references.noop import corpus_stats_loop
 
 
 def test_value_norms_reproduce_the_attention_output(default_model):

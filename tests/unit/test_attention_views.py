@@ -19,7 +19,7 @@ from analysis.attention.views import (
     pool_map,
     views_payload,
 )
-from bench.reference_attention import full_json_size, payload_size
+from bench.references.attention import full_json_size, payload_size
 
 ROOT = Path(__file__).resolve().parents[2]
 XSS = "<img src=x onerror=alert(1)>"

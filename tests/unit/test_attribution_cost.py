@@ -1,5 +1,5 @@
 """The slow attribution methods' time estimate (analysis.attribution.cost, issue 30), checked
-against hand-computed values and against what bench/bench_sizes.py measured."""
+against hand-computed values and against what bench/sizes/run.py measured."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from analysis.attribution.mixing import (attention_norms, decompose, decomposed_
                                          head_mean, layer_inputs, normalise_rows, rollout)
 from analysis.core.encoding import encode
 from analysis.core.forward import forward
-from bench.reference_attribution import attention_norms_direct
+from bench.references.attribution import attention_norms_direct
 from attribution_models import tiny_classifier
 
 

@@ -10,7 +10,7 @@ from analysis.attribution.data import heldout_examples
 from analysis.attribution.mixing import rollout
 from analysis.attribution.run import encode_input, mixing_layers
 
-PAIRS = 12  # of the 165 (bench/bench_attribution.py --alti-precision checks them all)
+PAIRS = 12  # of the 165 (`python -m bench.studies.attribution --alti-precision` checks them all)
 
 
 def test_float32_alti_keeps_every_ranking_of_held_out_pairs(default_model):

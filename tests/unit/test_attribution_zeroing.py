@@ -12,7 +12,7 @@ from analysis.attribution.mixing import layer_inputs, pre_ln
 from analysis.core.encoding import encode
 from analysis.core.forward import forward, rerun_after_attention, rerun_layer
 from attribution_models import tiny_classifier
-from bench.reference_attribution import value_zeroing_layer_loop, value_zeroing_loop
+from bench.references.attribution import value_zeroing_layer_loop, value_zeroing_loop
 
 
 @pytest.fixture(scope="module")

@@ -1,30 +1,20 @@
-"""bench/bench_cuda.py's comparison of a study's CPU and CUDA JSON, on planted numbers: the
+"""bench/sizes/cuda.py's comparison of a study's CPU and CUDA JSON, on planted numbers: the
 largest absolute difference and where it is, timings left out, NaN against NaN agreeing, and a
 number only one side has failing the study."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_cuda", BENCH / "bench_cuda.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(BENCH))
+    from bench.sizes import cuda
+
+    return cuda
 
 
 def test_numbers_flattens_by_path_and_skips_timings(bench):

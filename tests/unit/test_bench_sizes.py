@@ -1,18 +1,15 @@
-"""bench/bench_sizes.py on a tiny stand-in (issue 30): inputs of the asked token count, each
+"""bench/sizes/run.py on a tiny stand-in (issue 30): inputs of the asked token count, each
 row's study and floor timed, the markdown table's numbers those of the rows."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-import bench_sizes  # noqa: E402
-import standins  # noqa: E402
+from bench.sizes import inputs
+from bench.sizes import run as bench_sizes
+from bench.sizes import standins
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +26,10 @@ def test_pair_of_length_hits_the_token_count(tiny):
 
     tok = load_model(tiny.base, device="cpu").tokenizer
     for n in (40, 128):
-        text, pair = bench_sizes.pair_of_length(tok, n)
+        text, pair = inputs.pair_of_length(tok, n)
         got = len(tok(text, pair)["input_ids"])
         assert n - 4 <= got <= n  # the most whole words that fit
-        assert pair == bench_sizes.AUX
+        assert pair == inputs.AUX
 
 
 def test_attribution_rows_time_study_and_floor(tiny):

@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from analysis.core.corpus import read_corpus
-from bench.reference_noop import corpus_stats_loop
+from bench.references.noop import corpus_stats_loop
 
 
 def test_cli_stats_schema_and_values(tmp_path, default_model, capsys):

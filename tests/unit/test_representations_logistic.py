@@ -1,14 +1,12 @@
 """analysis.representations.logistic (issue 48): every fold of a layer's probe at once in torch
 is scikit-learn's LogisticRegression on StandardScaler'd vectors: the same weights at a tight
 tolerance (multinomial, binomial, a class missing from a fold), and at the study's tolerance the
-same accuracies as the reference (bench/reference_probes.py) within 0.5 points on the same
+same accuracies as the reference (bench/references/representations.py) within 0.5 points on the same
 folds."""
 
 from __future__ import annotations
 
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +14,7 @@ import pytest
 from analysis.representations.logistic import fit_folds
 from analysis.representations.probes import _folds
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import reference_probes  # noqa: E402
+from bench.references import representations as reference_probes
 
 
 def _sklearn_fit(x, y, train, tol=1e-4):

@@ -98,7 +98,7 @@ def test_tsne_is_seeded_and_keeps_planted_groups_together():
 
 def test_umap_gets_the_seed_and_the_union_of_both_models(monkeypatch):
     """umap-learn's first call compiles its numba code (a minute on a busy machine), so the
-    test stands a recorder in for it; bench/bench_representations.py runs the real one."""
+    test stands a recorder in for it; bench/studies/representations.py runs the real one."""
     import sys
     import types
 

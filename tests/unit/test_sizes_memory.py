@@ -12,7 +12,7 @@ from analysis.core.errors import InputError
 from analysis.core.sizes import (MEASURED_RISE_512_MIB, ModelCost, gigabytes, visitor_peak,
                             working_bytes)
 
-SHAPES = {  # the published configs' shape keys (stand-ins: bench/standins.py)
+SHAPES = {  # the published configs' shape keys (stand-ins: bench/sizes/standins.py)
     "embedded": {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 12,
                  "intermediate_size": 1536},
     "bert-base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,

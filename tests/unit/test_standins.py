@@ -1,18 +1,13 @@
-"""The bench's stand-in models (bench/standins.py, issue 30): their configs have the published
-shapes of bert-base-uncased, bert-large-uncased, roberta-base and distilbert-base-uncased, and
-a (tiny) stand-in of each family loads through the dashboard's own loader."""
+"""The bench's stand-in models (bench/sizes/standins.py, issue 30): their configs have the
+published shapes of bert-base-uncased, bert-large-uncased, roberta-base and
+distilbert-base-uncased, and a (tiny) stand-in of each family loads through the dashboard's own
+loader."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-
-import standins  # noqa: E402
+from bench.sizes import standins
 
 # From each model's config.json on the Hugging Face hub (layers, heads, hidden, intermediate,
 # vocab, max positions), written out here again so a typo in standins.CONFIGS is caught.

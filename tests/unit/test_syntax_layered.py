@@ -1,13 +1,11 @@
 """analysis.syntax.layered (issue 48): every layer's structural probe of one kind trained in one
 loop gives each layer the map it gets alone (the old one-probe-at-a-time training is
-bench/reference_syntax.py) to float32's rounding (to the bit at the default model's shapes:
+bench/references/syntax.py) to float32's rounding (to the bit at the default model's shapes:
 docs/METHODS.md section 20), stopping at the same epoch; and the evaluation's faster MST and
 ranks are scipy's."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
@@ -16,8 +14,7 @@ from scipy.stats import rankdata
 from analysis.syntax.layered import train_layers
 from analysis.syntax.trees import average_ranks, mst_edges, tree_depths, tree_distances
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import reference_syntax  # noqa: E402
+from bench.references import syntax as reference_syntax
 
 
 def _random_tree(rng, n):
