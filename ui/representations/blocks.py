@@ -93,6 +93,15 @@ def _input(key: tuple, text: str, pair: str | None, method: str, src: S.InputSou
     return STUDY.run(inputs, models=(_loaded, _compare))
 
 
+def input_key(loaded, compare, text: str, pair: str | None, method: str,
+              src: S.InputSource = S.InputSource()) -> tuple:
+    """What :func:`input_result` is cached on, as plain values (its chart's key too)."""
+    if src.kind != "text":
+        text, pair = "", None
+    return (_stamp(loaded), _stamp(compare), loaded.max_length, text, pair, method,
+            (src.kind, src.example, src.category))
+
+
 def input_result(loaded, compare, text: str, pair: str | None, method: str,
                  src: S.InputSource = S.InputSource()):
     """:func:`analysis.representations.input_representations` with the CLI's defaults, cached
@@ -141,13 +150,22 @@ def _corpus(key: tuple, n: int, method: str, _loaded, _compare, _dataset):
                    unit="sentences")
 
 
+def _corpus_data_key(view: S.View, upload=None) -> tuple:
+    return (view.corpus,) if upload is None else (hashlib.sha1(upload[0]).hexdigest(),)
+
+
+def corpus_key(loaded, compare, view: S.View, upload=None) -> tuple:
+    """What :func:`corpus_result` is cached on, as plain values (its scatter's key too)."""
+    return (_stamp(loaded), _stamp(compare), _corpus_data_key(view, upload), view.n_sentences,
+            view.corpus_method, settings().demo)
+
+
 def corpus_result(loaded, compare, view: S.View, upload=None):
     """:func:`analysis.representations.corpus_representations` on the chosen corpus with the
     CLI's defaults, cached per (models and their stamps, corpus, sentences, projection)."""
-    data = (view.corpus,) if upload is None else (hashlib.sha1(upload[0]).hexdigest(),)
     dataset = corpus_data(view.corpus, view.n_sentences, upload)
-    return _corpus((_stamp(loaded), _stamp(compare), data), view.n_sentences,
-                   view.corpus_method, loaded, compare, dataset)
+    return _corpus((_stamp(loaded), _stamp(compare), _corpus_data_key(view, upload)),
+                   view.n_sentences, view.corpus_method, loaded, compare, dataset)
 
 
 # ---------------------------------------------------------------------------------------------

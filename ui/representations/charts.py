@@ -10,6 +10,7 @@ import pandas as pd
 
 from analysis.representations.corpus import PROBE_NAMES
 from analysis.representations.projection import METHOD_NAMES
+from ui.common.chart_cache import cached_chart
 from ui.common.charts import fit_width
 from analysis.representations.labelled import NONE, OTHER
 
@@ -133,24 +134,50 @@ def one_layer(df: pd.DataFrame, items: pd.DataFrame, n_layers: int, title: str,
                    group_title, group_sort=group_sort, layer=top, scale=scale)
 
 
-def input_chart(result, colour: str, token: int):
-    """(the chart, its report picture builder, the CSV table builder)."""
+def input_chart(result, colour: str, token: int, key: tuple | None = None):
+    """(the chart, its report picture builder, the CSV table builder). With ``key`` (what the
+    result is cached on: ``blocks.input_key``) the chart is a ``BuiltChart`` made once per key,
+    colour and token (``ui.common.chart_cache``; Altair's layered facet took 0.1-0.3 s to build
+    at a few hundred tokens, on every rerun of the page) and the builders read the result's
+    frames only when called."""
+    if key is None:
+        chart, report, rows = _input_builders(result, colour)
+        return chart(token), report, rows
+    built = cached_chart(("representations input", key, colour, int(token)),
+                         lambda: (_input_builders(result, colour)[0](token), None))
+    return (built, lambda: _input_builders(result, colour)[1](),
+            lambda: _input_builders(result, colour)[2]())
+
+
+def _input_builders(result, colour: str):
+    """(the chart of a token's path, the report picture builder, the CSV table builder)."""
     df, items = input_frames(result, colour)
     title = (f"{METHOD_NAMES[result.method]} of every token, layer by layer "
-             f"(line: token {token + 1}'s path)")
+             "(line: token {token}'s path)")
     name = INPUT_COLOURS.get(colour, "colour")
     sort = list(ROLE_COLOURS) if colour == "role" else None
     scale = role_scale() if colour == "role" else None
-    chart = scatter(df, items, result.n_layers, title, name, path_item=token, group_sort=sort,
-                    scale=scale)
+    chart = lambda token: scatter(df, items, result.n_layers,  # noqa: E731
+                                  title.format(token=token + 1), name, path_item=token,
+                                  group_sort=sort, scale=scale)
     report = lambda: one_layer(df, items, result.n_layers,  # noqa: E731
                                f"{METHOD_NAMES[result.method]} of every token", name, sort,
                                scale)
     return chart, report, lambda: table(df, items)
 
 
-def corpus_scatter(result):
-    """(the chart, its report picture builder, the CSV table builder)."""
+def corpus_scatter(result, key: tuple | None = None):
+    """(the chart, its report picture builder, the CSV table builder); with ``key`` (what the
+    result is cached on: ``blocks.corpus_key``) as :func:`input_chart`'s."""
+    if key is None:
+        return _corpus_builders(result)
+    built = cached_chart(("representations corpus", key),
+                         lambda: (_corpus_builders(result)[0], None))
+    return (built, lambda: _corpus_builders(result)[1](),
+            lambda: _corpus_builders(result)[2]())
+
+
+def _corpus_builders(result):
     df, items = corpus_frames(result)
     sc = result.scatter
     name = {"upos": "UPOS", "role": "role", "label": "label"}[sc.colour_by]

@@ -95,12 +95,14 @@ def render() -> None:
                 st.caption(plain(notice))
             lines = input_reading(res) + colour_reading(res, view.colour)
             st.markdown(glossed(B.reading_lines(lines)))
-            chart, picture, rows = C.input_chart(res, view.colour, view.token)
-            side_by_side(chart, S.CHART_INPUT)  # A | B, one under the other on a phone
+            built, picture, rows = C.input_chart(
+                res, view.colour, view.token,
+                key=B.input_key(one, compare, ctx.text, ctx.pair, view.method, src))
+            side_by_side(built, S.CHART_INPUT)  # A | B, one under the other on a phone
             st.caption(f"{len(res.tokens)} tokens, {res.n_layers} layers. Hover a point for its "
                        "token in its sentence («marked»); the slider changes the layer without a "
                        "rerun.")
-            chart_downloads(chart, "representations_input", key=S.DL_INPUT, df=rows)
+            chart_downloads(built.chart, "representations_input", key=S.DL_INPUT, df=rows)
             settings_ = {"projection": METHOD_NAMES[res.method], "models": " | ".join(names)}
             what = res.source or "the sidebar's text"
             add_button("Token vectors layer by layer", S.ADD_INPUT, chart=picture, reading=lines,
@@ -147,11 +149,12 @@ def render() -> None:
         add_button("Representations over a corpus: the reading", S.ADD_CORPUS_READING,
                    reading=clines, data=data, settings=csettings, **report)
         if cres.scatter is not None:
-            schart, spicture, srows = C.corpus_scatter(cres)
+            schart, spicture, srows = C.corpus_scatter(
+                cres, key=B.corpus_key(loaded, compare, cview, upload))
             side_by_side(schart, S.CHART_SCATTER)
             st.caption("Both panels share their axes: a model whose cloud looks small has word "
                        "vectors that differ less from each other at that layer.")
-            chart_downloads(schart, "representations_corpus", key=S.DL_SCATTER, df=srows)
+            chart_downloads(schart.chart, "representations_corpus", key=S.DL_SCATTER, df=srows)
             add_button("Words of a corpus layer by layer", S.ADD_SCATTER, chart=spicture, data=data,
                        settings=csettings, **report)
         if cres.model.probes:
