@@ -50,18 +50,20 @@ class Rate:
 
 
 # Fitted to bench/server/caps.py's one-thread CPU seconds per example on the embedded model
-# (6 x 12, D 384) at 32, 64, 128 and 256 tokens, 2026-12-07, the shared 2-core machine at
-# load 13 to 17 (deploy/README.md, "Caps from measured cost"): the fits are within 4% of every
-# row (drift 8%). forward: 18.7, 30.0, 49.4, 110.9 ms; search: 18.0, 26.5, 50.4, 125.5 ms;
-# drift (the example checkpoint against the embedded model): 65.4, 73.0, 145.2, 316 ms.
+# (6 x 12, D 384) at 32, 64, 128 and 256 tokens, 2026-12-07 08:52 UTC, the 2-core machine with
+# no other work on it (load 0.8; deploy/README.md, "Caps from measured cost"): the fits are
+# within 2.5% of every row. forward: 8.2, 13.9, 27.2, 69.6 ms; search: 8.6, 14.5, 27.8, 71.5
+# ms; drift (the example checkpoint against the embedded model): 19.8, 33.4, 70.2, 180.6 ms.
+# (The first fit, at load 13 to 17 on a shared machine, was 1.6-3x these: the estimates said
+# twice what the worst admitted jobs then took on idle cores.)
 RATES = {
-    "forward": Rate(12.3e-3, 9.80e-12, 8.3e-9),
-    "search": Rate(11.8e-3, 7.51e-12, 14.5e-9),
-    "drift": Rate(43.2e-3, 21.4e-12, 30.6e-9),
+    "forward": Rate(3.98e-3, 5.48e-12, 6.79e-9),
+    "search": Rate(4.36e-3, 5.51e-12, 7.04e-9),
+    "drift": Rate(9.24e-3, 13.2e-12, 19.4e-9),
 }
-# Two torch threads against one on two idle cores: assumed (1.6: the batched matrix products
-# split well, the per-example Python does not), to be measured on a quiet machine with
-# python -m bench.server.caps --threads 2.
+# Two torch threads against one on two idle cores: measured 1.26-1.41 at 32 tokens and
+# 1.69-1.91 at 256 (python -m bench.server.caps --threads 2 against --threads 1, the same day);
+# 1.6 keeps every length's estimate within 1.3x.
 TWO_THREADS = 1.6
 
 

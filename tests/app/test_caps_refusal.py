@@ -43,7 +43,7 @@ def test_a_search_upload_past_the_budget_is_refused_up_front(monkeypatch):
     at.run()
     at.switch_page("pages/search.py")
     at.run()
-    data = ("\n".join([LINE] * 20) + "\n").encode()
+    data = ("\n".join([LINE] * 40) + "\n").encode()
     at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(("long.txt", data, "text/plain")).run()
     assert not at.exception and ran == []
     shape = cost.Shape(layers=6, heads=12, hidden=384, inner=1536)  # the embedded model
@@ -51,5 +51,5 @@ def test_a_search_upload_past_the_budget_is_refused_up_front(monkeypatch):
     errs = [e.value.replace("\\", "") for e in at.error]
     assert len(errs) == 1 and "\n" not in errs[0].strip()
     assert errs[0].startswith("Indexing this corpus would take ")
-    assert "(20 sentences, 5,120 tokens); a job may take at most 1 second here. Use at most " \
+    assert "(40 sentences, 10,240 tokens); a job may take at most 1 second here. Use at most " \
            f"{fits} sentences of this length (256 tokens), or shorter ones." in errs[0]
