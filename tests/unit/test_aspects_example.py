@@ -146,7 +146,7 @@ def _build_and_copy_meanwhile(tiny, out: Path, source: Path, when: str, steps: i
 
 
 def test_a_checkpoint_built_meanwhile_stops_the_build_and_is_kept(built, tiny, tmp_path,
-                                                                  monkeypatch):
+                                                                  monkeypatch, cache):
     """Issue 49: the command line built the example into the cache while the server's build ran
     on; that build must stop (at its next step) and never overwrite the other one."""
     monkeypatch.setattr(example_build, "CHECK_S", 0.0)
@@ -160,7 +160,7 @@ def test_a_checkpoint_built_meanwhile_stops_the_build_and_is_kept(built, tiny, t
 
 
 def test_a_checkpoint_built_during_the_last_steps_is_not_replaced(built, tiny, tmp_path,
-                                                                 monkeypatch):
+                                                                 monkeypatch, cache):
     """The check before the swap (under the target's lock): a checkpoint that appeared after
     the last check is kept, the build's own model dropped."""
     import os
