@@ -6,8 +6,6 @@ the per-sentence view escaped."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,35 +15,18 @@ from ui.common.errors import plain
 from ui.server.settings import settings as host_settings
 from ui.features import state as S
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from apptest_util import local_app, open_app_page
 
 
 @pytest.fixture(autouse=True)
 def _local(monkeypatch, tmp_path_factory):
-    import ui.common.frame.models
-    import ui.common.frame.sidebar
-
-    monkeypatch.delenv("DASHBOARD_MODE", raising=False)
-    monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
-    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path_factory.getbasetemp() / "features-cache"))
-    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
-    host_settings.cache_clear()
-    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
+    local_app(monkeypatch, tmp_path_factory.getbasetemp() / "features-cache")
     yield
     host_settings.cache_clear()
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page("pages/features.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_app_page("features", **params)
 
 
 def reading_md(at) -> str:

@@ -20,37 +20,17 @@ from ui.server.settings import settings as host_settings
 from ui.common.frame.sidebar import EXAMPLE_A
 from ui.search import state as S
 
-from apptest_util import chart_frames
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
+from apptest_util import APP, chart_frames, local_app, open_app_page
 
 @pytest.fixture(autouse=True)
 def _local(monkeypatch, tmp_path_factory):
-    import ui.common.frame.models
-    import ui.common.frame.sidebar
-
-    monkeypatch.delenv("DASHBOARD_MODE", raising=False)
-    monkeypatch.delenv("DASHBOARD_SETTINGS", raising=False)
-    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path_factory.getbasetemp() / "search-cache"))
-    monkeypatch.setenv("DASHBOARD_EXAMPLE_AUTOBUILD", "0")
-    monkeypatch.setattr(ui.common.frame.models, "example_ready", lambda: False)
-    host_settings.cache_clear()
-    monkeypatch.setattr(ui.common.frame.sidebar, "leave_legacy_navigation", lambda: None,
-                        raising=False)
+    local_app(monkeypatch, tmp_path_factory.getbasetemp() / "search-cache")
     yield
     host_settings.cache_clear()
 
 
 def open_page(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
-    at.switch_page("pages/search.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_app_page("search", **params)
 
 
 def reading_md(at) -> str:
