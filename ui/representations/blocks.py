@@ -93,23 +93,24 @@ def _input(key: tuple, text: str, pair: str | None, method: str, src: S.InputSou
     return STUDY.run(inputs, models=(_loaded, _compare))
 
 
+def _own_text(text: str, pair: str | None, src: S.InputSource) -> tuple[str, str | None]:
+    """The sidebar's text and pair, or none when the input is a sample's row."""
+    return (text, pair) if src.kind == "text" else ("", None)
+
+
 def input_key(loaded, compare, text: str, pair: str | None, method: str,
               src: S.InputSource = S.InputSource()) -> tuple:
     """What :func:`input_result` is cached on, as plain values (its chart's key too)."""
-    if src.kind != "text":
-        text, pair = "", None
-    return (_stamp(loaded), _stamp(compare), loaded.max_length, text, pair, method,
-            (src.kind, src.example, src.category))
+    return (_stamp(loaded), _stamp(compare), loaded.max_length, *_own_text(text, pair, src),
+            method, (src.kind, src.example, src.category))
 
 
 def input_result(loaded, compare, text: str, pair: str | None, method: str,
                  src: S.InputSource = S.InputSource()):
     """:func:`analysis.representations.input_representations` with the CLI's defaults, cached
     per (models and their checkpoint stamps, text, pair, method, the input's source)."""
-    if src.kind != "text":
-        text, pair = "", None
-    return _input((_stamp(loaded), _stamp(compare), loaded.max_length), text, pair, method,
-                  src, loaded, compare)
+    return _input((_stamp(loaded), _stamp(compare), loaded.max_length),
+                  *_own_text(text, pair, src), method, src, loaded, compare)
 
 
 def _read_upload(data: bytes, name: str, n: int):
