@@ -4,16 +4,14 @@ saying the estimate and what fits (analysis.core.cost); nothing is queued or bui
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from analysis.core import cost
 from ui.search import state as S
 from ui.server.settings import settings as host_settings
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from apptest_util import open_app_page
+
 LINE = " ".join(["the soup was cold but the staff were kind"] * 60)[:2000]
 
 
@@ -37,12 +35,7 @@ def test_a_search_upload_past_the_budget_is_refused_up_front(monkeypatch):
 
     ran = []
     monkeypatch.setattr(ui.search.blocks, "run_job", lambda *a, **k: ran.append(1))
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params[S.CORPUS] = "text"
-    at.query_params[S.TEXT_CORPUS.source] = "Upload"
-    at.run()
-    at.switch_page("pages/search.py")
-    at.run()
+    at = open_app_page("search", **{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload"})
     data = ("\n".join([LINE] * 40) + "\n").encode()
     at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(("long.txt", data, "text/plain")).run()
     assert not at.exception and ran == []

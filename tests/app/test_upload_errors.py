@@ -5,18 +5,16 @@ there, and in demo mode the library's own message (which may name server paths) 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import ui.common.frame.corpus as corpus_mod
 from ui.common.errors import unreadable
 from ui.server.settings import settings as host_settings
 from ui.search import state as S
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+from apptest_util import open_app_page
+
 CSV = b"text,label\nThe soup was cold,@SUM(1+1)\nThe staff were kind,1\n"
 SAID = "Could not convert '@SUM(1+1)' with type str: tried to convert to int64"
 
@@ -40,12 +38,7 @@ def _host(monkeypatch, tmp_path_factory):
 def test_a_library_error_on_an_upload_is_one_line_in_demo_mode(monkeypatch):
     monkeypatch.setenv("DASHBOARD_MODE", "demo")
     host_settings.cache_clear()
-    at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params[S.CORPUS] = "text"
-    at.query_params[S.TEXT_CORPUS.source] = "Upload"
-    at.run()
-    at.switch_page("pages/search.py")
-    at.run()
+    at = open_app_page("search", **{S.CORPUS: "text", S.TEXT_CORPUS.source: "Upload"})
     at.file_uploader(key=S.TEXT_CORPUS.upload).set_value(("cells.csv", CSV, "text/csv")).run()
     assert not at.exception
     errs = [e.value for e in at.error]
