@@ -556,6 +556,17 @@ def demo_server(tmp_path):
         yield url
 
 
+# Records in window.__paused whether the page ever said its job was paused (the text is on the
+# page only while the other job runs).
+SEEN_PAUSED = """() => {
+  window.__paused = false;
+  const seen = () => document.body.textContent.includes(
+    "Paused while another job of this queue takes its turn");
+  new MutationObserver(() => { if (!window.__paused && seen()) window.__paused = true; })
+    .observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+
+
 @pytest.mark.browser
 def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
     """Visitor A runs a long job (1,500 pasted lines); visitor B, whose own job is not cached,
@@ -587,15 +598,16 @@ def test_second_visitor_waits_in_the_queue_in_chromium(demo_server):
             box.press("Control+Enter")
             expect(a.get_by_text("examples/s", exact=False).first).to_be_visible(timeout=60_000)
 
+            # A's bar says it is paused only while B's job runs (a few seconds): a
+            # MutationObserver records it, Playwright's expect polls only once a second
+            a.evaluate(SEEN_PAUSED)
             b = browser.new_page(viewport={"width": 1400, "height": 1100})
             b.goto(demo_server + "/noop")  # the sample's 200 examples: cached, no queue
             expect(b.get_by_test_id("stMetric").first).to_contain_text("200", timeout=60_000)
             selectbox(b, "Batch size").click()
             b.get_by_role("option", name="32", exact=True).click()
             # A's job gives its slot to B's at a step once it has held it for a turn
-            paused = a.get_by_text("Paused while another job of this queue takes its turn",
-                                   exact=False)
-            expect(paused).to_be_visible(timeout=60_000)
+            a.wait_for_function("window.__paused === true", polling="raf", timeout=60_000)
 
             c = browser.new_page(viewport={"width": 1400, "height": 1100})
             c.goto(demo_server + "/attention?view=Heatmap")

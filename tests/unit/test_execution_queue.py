@@ -257,6 +257,34 @@ def test_a_worker_pauses_at_its_step_while_a_newcomer_runs_and_resumes():
     assert q.state() == {"running": [], "waiting": 0}
 
 
+def test_a_starting_worker_keeps_its_slot_while_another_job_checks_in(monkeypatch):
+    """Between a worker's start and its thread's first step another waiting job checks in (its
+    wait_turn drops the tickets of dead owners): the running ticket's owner must be alive then,
+    or its slot goes to the other job and two jobs run in a one-slot lane (the queue test in
+    Chromium saw a paused job resume 1 ms after the job it paused for had started)."""
+    q = JobQueue(slots=1)
+    mine = q.join("Mine", "mine")
+    assert q.wait_turn(mine) is None
+    other = q.join("Other", "other")
+    seen, release = [], threading.Event()
+    start = threading.Thread.start
+
+    def checked_start(thread):
+        if thread.name.startswith("job-mine"):
+            seen.append(q.wait_turn(other))  # the other visitor's poll, in that window
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", checked_start)
+    job = Worker(lambda progress: release.wait(WAIT) and "done", q, mine, nice=0,
+                 free=lambda: None)
+    job.start()
+    assert seen == [1] and q.wait_turn(other) == 1  # still one job ahead: mine runs
+    assert q.state() == {"running": ["Mine"], "waiting": 1}
+    release.set()
+    assert job.done.wait(WAIT) and job.result == "done"
+    assert q.wait_turn(other, WAIT) is None
+
+
 def test_a_paused_worker_whose_visitor_left_ends_without_its_turn():
     q = JobQueue(slots=1, quantum_s=0.0)
     ticket = q.join("Long", "long")

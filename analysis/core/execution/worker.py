@@ -85,6 +85,10 @@ class Worker:
             self.text = text
 
     def _work(self) -> None:
+        # the ticket passes to this thread from within it: owned by a thread not started yet,
+        # a running ticket read as dead to the queue (``JobQueue._expire``), which gave its
+        # slot to a second job (seen: a paused job resumed beside the one it paused for)
+        self.queue.hand_over(self.ticket, self.thread)
         try:
             with heavy_work(self.nice) as follower:
                 self.result = self.fn(following_load(self.progress, follower))
@@ -96,7 +100,8 @@ class Worker:
             self.free()
 
     def start(self) -> None:
-        self.queue.hand_over(self.ticket, self.thread)
+        """The worker starts; the script thread that joined owns the ticket until the worker
+        takes it over, so the ticket always has a live owner."""
         self.thread.start()
 
     def stop(self) -> None:
