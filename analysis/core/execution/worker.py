@@ -96,8 +96,10 @@ class Worker:
             self.error = exc
         finally:
             self.queue.leave(self.ticket, finished=self.error is None)
-            self.done.set()
-            self.free()
+            try:  # its memory handed back before it says it is done (the server's free only
+                self.free()  # wakes the janitor): nothing of a job runs after ``done``
+            finally:
+                self.done.set()
 
     def start(self) -> None:
         """The worker starts; the script thread that joined owns the ticket until the worker
@@ -167,8 +169,10 @@ class BackgroundJob:
             self.error = exc
         finally:
             self.queue.leave(ticket, finished=self.error is None)
-            self.done.set()
-            self.free()
+            try:
+                self.free()
+            finally:
+                self.done.set()
 
     def start(self) -> BackgroundJob:
         self.thread.start()
