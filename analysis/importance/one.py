@@ -183,6 +183,7 @@ class OneResult(StudyResult):
     gradient_raw: np.ndarray  # [L, H] |dL/dxi|
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    read_as: tuple | None = None  # (text, pair) the classifier read (an aspect: its question)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -278,7 +279,7 @@ def one_example_study(loaded, one: OneExample, *, method: str = DEFAULT_METHOD,
     result = OneResult(loaded.name, one.text, one.pair, one.aspect, one.label, one.classes,
                        method, probs[0], float(losses[0]), heads, layers,
                        np.asarray(ablated.gradient_raw, dtype=np.float64),
-                       notes=[*one.notes, NO_INTERVAL])
+                       notes=[*one.notes, NO_INTERVAL], read_as=tuple(one.ev.texts[0]))
     result.seconds = time.perf_counter() - t0
     say(1.0, "done")
     return result
