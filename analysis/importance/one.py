@@ -335,10 +335,11 @@ def one_reading(result: OneResult) -> list[str]:
     if flips:
         shown = "; ".join(f"head {name(l, h)} (to {c})" for l, h, c in flips[:5])
         more = f" and {len(flips) - 5} more" if len(flips) > 5 else ""
-        out.append(f"{len(flips)} single head{'s' if len(flips) > 1 else ''} flip the answer "
-                   f"when removed: {shown}{more}. The intact answer leads the next class by "
-                   f"{_pts(margin)[1:]}: near a decision boundary a tiny change flips it, so a "
-                   "flip says more about the margin than about the head.")
+        heads = f"{len(flips)} single heads flip" if len(flips) > 1 else "1 single head flips"
+        out.append(f"{heads} the answer when removed: {shown}{more}. The intact answer "
+                   f"leads the next class by {_pts(margin)[1:]}: near a decision boundary a "
+                   "tiny change flips it, so a flip says more about the margin than about the "
+                   "head.")
     else:
         fall = float(result.heads["predicted_probability"].min())
         out.append(f"No single head flips the answer: the largest fall of its probability is "
@@ -350,7 +351,7 @@ def one_reading(result: OneResult) -> list[str]:
     out.append((f"Switching off a whole layer: layer {j + 1} lowers the gold label's "
                 f"probability most ({_pts(float(lay[j]))})" if lay[j] < 0 else
                 "Switching off a whole layer never lowers the gold label's probability")
-               + f"; {n_flip} of {L} layers flip the answer.")
+               + f"; {n_flip} of {L} layers {'flips' if n_flip == 1 else 'flip'} the answer.")
     rho = spearman(result.gradient_raw, np.abs(result.heads["loss"]))
     gl, gh = divmod(int(np.argmax(result.gradient_raw)), H)
     out.append(f"Gate gradients (Michel et al., |dL/dxi| for this example) rank head "

@@ -123,9 +123,10 @@ def test_the_reading_names_the_heads_the_flips_and_the_missing_interval():
     lines = one_reading(r)
     assert lines[0].startswith("The intact model answers a (55%), which is right")
     assert "head 1-2 (-8.0 points, to 47%); head 1-1 (-2.0 points, to 53%)." in lines[1]
-    assert lines[2].startswith("1 single head flip the answer when removed: head 1-2 (to b)")
+    assert lines[2].startswith("1 single head flips the answer when removed: head 1-2 (to b)")
     assert "leads the next class by 10.0 points" in lines[2]
-    assert "layer 1 lowers the gold label's probability most (-30.0 points); 1 of 1" in lines[3]
+    assert lines[3] == ("Switching off a whole layer: layer 1 lowers the gold label's probability "
+                        "most (-30.0 points); 1 of 1 layers flips the answer.")
     assert "rank head 1-2 first" in lines[4]
     assert lines[-1] == NO_INTERVAL
     calm = one_reading(_made([0.9, 0.1], [0.01, 0.0, 0.02]))
