@@ -309,10 +309,33 @@ def top_heads(result: OneResult, measure: str = "gold_probability", most: int = 
             if harm.flat[i] > 0]
 
 
-def one_reading(result: OneResult) -> list[str]:
+def whole_set_sentence(result: OneResult, whole) -> str | None:
+    """How this example's loss changes compare with the mean loss changes of the whole-set
+    study ``whole`` (an :class:`analysis.importance.run.ImportanceResult` of the same model
+    and method; None when it does not fit): Spearman over the heads, and whether this
+    example's costliest head is among the set's five costliest."""
+    if whole is None or "loss" not in getattr(whole, "heads", {}) or \
+            whole.method != result.method or whole.shape != result.shape:
+        return None
+    mine, theirs = result.heads["loss"], whole.heads["loss"]
+    rho = spearman(mine, theirs)
+    H = result.shape[1]
+    top = int(np.argmax(mine))
+    five = [int(i) for i in np.argsort(-theirs, axis=None, kind="stable")[:5]]
+    where = ("also among" if top in five else "not among")
+    return (f"Against the whole set ({whole.description}), where the mean loss is measured: "
+            + (f"Spearman {rho:.2f} between this example's loss changes and the set's; "
+               if np.isfinite(rho) else "") +
+            f"this example's costliest head, {name(*divmod(top, H))}, is {where} the set's five "
+            f"costliest ({', '.join(name(*divmod(i, H)) for i in five)}). One example can "
+            "lean on heads the set does not, and the other way round.")
+
+
+def one_reading(result: OneResult, whole=None) -> list[str]:
     """Plain sentences from ``result``: the intact answer, the heads that matter most for this
-    example, whether any single head (or layer) flips it, the gate gradient's agreement, and
-    that one example has no interval."""
+    example, whether any single head (or layer) flips it, the gate gradient's agreement, how it
+    compares with the whole-set study ``whole`` when one is at hand (same model and method),
+    and that one example has no interval."""
     L, H = result.shape
     p, g, k = result.probabilities, result.gold, result.predicted
     gold, answer = result.label, result.classes[k]
@@ -358,9 +381,12 @@ def one_reading(result: OneResult) -> list[str]:
                f"{name(gl, gh)} first" + (
                    f"; their Spearman with the size of the measured loss changes is {rho:.2f}"
                    if np.isfinite(rho) else "") + ".")
+    versus = whole_set_sentence(result, whole)
+    if versus:
+        out.append(versus)
     out.append(NO_INTERVAL)
     return out
 
 
 __all__ = ["MEASURES", "NO_INTERVAL", "OneExample", "OneResult", "category_of", "encode_one",
-           "one_example_study", "one_reading", "top_heads"]
+           "one_example_study", "one_reading", "top_heads", "whole_set_sentence"]

@@ -31,7 +31,19 @@ def _map(at):
 
 
 def test_a_link_opens_one_review_and_aspect_with_the_librarys_numbers(cache, monkeypatch):
+    import ui.importance.compute as compute
+    from analysis.core.models import checkpoint_stamp
+    from analysis.importance import importance_study
+    from analysis.importance.evalset import load_eval_set
+
     stand_in_example(cache)
+    # a whole-set result of the same model and method computed on this server: the reading
+    # compares the example with it
+    loaded, card = load_classifier("example")
+    whole = importance_study(loaded, load_eval_set(loaded, card, "sample"), method="mask",
+                             n_boot=10)
+    key = (S.PREFIX, "example", checkpoint_stamp("example"), "sample", "mask", "aspect_f1", 40)
+    monkeypatch.setattr(compute, "_DONE", {key: whole})
     at = open_page("importance", monkeypatch, **{
         S.SCOPE: S.ONE, S.MODEL: S.EXAMPLE, S.TEXT: REVIEW, S.ASPECT: "service",
         S.LABEL: "negative", S.METHOD: S.METHODS["mask"]})
@@ -39,7 +51,6 @@ def test_a_link_opens_one_review_and_aspect_with_the_librarys_numbers(cache, mon
     got = bound(at)
     assert (got[S.SCOPE], got[S.TEXT], got[S.ASPECT], got[S.LABEL], got[S.METHOD]) == (
         S.ONE, REVIEW, "service", "negative", "mask")
-    loaded, card = load_classifier("example")
     ref = one_example_study(loaded, encode_one(loaded, card, REVIEW, None, "negative",
                                                "service"), method="mask")
     heat = _map(at).sort_values(["layer", "head"])
@@ -51,7 +62,9 @@ def test_a_link_opens_one_review_and_aspect_with_the_librarys_numbers(cache, mon
     assert metrics["Loss"] == f"{ref.loss:.3f}"
     assert metrics["Heads that flip it"] == f"{len(ref.flipped())} of 8"
     md = " ".join(m.value for m in at.markdown)
-    for line in one_reading(ref):  # the page glosses its terms' first use ("Spearman (...)")
+    lines = one_reading(ref, whole)
+    assert lines[-2].startswith("Against the whole set")
+    for line in lines:  # the page glosses its terms' first use ("Spearman (...)")
         assert plain(line.split("Spearman")[0]) in md
     assert "no interval" in md
     flips = " ".join(c.value for c in at.caption)

@@ -14,7 +14,7 @@ from analysis.importance import importance_study
 from analysis.importance.ablate import padded_batches, single_ablations
 from analysis.importance.evalset import load_classifier
 from analysis.importance.one import (NO_INTERVAL, OneResult, encode_one, one_example_study,
-                                     one_reading, top_heads)
+                                     one_reading, top_heads, whole_set_sentence)
 from analysis.importance.scoring import softmax
 from analysis.importance.study import ONE, OneInputs
 from importance_util import cached_checkpoint, classifier_folder
@@ -162,3 +162,18 @@ def test_labels_and_aspects_the_classifier_cannot_take(tmp_path):
     qa_b, card_b = load_classifier(str(cached_checkpoint("qa_b")))
     with pytest.raises(InputError, match="five yes/no inputs"):
         encode_one(qa_b, card_b, "fine", None, "positive", "food")
+
+
+def test_the_reading_compares_with_the_whole_set_when_one_is_at_hand():
+    from types import SimpleNamespace
+
+    r = _made([0.55, 0.45], [-0.02, -0.08, 0.01])  # loss changes 0.02, 0.08, -0.01
+    whole = SimpleNamespace(heads={"loss": np.array([[0.01, 0.03, 0.02]])}, method="mask",
+                            shape=(1, 3), description="the 33 held-out sentences")
+    line = whole_set_sentence(r, whole)
+    assert line.startswith("Against the whole set (the 33 held-out sentences), where the mean "
+                           "loss is measured: Spearman 0.50 between")
+    assert "costliest head, 1-2, is also among the set's five costliest (1-2, 1-3, 1-1)" in line
+    assert one_reading(r, whole)[-2] == line and one_reading(r)[-2] != line
+    assert whole_set_sentence(r, SimpleNamespace(**{**vars(whole), "method": "uniform"})) \
+        is None

@@ -143,7 +143,7 @@ def show(result, key: tuple, spec: str, loaded, method: str) -> None:
         st.caption(plain(note))
     tiles(result)
     st.subheader("Reading")
-    lines = one_reading(result)
+    lines = one_reading(result, C.whole_at_hand(spec, method))
     st.markdown(glossed("\n".join(f"- {plain(line)}" for line in lines)))
     flips = result.flipped()
     st.caption(plain("Heads that flip the answer: " + ", ".join(
