@@ -7,8 +7,9 @@ curves; a plain reading.
 Modules: :mod:`.evalset` (the classifier and its labelled examples, encoded once),
 :mod:`.scoring` (metrics as per-unit counts, paired bootstrap), :mod:`.ablate` (batched
 ablations), :mod:`.gradients` (Michel's gate gradients), :mod:`.pruning` (orders and curves),
-:mod:`.run` (the study: page and CLI), :mod:`.study` (its inputs, plan and ``STUDY``: the
-study interface), :mod:`.reading` (plain words), :mod:`.links` (the other studies' heads to
+:mod:`.run` (the study: page and CLI), :mod:`.one` (the same for one example: its
+per-example view), :mod:`.study` (its inputs, plans, ``STUDY`` and ``ONE``: the study
+interface), :mod:`.reading` (plain words), :mod:`.links` (the other studies' heads to
 mark).
 """
 

@@ -12,6 +12,7 @@ from analysis.core.execution.work import Study
 from analysis.core.models import EXAMPLE_SPEC
 from analysis.core.study import StudyDef
 from analysis.importance.evalset import load_classifier, load_eval_set
+from analysis.importance.one import OneResult, encode_one, one_example_study
 from analysis.importance.run import DEFAULT_METHOD, ImportanceResult, importance_study
 from analysis.importance.scoring import LOSS
 
@@ -70,3 +71,36 @@ def example() -> Inputs:
 
 STUDY = StudyDef(name="importance", title="Head importance", inputs=Inputs,
                  result=ImportanceResult, plan=plan, example=example)
+
+
+@dataclass(frozen=True)
+class OneInputs:
+    """One example (:mod:`analysis.importance.one`): the classifier, a text (for an aspect: the
+    review), an optional pair, the gold label, the aspect category asked (ABSA checkpoints of
+    the M tasks; with a review, no pair) and how heads are disabled."""
+
+    model: str = EXAMPLE_SPEC
+    text: str = ""
+    pair: str | None = None
+    label: str = ""
+    aspect: str | None = None
+    method: str = DEFAULT_METHOD
+
+
+def plan_one(inputs: OneInputs, models=None) -> Study:
+    """Every head and layer disabled on the one example, its gate gradients: one
+    :class:`~analysis.core.execution.work.Study` whose one corpus job is the whole-set
+    study's (a data set of one row). ``models``: the classifier and its card already loaded.
+    Bad input is refused here, before any work."""
+    loaded, card = models if models is not None else load_classifier(inputs.model)
+    one = encode_one(loaded, card, inputs.text, inputs.pair, inputs.label, inputs.aspect)
+
+    def study(progress, run):
+        return one_example_study(loaded, one, method=inputs.method, progress=progress, run=run)
+
+    return Study(study, loaded.spec, 1, here_if_unloadable=True)
+
+
+# the second computation: one example (python -m analysis importance --text ... --label ...)
+ONE = StudyDef(name="importance-one", title="Head importance", inputs=OneInputs,
+               result=OneResult, plan=plan_one)

@@ -84,6 +84,15 @@ def test_the_shipped_result_first_then_the_live_one(cache, monkeypatch):
     attr = parse_qs(urlparse(links["Open in Attribution"]).query)
     assert attr["a"] == [ref.reviews[row]] and attr["attr_model"] == ["Example checkpoint"]
     assert parse_qs(urlparse(links["Open in Attention"]).query)["b"] == [ref.pairs[row]]
+    # Head importance opens its per-example view on the row: the review, the aspect asked and
+    # the gold label (issue 46)
+    imp = parse_qs(urlparse(links["Open in Head importance"]).query)
+    assert imp["importance_scope"] == ["One example"]
+    assert imp["importance_model"] == ["Example checkpoint"]
+    assert imp["importance_text"] == [ref.reviews[row]]
+    assert imp["importance_aspect"] == [ref.categories[row]]
+    assert imp["importance_label"] == [ref.classes[int(ref.gold[row])]]
+    assert "importance_pair" not in imp
     # Edit and compare opens on the row's first suggestion, answered as a row of the table
     found = row_suggestions(loaded, data, row)
     first = next(s for k in ("opinion", "aspect", "swap") for s in found.get(k, []))
@@ -142,6 +151,14 @@ def test_an_uploaded_labelled_file_and_a_second_model_that_cannot_answer(tmp_pat
     assert {k: _metrics(at)[k] for k in ("accuracy", "macro F1", "mean loss")} == _shown(ref)
     assert list(at.dataframe[0].value.columns[:2]) == ["row", "text"]
     assert "Causal patching pins the held-out reviews" in " ".join(c.value for c in at.caption)
+    # the selected row opens in Head importance's per-example view with its text and label
+    row = at.number_input(key=S.ROW).value
+    imp = parse_qs(urlparse(_links(at)["Open in Head importance"]).query)
+    assert (imp["importance_scope"], imp["importance_model"]) == (["One example"],
+                                                                  ["Sidebar model"])
+    assert imp["importance_text"] == [ref.texts[row]] and imp["model"] == [str(folder)]
+    assert imp["importance_label"] == [ref.classes[int(ref.gold[row])]]
+    assert "importance_aspect" not in imp
 
 
 def test_two_absa_checkpoints_side_by_side(cache, monkeypatch):

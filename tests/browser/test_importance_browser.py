@@ -69,3 +69,45 @@ def test_the_map_draws(server, width):
             assert not errors, errors
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_the_one_example_map_fits(server, width):
+    """The per-example view (a Predictions row's link): its map inside the page, its legend
+    whole, its tiles uncut, nothing pushing the page sideways, at a phone's and a desktop's
+    width."""
+    from urllib.parse import urlencode
+
+    from ui.importance import state as S
+
+    query = urlencode({S.SCOPE: S.ONE, S.MODEL: S.EXAMPLE, S.ASPECT: "service",
+                       S.TEXT: "the food was great but the service was slow",
+                       S.LABEL: "negative", S.MEASURE: "loss"})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    errors = []
+    with playwright_session() as p:
+        browser = _launch(p)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 1600})
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server + "/importance?" + query)
+            _wait_idle(page, timeout=240_000)
+            page.get_by_text("Reading", exact=True).wait_for(timeout=120_000)
+            chart = page.get_by_test_id("stVegaLiteChart").first
+            chart.wait_for(timeout=60_000)
+            chart.scroll_into_view_if_needed()
+            wait_drawn(page)
+            box = chart.bounding_box()
+            assert box and 150 < box["width"] <= width and box["height"] > 100, box
+            shot = chart.screenshot()
+            (SHOTS / f"importance-one-map-{width}.png").write_bytes(shot)
+            assert _saturated_pixels(shot) > 500
+            assert _edge_ink(shot, below=0.6) == 0
+            cut = page.evaluate("""() => [...document.querySelectorAll(
+                "[data-testid='stMetricLabel'] p, [data-testid='stMetricValue'] div")]
+                .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)""")
+            assert cut == [], cut
+            assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+            assert not errors, errors
+        finally:
+            browser.close()

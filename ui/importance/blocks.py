@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from analysis.importance.one import top_heads
 from analysis.importance.reading import beyond_interval
 from analysis.importance.scoring import LOSS, higher_is_better
 from ui.common.chart_cache import cached_chart, draw
@@ -65,13 +66,79 @@ def map_chart(result, metric: str, marks):
                           scale=alt.Scale(domain=["", "A", "S", "AS"],
                                           range=["transparent", "black", "#7b2cbf", "black"])),
         strokeWidth=alt.condition("datum.mark != ''", alt.value(3), alt.value(0)))
-    L = result.shape[0]
-    # width fits the page; the height is the squares' own (fit-x: title, axes and legend
-    # come on top of it, so a phone's narrow page never squeezes the rows)
-    chart = heat.properties(height=28 * L, autosize=alt.AutoSizeParams(
+    return fitted(heat, result.shape[0]), df
+
+
+def fitted(heat, n_layers: int):
+    """A layers x heads map fitted to the page: width the page's, the height the squares' own
+    (fit-x: title, axes and legend come on top of it, so a phone's narrow page never squeezes
+    the rows), the legend below (from 390 px to 1400 px)."""
+    return heat.properties(height=28 * n_layers, autosize=alt.AutoSizeParams(
         type="fit-x", contains="padding")).configure_legend(
         orient="bottom", gradientLength=180).configure_axisX(labelAngle=0)
-    return chart, df
+
+
+ONE_MEASURES = {"gold_probability": "the gold label's probability",
+                "predicted_probability": "the answer's probability", "loss": "the loss"}
+ONE_SCALE = {"gold_probability": 100.0, "predicted_probability": 100.0, "loss": 1.0}
+
+
+def one_unit(measure: str) -> str:
+    return f"change in {ONE_MEASURES[measure]}" + (" (points)" if measure != "loss" else "")
+
+
+def one_frame(result, measure: str) -> pd.DataFrame:
+    """Every head of a one-example result: its change of ``measure`` (probabilities in points,
+    the loss in nats), whether the answer flips and to what, its gate gradient."""
+    df = heads_frame(result.heads[measure] * ONE_SCALE[measure], value="change")
+    flips = result.heads["flips"].reshape(-1)
+    df["flips"] = flips
+    df["answer"] = [result.classes[int(i)] for i in result.heads["answer"].reshape(-1)]
+    df["mark"] = np.where(flips, "F", "")
+    df["gradient"] = result.gradient_raw.reshape(-1)
+    return df
+
+
+def one_map_chart(result, measure: str):
+    """The whole-set map's chart for one example: the change of ``measure`` per head disabled,
+    red where the example fares worse; a black border on a head whose removal flips the
+    answer."""
+    df = one_frame(result, measure)
+    m = float(np.nanmax(np.abs(df["change"]))) or 1.0
+    scheme = "blueorange" if measure == "loss" else RED_BLUE
+    heat = heads_heatmap(df, "change", scale=alt.Scale(scheme=scheme, domain=[-m, m],
+                                                       domainMid=0),
+                         legend=one_unit(measure), cell=(30, 28),
+                         title=alt.Title("One example: a head disabled",
+                                         subtitle=[one_unit(measure), METHODS[result.method]]))
+    heat = heat.encode(
+        tooltip=["layer:O", "head:O", alt.Tooltip("change:Q", format=".3f"),
+                 alt.Tooltip("answer:N", title="answer then"),
+                 alt.Tooltip("mark:N", title="F: the answer flips"),
+                 alt.Tooltip("gradient:Q", format=".4f", title="|dL/dxi|")],
+        stroke=alt.Stroke("mark:N", legend=None, scale=alt.Scale(
+            domain=["", "F"], range=["transparent", "black"])),
+        strokeWidth=alt.condition("datum.mark != ''", alt.value(3), alt.value(0)))
+    return fitted(heat, result.shape[0]), df
+
+
+def one_table(result, measure: str, most: int, spec: str | None, text: str | None,
+              pair: str | None) -> pd.DataFrame:
+    """The ``most`` heads that move ``measure`` against the example most (and every head that
+    flips it), each with its link to the Attention page on the example."""
+    rows = {(l, h) for l, h, _ in top_heads(result, measure, most)}
+    rows |= {(l, h) for l, h, _ in result.flipped()}
+    harm = result.heads[measure] * (1 if measure == "loss" else -1)
+    out = [{"layer": l + 1, "head": h + 1,
+            **{one_unit(k): float(result.heads[k][l, h] * ONE_SCALE[k]) for k in ONE_MEASURES},
+            "flips": bool(result.heads["flips"][l, h]),
+            "answer then": result.classes[int(result.heads["answer"][l, h])],
+            "|dL/dxi|": float(result.gradient_raw[l, h]),
+            **({"open": attention_link(spec, text, pair, l + 1, h + 1)} if spec else {})}
+           for l, h in sorted(rows, key=lambda x: (-harm[x], x))]
+    return pd.DataFrame(out, columns=["layer", "head", *(one_unit(k) for k in ONE_MEASURES),
+                                      "flips", "answer then", "|dL/dxi|"]
+                        + (["open"] if spec else []))
 
 
 def layer_chart(result, metric: str):
@@ -161,3 +228,13 @@ def show(key: tuple, name: str, build, basename: str, stretch: bool = True):
     draw(built, stretch=stretch)
     chart_downloads(built.chart, basename, key=download_key(name), df=built.df)
     return built
+
+
+def one_layers(result) -> pd.DataFrame:
+    """Each whole layer disabled on the one example: the three changes, the flip, the answer."""
+    L = len(result.layers["loss"])
+    return pd.DataFrame({"layer disabled": range(1, L + 1),
+                         **{one_unit(k): result.layers[k] * ONE_SCALE[k] for k in ONE_MEASURES},
+                         "flips": result.layers["flips"].astype(bool),
+                         "answer then": [result.classes[int(i)]
+                                         for i in result.layers["answer"]]})

@@ -186,6 +186,17 @@ def other_method(view: S.View, spec: str):
         return _DONE.get(result_key(other, spec))
 
 
+def whole_at_hand(spec: str, method: str):
+    """A whole-set result of the classifier ``spec`` (this checkpoint) with ``method``
+    computed on this server (the newest), for the per-example reading; else None (never
+    computed just for the comparison)."""
+    stamp = checkpoint_stamp(spec)
+    with _BACKGROUND_LOCK:
+        done = [r for k, r in _DONE.items() if k[1] == spec and k[2] == stamp
+                and getattr(r, "method", None) == method]
+    return done[-1] if done else None
+
+
 def study(view: S.View, spec: str, loaded, ev):
     """(ImportanceResult with pruning curves, Marks) for the view, through the queue, cached
     (the CLI's ``--prune`` gives the same numbers)."""

@@ -19,6 +19,7 @@ from ui.common.frame.explain import explain
 from ui.common.frame.links import CANNOT_CARRY, copy_link
 from ui.common.frame.sidebar import context
 from ui.importance import compute as C
+from ui.importance import one as O
 from ui.importance import results as R
 from ui.importance import state as S
 
@@ -32,8 +33,16 @@ def render() -> None:
                "et al. 2019): most heads can go at no cost, a few matter.")
     ctx = context()
 
+    scope = st.radio("Measure on", S.SCOPES, key=S.SCOPE, horizontal=True, bind=Q,
+                     help="The held-out data set (the study), or one example: a text and its "
+                          "gold label (a Predictions row opens here).")
     c1, c2 = st.columns(2)
     model_choice = c1.radio("Classifier", S.MODELS, key=S.MODEL, horizontal=True, bind=Q)
+    if scope == S.ONE:
+        O.render(ctx, model_choice, c2.radio("Disable a head by", list(S.METHODS),
+                                             format_func=S.METHODS.get, key=S.METHOD,
+                                             bind=Q))
+        return
     data_choice = c2.radio("Data", S.DATAS, key=S.DATA, horizontal=True, bind=Q)
     if data_choice == S.UPLOADED:
         st.file_uploader("ABSA data (SemEval XML, ASTE, this project's JSON) or a labelled .csv / "

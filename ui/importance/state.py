@@ -17,6 +17,17 @@ METHOD = "importance_method"  # uniform | mask
 METRIC = "importance_metric"  # aspect_f1 | acc_4way | accuracy | loss
 MAX = "importance_max"  # examples (ABSA: sentences)
 TAB = "importance_tab"
+SCOPE = "importance_scope"  # the held-out data set | one example
+# one example (the per-example view; the Predictions page opens a row into it)
+TEXT = "importance_text"  # the text (for an ABSA checkpoint: the review)
+PAIR = "importance_pair"  # the optional second text (not with an aspect)
+LABEL = "importance_label"  # the gold label (one of the classifier's labels)
+ASPECT = "importance_aspect"  # the aspect category asked (ABSA checkpoints of QA-M / NLI-M)
+MEASURE = "importance_measure"  # the per-example map's measure
+ONE_JOB = "importance-one-job"  # the queue's job key prefix of one example
+ONE_KIND = "Head importance, one example"  # its public kind (its measured speed)
+ONE_TABLE = "importance-one-table"  # its table of the top heads
+ONE_TOP = 10  # heads in that table (and every head that flips the answer)
 LAYER = "importance_layer"  # 1-indexed, the head opened in the Attention page
 HEAD = "importance_head"
 COPY = "importance_copy"  # the Copy link button
@@ -26,6 +37,8 @@ REPORT = "importance"  # prefix of the Add to report buttons' keys
 DOWNLOADS = "importance-dl"  # prefix of the charts' download buttons' keys
 TABLE = "importance-table"  # the heads-beyond-the-interval table
 
+SET, ONE = "Held-out data", "One example"
+SCOPES = [SET, ONE]
 EXAMPLE, SIDEBAR = "Example checkpoint", "Sidebar model"
 MODELS = [EXAMPLE, SIDEBAR]
 SAMPLE, UPLOADED = "Bundled sample (held-out sentences)", "Upload a file"
@@ -83,6 +96,12 @@ def download_key(name: str) -> str:
     return f"{DOWNLOADS}-{name}"
 
 
-def job_key(result_key) -> str:
+def job_key(result_key, prefix: str = JOB) -> str:
     """The queue's job key for the run keyed by ``result_key`` (one job per distinct run)."""
-    return f"{JOB}-{abs(hash(result_key)) % 10 ** 8}"
+    return f"{prefix}-{abs(hash(result_key)) % 10 ** 8}"
+
+
+def given(key: str) -> bool:
+    """Whether the session or the URL already holds ``key`` (a text box then shows that, not
+    its default)."""
+    return key in st.session_state or key in st.query_params

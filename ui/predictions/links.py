@@ -5,13 +5,13 @@ page names in its own ``ui/<study>/state.py`` (this package sits above the other
 
 A link that cannot carry what it needs says why instead (one line): Causal patching pins only
 the held-out reviews of the bundled sample (for an ABSA checkpoint of this dashboard), and Head
-importance measures a whole data set (it has no view of one example)."""
+importance's per-example view reads one classifier input (a QA-B / NLI-B row is five)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.absa.tasks import ASPECT_WORDS
+from analysis.absa.tasks import ASPECT_WORDS, is_binary
 from analysis.core.models import EXAMPLE_SPEC
 from ui.attribution import state as attribution
 from ui.common.frame.links import attention_link, input_params, page_link, spec_params
@@ -50,10 +50,18 @@ def patching_link(spec: str, review: int, aspect: str, kind: str | None = None) 
     return page_link("patching", params)
 
 
-def importance_link(spec: str) -> str:
+def importance_link(spec: str, text: str, pair: str | None, label: str,
+                    aspect: str | None = None) -> str:
+    """Head importance's per-example view on the row: its text (and pair) and gold label, or,
+    for an ABSA row, the review and the aspect category asked (the page reads them as the
+    checkpoint's card says, as this row was read)."""
     model = importance.EXAMPLE if spec == EXAMPLE_SPEC else importance.SIDEBAR
-    return page_link("importance", {importance.MODEL: model,
-                                    **({} if spec == EXAMPLE_SPEC else spec_params(spec))})
+    params = {importance.SCOPE: importance.ONE, importance.MODEL: model,
+              **({} if spec == EXAMPLE_SPEC else spec_params(spec)), importance.TEXT: text,
+              **({importance.PAIR: pair} if pair is not None and aspect is None else {}),
+              **({importance.ASPECT: aspect} if aspect is not None else {}),
+              importance.LABEL: label}
+    return page_link("importance", params)
 
 
 def pinnable(result, data_choice: str) -> bool:
@@ -79,7 +87,12 @@ def study_links(spec: str, result, row: int, data_choice: str, layer: int) -> li
                              "Causal patching pins the held-out reviews of the bundled sample "
                              "for an ABSA checkpoint (QA-M or NLI-M); this row is not one of "
                              "them."))
-    out.append(StudyLink("Head importance", importance_link(spec),
-                         "Head importance measures the whole held-out set: its page opens on "
-                         "the same classifier, not on this one example."))
+    gold = result.classes[int(result.gold[row])]
+    if aspect is not None and is_binary(result.task):
+        out.append(StudyLink("Head importance", None,
+                             "Head importance reads one classifier input; a QA-B or NLI-B row "
+                             "is answered by five (one per label)."))
+    else:
+        out.append(StudyLink("Head importance", importance_link(
+            spec, review if aspect else text, None if aspect else pair, gold, aspect)))
     return out
