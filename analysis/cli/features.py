@@ -80,6 +80,10 @@ def register(sub) -> None:
     t.add_argument("--result", type=out_file(".json"), default=None,
                    help="also write the study's whole result (quality, features, dashboards)")
     t.add_argument("--float16", action="store_true", help="store the weights in float16")
+    t.add_argument("--no-cache", action="store_true",
+                   help="train even when the dashboard's cache ($DASHBOARD_CACHE, else "
+                        "~/.cache/attention-dashboard/features) holds this dictionary, and "
+                        "keep nothing there")
     _settings(t)
     t.set_defaults(func=run_train)
     s = cmds.add_parser("show", help="the features firing on each token of a text -> .json")
@@ -131,7 +135,7 @@ def run_train(args) -> int:
     layer, corpus, settings = _train_inputs(args, loaded, card)
     with progress_bar(100) as update:
         result = run(Inputs(corpus, layer, settings, effects=0 if args.result is None else 24,
-                            spec=args.model, base=None),
+                            spec=args.model, base=None, cache=not args.no_cache),
                      Models(loaded), None if update is None
                      else (lambda f, text: update(int(100 * f), 100)))
     sae = result.live.sae

@@ -20,6 +20,7 @@ import numpy as np
 
 from analysis.core.errors import InputError
 from analysis.features import browser
+from analysis.features import cache as dcache
 from analysis.features.activations import Activations, collect, encode_corpus
 from analysis.features.corpus import FeatureCorpus
 from analysis.features.effects import class_effects, unavailable
@@ -48,6 +49,7 @@ class Inputs:
     batch_size: int = 32
     spec: str = "example"  # the model a plan given no models loads (a classifier with its head)
     base: str | None = "default"  # ... and its base model, for the crosscoder
+    cache: bool = False  # read and keep the trained dictionaries on disk (analysis.features.cache)
 
 
 @dataclass
@@ -167,6 +169,34 @@ def dashboard(live: Live, feature: int) -> dict:
                              live.fires_labelled[:, int(feature)])
 
 
+def cache_name(inputs: Inputs, loaded, kind: str = "sae", base=None) -> str:
+    """The disk cache's name of the dictionary ``inputs`` train (:mod:`.cache`): the weights
+    (and the base model's, for a crosscoder), the corpus, its token cap, layer and settings."""
+    corpus = inputs.corpus
+    models = [dcache.weights_id(loaded)] + ([dcache.weights_id(base)] if base else [])
+    cap = min(int(corpus.max_length or 512), int(loaded.max_length))
+    return dcache.key(kind, models, corpus.fingerprint(), cap, inputs.layer, inputs.settings)
+
+
+def _dictionary(inputs: Inputs, loaded, x: np.ndarray, train: np.ndarray,
+                progress: Progress | None, stop) -> tuple[SAE, str | None, bool]:
+    """(the SAE, its cache name or None, whether it was read from the cache): the one given,
+    the one kept on disk for these weights, corpus and settings, or one trained now."""
+    if inputs.sae is not None:
+        sae = inputs.sae
+        if sae.layer != inputs.layer or sae.d != x.shape[1]:
+            raise InputError(f"The dictionary was trained at layer {sae.layer} of a {sae.d}-wide "
+                             f"model, not layer {inputs.layer} of a {x.shape[1]}-wide one.")
+        return sae, None, False
+    name = cache_name(inputs, loaded) if inputs.cache else None
+    sae = dcache.load_sae(name) if name else None
+    if sae is not None:
+        return sae, name, True
+    sae = train_sae(x[train], inputs.layer, inputs.settings,
+                    _stage(progress, 0.25, 0.4, "training step"), stop)
+    return sae, (None if stop is not None and stop() else name), False
+
+
 def features_study(inputs: Inputs, models: Models, progress: Progress | None = None,
                    stop: Callable[[], bool] | None = None) -> Result:
     """The whole study in this process (module docstring)."""
@@ -184,13 +214,7 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
     if not train.any() or not tok.heldout.any():
         raise InputError("The corpus needs inputs both to train on and to hold out.")
     t = time.perf_counter()
-    sae = inputs.sae
-    if sae is None:
-        sae = train_sae(x[train], inputs.layer, inputs.settings,
-                        _stage(progress, 0.25, 0.4, "training step"), stop)
-    elif sae.layer != inputs.layer or sae.d != x.shape[1]:
-        raise InputError(f"The dictionary was trained at layer {sae.layer} of a {sae.d}-wide "
-                         f"model, not layer {inputs.layer} of a {x.shape[1]}-wide one.")
+    sae, name, kept = _dictionary(inputs, loaded, x, train, progress, stop)
     seconds["training"] = time.perf_counter() - t
     t = time.perf_counter()
     say(0.65, "measuring quality")
@@ -231,6 +255,9 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
     seconds["browser"] = time.perf_counter() - t
     t = time.perf_counter()
     notes = list(acts.notes)
+    if kept:
+        notes.append("The dictionary was read from the disk cache: trained before on the same "
+                     "model weights, corpus, layer and settings.")
     effects: dict = {}
     why = unavailable(loaded, sae)
     if why:
@@ -245,14 +272,19 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
             "seed": inputs.settings.seed, **{k: quality[k] for k in (
                 "fve", "nmse", "l0", "dead", "agreement", "loss_recovered", "agreement_kind")}}
     sae.card = card
+    if name and not kept:
+        dcache.store_sae(name, sae)
     crosscoder = None
     if inputs.compare and models.base is not None:
         # lazy: the crosscoder's own module is only needed before/after
         from analysis.features.diff import diff
 
+        cc_name = cache_name(inputs, loaded, "crosscoder", models.base) if inputs.cache \
+            else None
         crosscoder, live.crosscoder = diff(models.base, loaded, corpus, inputs.layer,
                                            inputs.settings, x, encs, _stage(
-                                               progress, 0.9, 0.1, "crosscoder"), stop)
+                                               progress, 0.9, 0.1, "crosscoder"), stop,
+                                           cache=cc_name)
     seconds["total"] = time.perf_counter() - t0
     say(1.0, "done")
     n_held = int(sum(corpus.heldout[i] for i in tok.inputs))

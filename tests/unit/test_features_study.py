@@ -126,7 +126,8 @@ def test_cli_train_then_show(tiny_model_dir, tmp_path):
     folder = tiny_model_dir("bert")
     out = tmp_path / "dict"
     r = run_cli("features", "train", "--model", folder, "--data", "treebank", "--layer", "2",
-                "--max-examples", "30", "--m", "64", "--k", "4", "--epochs", "2", "--out", out)
+                "--max-examples", "30", "--m", "64", "--k", "4", "--epochs", "2", "--out", out,
+                env={"DASHBOARD_CACHE": str(tmp_path / "cache")})  # never the user's cache
     assert r.returncode == 0, r.stderr
     card = json.loads((out / "card.json").read_text())
     assert (card["layer"], card["k"], card["m"], card["d"]) == (2, 4, 64, 32)
