@@ -63,7 +63,9 @@ class Models:
 SCHEMA = Schema((
     Field("model", "the model's name"),
     Field("layer", "the layer (hidden_states index: 0 = the embeddings)"),
-    Field("corpus", "{name, inputs, tokens, heldout_inputs, heldout_tokens}"),
+    Field("corpus", "{name, inputs, tokens, heldout_inputs, heldout_tokens, labels (the "
+                    "corpus's own annotation names), annotations (every name the browser "
+                    "reads, the extra corpora's included; [] for a plain text corpus)}"),
     Field("settings", "the training settings (m, k, epochs, batch_size, seed, lr, aux_k, "
                       "activation) and the model's n_layers"),
     Field("quality", "{fve, nmse, l0, dead (shares), agreement, loss_recovered, "
@@ -176,6 +178,14 @@ def cache_name(inputs: Inputs, loaded, kind: str = "sae", base=None) -> str:
     models = [dcache.weights_id(loaded)] + ([dcache.weights_id(base)] if base else [])
     cap = min(int(corpus.max_length or 512), int(loaded.max_length))
     return dcache.key(kind, models, corpus.fingerprint(), cap, inputs.layer, inputs.settings)
+
+
+def is_kept(inputs: Inputs, loaded, base=None) -> bool:
+    """Whether the disk cache holds the dictionary ``inputs`` would train for ``loaded`` (with
+    ``base``: the crosscoder against it)."""
+    if base is not None:
+        return dcache.load_crosscoder(cache_name(inputs, loaded, "crosscoder", base)) is not None
+    return dcache.load_sae(cache_name(inputs, loaded)) is not None
 
 
 def _dictionary(inputs: Inputs, loaded, x: np.ndarray, train: np.ndarray,
@@ -291,7 +301,8 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
     return Result(
         model=loaded.name, layer=int(inputs.layer),
         corpus={"name": corpus.name, "inputs": len(tok.inputs), "tokens": len(tok),
-                "heldout_inputs": n_held, "heldout_tokens": int(tok.heldout.sum())},
+                "heldout_inputs": n_held, "heldout_tokens": int(tok.heldout.sum()),
+                "labels": list(corpus.label_names), "annotations": sorted(labels)},
         settings={**inputs.settings.to_json(), "m": sae.m, "n_layers": int(loaded.n_layers)},
         quality=quality,
         card=sae.card_json(), features=summ, dashboards=dashboards, effects=effects,

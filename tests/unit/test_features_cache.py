@@ -174,3 +174,29 @@ def test_a_hit_counts_as_a_use_and_a_damaged_folder_trains_again(tiny, trains):
     (folder / "sae.safetensors").write_bytes(b"not safetensors")
     run(inputs(corpus), Models(tiny))
     assert trains["sae"] == 2
+
+
+def test_the_estimate_is_the_forward_passes_and_the_training_operations(tiny):
+    from analysis.core import cost
+    from analysis.core.errors import InputError
+    from analysis.features import budget
+
+    corpus = corpus_of("treebank", None, max_examples=20)
+    lengths = cost.lengths_of(tiny.tokenizer, corpus.texts, corpus.pairs, tiny.max_length)
+    held = [n for n, h in zip(lengths, corpus.heldout) if h]
+    n_train = sum(lengths) - sum(held)
+    shape = cost.shape_of(tiny)
+    est = budget.estimate(tiny, inputs(corpus))
+    forward = cost.seconds("forward", shape, lengths) + 3 * cost.seconds("forward", shape, held)
+    assert est["forward"] == pytest.approx(forward)
+    assert est["training"] == pytest.approx(budget.TRAIN_PER_FLOP * 12 * n_train * 2 * 32 * 64)
+    assert (est["inputs"], est["tokens"]) == (20, sum(lengths))
+    # a dictionary on disk is not trained again; the crosscoder trains two models' decoders
+    assert budget.estimate(tiny, inputs(corpus), kept=True)["training"] == 0.0
+    both = budget.estimate(tiny, inputs(corpus, compare=True), base=tiny)
+    assert both["training"] == pytest.approx(3 * est["training"])
+    assert both["forward"] == pytest.approx(est["forward"]
+                                            + cost.seconds("forward", shape, lengths))
+    assert budget.check(tiny, inputs(corpus), budget_s=None) == est
+    with pytest.raises(InputError, match=r"^Training this dictionary would take .* \(20 inputs"):
+        budget.check(tiny, inputs(corpus), budget_s=est["seconds"] / 4)

@@ -193,3 +193,26 @@ def test_a_corpus_of_several_parts_keeps_each_parts_labels_and_split():
     assert labels["upos"][1] != "_" and set(labels["role"]) == {"_"}
     first = both.piece_labels(0, encode(tok, both.texts[0], both.pairs[0]))
     assert first["aspect"][1] == "price" and set(first["upos"]) == {"_"}
+
+
+def test_a_plain_text_corpus_gives_no_annotations_and_the_browser_says_so(tiny_encoder):
+    from analysis.core.corpus import read_pasted
+    from analysis.features.corpus import feature_corpus
+    from ui.features.blocks import alignment_note
+
+    loaded, _ = tiny_encoder
+    text = "\n".join(f"Sentence number {i} is about the {w}." for i, w in
+                     enumerate(["soup", "staff", "view", "bread", "wine", "music"] * 3))
+    corpus = feature_corpus(read_pasted(text), "pasted lines", None, 0)
+    assert corpus.label_names == ()
+    settings = TrainSettings(m=32, k=4, epochs=2, batch_size=64)
+    plain = run(Inputs(corpus, 1, settings, dashboards=3, effects=0), Models(loaded))
+    assert plain.corpus["labels"] == [] and plain.corpus["annotations"] == []
+    assert all(d["alignment"] == [] for d in plain.dashboards.values())
+    assert alignment_note(plain, []).startswith("No annotations: this corpus is plain text")
+    # read against the treebank sample: its annotations, named as not the corpus's own
+    tree = corpus_of("treebank", None, max_examples=20)
+    read = run(Inputs(corpus, 1, settings, annotate=(tree,), dashboards=3, effects=0),
+               Models(loaded))
+    assert read.corpus["labels"] == [] and read.corpus["annotations"] == ["deprel", "upos"]
+    assert "no annotations of its own" in alignment_note(read, [{"name": "upos"}])
