@@ -2,6 +2,7 @@
 the same numbers as the Features page).
 
     python -m analysis features train --model M --data D --layer L --out DIR [--result f.json]
+                                      [--ray auto|ADDRESS] [--no-cache]
     python -m analysis features show --dir DIR --text T [--model M] --out f.json
     python -m analysis features diff --before B --after A --data D --layer L --out f.json
     python -m analysis features example      (the page's precomputed example)
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.cli.search import layer_number
 from analysis.core.errors import InputError
 from analysis.core.models import DEFAULT_SPEC
@@ -85,6 +87,7 @@ def register(sub) -> None:
                         "~/.cache/attention-dashboard/features) holds this dictionary, and "
                         "keep nothing there")
     _settings(t)
+    add_ray_options(t)  # the activations' forward passes on a Ray cluster
     t.set_defaults(func=run_train)
     s = cmds.add_parser("show", help="the features firing on each token of a text -> .json")
     s.add_argument("--dir", required=True, type=dict_dir, help="a dictionary folder")
@@ -128,16 +131,19 @@ def check_k(args) -> None:
 def run_train(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.features.data import load_models
-    from analysis.features.study import Inputs, Models, run
+    from analysis.features.study import STUDY, Inputs, Models
 
     check_k(args)
     loaded, card = load_models(args.model)
     layer, corpus, settings = _train_inputs(args, loaded, card)
     with progress_bar(100) as update:
-        result = run(Inputs(corpus, layer, settings, effects=0 if args.result is None else 24,
-                            spec=args.model, base=None, cache=not args.no_cache),
-                     Models(loaded), None if update is None
-                     else (lambda f, text: update(int(100 * f), 100)))
+        # the activations in this process or over shards on a Ray cluster (--ray)
+        result = STUDY.run(Inputs(corpus, layer, settings,
+                                  effects=0 if args.result is None else 24, spec=args.model,
+                                  base=None, cache=not args.no_cache),
+                           Models(loaded), placement=placed(args),
+                           progress=None if update is None
+                           else (lambda f, text: update(int(100 * f), 100)))
     sae = result.live.sae
     sae.card = {**sae.card, "data": args.data, "command": "features train"}
     sae.save(args.out, "float16" if args.float16 else "float32")

@@ -21,9 +21,12 @@ import numpy as np
 from analysis.core.errors import InputError
 from analysis.features import browser
 from analysis.features import cache as dcache
-from analysis.features.activations import Activations, collect, encode_corpus
+from analysis.core.execution.corpus import run_local
+from analysis.core.execution.work import Study
+from analysis.features.activations import Activations, encode_corpus
 from analysis.features.corpus import FeatureCorpus
 from analysis.features.effects import class_effects, unavailable
+from analysis.features.job import UNIT, collect_on
 from analysis.features.quality import firing_counts, reconstruction_scores, splice_fidelity
 from analysis.core.study import Field, Schema, StudyDef, StudyResult
 from analysis.features.sae import SAE
@@ -208,23 +211,25 @@ def _dictionary(inputs: Inputs, loaded, x: np.ndarray, train: np.ndarray,
 
 
 def features_study(inputs: Inputs, models: Models, progress: Progress | None = None,
-                   stop: Callable[[], bool] | None = None) -> Result:
-    """The whole study in this process (module docstring)."""
+                   stop: Callable[[], bool] | None = None, run=None) -> Result:
+    """The whole study (module docstring); ``run(job, models, dataset, progress)``: where the
+    activations' forward passes go (:mod:`.job`: the placement's runner, a Ray cluster's
+    included); None: in this process. Everything else runs here."""
     loaded, corpus, t0 = models.loaded, inputs.corpus, time.perf_counter()
     seconds = {}
     say = progress or (lambda f, t: None)
     say(0.0, "reading the corpus")
-    encs = encode_corpus(loaded.tokenizer, corpus, min(int(corpus.max_length or 512),
-                                                         loaded.max_length))
-    acts = collect(loaded, corpus, [inputs.layer], inputs.batch_size,
-                   _stage(progress, 0.0, 0.25, "activations"), encodings=encs)
+    cap = min(int(corpus.max_length or 512), loaded.max_length)
+    encs = encode_corpus(loaded.tokenizer, corpus, cap)
+    acts = collect_on(run, loaded, corpus, [inputs.layer], inputs.batch_size,
+                      _stage(progress, 0.0, 0.25, "activations"), encodings=encs, max_length=cap)
     x, tok = acts.x[inputs.layer], acts.tokens
     seconds["activations"] = time.perf_counter() - t0
     train = ~tok.heldout
     if not train.any() or not tok.heldout.any():
         raise InputError("The corpus needs inputs both to train on and to hold out.")
     t = time.perf_counter()
-    sae, name, kept = _dictionary(inputs, loaded, x, train, progress, stop)
+    sae, kept_as, kept = _dictionary(inputs, loaded, x, train, progress, stop)
     seconds["training"] = time.perf_counter() - t
     t = time.perf_counter()
     say(0.65, "measuring quality")
@@ -245,7 +250,7 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
     codes = browser.codes(sae, x, tok)
     labels, fires_labelled = dict(tok.labels), codes.fires
     for extra in inputs.annotate:
-        more = collect(loaded, extra, [inputs.layer], inputs.batch_size)
+        more = collect_on(run, loaded, extra, [inputs.layer], inputs.batch_size)
         z = browser.codes(sae, more.x[inputs.layer], more.tokens).fires
         n_old = len(fires_labelled)
         for name, values in more.tokens.labels.items():
@@ -282,8 +287,8 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
             "seed": inputs.settings.seed, **{k: quality[k] for k in (
                 "fve", "nmse", "l0", "dead", "agreement", "loss_recovered", "agreement_kind")}}
     sae.card = card
-    if name and not kept:
-        dcache.store_sae(name, sae)
+    if kept_as and not kept:
+        dcache.store_sae(kept_as, sae)
     crosscoder = None
     if inputs.compare and models.base is not None:
         # lazy: the crosscoder's own module is only needed before/after
@@ -294,7 +299,7 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
         crosscoder, live.crosscoder = diff(models.base, loaded, corpus, inputs.layer,
                                            inputs.settings, x, encs, _stage(
                                                progress, 0.9, 0.1, "crosscoder"), stop,
-                                           cache=cc_name)
+                                           cache=cc_name, run=run, max_length=cap)
     seconds["total"] = time.perf_counter() - t0
     say(1.0, "done")
     n_held = int(sum(corpus.heldout[i] for i in tok.inputs))
@@ -320,14 +325,18 @@ def load(inputs: Inputs) -> Models:
     return Models(load_models(inputs.spec)[0], base)
 
 
-def plan(inputs: Inputs, models: Models | None = None):
-    """ONE description of the work for the job queue: a plain ``fn(progress)`` that runs
-    :func:`run` in the queue's worker thread (the corpus is small; the dictionary trains in a
-    minute or two on two cores); without ``models`` they are loaded by the inputs' specs."""
-    def work(progress):
-        return features_study(inputs, models if models is not None else load(inputs), progress)
+def plan(inputs: Inputs, models: Models | None = None) -> Study:
+    """ONE description of the work: a :class:`Study` whose corpus jobs (the activations'
+    forward passes: :mod:`.job`) run where the placement puts them, in this process or over
+    shards on a Ray cluster, while the dictionary trains in the worker thread (docs/METHODS.md
+    section 19, "Where it runs"); a model the cluster's workers cannot load runs here. Without
+    ``models`` they are loaded by the inputs' specs."""
+    def study(progress, run):
+        return features_study(inputs, models if models is not None else load(inputs), progress,
+                              run=None if run is run_local else run)
 
-    return work
+    return Study(study, inputs.spec, size=len(inputs.corpus), unit=UNIT,
+                 here_if_unloadable=True)
 
 
 def example_inputs() -> Inputs:

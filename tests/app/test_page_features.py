@@ -118,3 +118,33 @@ def test_training_on_an_uploaded_file_names_it_and_says_it_has_no_annotations(de
     assert any("This corpus has no annotations of its own" in c.value for c in at.caption)
     assert at.query_params[S.DATA] == "corpus"  # the URL keeps the choice
     assert at.query_params[S.TEXT_CORPUS.source] == "Upload"
+
+
+def test_a_second_session_reads_the_dictionary_from_the_disk_cache(default_model, monkeypatch):
+    """A new session (as after a server restart: nothing in memory) asking for the same
+    weights, corpus and settings reads the dictionary the first one trained: the trainer is
+    not called again and the numbers are the same."""
+    from analysis.features import study
+
+    trained = []
+    trainer = study.train_sae
+
+    def counted(*a, **kw):
+        trained.append(1)
+        return trainer(*a, **kw)
+
+    monkeypatch.setattr(study, "train_sae", counted)
+    params = dict(f_model="Sidebar model", f_data="corpus", f_compare="false", f_m="384",
+                  f_k="8", f_epochs="10", f_layer="1", f_seed="7",
+                  **{S.TEXT_CORPUS.source: "Paste"})
+    shown = []
+    for _ in range(2):
+        at = open_page(**params)
+        at.text_area(key=S.TEXT_CORPUS.paste).input(UPLOAD).run()
+        at.button(key=S.TRAIN).click().run()
+        assert not at.exception and not at.error, (at.exception, at.error)
+        shown.append({m.label: m.value for m in at.metric})
+        assert any(c.value.startswith("Trained on pasted lines (20 examples)")
+                   for c in at.caption)
+    assert len(trained) == 1 and shown[0] == shown[1]
+    assert any("read from the disk cache" in c.value for c in at.caption)

@@ -68,7 +68,8 @@ def same_sae(a: SAE, b: SAE) -> None:
 
 def test_a_second_request_reads_the_dictionary_instead_of_training(tiny, trains, cache_dir):
     corpus = corpus_of("treebank", None, max_examples=24)
-    first = run(inputs(corpus), Models(tiny))
+    extra = (corpus_of("sample", None, max_examples=3),)  # read for the alignment only
+    first = run(inputs(corpus, annotate=extra), Models(tiny))
     assert trains["sae"] == 1
     name = cache_name(inputs(corpus), tiny)
     folder = cache_dir / "features" / name
