@@ -93,9 +93,9 @@ def test_a_second_request_reads_the_dictionary_instead_of_training(tiny, trains,
     run(inputs(corpus, layer=2), Models(tiny))
     run(inputs(corpus_of("treebank", None, max_examples=23)), Models(tiny))
     assert trains["sae"] == 4
-    run(Inputs(corpus, 1, SETTINGS, dashboards=3, effects=0), Models(tiny))
+    run(Inputs(corpus, 1, SETTINGS, annotate=extra, dashboards=3, effects=0), Models(tiny))
     assert trains["sae"] == 5
-    assert len(list((cache_dir / "features").iterdir())) == 4
+    assert len(list((cache_dir / "features").iterdir())) == 4  # nothing kept without cache
 
 
 def test_the_key_names_the_weights_not_the_folder(tiny, tiny_model_dir, tmp_path):
