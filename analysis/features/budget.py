@@ -24,7 +24,11 @@ from analysis.features.train import default_epochs, default_m
 # 1.3e-11 for D 384/768 and m 768/1536 (train_sae and train_crosscoder on 3,580 to 8,192
 # random tokens, 2 to 4 epochs, batches of 512), 2026-12-07 11:56-11:59 UTC, the 2-core
 # machine shared with another job: the quietest runs (at load 5 the same steps took 7 to 15
-# times as long). Not yet measured on idle cores by bench/server/caps.py.
+# times as long). Not yet measured on idle cores by bench/server/caps.py. Checked against the
+# whole study on the embedded model at layer 3 (with the treebank sample for the alignment,
+# 12:12 UTC, load 3): the bundled corpus with m 768, 30 epochs, estimated 9.5 s (training 3.8)
+# against 5.5 s run (training 3.4); the ABSA sample's sentences by default, 5.0 s (1.0)
+# against 2.3 s (1.0): the forward passes' rate errs long, the training term is close.
 TRAIN_PER_FLOP = 1.0e-11
 SPLICE_PASSES = 3  # intact, spliced and zeroed forwards of each held-out input
 
