@@ -5,6 +5,7 @@ the same numbers as the Features page).
                                       [--ray auto|ADDRESS] [--no-cache]
     python -m analysis features show --dir DIR --text T [--model M] --out f.json
     python -m analysis features diff --before B --after A --data D --layer L --out f.json
+                                     [--no-cache]
     python -m analysis features example      (the page's precomputed example)
 """
 
@@ -66,6 +67,13 @@ def _settings(p) -> None:
                    help="read at most N sentences of the data")
 
 
+def no_cache(p) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="train even when the dashboard's cache ($DASHBOARD_CACHE, else "
+                        "~/.cache/attention-dashboard/features) holds this dictionary, and "
+                        "keep nothing there")
+
+
 def register(sub) -> None:
     p = sub.add_parser("features", help="sparse dictionaries (SAEs) of a layer; crosscoders",
                        description="Train a top-k sparse autoencoder on one layer's residual "
@@ -82,10 +90,7 @@ def register(sub) -> None:
     t.add_argument("--result", type=out_file(".json"), default=None,
                    help="also write the study's whole result (quality, features, dashboards)")
     t.add_argument("--float16", action="store_true", help="store the weights in float16")
-    t.add_argument("--no-cache", action="store_true",
-                   help="train even when the dashboard's cache ($DASHBOARD_CACHE, else "
-                        "~/.cache/attention-dashboard/features) holds this dictionary, and "
-                        "keep nothing there")
+    no_cache(t)
     _settings(t)
     add_ray_options(t)  # the activations' forward passes on a Ray cluster
     t.set_defaults(func=run_train)
@@ -103,6 +108,7 @@ def register(sub) -> None:
     d.add_argument("--layer", type=layer_number, default=None, help="hidden_states index")
     d.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
     _settings(d)
+    no_cache(d)
     d.set_defaults(func=run_diff)
     e = cmds.add_parser("example", help="the example's dictionary and result for the page",
                         description="Train the example checkpoint's dictionary (the page's "
@@ -192,6 +198,7 @@ def run_diff(args) -> int:
     from analysis.features.diff import diff
     from analysis.features.activations import collect, encode_corpus
     from analysis.core.study import json_safe
+    from analysis.features.study import Inputs, cache_name
     from analysis.features.train import TrainSettings
 
     check_k(args)
@@ -200,12 +207,16 @@ def run_diff(args) -> int:
     layer = check_layer(args.layer if args.layer is not None else default_layer(after), after)
     check_layer(layer, before)
     corpus = corpus_of(args.data, card, args.seed, args.max_examples)
-    encs = encode_corpus(after.tokenizer, corpus,
-                         min(int(corpus.max_length or 512), after.max_length))
+    cap = min(int(corpus.max_length or 512), after.max_length)
+    encs = encode_corpus(after.tokenizer, corpus, cap)
     x = collect(after, corpus, [layer], encodings=encs).x[layer]
     settings = TrainSettings(m=args.m, k=args.k, epochs=args.epochs, seed=args.seed)
+    # the page's crosscoder of the same weights, corpus and settings, read from the disk cache
+    kept = None if args.no_cache else cache_name(Inputs(corpus, layer, settings), after,
+                                                  "crosscoder", before)
     with progress_bar(100) as update:
-        summary, _ = diff(before, after, corpus, layer, settings, x, encs, update)
+        summary, _ = diff(before, after, corpus, layer, settings, x, encs, update, cache=kept,
+                          max_length=cap)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(json_safe(summary), fh, indent=1, ensure_ascii=False, allow_nan=False)
     c = summary["classes"]

@@ -201,3 +201,26 @@ def test_the_estimate_is_the_forward_passes_and_the_training_operations(tiny):
     assert budget.check(tiny, inputs(corpus), budget_s=None) == est
     with pytest.raises(InputError, match=r"^Training this dictionary would take .* \(20 inputs"):
         budget.check(tiny, inputs(corpus), budget_s=est["seconds"] / 4)
+
+
+def test_the_diff_command_reads_the_studys_crosscoder(tiny, tiny_model_dir, tmp_path, trains,
+                                                      cache_dir):
+    """``features diff`` keys its crosscoder as the study (and so the page) does: the study's
+    crosscoder of the same weights, corpus and settings is read, not trained again."""
+    corpus = corpus_of("treebank", None, max_examples=20)
+    settings = TrainSettings(m=64, k=4, epochs=2, seed=0)
+    study = run(inputs(corpus, settings=settings, compare=True), Models(tiny, base=tiny))
+    assert trains["crosscoder"] == 1
+    model = str(tiny_model_dir("bert"))
+    args = ["features", "diff", "--before", model, "--after", model, "--data", "treebank",
+            "--layer", "1", "--max-examples", "20", "--m", "64", "--k", "4", "--epochs", "2"]
+    env = {"DASHBOARD_CACHE": str(cache_dir)}
+    r = run_cli(*args, "--out", tmp_path / "d.json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert trains["crosscoder"] == 1
+    summary = json.loads((tmp_path / "d.json").read_text())
+    assert summary["classes"] == study.crosscoder["classes"]
+    assert summary["fve"] == pytest.approx(study.crosscoder["fve"])
+    r = run_cli(*args, "--no-cache", "--out", tmp_path / "e.json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert trains["crosscoder"] == 2
