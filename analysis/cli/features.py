@@ -2,8 +2,10 @@
 the same numbers as the Features page).
 
     python -m analysis features train --model M --data D --layer L --out DIR [--result f.json]
+                                      [--ray auto|ADDRESS] [--no-cache]
     python -m analysis features show --dir DIR --text T [--model M] --out f.json
     python -m analysis features diff --before B --after A --data D --layer L --out f.json
+                                     [--no-cache]
     python -m analysis features example      (the page's precomputed example)
 """
 
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from analysis.cli.options import OptionError, out_file, positive_int, seed
 from analysis.cli.progress import progress_bar
+from analysis.cli.scale import add_ray_options, placed
 from analysis.cli.search import layer_number
 from analysis.core.errors import InputError
 from analysis.core.models import DEFAULT_SPEC
@@ -64,6 +67,13 @@ def _settings(p) -> None:
                    help="read at most N sentences of the data")
 
 
+def no_cache(p) -> None:
+    p.add_argument("--no-cache", action="store_true",
+                   help="train even when the dashboard's cache ($DASHBOARD_CACHE, else "
+                        "~/.cache/attention-dashboard/features) holds this dictionary, and "
+                        "keep nothing there")
+
+
 def register(sub) -> None:
     p = sub.add_parser("features", help="sparse dictionaries (SAEs) of a layer; crosscoders",
                        description="Train a top-k sparse autoencoder on one layer's residual "
@@ -80,7 +90,9 @@ def register(sub) -> None:
     t.add_argument("--result", type=out_file(".json"), default=None,
                    help="also write the study's whole result (quality, features, dashboards)")
     t.add_argument("--float16", action="store_true", help="store the weights in float16")
+    no_cache(t)
     _settings(t)
+    add_ray_options(t)  # the activations' forward passes on a Ray cluster
     t.set_defaults(func=run_train)
     s = cmds.add_parser("show", help="the features firing on each token of a text -> .json")
     s.add_argument("--dir", required=True, type=dict_dir, help="a dictionary folder")
@@ -96,6 +108,7 @@ def register(sub) -> None:
     d.add_argument("--layer", type=layer_number, default=None, help="hidden_states index")
     d.add_argument("--out", required=True, type=out_file(".json"), help="output .json file")
     _settings(d)
+    no_cache(d)
     d.set_defaults(func=run_diff)
     e = cmds.add_parser("example", help="the example's dictionary and result for the page",
                         description="Train the example checkpoint's dictionary (the page's "
@@ -124,16 +137,19 @@ def check_k(args) -> None:
 def run_train(args) -> int:
     # lazy: loads the study only when its command runs (fast `python -m analysis --help`)
     from analysis.features.data import load_models
-    from analysis.features.study import Inputs, Models, run
+    from analysis.features.study import STUDY, Inputs, Models
 
     check_k(args)
     loaded, card = load_models(args.model)
     layer, corpus, settings = _train_inputs(args, loaded, card)
     with progress_bar(100) as update:
-        result = run(Inputs(corpus, layer, settings, effects=0 if args.result is None else 24,
-                            spec=args.model, base=None),
-                     Models(loaded), None if update is None
-                     else (lambda f, text: update(int(100 * f), 100)))
+        # the activations in this process or over shards on a Ray cluster (--ray)
+        result = STUDY.run(Inputs(corpus, layer, settings,
+                                  effects=0 if args.result is None else 24, spec=args.model,
+                                  base=None, cache=not args.no_cache),
+                           Models(loaded), placement=placed(args),
+                           progress=None if update is None
+                           else (lambda f, text: update(int(100 * f), 100)))
     sae = result.live.sae
     sae.card = {**sae.card, "data": args.data, "command": "features train"}
     sae.save(args.out, "float16" if args.float16 else "float32")
@@ -182,6 +198,7 @@ def run_diff(args) -> int:
     from analysis.features.diff import diff
     from analysis.features.activations import collect, encode_corpus
     from analysis.core.study import json_safe
+    from analysis.features.study import Inputs, cache_name
     from analysis.features.train import TrainSettings
 
     check_k(args)
@@ -190,12 +207,16 @@ def run_diff(args) -> int:
     layer = check_layer(args.layer if args.layer is not None else default_layer(after), after)
     check_layer(layer, before)
     corpus = corpus_of(args.data, card, args.seed, args.max_examples)
-    encs = encode_corpus(after.tokenizer, corpus,
-                         min(int(corpus.max_length or 512), after.max_length))
+    cap = min(int(corpus.max_length or 512), after.max_length)
+    encs = encode_corpus(after.tokenizer, corpus, cap)
     x = collect(after, corpus, [layer], encodings=encs).x[layer]
     settings = TrainSettings(m=args.m, k=args.k, epochs=args.epochs, seed=args.seed)
+    # the page's crosscoder of the same weights, corpus and settings, read from the disk cache
+    kept = None if args.no_cache else cache_name(Inputs(corpus, layer, settings), after,
+                                                  "crosscoder", before)
     with progress_bar(100) as update:
-        summary, _ = diff(before, after, corpus, layer, settings, x, encs, update)
+        summary, _ = diff(before, after, corpus, layer, settings, x, encs, update, cache=kept,
+                          max_length=cap)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(json_safe(summary), fh, indent=1, ensure_ascii=False, allow_nan=False)
     c = summary["classes"]

@@ -85,18 +85,23 @@ def token_table(corpus: FeatureCorpus, encs: Sequence[Encoding], kept: Sequence[
                   list(kept))
 
 
-def collect(loaded, corpus: FeatureCorpus, layers: Sequence[int], batch_size: int = 32,
-            progress: Progress | None = None, encodings=None) -> Activations:
-    """The activations of ``corpus`` at ``layers`` (hidden-states indices) for ``loaded``
-    (``encodings``: the (encodings, kept) of :func:`encode_corpus`, e.g. another model's with
-    the same tokenizer, so that two models' tokens line up)."""
+def check_layers(loaded, layers: Sequence[int]) -> None:
     n_layers = int(loaded.n_layers)
     bad = [layer for layer in layers if not 0 <= int(layer) <= n_layers]
     if bad:
         raise InputError(f"The layer must be from 0 (the embeddings) to {n_layers}, not "
                          f"{bad[0]}.")
-    cap = min(int(corpus.max_length or loaded.max_length), int(loaded.max_length))
-    encs, kept = encodings or encode_corpus(loaded.tokenizer, corpus, cap)
+
+
+def token_cap(loaded, corpus: FeatureCorpus) -> int:
+    """The tokens each input is cut to: the corpus's cap (a card's), never above the model's."""
+    return min(int(corpus.max_length or loaded.max_length), int(loaded.max_length))
+
+
+def hidden_rows(loaded, encs: Sequence[Encoding], layers: Sequence[int], batch_size: int = 32,
+                progress: Progress | None = None) -> dict[int, list[np.ndarray]]:
+    """``{layer: [n_tokens, d] float32 per encoding}``: each encoding's real tokens' hidden
+    states, through the one batched forward path (length-sorted batches, cropped to length)."""
     per: dict[int, list] = {int(layer): [None] * len(encs) for layer in layers}
     done = 0
     for idx, fw in forward_batches(loaded.model, loaded.tokenizer, encs, batch_size,
@@ -108,6 +113,12 @@ def collect(loaded, corpus: FeatureCorpus, layers: Sequence[int], batch_size: in
         done += len(idx)
         if progress is not None:
             progress(done, len(encs))
+    return per
+
+
+def assemble(corpus: FeatureCorpus, encs: Sequence[Encoding], kept: Sequence[int],
+             per: dict[int, list[np.ndarray]], cap: int) -> Activations:
+    """The :class:`Activations` of the kept inputs from their per-input hidden states."""
     notes = list(corpus.notes)
     if len(encs) < len(corpus):
         notes.append(f"Skipped {len(corpus) - len(encs)} input(s) with no token the model can "
@@ -117,3 +128,16 @@ def collect(loaded, corpus: FeatureCorpus, layers: Sequence[int], batch_size: in
         notes.append(f"{cut} input(s) longer than {cap} tokens were cut.")
     x = {layer: np.ascontiguousarray(np.concatenate(v), np.float32) for layer, v in per.items()}
     return Activations(x, token_table(corpus, encs, kept), notes)
+
+
+def collect(loaded, corpus: FeatureCorpus, layers: Sequence[int], batch_size: int = 32,
+            progress: Progress | None = None, encodings=None) -> Activations:
+    """The activations of ``corpus`` at ``layers`` (hidden-states indices) for ``loaded``
+    (``encodings``: the (encodings, kept) of :func:`encode_corpus`, e.g. another model's with
+    the same tokenizer, so that two models' tokens line up), in this process (on a Ray
+    cluster: :func:`analysis.features.job.collect_on`)."""
+    check_layers(loaded, layers)
+    cap = token_cap(loaded, corpus)
+    encs, kept = encodings or encode_corpus(loaded.tokenizer, corpus, cap)
+    return assemble(corpus, encs, kept, hidden_rows(loaded, encs, layers, batch_size, progress),
+                    cap)

@@ -19,7 +19,8 @@ import numpy as np
 
 from analysis.core.errors import InputError
 from analysis.features import browser
-from analysis.features.activations import collect
+from analysis.features import cache as dcache
+from analysis.features.job import collect_on
 from analysis.features.crosscoder import (CLASSES, latent_scaling, norm_share, share_class,
                                           spurious, train_crosscoder)
 from analysis.features.effects import class_effects, unavailable
@@ -49,18 +50,26 @@ def fve(x: np.ndarray, recon_scaled: np.ndarray, scale: float) -> float:
 
 
 def diff(base, after, corpus, layer: int, settings: TrainSettings, x_after: np.ndarray,
-         encodings, progress: Progress | None = None, stop=None):
+         encodings, progress: Progress | None = None, stop=None, cache: str | None = None,
+         run=None, max_length: int | None = None):
     """(summary dict, Crosscoder) of ``base`` against ``after`` (module docstring);
-    ``x_after`` are ``after``'s activations of ``encodings`` at ``layer``."""
+    ``x_after`` are ``after``'s activations of ``encodings`` at ``layer``; ``cache``: the
+    crosscoder's name in the disk cache (:mod:`.cache`; read from there when kept, kept there
+    once trained), None: trained and not kept; ``run``: where the base model's forward passes
+    go (:func:`analysis.features.job.collect_on`), ``max_length`` the cap of ``encodings``."""
     encs, kept = encodings
     same_tokens(base, after, encs)
-    acts = collect(base, corpus, [layer], encodings=encodings)
+    acts = collect_on(run, base, corpus, [layer], encodings=encodings, max_length=max_length)
     xa, tok = acts.x[layer], acts.tokens
     train = ~tok.heldout
     m = int(settings.m or default_m(xa.shape[1], int(train.sum())))
     epochs = int(settings.epochs or default_epochs(int(train.sum())))
-    cc = train_crosscoder(xa[train], x_after[train], layer, m, settings.k, epochs,
-                          settings.batch_size, settings.seed, progress, stop)
+    cc = dcache.load_crosscoder(cache) if cache else None
+    if cc is None:
+        cc = train_crosscoder(xa[train], x_after[train], layer, m, settings.k, epochs,
+                              settings.batch_size, settings.seed, progress, stop)
+        if cache and not (stop is not None and stop()):
+            dcache.store_crosscoder(cache, cc)
     held = tok.heldout
     f = cc.encode(xa, x_after)
     ra, rb = cc.decode(f[held])

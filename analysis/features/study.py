@@ -20,9 +20,13 @@ import numpy as np
 
 from analysis.core.errors import InputError
 from analysis.features import browser
-from analysis.features.activations import Activations, collect, encode_corpus
+from analysis.features import cache as dcache
+from analysis.core.execution.corpus import run_local
+from analysis.core.execution.work import Study
+from analysis.features.activations import Activations, encode_corpus
 from analysis.features.corpus import FeatureCorpus
 from analysis.features.effects import class_effects, unavailable
+from analysis.features.job import UNIT, collect_on
 from analysis.features.quality import firing_counts, reconstruction_scores, splice_fidelity
 from analysis.core.study import Field, Schema, StudyDef, StudyResult
 from analysis.features.sae import SAE
@@ -48,6 +52,7 @@ class Inputs:
     batch_size: int = 32
     spec: str = "example"  # the model a plan given no models loads (a classifier with its head)
     base: str | None = "default"  # ... and its base model, for the crosscoder
+    cache: bool = False  # read and keep the trained dictionaries on disk (analysis.features.cache)
 
 
 @dataclass
@@ -61,7 +66,9 @@ class Models:
 SCHEMA = Schema((
     Field("model", "the model's name"),
     Field("layer", "the layer (hidden_states index: 0 = the embeddings)"),
-    Field("corpus", "{name, inputs, tokens, heldout_inputs, heldout_tokens}"),
+    Field("corpus", "{name, inputs, tokens, heldout_inputs, heldout_tokens, labels (the "
+                    "corpus's own annotation names), annotations (every name the browser "
+                    "reads, the extra corpora's included; [] for a plain text corpus)}"),
     Field("settings", "the training settings (m, k, epochs, batch_size, seed, lr, aux_k, "
                       "activation) and the model's n_layers"),
     Field("quality", "{fve, nmse, l0, dead (shares), agreement, loss_recovered, "
@@ -167,30 +174,62 @@ def dashboard(live: Live, feature: int) -> dict:
                              live.fires_labelled[:, int(feature)])
 
 
+def cache_name(inputs: Inputs, loaded, kind: str = "sae", base=None) -> str:
+    """The disk cache's name of the dictionary ``inputs`` train (:mod:`.cache`): the weights
+    (and the base model's, for a crosscoder), the corpus, its token cap, layer and settings."""
+    corpus = inputs.corpus
+    models = [dcache.weights_id(loaded)] + ([dcache.weights_id(base)] if base else [])
+    cap = min(int(corpus.max_length or 512), int(loaded.max_length))
+    return dcache.key(kind, models, corpus.fingerprint(), cap, inputs.layer, inputs.settings)
+
+
+def is_kept(inputs: Inputs, loaded, base=None) -> bool:
+    """Whether the disk cache holds the dictionary ``inputs`` would train for ``loaded`` (with
+    ``base``: the crosscoder against it)."""
+    if base is not None:
+        return dcache.load_crosscoder(cache_name(inputs, loaded, "crosscoder", base)) is not None
+    return dcache.load_sae(cache_name(inputs, loaded)) is not None
+
+
+def _dictionary(inputs: Inputs, loaded, x: np.ndarray, train: np.ndarray,
+                progress: Progress | None, stop) -> tuple[SAE, str | None, bool]:
+    """(the SAE, its cache name or None, whether it was read from the cache): the one given,
+    the one kept on disk for these weights, corpus and settings, or one trained now."""
+    if inputs.sae is not None:
+        sae = inputs.sae
+        if sae.layer != inputs.layer or sae.d != x.shape[1]:
+            raise InputError(f"The dictionary was trained at layer {sae.layer} of a {sae.d}-wide "
+                             f"model, not layer {inputs.layer} of a {x.shape[1]}-wide one.")
+        return sae, None, False
+    name = cache_name(inputs, loaded) if inputs.cache else None
+    sae = dcache.load_sae(name) if name else None
+    if sae is not None:
+        return sae, name, True
+    sae = train_sae(x[train], inputs.layer, inputs.settings,
+                    _stage(progress, 0.25, 0.4, "training step"), stop)
+    return sae, (None if stop is not None and stop() else name), False
+
+
 def features_study(inputs: Inputs, models: Models, progress: Progress | None = None,
-                   stop: Callable[[], bool] | None = None) -> Result:
-    """The whole study in this process (module docstring)."""
+                   stop: Callable[[], bool] | None = None, run=None) -> Result:
+    """The whole study (module docstring); ``run(job, models, dataset, progress)``: where the
+    activations' forward passes go (:mod:`.job`: the placement's runner, a Ray cluster's
+    included); None: in this process. Everything else runs here."""
     loaded, corpus, t0 = models.loaded, inputs.corpus, time.perf_counter()
     seconds = {}
     say = progress or (lambda f, t: None)
     say(0.0, "reading the corpus")
-    encs = encode_corpus(loaded.tokenizer, corpus, min(int(corpus.max_length or 512),
-                                                         loaded.max_length))
-    acts = collect(loaded, corpus, [inputs.layer], inputs.batch_size,
-                   _stage(progress, 0.0, 0.25, "activations"), encodings=encs)
+    cap = min(int(corpus.max_length or 512), loaded.max_length)
+    encs = encode_corpus(loaded.tokenizer, corpus, cap)
+    acts = collect_on(run, loaded, corpus, [inputs.layer], inputs.batch_size,
+                      _stage(progress, 0.0, 0.25, "activations"), encodings=encs, max_length=cap)
     x, tok = acts.x[inputs.layer], acts.tokens
     seconds["activations"] = time.perf_counter() - t0
     train = ~tok.heldout
     if not train.any() or not tok.heldout.any():
         raise InputError("The corpus needs inputs both to train on and to hold out.")
     t = time.perf_counter()
-    sae = inputs.sae
-    if sae is None:
-        sae = train_sae(x[train], inputs.layer, inputs.settings,
-                        _stage(progress, 0.25, 0.4, "training step"), stop)
-    elif sae.layer != inputs.layer or sae.d != x.shape[1]:
-        raise InputError(f"The dictionary was trained at layer {sae.layer} of a {sae.d}-wide "
-                         f"model, not layer {inputs.layer} of a {x.shape[1]}-wide one.")
+    sae, kept_as, kept = _dictionary(inputs, loaded, x, train, progress, stop)
     seconds["training"] = time.perf_counter() - t
     t = time.perf_counter()
     say(0.65, "measuring quality")
@@ -211,7 +250,7 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
     codes = browser.codes(sae, x, tok)
     labels, fires_labelled = dict(tok.labels), codes.fires
     for extra in inputs.annotate:
-        more = collect(loaded, extra, [inputs.layer], inputs.batch_size)
+        more = collect_on(run, loaded, extra, [inputs.layer], inputs.batch_size)
         z = browser.codes(sae, more.x[inputs.layer], more.tokens).fires
         n_old = len(fires_labelled)
         for name, values in more.tokens.labels.items():
@@ -231,6 +270,9 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
     seconds["browser"] = time.perf_counter() - t
     t = time.perf_counter()
     notes = list(acts.notes)
+    if kept:
+        notes.append("The dictionary was read from the disk cache: trained before on the same "
+                     "model weights, corpus, layer and settings.")
     effects: dict = {}
     why = unavailable(loaded, sae)
     if why:
@@ -245,21 +287,27 @@ def features_study(inputs: Inputs, models: Models, progress: Progress | None = N
             "seed": inputs.settings.seed, **{k: quality[k] for k in (
                 "fve", "nmse", "l0", "dead", "agreement", "loss_recovered", "agreement_kind")}}
     sae.card = card
+    if kept_as and not kept:
+        dcache.store_sae(kept_as, sae)
     crosscoder = None
     if inputs.compare and models.base is not None:
         # lazy: the crosscoder's own module is only needed before/after
         from analysis.features.diff import diff
 
+        cc_name = cache_name(inputs, loaded, "crosscoder", models.base) if inputs.cache \
+            else None
         crosscoder, live.crosscoder = diff(models.base, loaded, corpus, inputs.layer,
                                            inputs.settings, x, encs, _stage(
-                                               progress, 0.9, 0.1, "crosscoder"), stop)
+                                               progress, 0.9, 0.1, "crosscoder"), stop,
+                                           cache=cc_name, run=run, max_length=cap)
     seconds["total"] = time.perf_counter() - t0
     say(1.0, "done")
     n_held = int(sum(corpus.heldout[i] for i in tok.inputs))
     return Result(
         model=loaded.name, layer=int(inputs.layer),
         corpus={"name": corpus.name, "inputs": len(tok.inputs), "tokens": len(tok),
-                "heldout_inputs": n_held, "heldout_tokens": int(tok.heldout.sum())},
+                "heldout_inputs": n_held, "heldout_tokens": int(tok.heldout.sum()),
+                "labels": list(corpus.label_names), "annotations": sorted(labels)},
         settings={**inputs.settings.to_json(), "m": sae.m, "n_layers": int(loaded.n_layers)},
         quality=quality,
         card=sae.card_json(), features=summ, dashboards=dashboards, effects=effects,
@@ -277,14 +325,18 @@ def load(inputs: Inputs) -> Models:
     return Models(load_models(inputs.spec)[0], base)
 
 
-def plan(inputs: Inputs, models: Models | None = None):
-    """ONE description of the work for the job queue: a plain ``fn(progress)`` that runs
-    :func:`run` in the queue's worker thread (the corpus is small; the dictionary trains in a
-    minute or two on two cores); without ``models`` they are loaded by the inputs' specs."""
-    def work(progress):
-        return features_study(inputs, models if models is not None else load(inputs), progress)
+def plan(inputs: Inputs, models: Models | None = None) -> Study:
+    """ONE description of the work: a :class:`Study` whose corpus jobs (the activations'
+    forward passes: :mod:`.job`) run where the placement puts them, in this process or over
+    shards on a Ray cluster, while the dictionary trains in the worker thread (docs/METHODS.md
+    section 19, "Where it runs"); a model the cluster's workers cannot load runs here. Without
+    ``models`` they are loaded by the inputs' specs."""
+    def study(progress, run):
+        return features_study(inputs, models if models is not None else load(inputs), progress,
+                              run=None if run is run_local else run)
 
-    return work
+    return Study(study, inputs.spec, size=len(inputs.corpus), unit=UNIT,
+                 here_if_unloadable=True)
 
 
 def example_inputs() -> Inputs:

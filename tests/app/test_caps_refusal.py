@@ -4,6 +4,8 @@ saying the estimate and what fits (analysis.core.cost); nothing is queued or bui
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from analysis.core import cost
@@ -46,3 +48,24 @@ def test_a_search_upload_past_the_budget_is_refused_up_front(monkeypatch):
     assert errs[0].startswith("Indexing this corpus would take ")
     assert "(40 sentences, 10,240 tokens); a job may take at most 1 second here. Use at most " \
            f"{fits} sentences of this length (256 tokens), or shorter ones." in errs[0]
+
+
+def test_a_features_upload_past_the_budget_is_refused_up_front(monkeypatch):
+    import ui.features.compute
+    from ui.features import state as F
+
+    ran = []
+    monkeypatch.setattr(ui.features.compute, "run_job", lambda *a, **k: ran.append(1))
+    at = open_app_page("features", **{F.MODEL: "Sidebar model", F.DATA: "corpus",
+                                      F.COMPARE: "false", F.TEXT_CORPUS.source: "Upload"})
+    data = ("\n".join([LINE] * 40) + "\n").encode()
+    at.file_uploader(key=F.TEXT_CORPUS.upload).set_value(("long.txt", data, "text/plain")).run()
+    at.button(key=F.TRAIN).click().run()
+    assert not at.exception and ran == []
+    errs = [e.value.replace("\\", "") for e in at.error]
+    assert len(errs) == 1 and "\n" not in errs[0].strip()
+    assert errs[0].startswith("Training this dictionary would take ")
+    assert "(40 inputs, 10,240 tokens; " in errs[0]
+    fits = re.search(r"a job may take at most 1 second here\. Use at most (\d+) inputs of this "
+                     r"length, fewer features or epochs", errs[0])
+    assert fits and 1 <= int(fits.group(1)) < 40

@@ -147,3 +147,38 @@ def test_search_page_index_on_the_cluster(cluster_env, sent, tmp_path, monkeypat
         assert got.shape == want.shape and got.dtype == want.dtype == np.float16
         np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
                                    rtol=2e-3, atol=1e-3)
+
+
+def test_features_page_job_on_the_cluster(cluster_env, sent, tmp_path, monkeypatch,
+                                          tiny_model_dir):
+    """The Features page's job sends the activations of its corpus (and of the treebank
+    sample read for the alignment) to the cluster and trains the dictionary here: the
+    in-process dictionary and numbers."""
+    import datasets
+    import numpy as np
+
+    from analysis.features.corpus import feature_corpus
+    from analysis.features.data import corpus_of, load_models
+    from analysis.features.study import Inputs, Models, run
+    from analysis.features.train import TrainSettings
+    from ui.features import compute as C
+    from ui.features import state as S
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path / "cache"))
+    spec = str(tiny_model_dir("bert"))
+    ds = datasets.Dataset.from_dict({"text": [f"Review {i}: the {w} was {a}." for i, (w, a) in
+                                              enumerate(zip(["soup", "staff", "view"] * 6,
+                                                            ["cold", "kind", "grand"] * 6))]})
+    view = S.View(1, "corpus", 64, 4, 10, 0, False, "fp")
+    page = C.compute(spec, view, ("cluster-test",), False, dataset=ds)
+    tree = corpus_of("treebank", None, 0)
+    assert sent == [("ActivationsJob", 18), ("ActivationsJob", len(tree))]
+    loaded = load_models(spec)[0]
+    here = run(Inputs(feature_corpus(ds, page.corpus["name"], None, 0), 1,
+                      TrainSettings(m=64, k=4, epochs=10, seed=0), annotate=(tree,)),
+               Models(loaded))
+    np.testing.assert_allclose(page.live.acts.x[1], here.live.acts.x[1], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(page.live.sae.W_dec, here.live.sae.W_dec, atol=1e-4, rtol=0)
+    assert page.corpus == here.corpus
+    for key in ("fve", "nmse", "l0", "dead", "agreement"):
+        assert abs(page.quality[key] - here.quality[key]) <= 1e-4

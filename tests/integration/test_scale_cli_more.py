@@ -1,4 +1,5 @@
-"""``--ray`` on the attribution faithfulness, importance and no-op gradients commands:
+"""``--ray`` on the attribution faithfulness, importance, no-op gradients and features train
+commands:
 validated while parsing (exit 2 and one line, before any work); ``noop --gradients`` writes
 the library's gradient importance and refuses a model without a loss in one line."""
 
@@ -22,10 +23,11 @@ def corpus(tmp_path):
 def _args(command: str, corpus: str, out: str) -> list[str]:
     return {"attribution": ["attribution", "--faithfulness", "--data", corpus],
             "importance": ["importance", "--model", "example", "--data", corpus],
-            "noop": ["noop", "--gradients", "--data", corpus]}[command] + ["--out", out]
+            "noop": ["noop", "--gradients", "--data", corpus],
+            "features": ["features", "train", "--data", corpus]}[command] + ["--out", out]
 
 
-@pytest.mark.parametrize("command", ["attribution", "importance", "noop"])
+@pytest.mark.parametrize("command", ["attribution", "importance", "noop", "features"])
 @pytest.mark.parametrize("address", ["nowhere", "ray://host", "host:0"])
 def test_a_bad_ray_address_is_exit_2_and_one_line(command, address, corpus, tmp_path, capsys):
     rc = main(_args(command, corpus, str(tmp_path / "o.json")) + ["--ray", address])

@@ -103,3 +103,61 @@ def test_importance_cli_on_ray_writes_the_in_process_json(cluster, tmp_path):
     assert local["metric"] == "accuracy" and len(local["heads"]) == 2
     assert len(local["pruning"]["by_importance"]) == 10
     same_json(remote, local)
+
+
+def test_features_activations_on_ray_equal_in_process(cluster, tiny_model_dir):
+    from analysis.core.execution.raydata import run_ray
+    from analysis.features.activations import collect, encode_corpus
+    from analysis.features.data import corpus_of, load_models
+    from analysis.features.job import ActivationsJob, inputs_dataset
+
+    loaded = load_models(str(tiny_model_dir("bert")))[0]
+    corpus = corpus_of("treebank", None, max_examples=18)
+    local = collect(loaded, corpus, [1, 2])
+    _, kept = encode_corpus(loaded.tokenizer, corpus, loaded.max_length)
+    seen = []
+    remote = run_ray(ActivationsJob(loaded.spec, (1, 2), loaded.max_length, 4),
+                     inputs_dataset(corpus, kept), None, workers=2, rows_per_block=5,
+                     progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (18, 18) and len(seen) == 4  # blocks of 5, 5, 5 and 3 inputs
+    for layer in (1, 2):
+        assert [a.shape for a in remote[layer]] == \
+            [(int((local.tokens.example == i).sum()), 32) for i in kept]
+        close(np.concatenate(remote[layer]), local.x[layer], tol=1e-5)
+
+
+def test_features_cli_on_ray_trains_the_in_process_dictionary(cluster, tiny_model_dir,
+                                                               tmp_path, monkeypatch):
+    """``python -m analysis features train --ray auto`` (joining the test's cluster): the
+    activations over shards there (this process runs no forward pass of the corpus), the
+    dictionary trained here: the in-process dictionary and quality numbers (to float
+    rounding)."""
+    from analysis.cli import main
+    from analysis.features import activations, job
+    from analysis.features.sae import SAE, TENSORS
+
+    here_passes = []
+
+    def counted(*a, **kw):
+        here_passes.append(1)
+        return activations.hidden_rows(*a, **kw)
+
+    monkeypatch.setattr(job, "hidden_rows", counted)  # this process only, not the workers
+
+    common = ["features", "train", "--model", str(tiny_model_dir("bert")), "--data",
+              "treebank", "--max-examples", "24", "--layer", "2", "--m", "64", "--k", "4",
+              "--epochs", "3", "--no-cache"]
+    assert main(common + ["--out", str(tmp_path / "here"), "--result",
+                          str(tmp_path / "here.json")]) == 0
+    assert len(here_passes) == 1
+    assert main(common + ["--ray", "auto", "--ray-workers", "2", "--out",
+                          str(tmp_path / "ray"), "--result", str(tmp_path / "ray.json")]) == 0
+    assert len(here_passes) == 1  # the corpus's forward passes ran on the cluster
+    here, there = SAE.load(tmp_path / "here"), SAE.load(tmp_path / "ray")
+    for name in TENSORS:
+        close(getattr(there, name), getattr(here, name), tol=1e-4)
+    local = json.loads((tmp_path / "here.json").read_text())
+    remote = json.loads((tmp_path / "ray.json").read_text())
+    assert remote["corpus"] == local["corpus"] and remote["corpus"]["inputs"] == 24
+    for key in ("fve", "nmse", "l0", "dead", "agreement"):
+        close(remote["quality"][key], local["quality"][key], tol=1e-4)

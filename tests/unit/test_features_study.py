@@ -126,7 +126,8 @@ def test_cli_train_then_show(tiny_model_dir, tmp_path):
     folder = tiny_model_dir("bert")
     out = tmp_path / "dict"
     r = run_cli("features", "train", "--model", folder, "--data", "treebank", "--layer", "2",
-                "--max-examples", "30", "--m", "64", "--k", "4", "--epochs", "2", "--out", out)
+                "--max-examples", "30", "--m", "64", "--k", "4", "--epochs", "2", "--out", out,
+                env={"DASHBOARD_CACHE": str(tmp_path / "cache")})  # never the user's cache
     assert r.returncode == 0, r.stderr
     card = json.loads((out / "card.json").read_text())
     assert (card["layer"], card["k"], card["m"], card["d"]) == (2, 4, 64, 32)
@@ -192,3 +193,63 @@ def test_a_corpus_of_several_parts_keeps_each_parts_labels_and_split():
     assert labels["upos"][1] != "_" and set(labels["role"]) == {"_"}
     first = both.piece_labels(0, encode(tok, both.texts[0], both.pairs[0]))
     assert first["aspect"][1] == "price" and set(first["upos"]) == {"_"}
+
+
+def test_a_plain_text_corpus_gives_no_annotations_and_the_browser_says_so(tiny_encoder):
+    from analysis.core.corpus import read_pasted
+    from analysis.features.corpus import feature_corpus
+    from ui.features.blocks import alignment_note
+
+    loaded, _ = tiny_encoder
+    text = "\n".join(f"Sentence number {i} is about the {w}." for i, w in
+                     enumerate(["soup", "staff", "view", "bread", "wine", "music"] * 3))
+    corpus = feature_corpus(read_pasted(text), "pasted lines", None, 0)
+    assert corpus.label_names == ()
+    settings = TrainSettings(m=32, k=4, epochs=2, batch_size=64)
+    plain = run(Inputs(corpus, 1, settings, dashboards=3, effects=0), Models(loaded))
+    assert plain.corpus["labels"] == [] and plain.corpus["annotations"] == []
+    assert all(d["alignment"] == [] for d in plain.dashboards.values())
+    assert alignment_note(plain, []).startswith("No annotations: this corpus is plain text")
+    # read against the treebank sample: its annotations, named as not the corpus's own
+    tree = corpus_of("treebank", None, max_examples=20)
+    read = run(Inputs(corpus, 1, settings, annotate=(tree,), dashboards=3, effects=0),
+               Models(loaded))
+    assert read.corpus["labels"] == [] and read.corpus["annotations"] == ["deprel", "upos"]
+    assert "no annotations of its own" in alignment_note(read, [{"name": "upos"}])
+
+
+def test_the_activations_job_over_shards_equals_the_one_forward_path(tiny_classifier):
+    from analysis.core.execution.corpus import run_local, run_sharded
+    from analysis.core.execution.work import Study
+    from analysis.features.activations import encode_corpus
+    from analysis.features.job import ActivationsJob, collect_on, inputs_dataset
+    from analysis.features.study import plan
+
+    loaded, card = tiny_classifier
+    corpus = corpus_of("sample", card, max_examples=6)
+    whole = collect(loaded, corpus, [1, 2])
+    encs, kept = encode_corpus(loaded.tokenizer, corpus, 128)
+    job = ActivationsJob(loaded.spec, (1, 2), 128, batch_size=4)
+    ds = inputs_dataset(corpus, kept)
+    sharded = run_sharded(job, loaded, ds, [0, 7, 7, 19, len(ds)])  # an empty shard too
+    for layer in (1, 2):
+        got = np.concatenate(sharded[layer])
+        assert got.shape == whole.x[layer].shape
+        np.testing.assert_allclose(got, whole.x[layer], atol=1e-5, rtol=0)
+    # the study's own runner: the tokens, labels and split built here from the same encodings
+    ran = collect_on(lambda j, m, d, p: run_sharded(j, m, d, [0, 5, len(d)]), loaded, corpus,
+                     [1])
+    np.testing.assert_allclose(ran.x[1], whole.x[1], atol=1e-5, rtol=0)
+    assert ran.tokens.token == whole.tokens.token and ran.tokens.labels == whole.tokens.labels
+    assert (ran.tokens.heldout == whole.tokens.heldout).all() and ran.notes == whole.notes
+    # the plan is a study of corpus jobs; in this process it is today's computation
+    inputs = Inputs(corpus, 1, TrainSettings(m=32, k=4, epochs=2, batch_size=64),
+                    dashboards=2, effects=0, spec=loaded.spec)
+    work = plan(inputs, Models(loaded))
+    assert isinstance(work, Study) and work.spec == loaded.spec and work.size == len(corpus)
+    here = work.study(lambda f, t: None, run_local)
+    shards = work.study(lambda f, t: None,
+                        lambda j, m, d, p=None: run_sharded(j, m, d, [0, 11, len(d)]))
+    np.testing.assert_allclose(shards.live.acts.x[1], here.live.acts.x[1], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(shards.live.sae.W_dec, here.live.sae.W_dec, atol=1e-4, rtol=0)
+    assert shards.quality["fve"] == pytest.approx(here.quality["fve"], abs=1e-4)

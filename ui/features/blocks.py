@@ -191,6 +191,34 @@ def metrics(q: dict, m: int, k: int) -> None:
                    help="Squared error over that of predicting the mean vector (Gao et al.).")
 
 
+def corpus_line(result) -> None:
+    """What the dictionary was trained on: the corpus by name, its inputs and tokens, and the
+    annotations the browser reads (none for a plain text corpus)."""
+    c = result.corpus
+    st.caption(plain(f"Trained on {c['name']}: {c['inputs']:,} inputs ({c['tokens']:,} "
+                     f"tokens), {c['heldout_inputs']:,} held out for the quality numbers."))
+
+
+def alignment_note(result, rows: list) -> str:
+    """The caption of a feature's alignment table: what it reads, or why it is empty."""
+    own = result.corpus.get("labels")
+    read = result.corpus.get("annotations")
+    if read is not None and not read:
+        return ("No annotations: this corpus is plain text (no part of speech, dependency "
+                "relation, aspect role or label column), so no feature can be lined up with "
+                "one; each feature's label is its top tokens.")
+    if not rows:
+        return ("No annotation lines up with this feature (a value needs at least 5 tokens, "
+                "and the feature must fire on some of them).")
+    where = ""
+    if own is not None and not own:
+        where = (" This corpus has no annotations of its own: the ones below are read on the "
+                 "bundled treebank sample with the same dictionary.")
+    return ("Annotations it lines up with: precision = of the tokens it fires on, the share "
+            "with the label; recall = of the tokens with the label, the share it fires on."
+            + where)
+
+
 def show_dashboard(result, feature: int, source: dict) -> None:
     live = result.live
     d = result.dashboards.get(feature)
@@ -209,10 +237,8 @@ def show_dashboard(result, feature: int, source: dict) -> None:
         st.altair_chart(chart, width="stretch", key=S.CHART.format(f"hist-{feature}"))
         chart_downloads(chart, f"feature_{feature}_histogram", key=S.DL.format("hist"))
     df = alignment_frame(d["alignment"])
+    st.caption(plain(alignment_note(result, d["alignment"])))
     if len(df):
-        st.caption("Annotations it lines up with: precision = of the tokens it fires on, the "
-                   "share with the label; recall = of the tokens with the label, the share it "
-                   "fires on.")
         st.dataframe(df, hide_index=True, width="stretch")
     effect = result.effects.get(feature)
     if effect and effect.get("mean") is not None:

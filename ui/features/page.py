@@ -20,6 +20,7 @@ from analysis.core.models import EXAMPLE_SPEC, ModelLoadError
 from ui.common.errors import plain, show_error
 from ui.common.exports.export import chart_downloads, csv_download, json_download
 from ui.common.exports.findings import add_button
+from ui.common.frame.corpus import session_only_note
 from ui.common.frame.explain import explain
 from ui.common.frame.links import copy_link, folder_note
 from ui.common.frame.sidebar import context
@@ -31,7 +32,8 @@ from ui.features import state as S
 Q = "query-params"
 
 
-def controls(n_layers: int) -> S.View:
+def controls(n_layers: int) -> tuple[S.View, object]:
+    """The view of the page's controls, and the picked corpus (data "corpus"; else None)."""
     c1, c2, c3 = st.columns(3)
     names = {v: "0 (embeddings)" if v == 0 else str(v) for v in range(n_layers + 1)}
     layer = url_selectbox(c1, "Layer", list(names), key=S.LAYER, format_func=names.get,
@@ -39,6 +41,7 @@ def controls(n_layers: int) -> S.View:
                           help="The residual stream after this layer (hidden_states index).")
     data = url_selectbox(c2, "Corpus", list(S.DATAS), key=S.DATA, format_func=S.DATAS.get)
     compare = c3.toggle("Before and after (crosscoder)", value=True, key=S.COMPARE, bind=Q)
+    dataset, fp = C.picked_corpus() if data == "corpus" else (None, "")
     with st.expander("Dictionary settings"):
         d1, d2, d3, d4 = st.columns(4)
         m = url_selectbox(d1, "Features (m)", S.M_CHOICES, key=S.M, default=0,
@@ -48,7 +51,8 @@ def controls(n_layers: int) -> S.View:
         epochs = url_selectbox(d3, "Epochs", S.EPOCH_CHOICES, key=S.EPOCHS,
                                default=EXAMPLE_SETTINGS.epochs)
         seed = int(d4.number_input("Seed", 0, 2 ** 31 - 1, 0, key=S.SEED, bind=Q))
-    return S.View(int(layer), str(data), int(m), int(k), int(epochs), seed, bool(compare))
+    return S.View(int(layer), str(data), int(m), int(k), int(epochs), seed, bool(compare),
+                  fp), dataset
 
 
 def per_sentence(loaded, ctx, result, labels) -> None:
@@ -99,8 +103,11 @@ def render() -> None:
             show_error(exc)
             st.stop()
         loaded, missing = None, exc
-    view = controls(loaded.n_layers if loaded is not None else pre.settings["n_layers"])
-    copy_link(S.COPY, note=folder_note(spec))
+    view, dataset = controls(loaded.n_layers if loaded is not None else pre.settings["n_layers"])
+    copy_link(S.COPY, note=folder_note(spec) or (session_only_note(S.TEXT_CORPUS)
+                                                 if view.data == "corpus" else None))
+    if view.data == "corpus" and dataset is None:
+        st.stop()  # the picker says what to do
     key = view.cache_key(spec, loaded.name if loaded else "", loaded.max_length if loaded
                          else 0)
     result = C.cached(key)
@@ -117,13 +124,14 @@ def render() -> None:
     elif st.button("Compute live" if default else "Train a dictionary", key=S.TRAIN,
                    icon=":material/model_training:") or (result is None and default):
         try:
-            result = C.compute(spec, view, key, use_shipped=default)
+            result = C.compute(spec, view, key, use_shipped=default, dataset=dataset)
         except (InputError, DataError, ModelLoadError) as exc:
             show_error(exc)
             st.stop()
     if result is None:
         st.info("Press 'Train a dictionary' to train one for this model, layer and corpus "
-                "(about a minute for the bundled samples on two cores).")
+                "(about a minute for the bundled samples on two cores; a dictionary trained "
+                "before on the same weights, corpus and settings is read from the disk cache).")
         st.stop()
     lines = reading(result)
     source = dict(loaded=loaded or None, page="Features", url_path="features",
@@ -131,6 +139,7 @@ def render() -> None:
                                                         "m": str(result.settings["m"]),
                                                         "k": str(result.settings["k"])})
     B.metrics(result.quality, result.settings["m"], result.settings["k"])
+    B.corpus_line(result)
     st.subheader("Reading")
     st.markdown("\n".join(f"- {plain(line)}" for line in lines))
     add_button("Features: the reading", S.ADD.format("reading"), reading=lines,

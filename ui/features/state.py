@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ui.common.frame.state import CorpusKeys
+
 # Widgets bound to the URL (the key is the URL parameter)
 MODEL = "f_model"      # the example checkpoint or the sidebar's model
 LAYER = "f_layer"      # hidden_states index, 0 = the embeddings
 FEATURE = "f_feature"  # the feature opened in the browser
 SORT = "f_sort"        # frequency | effect
 TAB = "f_tab"          # the open view
-DATA = "f_data"        # sample | treebank | corpus
+DATA = "f_data"        # sample | treebank | corpus (the corpus picker: sample, paste, upload, HF)
+TEXT_CORPUS = CorpusKeys("f_text")  # the corpus picker's widgets (f_text_source, f_text_max...)
 M = "f_m"              # features in a dictionary trained here (0: the default)
 K = "f_k"              # features kept per token
 EPOCHS = "f_epochs"
@@ -40,7 +43,8 @@ SORTS = {"frequency": "how often it fires", "effect": "its effect on the classif
 TABS = ["Feature browser", "Per sentence", "Before and after", "All features"]
 DATAS = {"sample": "ABSA sample (the classifier's pairs; aspect roles, labels)",
          "treebank": "Treebank sample (UPOS, dependency relations)",
-         "corpus": "Sample corpus (sentences and pairs)"}
+         "corpus": "Your own corpus (paste, upload: text, CoNLL-U, ABSA; Hugging Face) or the "
+                   "sample corpus"}
 M_CHOICES = [0, 384, 768, 1536, 3072]
 K_CHOICES = [8, 16, 32, 64]
 EPOCH_CHOICES = [10, 20, 30, 50]
@@ -57,8 +61,9 @@ class View:
     epochs: int
     seed: int
     compare: bool
+    corpus: str = ""  # the picked corpus's fingerprint (data "corpus"; "" for the others)
 
     def cache_key(self, spec: str, stamp: str, max_tokens: int) -> tuple:
         """What a live result is cached on (with the model's identity and token cap)."""
-        return ("features", spec, stamp, max_tokens, self.layer, self.data, self.m, self.k,
-                self.epochs, self.seed, self.compare)
+        return ("features", spec, stamp, max_tokens, self.layer, self.data, self.corpus,
+                self.m, self.k, self.epochs, self.seed, self.compare)
