@@ -12,7 +12,10 @@
    the whole ``train_sae`` call;
    then the held-out FVE, L0 and dead share of a 15% split, so a fast run is also a good one.
    Target: floor + training <= 2 minutes for the embedded model on 50,000 tokens (idle 2
-   cores), <= 10 minutes for BERT-base (``--model bert-base-uncased``, from the local cache).
+   cores), <= 10 minutes for BERT-base (``--model bert-base``: the seeded stand-in with
+   BERT-base's config, bench/sizes/standins.py, built once; its weights are random, so its
+   FVE says nothing of a trained BERT-base, only its time counts; or a real BERT-base's id
+   or folder where one is at hand).
 3. *A feature's dashboard*: contexts, histogram and alignment of 20 random live features from
    the codes (what the page does when a feature is opened). Target: <= 1 s each.
 
@@ -44,7 +47,8 @@ def sentences() -> list[str]:
 
 def main() -> int:
     ap = harness.parser(__doc__, threads=2)
-    ap.add_argument("--model", default="default")
+    ap.add_argument("--model", default="default",
+                    help="a model spec, or a size of bench/sizes/standins.py (bert-base, ...)")
     ap.add_argument("--tokens", type=int, default=50_000)
     ap.add_argument("--layer", type=int, default=3)
     ap.add_argument("--m", type=int, default=0)
@@ -60,7 +64,12 @@ def main() -> int:
     from analysis.core.forward import forward_batches
     from analysis.core.models import load_model
 
-    loaded = load_model(args.model)
+    from bench.sizes import standins
+
+    spec = args.model
+    if spec in standins.SHORT:  # a real size: its seeded stand-in with the real config
+        spec = str(standins.build(standins.SHORT[spec])[0])
+    loaded = load_model(spec)
     texts = sentences()
     encs, n = [], 0
     while n < args.tokens:
