@@ -107,7 +107,8 @@ def computed(bar: dict) -> bool:
 # Resolves once the grid holds ``rows`` rows (aria-rowcount, or any with -1), its first screen
 # differs from ``before`` (where given), its canvas has a size, and the script is idle, all for
 # ``quiet`` ms: {end: when the last of those changed (performance.now), shown: when the grid's
-# first screen last changed (the table shown, the script maybe still running), sig: it}.
+# first screen last changed (the table shown, the script maybe still running), idle: when the
+# script's state last changed (its run's end), sig: the first screen}.
 DRAWN = """({rows, before, quiet, timeout}) => new Promise((resolve, reject) => {
   const t0 = performance.now();
   let state = null, stateT = t0, sig = null, sigT = t0;
@@ -132,7 +133,7 @@ DRAWN = """({rows, before, quiet, timeout}) => new Promise((resolve, reject) => 
     const ok = s === 'notRunning' && g !== null && (rows < 0 || n === rows)
       && (before === null || g !== before);
     if (ok && now - Math.max(stateT, sigT) >= quiet) {
-      resolve({end: Math.max(stateT, sigT), shown: sigT, sig: g, rows: n});
+      resolve({end: Math.max(stateT, sigT), shown: sigT, idle: stateT, sig: g, rows: n});
     } else if (now - t0 > timeout) {
       reject(new Error(`not drawn: state ${s}, rows ${n}, same as before ${g === before}`));
     } else requestAnimationFrame(tick);
@@ -257,6 +258,9 @@ class Page:
             b["t"], b["gone"] = (b["t"] - t0) / 1000, b["gone"] and (b["gone"] - t0) / 1000
         end = max(b["gone"] or 0.0 for b in jobs) if jobs else 0.0
         first = ((got["end"] - t0) / 1000 - end, (got["shown"] - t0) / 1000 - end)
+        print(f"  the script's run ended {(got['idle'] - t0) / 1000 - end:.2f} s after the "
+              f"{'job' if jobs else 'upload'}, the table drawn {first[1]:.2f} s after it",
+              flush=True)
         return (end if jobs else None), first, bars
 
     def expand_filters(self) -> None:
