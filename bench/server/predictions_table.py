@@ -1,8 +1,8 @@
 """The Predictions page's table in Chromium (issue 46: "table interactions (sort, filter, select)
 without recomputing predictions; 10,000 rows drawn within 2 s"; bench/README.md).
 
-    python -m bench.server.predictions_table --rows 10000 --repeats 3   # ~4 min on 2 cores
-    # options: --rows 500 --repeats 1 (a quick check), --json F, --keep (the files)
+    python -m bench.server.predictions_table --rows 10000 --repeats 3  # 5-8 min on 2 cores
+    # options: --rows 500 --repeats 1 (a check), --json F, --keep (files, log, screenshots)
 
 A labelled .csv of ``--rows`` rows is written (texts of the bundled corpora, the sample corpus
 and the ABSA sample's reviews, joined to ~40 words; labels drawn with a seed among the
@@ -11,26 +11,26 @@ cache folder of its own) and the classifier is the example checkpoint's weights 
 without its ABSA card (the sidebar's Local folder: a plain 5-label sequence classifier, which
 answers a labelled .csv; the example itself reads ABSA data only). In Chromium, 1400 px wide,
 the Predictions page opens on that classifier and "Upload a file" with "Examples at most" =
-``--rows``, and for each repeat:
+``--rows``; each repeat is a fresh visitor (a browser context of its own) that
 
-- the .csv is uploaded (repeat k's file is the same rows with another seed's labels: a new
-  content hash, so a new predictions job; the page's cache would otherwise hand back the
-  result): "predictions job" is timed from the upload to the job's bar gone, with its
-  examples/s; **first draw** from the job's bar gone (the job's end, as the page sees it) to the
-  table shown with its N rows, its canvas sized and the script idle;
-- **sort** (the page's Order control, kept in the URL: "length" and "data order" in turn),
-  **filter** (the page's "Right or wrong" box: "wrong"), **filter off** (back to "all": N rows
-  again) and **select** (a click on a row's marker in the grid, until the "Open an example in a
-  study" section shows that row): each from the visitor's input event to the app idle with the
-  table drawn with the expected rows.
+- uploads the .csv: the first visitor's upload runs the predictions job ("predictions job":
+  from the upload to the job's bar gone, with its examples/s; **first draw after the job**:
+  from the job's bar gone to the table drawn), the others' get the page's cached result (the
+  same content hash; **first draw, result cached**: from the upload to the table drawn);
+- **sort** (the page's Order box, kept in the URL: "length"), **filter** (the "Right or wrong"
+  box: "wrong"), **filter off** (back to "all": N rows again) and **select** (a click on a
+  row's marker in the grid, until the row box holds that row and the study links show): each
+  from the visitor's input event to the app idle with the table drawn with the expected rows.
 
 "Drawn": the grid's accessible table (glide-data-grid keeps one beside its canvas:
 ``aria-rowcount`` = rows + 1 and the visible cells' text) holds the expected rows (another first
 screen than before a sort or filter), the canvas has a size, and the script state is
 "notRunning"; the time is the later of the two changes, seen on an animation frame, once both
-stayed so for 300 ms. Every progress bar that appears is recorded with its text (a
-MutationObserver on ``[data-testid='stProgress']``): a "Predictions" bar during the
-interactions would be predictions computed again, and the run says so.
+stayed so for 300 ms ("table shown": the grid's change alone). Every progress bar that appears
+is recorded with its texts and how long it stayed (a MutationObserver on
+``[data-testid='stProgress']``): a Predictions bar that stays a second or more during the
+interactions is predictions computed again, and the run says so (one shown for ~50-100 ms is
+the cached study function's bar replayed by Streamlit).
 
 Printed: one row per measurement (median, max, the 2 s target and the ratio to it), the load
 before and after (bench/harness.py), N.
