@@ -190,6 +190,6 @@ def render() -> None:
             st.info(BEFORE_NOTE, icon=":material/info:")
         V.compare_tab(result, compare, source)
     with tabs[3]:
-        V.edit_tab(result, row, spec, loaded, data, source)
+        V.edit_tab(result, row, spec, loaded, data, source, shown=tabs[3].open is not False)
     with tabs[4]:
         V.robustness_tab(result, spec, data_choice, source)

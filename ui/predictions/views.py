@@ -225,7 +225,11 @@ def compare_tab(result, compare: str, source) -> None:
                      f"{result.compare}."))
 
 
-def edit_tab(result, row: int, spec: str, loaded, data, source) -> None:
+def edit_tab(result, row: int, spec: str, loaded, data, source, shown: bool = True) -> None:
+    """Edit and compare; ``shown``: whether its tab is the open one. Its widgets are drawn
+    either way (a typed edit stays), the edit is answered and attributed only while the tab is
+    open: a click on a row of the table answered and attributed the row's first suggestion in
+    the hidden tab, most of a select's time (bench/server/predictions_table.py, bench/README.md)."""
     explain("Change a few words of the selected example (or pick a suggested change) and "
             "compare the two answers and what the model used for each: the words are shaded "
             "by one attribution method of the Attribution page (blue: speaks for the answer, "
@@ -257,6 +261,8 @@ def edit_tab(result, row: int, spec: str, loaded, data, source) -> None:
     if (new_text, new_pair) == (text, pair):
         st.info("Change a word, or pick a suggested change, to see both answers and what the "
                 "model used for each.", icon=":material/edit:")
+        return
+    if not shown:  # answered when the tab opens (the tab switch reruns the page)
         return
     try:
         ed = C.edit(spec, loaded, data, text, pair, new_text, new_pair, method)
