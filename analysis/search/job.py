@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
+import os
+import re
 import shutil
+import uuid
 
 import numpy as np
 
@@ -187,8 +190,16 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None,
         meta = folder / "meta.json"
         return meta.stat().st_mtime if meta.is_file() else 0.0
 
-    folders = sorted((f for f in root.iterdir() if f.is_dir() and f != spare), key=built,
-                     reverse=True)
+    folders = []
+    for f in root.iterdir():
+        building = BUILDING.search(f.name)
+        if building and _running(int(building.group(1))):
+            continue  # another build's own folder, still being written
+        if building:  # left by a process that is gone
+            shutil.rmtree(f, ignore_errors=True)
+        elif f.is_dir() and f != spare:
+            folders.append(f)
+    folders.sort(key=built, reverse=True)
     count = 1 if spare is not None else 0
     held = folder_bytes(spare) if spare is not None and spare.is_dir() else 0
     gone = []
@@ -200,6 +211,46 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None,
             gone.append(folder)
             shutil.rmtree(folder, ignore_errors=True)
     return gone
+
+
+BUILDING = re.compile(r"\.build-(\d+)-[0-9a-f]+$")  # a build's own folder: <index>.build-<pid>-<id>
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _into_place(built: Path, final: Path) -> SearchIndex:
+    """The index built in its own folder ``built`` moved to ``final`` (a rename: readers see
+    the old folder or the new one, never half of one); where another build of the same corpus
+    and model finished first (the same vectors), its index is kept and this one removed."""
+    if (final / "meta.json").is_file():
+        try:
+            index = SearchIndex.open(final)
+            shutil.rmtree(built, ignore_errors=True)
+            return index
+        except DataError:
+            pass
+    old = None
+    if final.exists():  # an unfinished or damaged folder: out of the way first
+        old = final.with_name(f"{final.name}.old-{uuid.uuid4().hex[:8]}")
+        try:
+            os.rename(final, old)
+        except OSError:
+            old = None
+    try:
+        os.rename(built, final)
+    except OSError:  # another build moved its folder there meanwhile: keep that one
+        shutil.rmtree(built, ignore_errors=True)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return SearchIndex.open(final)
 
 
 def cache_folder(model_hash: str, fingerprint: str, max_length: int = 512) -> Path:
@@ -232,10 +283,33 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
     # in this process the vectors are written straight into the folder (the old index's
     # meta.json goes first: a folder without it is not an index); a cluster's come back
     here = run is None if here is None else here
+    final = folder
+    if out is None:  # the cache: built in a folder of its own, moved into place when whole
+        # (two visitors' jobs for the same corpus take turns in the queue: writing one folder
+        # they truncated and renamed each other's files, a FileNotFoundError for one of them)
+        folder = final.with_name(f"{final.name}.build-{os.getpid()}-{uuid.uuid4().hex[:12]}")
     job = SearchJob(loaded.spec, batch_size, out=str(folder) if here else None)
     if here:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "meta.json").unlink(missing_ok=True)
+    try:
+        index = _build(job, loaded, dataset, folder, info, fp, exact_max_cells, progress, run)
+    except BaseException:
+        if folder != final:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if folder != final:
+        index = _into_place(folder, final)
+    if out is None:
+        prune_cache(spare=final)
+    if progress is not None:
+        progress(100, 100)
+    return index
+
+
+def _build(job, loaded, dataset, folder: Path, info: dict, fp: str, exact_max_cells: int,
+           progress: Progress | None, run) -> SearchIndex:
+    """The vectors (here, or by ``run``) and the rest of the index written into ``folder``."""
 
     def stage(start, width):
         if progress is None:
@@ -249,12 +323,7 @@ def build_index(loaded, dataset, out=None, *, batch_size: int = 32,
         data.notes = whole + [n for n in data.notes if n not in whole]
     else:
         data = job.merge([job.map(loaded, dataset, range(len(dataset)), stage(0, 90))])
-    index = write_index(data, folder, info, fp, exact_max_cells, progress=stage(90, 10))
-    if out is None:
-        prune_cache(spare=folder)
-    if progress is not None:
-        progress(100, 100)
-    return index
+    return write_index(data, folder, info, fp, exact_max_cells, progress=stage(90, 10))
 
 
 def corpus_lengths(loaded, dataset) -> list[int]:

@@ -115,3 +115,38 @@ def test_an_opened_index_is_sized_without_its_mapped_vectors(tiny, tmp_path):
     held = nbytes(index)
     assert held < index.layers.size * 2  # the mapped files are not the process's
     assert held >= sum(len(t) for t in index.tokens)
+
+
+def test_two_builds_of_one_corpus_taking_turns_both_get_the_index(tiny, tmp_path, monkeypatch):
+    """Two visitors' jobs for the same corpus and model take turns in the queue (a paused job
+    resumes after the other's): in the cache each builds in a folder of its own and moves it
+    into place when whole. Writing the one folder, the second truncated and renamed the first's
+    vectors (the hostile benchmark's 3 tabs: a FileNotFoundError traceback for one visitor).
+    Here the second build runs to its end in the middle of the first's, at its first step."""
+    import os
+
+    from analysis.search.job import BUILDING, prune_cache
+
+    monkeypatch.setenv("DASHBOARD_CACHE", str(tmp_path))
+    ds = _corpus(12)
+    inner = {}
+
+    def first_progress(done, total):
+        if not inner and done < total:  # the other visitor's turn, mid-way
+            inner["index"] = build_index(tiny, ds, batch_size=4)
+
+    first = build_index(tiny, ds, batch_size=4, progress=first_progress)
+    second = inner["index"]
+    assert first.folder == second.folder and (first.folder / "meta.json").is_file()
+    for index in (first, second):
+        np.testing.assert_array_equal(np.asarray(index.layers), np.asarray(second.layers))
+    root = first.folder.parent
+    assert [p.name for p in root.iterdir()] == [first.folder.name]  # no build folder left
+    # a build folder of a process that is gone is removed by the next prune, a running one's kept
+    dead = root / f"{first.folder.name}.build-999999999-abc"
+    live = root / f"{first.folder.name}.build-{os.getpid()}-def"
+    for f in (dead, live):
+        f.mkdir()
+    assert BUILDING.search(dead.name) and BUILDING.search(live.name)
+    prune_cache()
+    assert not dead.exists() and live.is_dir()
