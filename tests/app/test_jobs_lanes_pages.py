@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from analysis.core.execution.queue import BACKGROUND, TRAINING, JobQueue
+from ui.common.jobs import kept
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 BUILD = "Building the example checkpoint"
@@ -34,6 +35,7 @@ def queue(monkeypatch):
     # each test computes its page's work (not a result cached by a module that ran earlier in
     # this test process: the queue would then record no rate)
     st.cache_data.clear()
+    kept.clear_all()  # the results kept outside Streamlit's caches (ui.common.jobs.kept)
     q = JobQueue(slots=1)
     build = q.join(BUILD, "example-build", lane=BACKGROUND, kind="Example checkpoint build",
                    exclusive=TRAINING)

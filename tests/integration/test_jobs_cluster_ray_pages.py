@@ -28,18 +28,21 @@ TEXTS = ["The soup was cold, sadly.", "   ", "Great food, friendly staff and a v
 def cluster_env():
     import streamlit as st
 
+    from ui.common.jobs import kept
     from ui.server.settings import settings
 
     with builders.local_ray_cluster(), pytest.MonkeyPatch.context() as mp:
         mp.setenv("DASHBOARD_RAY_ADDRESS", "auto")
         settings.cache_clear()
         st.cache_data.clear()
+        kept.clear_all()
         try:
             yield
         finally:
             mp.delenv("DASHBOARD_RAY_ADDRESS")
             settings.cache_clear()
             st.cache_data.clear()
+            kept.clear_all()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.errors import plain
 from ui.common.jobs import (BackgroundJob, Study, background_words, measured_words, run_job,
                             start_background_job)
+from ui.common.jobs.kept import job_cached
 from ui.common.frame.resources import check_listed, token_capped
 from ui.server.settings import settings
 from ui.importance import state as S
@@ -104,7 +105,7 @@ def _described(loaded, ev, method: str, metric: str | None) -> Study:
                  loaded.spec, ev.n_examples, here_if_unloadable=True)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@job_cached(max_entries=8, copy=True)
 def _study(key: tuple, _loaded, _ev, method: str, metric: str | None):
     return run_job("Head importance", _described(_loaded, _ev, method, metric),
                    key=S.job_key(key), kind=S.KIND, size=_ev.n_examples, unit="examples")

@@ -28,6 +28,7 @@ from ui.common.errors import plain
 from ui.common.frame.corpus import upload_name
 from ui.common.frame.resources import check_listed, token_capped
 from ui.common.jobs import SHORT, BackgroundJob, run_job, start_background_job
+from ui.common.jobs.kept import job_cached
 from ui.predictions import state as S
 from ui.server.memory import admit_model, hold_model, model_cost, upload_param_cap
 from ui.server.settings import SERVER_UPLOAD_MB, settings
@@ -126,7 +127,7 @@ def second_model(choice: str, spec: str, sidebar_spec: str):
     return loaded, card, model_key(other)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@job_cached(max_entries=4)
 def _study(key: tuple, _models: Models, _data):
     return run_job("Predictions", plan(Inputs(_data), _models), key=S.job_key(key),
                    kind=S.KIND_JOB, size=_data.n, unit="examples")

@@ -21,6 +21,7 @@ from ui.common.errors import plain
 from ui.common.exports.export import chart_downloads
 from ui.common.heads import heads_frame, heads_heatmap
 from ui.common.jobs import run_job
+from ui.common.jobs.kept import job_cached
 from ui.common.frame.models import second_model
 from ui.server.settings import settings
 from ui.syntax import state as syntax_state
@@ -44,7 +45,7 @@ EVAL_SHARE = 0.25  # probes: the last quarter of the treebank is held out
 # Cached computations (the heavy ones go through the server-wide job queue)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@job_cached(max_entries=8, copy=True)
 def _heads(spec: str, stamp: str, fp: str, _loaded, _dataset):
     inputs = Inputs(_loaded.spec, _dataset, max_length=_loaded.max_length)
     return run_job(f"Syntactic heads: {_loaded.name} on {len(_dataset)} sentences",
@@ -59,7 +60,7 @@ def heads_result(loaded, dataset):
                   dataset)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@job_cached(max_entries=8, copy=True)
 def _probes(spec: str, stamp: str, fp: str, rank: int, _loaded, _dataset):
     inputs = ProbeInputs(_loaded.spec, _dataset, None, rank=rank, seed=0,
                          eval_share=EVAL_SHARE)
