@@ -9,7 +9,8 @@ itself instead: server-wide, keyed like Streamlit's caches (the arguments whose 
 start with "_"), the ``max_entries`` most recently used per function, one computation per key at
 a time (a second visitor asking for the same key waits for the first's, as with Streamlit's
 cache); ``copy=True`` hands every caller its own copy (``st.cache_data``'s behaviour: a caller
-may change what it gets). A run that raised keeps nothing. :func:`clear_all` forgets every function's results."""
+may change what it gets). A run that raised keeps nothing. :func:`clear_all` forgets every
+function's results."""
 
 from __future__ import annotations
 
