@@ -29,6 +29,7 @@ from analysis.absa.data import CATEGORIES
 from analysis.absa.tasks import LABELS, TASK_NAMES, TASKS, check_task, num_labels
 from analysis.core.corpus.jsonsafe import loads
 from analysis.core.errors import DataError, InputError
+from analysis.core.execution.child import process_alive
 from analysis.core.models import load_model
 
 CARD_NAME = "absa_card.json"
@@ -193,21 +194,6 @@ def clean_stale(parent, now: float | None = None) -> list[str]:
     return done
 
 
-def _alive(pid: int) -> bool:
-    """Whether the process ``pid`` runs (a zombie does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: it runs
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def clean_temps(now: float | None = None, root=None) -> list[str]:
     """Remove the project's leftovers in the system temp folder (``root``, default
     ``tempfile.gettempdir()``): upload and .zip folders (``absa-upload-*``, ``absa-zip-*``)
@@ -225,7 +211,7 @@ def clean_temps(now: float | None = None, root=None) -> list[str]:
             tune = FINETUNE_TEMP.match(p.name)
             if (UPLOAD_TEMP.match(p.name) or tune) and not p.is_symlink() and p.is_dir() \
                     and p.stat().st_uid == os.getuid() \
-                    and (not _alive(int(tune.group(1))) if tune
+                    and (not process_alive(int(tune.group(1))) if tune
                          else now - p.stat().st_mtime >= UPLOAD_STALE_SECONDS):
                 shutil.rmtree(p)
                 done.append(p.name)

@@ -29,6 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from analysis.core.execution.child import process_alive
 from analysis.core.execution.estimates import duration_words
 
 BUILD_COMMAND = "python -m analysis aspects example"
@@ -200,13 +201,8 @@ def clear_progress(path: Path | None = None) -> None:
 
 
 def _alive(pid) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except (OSError, TypeError, ValueError):
-        return isinstance(pid, int)  # another user's process (EPERM): alive
-    return True
+    """Whether a record's ``pid`` (an int; anything else is no process) runs."""
+    return isinstance(pid, int) and process_alive(pid)
 
 
 def build_progress(path: Path | None = None) -> dict | None:

@@ -23,6 +23,7 @@ import numpy as np
 from analysis.core.cost import lengths_of
 from analysis.core.encoding import encode
 from analysis.core.errors import DataError, InputError
+from analysis.core.execution.child import process_alive
 from analysis.core.forward import forward, forward_batches
 from analysis.search.corpus import SearchCorpus, search_corpus
 from analysis.search.index import EXACT_MAX_CELLS, IndexData, SearchIndex, unit_rows
@@ -193,7 +194,7 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None,
     folders = []
     for f in root.iterdir():
         building = BUILDING.search(f.name)
-        if building and _running(int(building.group(1))):
+        if building and process_alive(int(building.group(1))):
             continue  # another build's own folder, still being written
         if building:  # left by a process that is gone
             shutil.rmtree(f, ignore_errors=True)
@@ -214,16 +215,6 @@ def prune_cache(keep: int = CACHE_KEEP, spare: Path | None = None,
 
 
 BUILDING = re.compile(r"\.build-(\d+)-[0-9a-f]+$")  # a build's own folder: <index>.build-<pid>-<id>
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _into_place(built: Path, final: Path) -> SearchIndex:

@@ -42,6 +42,22 @@ import time
 from analysis.core.errors import DataError
 from analysis.core.execution.threads import child_env, following_load, heavy_work
 
+
+def process_alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs on this machine (a zombie does not; another user's
+    process does): the one test of a pid that a leftover's name or a record holds."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it runs
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
 POLL_S = 0.2
 # the folder that holds analysis/ (this file is analysis/core/execution/child.py)
 ROOT = str(Path(__file__).resolve().parents[3])
