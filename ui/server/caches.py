@@ -74,6 +74,14 @@ def hashable(value):
     return value
 
 
+def arguments_key(sig: inspect.Signature, args: tuple, kwargs: dict) -> tuple:
+    """A call's key as Streamlit's caches make it: every argument by name, defaults filled in,
+    but those whose names start with "_" (:func:`hashable` values)."""
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple((k, hashable(v)) for k, v in bound.arguments.items() if not k.startswith("_"))
+
+
 def byte_cached(spinner: str | None = None) -> Callable:
     """A decorator for a page's function whose results are kept in :func:`results` (bounded by
     bytes, per visitor too; shared across sessions as ``st.cache_resource``'s are: keep them
@@ -87,10 +95,7 @@ def byte_cached(spinner: str | None = None) -> Callable:
 
         @functools.wraps(fn)
         def cached(*args, **kwargs):
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            key = (name,) + tuple((k, hashable(v)) for k, v in bound.arguments.items()
-                                  if not k.startswith("_"))
+            key = (name,) + arguments_key(sig, args, kwargs)
 
             def make():
                 if spinner is None:

@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from typing import Callable
 
-from ui.server.caches import hashable
+from ui.server.caches import arguments_key
 
 _STORES: list = []  # every job_cached function's clear(), for :func:`clear_all`
 
@@ -46,10 +46,7 @@ def job_cached(max_entries: int = 4, copy: bool = False) -> Callable:
 
         @functools.wraps(fn)
         def cached(*args, **kwargs):
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            key = tuple((k, hashable(v)) for k, v in bound.arguments.items()
-                        if not k.startswith("_"))
+            key = arguments_key(sig, args, kwargs)
             while True:
                 with lock:
                     if key in kept:
