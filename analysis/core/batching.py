@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import random
 from typing import Sequence
 
@@ -91,11 +92,9 @@ def arrow_on_system() -> str | None:
     pyarrow's defaults: the one its Python calls use (``set_memory_pool``) and, through
     ``ARROW_DEFAULT_MEMORY_POOL``, the C++ one where it is not made yet. The pool's backend name
     (None without pyarrow)."""
-    import os
-
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     try:
-        import pyarrow
+        import pyarrow  # lazy: imported when used: pyarrow (heavy; the server has it already)
     except ImportError:
         return None
     pool = pyarrow.system_memory_pool()
