@@ -16,7 +16,7 @@ from analysis.absa.checkpoints import as_loaded, load_checkpoint, save_checkpoin
 from analysis.absa.data import split_dataset
 from analysis.core.example import RECIPE, train_options
 from analysis.absa.finetune import top_layers_trainable
-from analysis.absa.example import load_example, split_sample
+from analysis.absa.example import split_sample
 from analysis.absa.pipeline import load_checkpoint_zip, run_fine_tune_apart
 from analysis.absa.zips import shared_zips
 from analysis.absa.readers import load_sample
@@ -28,6 +28,7 @@ from analysis.core.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp,
 from ui.common.chart_cache import draw, owned_chart
 from ui.common.exports.download import download_button
 from ui.common.frame.explain import glossed
+from ui.common.frame.resources import get_classifier
 from ui.common.errors import plain, show_error
 from ui.common.example import wait_for_example
 from ui.common.jobs import SHORT, TRAINING, Apart, run_job
@@ -116,7 +117,7 @@ def checkpoint(path: str):
 
 @st.cache_resource(max_entries=1, show_spinner="Loading the example checkpoint...")
 def _example(stamp: str):
-    loaded, card = load_example()
+    loaded, card = get_classifier(EXAMPLE_SPEC)  # the copy every page shares
     train_test = split_sample()
     return loaded, card, build_examples(train_test[1], card["task"], card["pair_order"])
 

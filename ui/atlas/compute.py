@@ -18,9 +18,8 @@ from analysis.drift.pair import check_compatible
 from analysis.core.errors import InputError
 from analysis.core.example import precomputed_path
 from analysis.core.execution.estimates import duration_words
-from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
-from analysis.importance.evalset import load_classifier
-from ui.common.frame.resources import check_listed, get_model
+from analysis.core.models import DEFAULT_SPEC, EXAMPLE_SPEC, ModelLoadError
+from ui.common.frame.resources import check_listed, get_classifier, get_model
 from ui.common.jobs import job_queue, run_job
 from ui.server.settings import settings
 from ui.atlas import state as S
@@ -117,11 +116,6 @@ def estimate(missing, spec: str) -> str:
     return "; ".join(parts) + "."
 
 
-@st.cache_resource(max_entries=3, show_spinner="Loading the classifier...")
-def _classifier(spec: str, stamp: str):
-    return load_classifier(spec)
-
-
 def models(inp: Inputs) -> Models:
     """The loaded models (the server's shared copies): the model, the model before when it
     can be compared, the classifier with its card when it has one."""
@@ -136,7 +130,7 @@ def models(inp: Inputs) -> Models:
             out.notes.append(f"No model before fine-tuning: {exc}")
     try:
         check_listed(inp.model)
-        out.classifier, out.card = _classifier(inp.model, checkpoint_stamp(inp.model))
+        out.classifier, out.card = get_classifier(inp.model)
     except (InputError, ModelLoadError) as exc:
         out.notes.append(f"The task is not measured: {exc}")
     return out

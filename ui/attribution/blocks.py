@@ -25,7 +25,7 @@ from ui.common.errors import plain
 from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.exports.findings import add_button
 from ui.common.jobs import SHORT, job_queue, measured_words, run_job
-from ui.common.frame.resources import check_listed
+from ui.common.frame.resources import check_listed, get_classifier
 from ui.server.settings import settings
 
 LONG_INPUT = 96  # above this many tokens the map is drawn on the component's canvas
@@ -78,7 +78,7 @@ def page_model(choice: str, ctx, example_ready: bool):
     listed = settings().model_name(EXAMPLE_SPEC) is not None or not settings().demo
     if choice == state.MODEL_CHOICES[0] and example_ready and listed:
         check_listed(EXAMPLE_SPEC)
-        return _classifier(EXAMPLE_SPEC, checkpoint_stamp(EXAMPLE_SPEC)), None
+        return get_classifier(EXAMPLE_SPEC)[0], None  # the copy every page shares
     note = (NO_EXAMPLE if listed else NOT_LISTED) if choice == state.MODEL_CHOICES[0] else None
     if _is_classifier(ctx.spec):
         return _classifier(ctx.spec, checkpoint_stamp(ctx.spec)), note

@@ -18,7 +18,7 @@ from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, galle
 from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels, models_of
 from analysis.core import cost
-from analysis.core.models import LoadedModel, checkpoint_stamp
+from analysis.core.models import EXAMPLE_SPEC, LoadedModel, checkpoint_stamp, normalise_spec
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.frame.corpus import fingerprint
@@ -27,7 +27,7 @@ from ui.common.exports.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
-from ui.common.frame.resources import check_listed, get_model
+from ui.common.frame.resources import check_listed, get_classifier, get_model
 from ui.server.caches import byte_cached
 from ui.server.settings import settings
 from ui.common.frame.models import pick_models
@@ -44,7 +44,10 @@ MODELS = ["before", "after"]
 
 @st.cache_resource(max_entries=2, show_spinner="Loading the fine-tuned model...")
 def _after_model(spec: str, stamp: str) -> LoadedModel:
-    """The after-checkpoint, with its classification head when it has one (read-only)."""
+    """The after-checkpoint, with its classification head when it has one (read-only); the
+    example checkpoint is the copy every page shares."""
+    if normalise_spec(spec) == EXAMPLE_SPEC:
+        return get_classifier(EXAMPLE_SPEC)[0]
     return load_after(spec, get_model)
 
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import streamlit as st
 
 from analysis.importance import importance_study
-from analysis.importance.evalset import load_classifier, load_eval_set
+from analysis.importance.evalset import load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
 from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.errors import plain
 from ui.common.jobs import (BackgroundJob, Study, background_words, measured_words, run_job,
                             start_background_job)
 from ui.common.jobs.kept import job_cached
-from ui.common.frame.resources import check_listed, token_capped
+from ui.common.frame.resources import check_listed, get_classifier, token_capped
 from ui.server.settings import settings
 from ui.importance import state as S
 from analysis.core.errors import InputError
@@ -34,17 +34,12 @@ class Marks:
     sep: list
 
 
-@st.cache_resource(max_entries=3, show_spinner="Loading the classifier...")
-def _classifier(spec: str, stamp: str):
-    return load_classifier(spec)
-
-
 def classifier(spec: str):
     """(LoadedModel with its task head, ABSA card or None), once per spec and checkpoint;
     demo mode: listed models only, and at most :data:`S.DEMO_MAX_HEADS` heads."""
     if spec != EXAMPLE_SPEC:
         check_listed(spec)
-    loaded, card = _classifier(spec, checkpoint_stamp(spec))
+    loaded, card = get_classifier(spec)
     if settings().demo and loaded.n_layers * loaded.n_heads > S.DEMO_MAX_HEADS:
         raise InputError(f"This server disables at most {S.DEMO_MAX_HEADS} heads per model; "
                          f"{loaded.name} has {loaded.n_layers * loaded.n_heads}.")

@@ -8,29 +8,24 @@ from __future__ import annotations
 import streamlit as st
 
 from analysis.core.errors import InputError
-from analysis.importance.evalset import absa_eval_set, load_classifier
+from analysis.importance.evalset import absa_eval_set
 from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from analysis.patching import patch_pair
 from analysis.patching.corpus import corpus_patching
 from analysis.patching.counterfactuals import opinion_pool, suggest
 from analysis.patching.run import default_pair as first_pair, pair_max_length
 from ui.common.jobs import SHORT, run_job
-from ui.common.frame.resources import check_listed
+from ui.common.frame.resources import check_listed, get_classifier
 from ui.patching import state as S
 from analysis.absa.readers import load_sample
 from analysis.absa.tasks import build_examples
-
-
-@st.cache_resource(max_entries=3, show_spinner="Loading the classifier...")
-def _classifier(spec: str, stamp: str):
-    return load_classifier(spec)
 
 
 def classifier(spec: str):
     """(LoadedModel with its task head, ABSA card or None)."""
     if spec != EXAMPLE_SPEC:
         check_listed(spec)
-    return _classifier(spec, checkpoint_stamp(spec))
+    return get_classifier(spec)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Reading the held-out sentences...")

@@ -17,7 +17,6 @@ from analysis.core.errors import DataError, InputError
 from analysis.core.execution.estimates import duration_words
 from analysis.core.models import EXAMPLE_SPEC, ModelLoadError, checkpoint_stamp
 from analysis.core.sizes import ModelCost
-from analysis.importance.evalset import load_classifier
 from analysis.predictions.data import hf_labelled, load_labelled
 from analysis.predictions.edit import compare_edit
 from analysis.core.example import precomputed, precomputed_label, precomputed_path
@@ -26,7 +25,7 @@ from analysis.predictions.run import STUDY, Inputs, Models, plan
 from analysis.predictions.table import frame
 from ui.common.errors import plain
 from ui.common.frame.corpus import upload_name
-from ui.common.frame.resources import check_listed, token_capped
+from ui.common.frame.resources import check_listed, get_classifier, token_capped
 from ui.common.jobs import SHORT, BackgroundJob, run_job, start_background_job
 from ui.common.jobs.kept import job_cached
 from ui.predictions import state as S
@@ -34,16 +33,11 @@ from ui.server.memory import admit_model, hold_model, model_cost, upload_param_c
 from ui.server.settings import SERVER_UPLOAD_MB, settings
 
 
-@st.cache_resource(max_entries=3, show_spinner="Loading the classifier...")
-def _classifier(spec: str, stamp: str):
-    return load_classifier(spec)
-
-
 def classifier(spec: str):
     """(LoadedModel with its task head, ABSA card or None), once per spec and checkpoint."""
     if spec != EXAMPLE_SPEC:
         check_listed(spec)
-    return _classifier(spec, checkpoint_stamp(spec))
+    return get_classifier(spec)
 
 
 def model_key(spec: str) -> str:

@@ -11,7 +11,8 @@ from dataclasses import replace
 import streamlit as st
 
 from analysis.core.models import (DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp,
-                                  load_model)
+                                  load_model, normalise_spec)
+from analysis.importance.evalset import load_classifier
 from ui.server.housekeeping import clean_leftovers
 from ui.server.settings import settings
 from ui.server.uploads import note_visitor, session_upload_cap
@@ -22,6 +23,23 @@ NOT_OFFERED = "This model is not offered here."
 @st.cache_resource(show_spinner="Loading model...", max_entries=4)
 def _load(spec: str, stamp: str) -> LoadedModel:
     return load_model(spec)
+
+
+@st.cache_resource(show_spinner="Loading the classifier...", max_entries=3)
+def _classifier(spec: str, stamp: str):
+    return load_classifier(spec)
+
+
+def get_classifier(spec: str):
+    """(LoadedModel with its task head, ABSA card or None) of ``spec`` (the example checkpoint,
+    a checkpoint folder of this dashboard, any fine-tuned single-label classifier:
+    :func:`analysis.importance.evalset.load_classifier`), loaded once per spec and checkpoint
+    stamp for every page: Aspect heads, Attribution, Drift, Head importance, Causal patching,
+    Predictions and the Head atlas each held a copy of the example checkpoint in a cache of
+    their own (issue 50: the server's memory after a visitor opened one more page). The
+    caller checks that a demo lists it (:func:`check_listed`)."""
+    spec = normalise_spec(spec)
+    return _classifier(spec, checkpoint_stamp(spec))
 
 
 def check_listed(spec: str) -> None:
