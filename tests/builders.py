@@ -137,15 +137,22 @@ class CrashingNoopJob:
 
 
 def example_cache_from(finetuned: Path, cache: Path) -> Path:
-    """``cache`` holding a copy of ``finetuned`` as a ready example checkpoint (the example's
-    card beside it), so that the pages open on it."""
+    """``cache`` holding a copy of ``finetuned`` as a ready example checkpoint (a card beside
+    it as a build writes one, for the two-label task of ``finetuned``'s head, with the
+    example's recipe), so that the pages open on it."""
     import json
     import shutil
 
+    from analysis.absa.checkpoints import make_card
+    from analysis.absa.finetune import FineTuneResult
+    from analysis.absa.tasks import default_pair_order
     from analysis.core.example import CARD_NAME, FOLDER, recipe_dict
 
     folder = Path(shutil.copytree(finetuned, cache / FOLDER))
-    (folder / CARD_NAME).write_text(json.dumps({"example_recipe": recipe_dict()}))
+    card = make_card("stand-in", "qa_b", default_pair_order("qa_b"), "sample", 0, 1, 128,
+                     FineTuneResult(None, None, [1.0], 0.0, [], 0),
+                     example_recipe=recipe_dict())
+    (folder / CARD_NAME).write_text(json.dumps(card))
     return cache
 
 

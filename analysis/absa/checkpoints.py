@@ -268,12 +268,14 @@ def read_card(path) -> dict:
     return data
 
 
-def load_checkpoint(path, task: str | None = None, max_params: int | None = None):
+def load_checkpoint(path, task: str | None = None, max_params: int | None = None,
+                    spec: str | None = None):
     """Load a checkpoint folder -> (LoadedModel with the classifier, card). Refuses folders of
     another task or without a matching classification head; checkpoints whose config or
     safetensors header declare more than ``max_params`` parameters (default: the machine's
     memory), checked before loading, and weights that do not match the config
-    (:func:`analysis.core.models.load_model`)."""
+    (:func:`analysis.core.models.load_model`). ``spec``: the name the model is loaded by when
+    the folder has one (``example``: a demo resolves names, never paths)."""
     # lazy: imported when used: transformers (heavy)
     from transformers import AutoModelForSequenceClassification
 
@@ -281,7 +283,7 @@ def load_checkpoint(path, task: str | None = None, max_params: int | None = None
     if task is not None and card["task"] != check_task(task):
         raise InputError(f"{path} was fine-tuned for {TASK_NAMES[card['task']]}, not "
                          f"{TASK_NAMES[task]}.")
-    loaded = load_model(str(path), model_class=AutoModelForSequenceClassification,
+    loaded = load_model(spec or str(path), model_class=AutoModelForSequenceClassification,
                         max_params=max_params)
     if getattr(loaded.model.config, "num_labels", None) != num_labels(card["task"]):
         raise InputError(f"{path}: the classifier has {loaded.model.config.num_labels} labels; "

@@ -19,6 +19,7 @@ from analysis.absa.checkpoints import CARD_NAME, check_checkpoint_target, load_c
 from analysis.absa.data import split_dataset
 from analysis.absa.pipeline import run_fine_tune
 from analysis.absa.readers import load_sample
+from analysis.core.errors import InputError
 from analysis.core.models import EXAMPLE_NAME, EXAMPLE_SPEC, ModelLoadError, load_model
 
 
@@ -155,5 +156,9 @@ def load_example(path=None):
     folder = Path(path or example_path())
     if not example_ready(folder):
         raise ModelLoadError(missing_message())
-    loaded, card = load_checkpoint(folder)
+    try:
+        loaded, card = load_checkpoint(folder, spec=None if path else EXAMPLE_SPEC)
+    except (InputError, ModelLoadError) as exc:  # a damaged build: said without its folder
+        said = str(exc).replace(f"{folder}: ", "").replace(str(folder), "its folder")
+        raise type(exc)(f"The example checkpoint is damaged: {said} Build it again.") from None
     return replace(loaded, spec=EXAMPLE_SPEC, name=EXAMPLE_NAME), card

@@ -117,6 +117,20 @@ def test_build_card_progress_and_the_example_spec(built, tiny, cache):
         assert torch.equal(v, saved[k]), k
 
 
+def test_a_damaged_example_is_said_without_its_folder(built, cache):
+    # a demo shows this line: it must not name the server's folder
+    import shutil
+
+    out, _ = built
+    folder = Path(shutil.copytree(out, example.example_path()))
+    card = json.loads((folder / CARD_NAME).read_text())
+    (folder / CARD_NAME).write_text(json.dumps({**card, "task": "bogus"}))
+    with pytest.raises(InputError) as err:
+        example_build.load_example()
+    assert str(err.value) == ("The example checkpoint is damaged: the card names no known task "
+                              "('bogus'). Build it again.")
+
+
 def test_an_older_recipe_counts_as_missing(built, cache):
     import shutil
 
