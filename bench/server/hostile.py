@@ -268,7 +268,9 @@ def issue34_classes(browser, url: str, files: dict, tabs: int) -> dict[str, list
 
 # the pages of the classes whose first view loads models of its own (issue 50: the memory after
 # the attacks is compared with the idle memory, which then holds those pages' models too)
-WARM_PAGES = {"drift": "/drift", "search": "/search"}
+WARM_PAGES = {"drift": "/drift", "search": "/search",
+              # its first view loads the example checkpoint with its head (a cache of that page)
+              "another-corpus": "/attribution"}
 
 
 async def warm_up(browser, url: str, classes: list[str] = ()) -> None:
