@@ -123,8 +123,61 @@ def row_syntax_probe(ctx):
 
     floor = lambda: forward_floor(loaded, treebank_texts(ds), output_hidden_states=True)  # noqa
     what = f"{len(ds)} sentences, every layer"
+
+    def products():  # after the study: the epochs its probes ran
+        probe_products(got["new"], ds, loaded.model.config.hidden_size)
+
     return [("syntax_probe", study, floor, what),
+            ("syntax_probe: the training's bare products, one thread (its bound)", products,
+             None, what),
             ("syntax_probe: a training loop per layer (before issue 48)", before, floor, what)]
+
+
+def probe_products(result, ds, hidden: int) -> float:
+    """The structural probes' training reduced to its matrix products (issue 48's bound):
+    for every epoch each layer's probe of each kind ran (``result.probes``), the products of
+    Adam's step, ``X_b B^T`` and ``G^T X_b``, over the training words in batches of
+    ``probes.BATCH`` sentences (the stopping sentences left out), float32 on one torch
+    thread; printed as CPU seconds next to the study's training, and the least wall time the
+    two workers could take for them. (Left out: the distance probe's per-sentence [n, k] x
+    [k, n] products, ~n / D of these.) Returns the products' CPU seconds."""
+    import time
+
+    import torch
+
+    from analysis.syntax import probes as probes_mod
+    from analysis.syntax.probes import split_treebank
+
+    train, _ = split_treebank(ds, 0.25)
+    words = [len(w) for w in (train["words"] if "words" in train.column_names
+                              else train["tokens"])]
+    n = sum(c for i, c in enumerate(words) if not (len(words) >= 10 and i % 10 == 9))
+    trained = [p for pair in result.probes for p in pair]
+    epochs = {kind: sum(p.epochs for p in trained if p.kind == kind)
+              for kind in ("distance", "depth")}
+    rank = result.rank
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        b = max(1, round(n / max(1, len(words)) * probes_mod.BATCH))  # words of a batch
+        x = torch.randn(b, hidden)
+        B = torch.randn(rank, hidden)
+        g = torch.randn(b, rank)
+        steps = -(-n // b)
+        t0 = time.process_time()
+        for _ in range(sum(epochs.values()) * steps):
+            x @ B.T
+            g.T @ x
+        cpu = time.process_time() - t0
+    finally:
+        torch.set_num_threads(saved)
+    flop = 4.0 * n * hidden * rank * sum(epochs.values())
+    print(f"  syntax_probe: the training's bare products: {sum(epochs.values())} layer-epochs "
+          f"({epochs['depth']} depth, {epochs['distance']} distance) over {n:,} training words, "
+          f"{flop / 1e12:.2f} TFLOP: {cpu:.1f} CPU-s on one thread ({flop / cpu / 1e9:.0f} "
+          f"GFLOP/s), {cpu / 2:.1f} s of wall on the two workers at the least; the study's "
+          f"training took {result.seconds_train:.1f} s of wall", flush=True)
+    return cpu
 
 
 def row_attribution(ctx, n_tokens: int):
