@@ -87,6 +87,14 @@ def _vectors(layers, offsets, idx, active, n_max: int):
     return xb.view(len(active), len(idx), n_max, -1)
 
 
+def stopping_split(n_sent: int) -> tuple[list[int], list[int]]:
+    """(training, stopping) sentence positions of ``n_sent``: every 10th sentence (0-based 9,
+    19, ...) stops the training, the rest train; with fewer than 10, all of them do both."""
+    if n_sent < 10:
+        return list(range(n_sent)), list(range(n_sent))
+    return ([i for i in range(n_sent) if i % 10 != 9], [i for i in range(n_sent) if i % 10 == 9])
+
+
 def losses(B, xb, tb, mask, lengths, kind: str):
     """Per layer and sentence losses [a, b] of maps ``B`` [a, k, D] on vectors ``xb``
     [a, b, n, D] (the module docstring of :mod:`analysis.syntax.probes`)."""
@@ -116,8 +124,7 @@ def train_layers(layers: Sequence[np.ndarray], offsets: np.ndarray, targets, kin
     X = [torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32) for x in layers]
     T = [torch.as_tensor(np.asarray(t), dtype=torch.float32) for t in targets]
     lengths = [int(offsets[s + 1] - offsets[s]) for s in range(n_sent)]
-    stop_idx = [i for i in range(n_sent) if i % 10 == 9] if n_sent >= 10 else list(range(n_sent))
-    train_idx = [i for i in range(n_sent) if i % 10 != 9] if n_sent >= 10 else stop_idx
+    train_idx, stop_idx = stopping_split(n_sent)
     L, D = len(X), X[0].shape[1]
     init = (torch.rand((rank, D), generator=torch.Generator().manual_seed(int(seed))) * 2 - 1) \
         * INIT

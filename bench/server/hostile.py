@@ -306,7 +306,7 @@ async def attacks(browser, url: str, files: dict, args, monitor, health, ends: d
     await warm_up(browser, url, chosen)  # first imports and page runs
     phase(monitor, health, "idle")
     await asyncio.sleep(5)
-    print("idle: " + resident_kinds(monitor.pid).replace(" at the end", ""), flush=True)
+    print(resident_kinds(monitor.pid, "idle"), flush=True)
     phase(monitor, health, "attack")
     t = time.monotonic()
     runs = [attack_report(browser, url, files, args.rounds) for _ in range(args.tabs)]
@@ -350,8 +350,8 @@ def _tabs(name: str, tabs: list) -> bool:
     return ok
 
 
-def resident_kinds(pid: int) -> str:
-    """The server process's resident memory at the end by kind (/proc/PID/status): anonymous
+def resident_kinds(pid: int, when: str) -> str:
+    """The server process's resident memory ``when`` by kind (/proc/PID/status): anonymous
     (the heaps: what a job could leave behind) and file-backed (the model files and libraries
     it maps: pages of the kernel's file cache, shared, dropped under memory pressure)."""
     try:
@@ -360,7 +360,7 @@ def resident_kinds(pid: int) -> str:
                   if k in ("VmRSS", "RssAnon", "RssFile")}
     except (OSError, ValueError):
         return "the server's resident memory by kind: unreadable here"
-    return (f"the server process at the end: {kb.get('VmRSS', 0) / 2**20:.2f} GB resident, "
+    return (f"the server process {when}: {kb.get('VmRSS', 0) / 2**20:.2f} GB resident, "
             f"{kb.get('RssAnon', 0) / 2**20:.2f} GB anonymous, {kb.get('RssFile', 0) / 2**20:.2f} "
             "GB file-backed (model files and libraries)")
 
@@ -440,7 +440,7 @@ async def main_async(args, run: harness.Run) -> int:
             finally:
                 await browser.close()
         alive = proc.poll() is None and check.health_ok(url)
-        print(resident_kinds(proc.pid))
+        print(resident_kinds(proc.pid, "at the end"))
         ok = report(args, results, said, ends, wall, health, monitor, alive, run)
         run.done()
         return 0 if ok else 1

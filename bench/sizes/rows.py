@@ -146,12 +146,14 @@ def probe_products(result, ds, hidden: int) -> float:
     import torch
 
     from analysis.syntax import probes as probes_mod
+    from analysis.syntax.layered import stopping_split
     from analysis.syntax.probes import split_treebank
 
     train, _ = split_treebank(ds, 0.25)
     words = [len(w) for w in (train["words"] if "words" in train.column_names
                               else train["tokens"])]
-    n = sum(c for i, c in enumerate(words) if not (len(words) >= 10 and i % 10 == 9))
+    trains, _ = stopping_split(len(words))
+    n = sum(words[i] for i in trains)
     trained = [p for pair in result.probes for p in pair]
     epochs = {kind: sum(p.epochs for p in trained if p.kind == kind)
               for kind in ("distance", "depth")}
@@ -159,7 +161,7 @@ def probe_products(result, ds, hidden: int) -> float:
     saved = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        b = max(1, round(n / max(1, len(words)) * probes_mod.BATCH))  # words of a batch
+        b = max(1, round(n / max(1, len(trains)) * probes_mod.BATCH))  # words of a batch
         x = torch.randn(b, hidden)
         B = torch.randn(rank, hidden)
         g = torch.randn(b, rank)
