@@ -1,24 +1,27 @@
 """Every layer's structural probe of one kind trained at once (issue 48; docs/METHODS.md section
 10, "Structural probes", and section 20).
 
-A probe of layer l is trained exactly as :mod:`analysis.syntax.probes` describes (its own B,
-initialised from ``torch.Generator().manual_seed(seed)``; Adam; batches of sentences in the
-order ``random.Random(seed)`` draws; its own learning-rate decay and early stop on the stopping
+A probe of layer l is trained as :mod:`analysis.syntax.probes` describes (its own B, initialised
+from ``torch.Generator().manual_seed(seed)``; Adam; batches of sentences in the order
+``random.Random(seed)`` draws; its own learning-rate decay and early stop on the stopping
 sentences). Those choices do not depend on the layer: every layer's probe sees the same batches
-in the same order and starts from the same B. So the layers train side by side in one loop:
-each step gathers the batch's vectors of every layer still training ([layers, batch, words,
-D]) and computes every layer's loss with batched products; the gradient of their sum is each
-layer's own gradient, and Adam (one parameter group per layer, its own learning rate) updates
-each layer's B as its own optimiser would. A layer whose early stop fires leaves the loop; the
-others go on. The products are the same per layer (one matrix product of the same shape per
-layer), so a layer's B is the one it would get alone: to the bit at the default model's shapes
-(all 7 layers' maps of both kinds on 375 EWT sentences), to float32's rounding where the
-batched product takes another kernel (tiny shapes in the tests).
+in the same order and starts from the same B. So the layers train side by side in one loop, each
+step in three parts:
 
-What it saves: the per-step work that does not depend on the layer (the batch's padding and
-targets, the optimiser's and autograd's calls) is done once for all layers instead of once per
-layer, and the products are batched (BERT-base, 13 layers: measured in docs/METHODS.md
-section 20).
+- the batch's words of every layer still training, gathered without padding ([layers, words,
+  D], one reused buffer) and projected by one batched product ``Y = X B^T``;
+- each layer's loss and its gradient with respect to ``Y``, written out rather than taken by
+  autograd (depth: ``2 sign(||Y_i||^2 - depth_i) Y_i / (n b)`` per word; distance, on ``Y``
+  padded per sentence, which is D / k times smaller than padding ``X``: ``4 (rowsum(S)_i Y_i -
+  sum_j S_ij Y_j)`` with ``S_ij = sign(pred_ij - dist_ij) / (n^2 b)``), then ``G^T X``: the
+  two products of the step, every other operation on [words, k];
+- Adam's fused kernel, one parameter group per layer (its own learning rate).
+
+A layer whose early stop fires leaves the loop; the others go on. Each layer's B is the one the
+reference training (autograd on padded batches, one probe at a time:
+bench/references/syntax.py) gives, to float32's rounding: the gradient equals autograd's to
+1e-10 in float64 (tests/unit/test_syntax_layered.py), and the trained maps stop at the same
+epochs with metrics within 1.2e-3 at BERT-base (bench/README.md, issue 48).
 """
 
 from __future__ import annotations
@@ -46,45 +49,86 @@ class Trained:
     seconds: float
 
 
-def _targets(targets, idx, n_max: int, kind: str):
-    """Padded targets of the sentences ``idx`` ([b, n, n] distances or [b, n] depths), their
-    word mask [b, n] and lengths [b]."""
-    import torch  # lazy: imported when used: torch (heavy)
+class _Sentences:
+    """The sentences' word rows and targets, for gathering a batch without padding its words:
+    per sentence its rows ``offsets[s]:offsets[s + 1]`` and its target ([n, n] distances or
+    [n] depths)."""
 
-    tb = torch.zeros((len(idx), n_max, n_max) if kind == "distance" else (len(idx), n_max))
-    mask = torch.zeros((len(idx), n_max))
-    for b, i in enumerate(idx):
-        n = targets[i].shape[0]
-        if kind == "distance":
-            tb[b, :n, :n] = targets[i]
-        else:
-            tb[b, :n] = targets[i]
-        mask[b, :n] = 1.0
-    return tb, mask, mask.sum(-1)
+    def __init__(self, offsets: np.ndarray, targets, kind: str):
+        import torch  # lazy: imported when used: torch (heavy)
+
+        self.kind = kind
+        self.rows = [np.arange(int(offsets[s]), int(offsets[s + 1]))
+                     for s in range(len(offsets) - 1)]
+        self.lengths = [len(r) for r in self.rows]
+        self.targets = [torch.as_tensor(np.asarray(t), dtype=torch.float32) for t in targets]
+
+    def batch(self, idx) -> "_Batch":
+        import torch  # lazy: imported when used: torch (heavy)
+
+        n = [self.lengths[i] for i in idx]
+        rows = torch.from_numpy(np.concatenate([self.rows[i] for i in idx]))
+        ln = torch.tensor(n, dtype=torch.float32)
+        if self.kind == "depth":
+            tb = torch.cat([self.targets[i] for i in idx])
+            # each word's weight in its sentence's loss (1 / n), its sentence's row
+            sent = torch.repeat_interleave(torch.arange(len(idx)), torch.tensor(n))
+            return _Batch(rows, tb, ln, sent=sent)
+        n_max = max(n)
+        tb = torch.zeros((len(idx), n_max, n_max))
+        mask = torch.zeros((len(idx), n_max))
+        for b, i in enumerate(idx):
+            tb[b, :n[b], :n[b]] = self.targets[i]
+            mask[b, :n[b]] = 1.0
+        # each flat row's place in the padded [b * n_max] layout
+        place = torch.from_numpy(np.concatenate([b * n_max + np.arange(k)
+                                                 for b, k in enumerate(n)]))
+        return _Batch(rows, tb, ln, mask=mask, place=place, n_max=n_max)
 
 
-def _rows(offsets: np.ndarray, idx, n_max: int):
-    """Flat row indices [b * n] of the sentences ``idx``' words, padded with row 0."""
-    import torch  # lazy: imported when used: torch (heavy)
+@dataclass
+class _Batch:
+    """One batch: its words' rows [R], targets (depths [R] or distances [b, n, n]), lengths
+    [b]; depth: each row's sentence [R]; distance: the word mask [b, n] and each row's place
+    in the padded layout [R]."""
 
-    rows = torch.zeros((len(idx), n_max), dtype=torch.long)
-    for b, i in enumerate(idx):
-        a, e = int(offsets[i]), int(offsets[i + 1])
-        rows[b, :e - a] = torch.arange(a, e)
-    return rows.flatten()
+    rows: object
+    tb: object
+    lengths: object
+    sent: object = None
+    mask: object = None
+    place: object = None
+    n_max: int = 0
 
 
-def _vectors(layers, offsets, idx, active, n_max: int):
-    """The batch's word vectors of the ``active`` layers [a, b, n, D]. A padding place holds
-    the corpus's row 0, not zeros: the losses weigh it by 0, so it adds exactly 0 to every
-    loss and gradient (as a zero row did; the tests compare the maps to the bit)."""
-    import torch  # lazy: imported when used: torch (heavy)
+class _Gather:
+    """The rows' word vectors of the ``active`` layers [a, R, D] (no padding), gathered into
+    one buffer that every batch reuses (a fresh one each step costs its pages' first touch)."""
 
-    rows = _rows(offsets, idx, n_max)
-    xb = torch.empty((len(active), len(rows), layers[0].shape[1]))
-    for a, l in enumerate(active):
-        torch.index_select(layers[l], 0, rows, out=xb[a])
-    return xb.view(len(active), len(idx), n_max, -1)
+    def __init__(self, X):
+        import torch  # lazy: imported when used: torch (heavy)
+
+        self.X, self.buf = X, torch.empty((len(X), 0, X[0].shape[1]), dtype=X[0].dtype)
+
+    def __call__(self, rows, active):
+        import torch  # lazy: imported when used: torch (heavy)
+
+        if len(rows) > self.buf.shape[1]:
+            self.buf = torch.empty((len(self.X), len(rows), self.X[0].shape[1]),
+                                   dtype=self.X[0].dtype)
+        xb = self.buf[:len(active), :len(rows)]
+        for a, l in enumerate(active):
+            torch.index_select(self.X[l], 0, rows, out=xb[a])
+        return xb
+
+
+def _padded(Y, bt: _Batch):
+    """Flat rows [a, R, k] -> padded [a, b, n, k] (zeros in the padding)."""
+
+    a, _, k = Y.shape
+    Yp = Y.new_zeros((a, len(bt.lengths) * bt.n_max, k))
+    Yp.index_copy_(1, bt.place, Y)
+    return Yp.view(a, len(bt.lengths), bt.n_max, k)
 
 
 def stopping_split(n_sent: int) -> tuple[list[int], list[int]]:
@@ -95,17 +139,36 @@ def stopping_split(n_sent: int) -> tuple[list[int], list[int]]:
     return ([i for i in range(n_sent) if i % 10 != 9], [i for i in range(n_sent) if i % 10 == 9])
 
 
-def losses(B, xb, tb, mask, lengths, kind: str):
-    """Per layer and sentence losses [a, b] of maps ``B`` [a, k, D] on vectors ``xb``
-    [a, b, n, D] (the module docstring of :mod:`analysis.syntax.probes`)."""
-    a, b, n, D = xb.shape
-    Y = (xb.reshape(a, b * n, D) @ B.transpose(1, 2)).view(a, b, n, -1)  # [a, b, n, k]
-    sq = (Y ** 2).sum(-1)  # [a, b, n]
+def losses(P, xb, bt: _Batch, kind: str, grad: bool = False):
+    """Per layer and sentence losses [a, b] of maps ``P`` [a, k, D] on the batch's vectors
+    ``xb`` [a, R, D] (the module docstring of :mod:`analysis.syntax.probes`); with ``grad``,
+    also the gradient of the sum over layers of each layer's batch mean with respect to ``P``
+    [a, k, D], written out (see the module docstring)."""
+    import torch  # lazy: imported when used: torch (heavy)
+
+    a, b = xb.shape[0], len(bt.lengths)
+    Y = torch.bmm(xb, P.transpose(1, 2))  # [a, R, k]
     if kind == "depth":
-        return ((sq - tb).abs() * mask).sum(-1) / lengths
-    pred = sq[..., :, None] + sq[..., None, :] - 2.0 * Y @ Y.transpose(-1, -2)
-    pair = mask[:, :, None] * mask[:, None, :]
-    return ((pred - tb).abs() * pair).sum((-1, -2)) / lengths ** 2
+        r = (Y * Y).sum(-1) - bt.tb  # [a, R]
+        per = r.new_zeros((a, b)).index_add_(1, bt.sent, r.abs()) / bt.lengths
+        if not grad:
+            return per
+        w = (1.0 / b) / bt.lengths  # d(batch mean) / d(a word's |residual|), per sentence
+        gY = Y * (2.0 * torch.sign(r) * w[bt.sent])[..., None]
+    else:
+        Yp = _padded(Y, bt)  # [a, b, n, k]
+        sq = (Yp * Yp).sum(-1)
+        diff = sq[..., :, None] + sq[..., None, :] - 2.0 * Yp @ Yp.transpose(-1, -2) - bt.tb
+        pair = bt.mask[:, :, None] * bt.mask[:, None, :]
+        per = (diff.abs() * pair).sum((-1, -2)) / bt.lengths ** 2
+        if not grad:
+            return per
+        # d(loss) / d(pred) = S, symmetric as pred and the targets are: d / dY_i = 4 (sum_j
+        # S_ij Y_i - sum_j S_ij Y_j)
+        S = torch.sign(diff) * pair * ((1.0 / b) / bt.lengths ** 2)[:, None, None]
+        gYp = 4.0 * (S.sum(-1)[..., None] * Yp - S @ Yp)  # [a, b, n, k]
+        gY = gYp.view(a, -1, Yp.shape[-1]).index_select(1, bt.place)
+    return per, torch.bmm(gY.transpose(1, 2), xb)
 
 
 def train_layers(layers: Sequence[np.ndarray], offsets: np.ndarray, targets, kind: str, *,
@@ -122,57 +185,53 @@ def train_layers(layers: Sequence[np.ndarray], offsets: np.ndarray, targets, kin
     if n_sent < 1 or not len(layers):
         raise InputError("No training sentence for the probe.")
     X = [torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32) for x in layers]
-    T = [torch.as_tensor(np.asarray(t), dtype=torch.float32) for t in targets]
-    lengths = [int(offsets[s + 1] - offsets[s]) for s in range(n_sent)]
+    sents = _Sentences(offsets, targets, kind)
     train_idx, stop_idx = stopping_split(n_sent)
     L, D = len(X), X[0].shape[1]
     init = (torch.rand((rank, D), generator=torch.Generator().manual_seed(int(seed))) * 2 - 1) \
         * INIT
     params = [init.clone().requires_grad_() for _ in range(L)]
-    opt = torch.optim.Adam([{"params": [p], "lr": lr} for p in params])
+    # Adam's fused kernel (one pass over a map's state; torch's default on CPU makes six), one
+    # parameter group per layer: its own learning rate
+    opt = torch.optim.Adam([{"params": [p], "lr": lr} for p in params], fused=True)
     rng = random.Random(seed)
-    stops = []
-    for part in batches([lengths[i] for i in stop_idx], 64):
-        idx = [stop_idx[j] for j in part]
-        n_max = max(lengths[i] for i in idx)
-        stops.append((idx, n_max, *_targets(T, idx, n_max, kind)))
+    gather = _Gather(X)
+    stops = [sents.batch([stop_idx[j] for j in part])
+             for part in batches([sents.lengths[i] for i in stop_idx], 64)]
     best = [float("inf")] * L
-    best_B = [p.detach().clone() for p in params]
+    best_B = [init.clone() for _ in range(L)]
     bad, epochs, active = [0] * L, [0] * L, list(range(L))
-    for epoch in range(1, max_epochs + 1):
-        for l in active:
-            epochs[l] = epoch
-        for part in batches([lengths[i] for i in train_idx], batch_size, rng=rng):
-            idx = [train_idx[j] for j in part]
-            n_max = max(lengths[i] for i in idx)
-            tb, mask, ln = _targets(T, idx, n_max, kind)
-            xb = _vectors(X, offsets, idx, active, n_max)
-            B = torch.stack([params[l] for l in active])
-            loss = losses(B, xb, tb, mask, ln, kind).mean(1).sum()  # each layer's own mean
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            B = torch.stack([params[l] for l in active])
+    with torch.no_grad():
+        for epoch in range(1, max_epochs + 1):
+            for l in active:
+                epochs[l] = epoch
+            for part in batches([sents.lengths[i] for i in train_idx], batch_size, rng=rng):
+                bt = sents.batch([train_idx[j] for j in part])
+                P = torch.stack([params[l] for l in active])
+                grads = losses(P, gather(bt.rows, active), bt, kind, grad=True)[1]
+                for a, l in enumerate(active):
+                    params[l].grad = grads[a]
+                opt.step()
+            P = torch.stack([params[l] for l in active])
             total = torch.zeros(len(active), dtype=torch.float64)
-            for idx, n_max, tb, mask, ln in stops:
-                xb = _vectors(X, offsets, idx, active, n_max)
-                total += losses(B, xb, tb, mask, ln, kind).sum(1).double()
-        still = []
-        for a, l in enumerate(active):
-            stop_loss = float(total[a]) / len(stop_idx)
-            if stop_loss < best[l] - 1e-4:
-                best[l], best_B[l], bad[l] = stop_loss, params[l].detach().clone(), 0
+            for bt in stops:
+                total += losses(P, gather(bt.rows, active), bt, kind).sum(1).double()
+            still = []
+            for a, l in enumerate(active):
+                stop_loss = float(total[a]) / len(stop_idx)
+                if stop_loss < best[l] - 1e-4:
+                    best[l], best_B[l], bad[l] = stop_loss, params[l].detach().clone(), 0
+                    still.append(l)
+                    continue
+                bad[l] += 1
+                if bad[l] >= patience:
+                    params[l].grad = None  # this layer stops here (Adam passes it over); its
+                    continue               # best B is kept
+                opt.param_groups[l]["lr"] *= decay
                 still.append(l)
-                continue
-            bad[l] += 1
-            if bad[l] >= patience:
-                continue  # this layer stops here; its best B is kept
-            opt.param_groups[l]["lr"] *= decay
-            still.append(l)
-        active = still
-        if not active:
-            break
+            active = still
+            if not active:
+                break
     seconds = time.perf_counter() - t0
     return [Trained(best_B[l].numpy().astype(np.float32), epochs[l], best[l], seconds)
             for l in range(L)]

@@ -17,8 +17,9 @@ kind in one loop (the same batches and start for every layer), each on one torch
 layer side by side on two threads (:func:`probe_workers`), with the same numbers as one probe
 at a time.
 
-:func:`probe_layers` extracts word vectors once per file (:func:`extract_word_states`), trains
-both probes on every layer (embeddings included) and evaluates them on the other file.
+:func:`probe_layers` extracts the word vectors of both files in one pass
+(:func:`analysis.syntax.states.extract_split_states`), trains both probes on every layer
+(embeddings included) and evaluates them on the other file.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from analysis.core.errors import InputError
 from analysis.core.execution.threads import side_by_side
 from analysis.core.study import Field, Schema, StudyResult
 from analysis.syntax.layered import train_layers
-from analysis.syntax.states import WordStates, extract_word_states
+from analysis.syntax.states import WordStates, extract_split_states, extract_word_states
 from analysis.syntax.trees import (corpus_uuas, depth_spearman, distance_spearman, gold_edges,
                                    linear_chain_uuas, mst_edges, non_punct, root_accuracy,
                                    row_spearman, sentence_uuas_counts, tree_depths,
@@ -280,6 +281,10 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
             progress(min(total, state["base"] + done), total)
 
     t0 = time.perf_counter()
+    if train_states is None and eval_states is None:  # both in one pass: fuller batches
+        train_states, eval_states = extract_split_states(
+            loaded, train_ds, eval_ds, max_sentences=max_sentences, batch_size=batch_size,
+            progress=tick)
     if train_states is None:
         train_states = extract_word_states(loaded, train_ds, max_sentences=max_sentences,
                                            batch_size=batch_size, progress=tick)

@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 from analysis.core.errors import InputError
 from analysis.syntax.probes import (ProbeResult, example_tree, probe_layers, split_treebank,
                                     torch_threads, train_depth_probe, train_distance_probe)
-from analysis.syntax.states import extract_word_states
+from analysis.syntax.states import extract_split_states, extract_word_states
 from analysis.syntax.treebank import make_treebank, read_conllu
 from analysis.syntax.trees import (chain_edges, corpus_uuas, depth_spearman, distance_spearman,
                                    gold_edges, linear_chain_uuas, mst_edges, non_punct,
@@ -198,6 +198,17 @@ def test_word_states_and_probe_layers_on_a_tiny_model(tiny_model_dir):
     sub = st.subset([2, 0])
     assert sub.heads == [st.heads[2], st.heads[0]]
     assert np.array_equal(sub.sentence(1, 1), st.sentence(0, 1))
+    # the training and evaluation files in one pass: each file's own states, the evaluation's
+    # offsets from 0 (its arrays views of the pass's)
+    tr, ev = extract_split_states(tiny, ds.select(range(3)), ds.select(range(1, 4)),
+                                  batch_size=2)
+    for got, want in ((tr, extract_word_states(tiny, ds.select(range(3)))),
+                      (ev, extract_word_states(tiny, ds.select(range(1, 4))))):
+        assert got.offsets.tolist() == want.offsets.tolist() and got.heads == want.heads
+        assert got.words == want.words and got.rows == want.rows == [0, 1, 2]
+        assert all(np.allclose(x, y, atol=1e-5) for x, y in zip(got.layers, want.layers))
+    assert np.allclose(ev.sentence(0, 2), tr.sentence(1, 2), atol=1e-5)  # the same sentence
+    assert ev.layers[1].base is not None and tr.layers[1].base is ev.layers[1].base
 
     seen = []
     res = probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), rank=4, seed=0,

@@ -11,7 +11,7 @@ import numpy as np
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.stats import rankdata
 
-from analysis.syntax.layered import train_layers
+from analysis.syntax.layered import _Gather, _Sentences, losses, train_layers
 from analysis.syntax.trees import average_ranks, mst_edges, tree_depths, tree_distances
 
 from bench.references import syntax as reference_syntax
@@ -46,6 +46,47 @@ def test_layers_together_equal_each_layer_alone():
             assert got.epochs == alone.epochs
             assert abs(got.stop_loss - alone.stop_loss) < 1e-6
         assert len({t.epochs for t in together}) > 1 or kind == "distance"
+
+
+def test_written_out_gradient_is_autograds():
+    """The training's gradient, written out (no autograd), is autograd's gradient of the
+    reference losses (a padded batch, bench/references/syntax.py) for both kinds, on a batch of
+    sentences of different lengths and three layers; the losses are the reference's too."""
+    import torch
+
+    rng = np.random.default_rng(3)
+    trees = [_random_tree(rng, n) for n in (1, 4, 7, 5, 2)]
+    offsets = np.concatenate([[0], np.cumsum([len(h) for h in trees])]).astype(np.int64)
+    X = [torch.as_tensor(rng.normal(size=(offsets[-1], 6)), dtype=torch.float64)
+         for _ in range(3)]
+    P = torch.as_tensor(rng.normal(size=(3, 4, 6)), dtype=torch.float64)
+    idx = [3, 0, 1, 4]  # a batch in the order the batches come: not the corpus's
+    for kind, targets in (("distance", [tree_distances(h) for h in trees]),
+                          ("depth", [tree_depths(h) for h in trees])):
+        bt = _Sentences(offsets, targets, kind).batch(idx)
+        bt.tb, bt.lengths = bt.tb.double(), bt.lengths.double()
+        if bt.mask is not None:
+            bt.mask = bt.mask.double()
+        per, grad = losses(P, _Gather(X)(bt.rows, [0, 1, 2]), bt, kind, grad=True)
+        n_max = max(len(trees[i]) for i in idx)
+        tb = torch.zeros((len(idx), n_max, n_max) if kind == "distance"
+                         else (len(idx), n_max), dtype=torch.float64)
+        mask = torch.zeros((len(idx), n_max), dtype=torch.float64)
+        for b, i in enumerate(idx):
+            n = len(trees[i])
+            tb[(b, slice(0, n), slice(0, n))[:tb.dim()]] = torch.as_tensor(targets[i])
+            mask[b, :n] = 1.0
+        for a in range(3):
+            xb = torch.zeros((len(idx), n_max, 6), dtype=torch.float64)
+            for b, i in enumerate(idx):
+                xb[b, :len(trees[i])] = X[a][offsets[i]:offsets[i + 1]]
+            B = P[a].clone().requires_grad_()
+            ref = reference_syntax._losses(B, xb, tb, mask, mask.sum(-1), kind)
+            ref.mean().backward()
+            np.testing.assert_allclose(per[a].numpy(), ref.detach().numpy(), rtol=1e-12)
+            np.testing.assert_allclose(grad[a].numpy(), B.grad.numpy(), rtol=1e-10,
+                                       atol=1e-12, err_msg=f"{kind} layer {a}")
+            assert float(B.grad.abs().max()) > 0.1
 
 
 def test_mst_and_ranks_are_scipys():
