@@ -25,7 +25,7 @@ from analysis.core.encoding import encode
 from analysis.core.errors import InputError
 from analysis.core.execution.threads import side_by_side
 from analysis.core.forward import forward
-from analysis.core.models import load_config, load_model
+from analysis.core.models import load_with_head
 from analysis.core.study import Field, Schema, StudyResult
 
 MIXING = ("attention", "norm", "norm_resln", "alti", "value_zeroing")
@@ -244,11 +244,6 @@ def agreement(result: Attribution) -> tuple[list[str], np.ndarray]:
 
 def load_for_attribution(spec: str):
     """The model of ``spec`` with its classification head when its checkpoint has one (the
-    example checkpoint, a fine-tuned classifier), else the encoder alone."""
-    # lazy: imported when used: transformers (heavy)
-    from transformers import AutoModelForSequenceClassification
-
-    archs = list(getattr(load_config(spec), "architectures", None) or [])
-    if any(a.endswith("ForSequenceClassification") for a in archs):
-        return load_model(spec, model_class=AutoModelForSequenceClassification)
-    return load_model(spec)
+    example checkpoint, a fine-tuned classifier), else the encoder alone
+    (:func:`analysis.core.models.load_with_head`)."""
+    return load_with_head(spec)

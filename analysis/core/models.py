@@ -378,6 +378,27 @@ def load_model(spec: str | None = DEFAULT_SPEC, model_class=None,
     return loaded
 
 
+def task_head_of(spec: str) -> list[str] | None:
+    """The architectures a checkpoint's config names when one is a sequence classifier's
+    (``...ForSequenceClassification``: the model has a task head), else None; ModelLoadError
+    (one line) when there is no config to read."""
+    archs = list(getattr(load_config(spec), "architectures", None) or [])
+    return archs if any(a.endswith("ForSequenceClassification") for a in archs) else None
+
+
+def load_with_head(spec: str, loader=None) -> LoadedModel:
+    """The model of ``spec`` with its classification head when its config names one
+    (:func:`task_head_of`), else the encoder alone (``loader(spec)``; default
+    :func:`load_model`). Every study that reads a task head when there is one loads through
+    here: Attribution, Drift's after-model and the classifier studies."""
+    if task_head_of(spec) is not None:
+        # lazy: imported when used: transformers (heavy)
+        from transformers import AutoModelForSequenceClassification
+
+        return load_model(spec, model_class=AutoModelForSequenceClassification)
+    return (loader or load_model)(spec)
+
+
 def check_attention_output(loaded: LoadedModel) -> None:
     """Run a two-token forward and make sure post-softmax attention maps come back."""
     enc = loaded.tokenizer("attention check", return_tensors="pt")

@@ -19,8 +19,7 @@ and its :class:`DriftResult`), :mod:`.study` (its inputs, plan, the JSON's
 """
 
 from analysis.drift.batched import BatchMasks, batch_cosine, batch_features, batch_rsa
-from analysis.drift.pair import (DriftError, check_compatible, has_classifier, identical_weights,
-                                 load_after, load_pair)
+from analysis.drift.pair import DriftError, check_compatible, identical_weights, load_pair
 from analysis.drift.patterns import (PATTERN_TYPES, PatternThresholds, classify_patterns, gallery,
                                      pattern_shares, pattern_transitions)
 from analysis.drift.run import DriftResult, compare_models, example_maps
@@ -30,7 +29,7 @@ from analysis.drift.study import STUDY
 __all__ = [
     "STUDY", "BatchMasks", "CKAAccumulator", "DriftError", "DriftResult", "PATTERN_TYPES",
     "PatternThresholds", "batch_cosine", "batch_features", "batch_rsa", "check_compatible",
-    "classify_patterns", "compare_models", "example_maps", "gallery", "has_classifier",
-    "head_cosine", "identical_weights", "load_after", "load_pair", "pattern_shares",
+    "classify_patterns", "compare_models", "example_maps", "gallery", "head_cosine",
+    "identical_weights", "load_pair", "pattern_shares",
     "pattern_transitions",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from analysis.core.errors import InputError
-from analysis.core.models import (LoadedModel, ModelLoadError, load_config, load_model,
+from analysis.core.models import (LoadedModel, ModelLoadError, load_model, load_with_head,
                                   normalise_spec)
 
 PROBE = "Hello, WORLD! The café's crème brûlée wasn't cheap."
@@ -17,41 +17,22 @@ class DriftError(InputError):
     """Two checkpoints cannot be compared (message is user-facing, one line)."""
 
 
-def has_classifier(spec: str) -> bool:
-    """True when the checkpoint's config names a sequence-classification architecture."""
-    try:
-        config = load_config(spec)
-    except Exception:
-        return False
-    archs = getattr(config, "architectures", None) or []
-    return any(a.endswith("ForSequenceClassification") for a in archs)
-
-
-def load_after(spec: str, loader: Callable[[str], LoadedModel] = load_model) -> LoadedModel:
-    """Load the fine-tuned checkpoint, keeping its classification head when it has one;
-    ``loader`` loads a plain encoder."""
-    if has_classifier(spec):
-        # lazy: imported when used: transformers (heavy)
-        from transformers import AutoModelForSequenceClassification
-
-        return load_model(spec, model_class=AutoModelForSequenceClassification)
-    return loader(spec)
-
-
 def load_pair(before_spec: str, after_spec: str,
               loader: Callable[[str], LoadedModel] = load_model,
               after_loader: Callable[[str], LoadedModel] | None = None
               ) -> tuple[LoadedModel, LoadedModel]:
     """Load both checkpoints (the after one with its classification head if any) and check that
     they can be compared. ``loader`` loads a plain encoder, ``after_loader`` the after one
-    (default: :func:`load_after` with ``loader``); the UI passes its cached loaders."""
+    (default: :func:`analysis.core.models.load_with_head` with ``loader``); the UI passes its
+    cached loaders."""
     try:
         before = loader(normalise_spec(before_spec))
     except ModelLoadError as exc:
         raise ModelLoadError(f"Before model: {exc}") from exc
     try:
         after_spec = normalise_spec(after_spec)
-        after = after_loader(after_spec) if after_loader else load_after(after_spec, loader)
+        after = (after_loader(after_spec) if after_loader
+                 else load_with_head(after_spec, loader))
     except ModelLoadError as exc:
         raise ModelLoadError(f"After model: {exc}") from exc
     check_compatible(before, after)

@@ -27,7 +27,8 @@ from analysis.absa.tasks import (
 from analysis.core.corpus import read_corpus, read_labels
 from analysis.core.encoding import encode_corpus
 from analysis.importance.scoring import AbsaScorer, AccuracyScorer
-from analysis.core.models import EXAMPLE_SPEC, load_config, load_model, normalise_spec
+from analysis.core.models import (EXAMPLE_SPEC, load_config, load_with_head, normalise_spec,
+                                  task_head_of)
 
 
 @dataclass
@@ -74,26 +75,44 @@ def check_classifier(loaded) -> None:
                          "accuracy to lose.")
 
 
-def load_classifier(spec: str):
+def load_headed(spec: str):
     """(LoadedModel with its task head, ABSA card or None) for a model spec: ``example``, a
-    checkpoint folder of this dashboard, or any fine-tuned sequence classifier. A model whose
-    config names no ``...ForSequenceClassification`` architecture is refused."""
-    # lazy: imported when used: transformers (heavy)
-    from transformers import AutoModelForSequenceClassification
-
+    checkpoint folder of this dashboard, or any model whose config names a
+    ``...ForSequenceClassification`` architecture; None for a model without a task head (the
+    caller loads its encoder alone, or refuses: :func:`load_classifier`)."""
     spec = normalise_spec(spec)
     if spec == EXAMPLE_SPEC:
         return load_example()
     if is_checkpoint(spec):
         return load_checkpoint(spec)
-    archs = list(getattr(load_config(spec), "architectures", None) or [])
-    if not any(a.endswith("ForSequenceClassification") for a in archs):
-        raise InputError(f"{spec} has no task head (architectures: {', '.join(archs) or 'none'})"
-                         ": pick a checkpoint fine-tuned for a task, e.g. the example "
-                         "checkpoint.")
-    loaded = load_model(spec, model_class=AutoModelForSequenceClassification)
-    check_classifier(loaded)
-    return loaded, None
+    if task_head_of(spec) is None:
+        return None
+    return load_with_head(spec), None
+
+
+def no_task_head(spec: str) -> InputError:
+    """The refusal of a model without a task head where a classifier is needed."""
+    try:
+        archs = list(getattr(load_config(spec), "architectures", None) or [])
+    except Exception:
+        archs = []
+    return InputError(f"{spec} has no task head (architectures: {', '.join(archs) or 'none'}): "
+                      "pick a checkpoint fine-tuned for a task, e.g. the example checkpoint.")
+
+
+def require_classifier(headed, spec: str):
+    """``headed`` (:func:`load_headed`'s answer) when it is a single-label classifier, else
+    InputError (no task head; or a head this study cannot score: :func:`check_classifier`)."""
+    if headed is None:
+        raise no_task_head(normalise_spec(spec))
+    check_classifier(headed[0])
+    return headed
+
+
+def load_classifier(spec: str):
+    """(LoadedModel with its task head, ABSA card or None) for a model spec
+    (:func:`load_headed`); a model without a single-label task head is refused."""
+    return require_classifier(load_headed(spec), spec)
 
 
 def absa_eval_set(loaded, card: dict | None, data, task: str | None = None,

@@ -101,9 +101,9 @@ def main() -> int:
 
     base = load_model("default")
     if args.after:
-        from analysis.drift import load_after
+        from analysis.core.models import load_with_head
 
-        AFTER.update(spec=args.after, loaded=load_after(args.after, load_model))
+        AFTER.update(spec=args.after, loaded=load_with_head(args.after))
     print(f"{base.name}: {base.n_layers} layers x {base.n_heads} heads")
     shape = cost.shape_of(base)
     for study in args.studies.split(","):

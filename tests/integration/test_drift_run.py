@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from analysis.drift import (PATTERN_TYPES, compare_models, example_maps, gallery,
-                            has_classifier, head_cosine, load_pair)
+                            head_cosine, load_pair)
 from analysis.core.encoding import encode_corpus, encode_dataset
 from analysis.core.forward import forward
-from analysis.core.models import default_model_path, load_model
+from analysis.core.models import default_model_path, load_model, task_head_of
 from bench.references.drift import batched_head_cosine
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -144,7 +144,7 @@ def test_one_perturbed_head_is_the_only_one_that_drops(base, corpus):
 
 def test_finetuned_checkpoint_with_head_splits_by_label_and_prediction(base, corpus, finetuned):
     before, after = load_pair("default", finetuned)
-    assert has_classifier(finetuned) and hasattr(after.model, "classifier")
+    assert task_head_of(finetuned) and hasattr(after.model, "classifier")
     res = compare_models(before, after, corpus, batch_size=3)
     assert res.cosine.min() < 0.999  # training moved some head
     assert not res.identical

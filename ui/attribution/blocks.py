@@ -12,11 +12,11 @@ import numpy as np
 import streamlit as st
 
 from analysis.attention.views import heatmap_payload, views_payload
-from analysis.attribution import NAMES, cost, load_for_attribution
+from analysis.attribution import NAMES, cost
 from analysis.attribution.run import check_methods
 from analysis.attribution.study import FAITHFULNESS, STUDY, FaithfulnessInputs, Inputs
 from analysis.attribution.gradients import has_task_head
-from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp, load_config
+from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
 from ui.common.attention.views import attention_views
 from ui.attribution import state
 from ui.common.chart_cache import show
@@ -25,7 +25,7 @@ from ui.common.errors import plain
 from ui.common.exports.export import EXPORT_MAX_ROWS, blocks_chart, map_downloads
 from ui.common.exports.findings import add_button
 from ui.common.jobs import SHORT, job_queue, measured_words, run_job
-from ui.common.frame.resources import check_listed, get_classifier
+from ui.common.frame.resources import check_listed, get_classifier, get_headed
 from ui.server.settings import settings
 
 LONG_INPUT = 96  # above this many tokens the map is drawn on the component's canvas
@@ -62,16 +62,6 @@ EXPLAIN = {
 # The model
 
 
-@st.cache_resource(show_spinner="Loading the classifier...", max_entries=2)
-def _classifier(spec: str, stamp: str):
-    return load_for_attribution(spec)
-
-
-def _is_classifier(spec: str) -> bool:
-    archs = list(getattr(load_config(spec), "architectures", None) or [])
-    return any(a.endswith("ForSequenceClassification") for a in archs)
-
-
 def page_model(choice: str, ctx, example_ready: bool):
     """(loaded, note or None): the example checkpoint with its head when chosen and built,
     else the sidebar's model (with its head when it is a fine-tuned classifier)."""
@@ -80,9 +70,8 @@ def page_model(choice: str, ctx, example_ready: bool):
         check_listed(EXAMPLE_SPEC)
         return get_classifier(EXAMPLE_SPEC)[0], None  # the copy every page shares
     note = (NO_EXAMPLE if listed else NOT_LISTED) if choice == state.MODEL_CHOICES[0] else None
-    if _is_classifier(ctx.spec):
-        return _classifier(ctx.spec, checkpoint_stamp(ctx.spec)), note
-    return ctx.loaded, note
+    headed = get_headed(ctx.spec)  # the copy every page shares; None: no task head
+    return (ctx.loaded if headed is None else headed[0]), note
 
 
 def token_cap(loaded) -> int:

@@ -13,12 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from analysis.drift import (PATTERN_TYPES, DriftResult, PatternThresholds, gallery,
-                            head_cosine, load_after, load_pair, pattern_shares,
+                            head_cosine, load_pair, pattern_shares,
                             pattern_transitions)
 from analysis.drift import example_maps as _example_maps
 from analysis.drift.job import DriftJob, has_labels, models_of
 from analysis.core import cost
-from analysis.core.models import EXAMPLE_SPEC, LoadedModel, checkpoint_stamp, normalise_spec
+from analysis.core.models import LoadedModel, checkpoint_stamp
 from ui.common.charts import attention_heatmap, fit_width, map_frame
 from ui.common.chart_cache import BuiltChart, cached_chart, draw
 from ui.common.frame.corpus import fingerprint
@@ -27,7 +27,7 @@ from ui.common.exports.export import chart_downloads
 from ui.common.heads import DECIMALS, decimals, heads_frame, heads_heatmap
 from ui.common.jobs import run_job
 from ui.common.frame.links import attention_link
-from ui.common.frame.resources import check_listed, get_classifier, get_model
+from ui.common.frame.resources import check_listed, get_headed, get_model
 from ui.server.caches import byte_cached
 from ui.server.settings import settings
 from ui.common.frame.models import pick_models
@@ -42,13 +42,11 @@ MODELS = ["before", "after"]
 # Cached models and results
 
 
-@st.cache_resource(max_entries=2, show_spinner="Loading the fine-tuned model...")
-def _after_model(spec: str, stamp: str) -> LoadedModel:
-    """The after-checkpoint, with its classification head when it has one (read-only); the
-    example checkpoint is the copy every page shares."""
-    if normalise_spec(spec) == EXAMPLE_SPEC:
-        return get_classifier(EXAMPLE_SPEC)[0]
-    return load_after(spec, get_model)
+def _after_model(spec: str) -> LoadedModel:
+    """The after-checkpoint, with its classification head when it has one (the copy every page
+    shares: :func:`ui.common.frame.resources.get_headed`), else its encoder (the shared one)."""
+    headed = get_headed(spec)
+    return get_model(spec) if headed is None else headed[0]
 
 
 def before_after_models(sidebar_spec: str, sidebar_name: str | None) -> tuple[str, str]:
@@ -70,7 +68,7 @@ def model_pair(before_spec: str, after_spec: str) -> tuple[LoadedModel, LoadedMo
 def _pair(before_spec: str, after_spec: str, stamps: tuple):
     """The checked pair, once per specs and stamps (a rerun neither loads nor checks again)."""
     return load_pair(before_spec, after_spec, get_model,
-                     after_loader=lambda spec: _after_model(spec, checkpoint_stamp(spec)))
+                     after_loader=_after_model)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

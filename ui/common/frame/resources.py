@@ -12,7 +12,7 @@ import streamlit as st
 
 from analysis.core.models import (DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp,
                                   load_model, normalise_spec)
-from analysis.importance.evalset import load_classifier
+from analysis.importance.evalset import load_headed, require_classifier
 from ui.server.housekeeping import clean_leftovers
 from ui.server.settings import settings
 from ui.server.uploads import note_visitor, session_upload_cap
@@ -25,21 +25,28 @@ def _load(spec: str, stamp: str) -> LoadedModel:
     return load_model(spec)
 
 
-@st.cache_resource(show_spinner="Loading the classifier...", max_entries=3)
-def _classifier(spec: str, stamp: str):
-    return load_classifier(spec)
+@st.cache_resource(show_spinner="Loading the model with its task head...", max_entries=3)
+def _headed(spec: str, stamp: str):
+    return load_headed(spec)
+
+
+def get_headed(spec: str):
+    """(LoadedModel with its task head, ABSA card or None) of ``spec``, or None when its config
+    names no task head (:func:`analysis.importance.evalset.load_headed`), loaded once per spec
+    and checkpoint stamp for every page: Aspect heads, Attribution, Drift's after-model, Head
+    importance, Causal patching, Predictions and the Head atlas each held a copy of the example
+    checkpoint in a cache of their own (issue 50: the server's memory after a visitor opened
+    one more page), and a visitor's own classifier was loaded once by Attribution, once by
+    Drift and once by the classifier pages. The caller checks that a demo lists it
+    (:func:`check_listed`)."""
+    spec = normalise_spec(spec)
+    return _headed(spec, checkpoint_stamp(spec))
 
 
 def get_classifier(spec: str):
-    """(LoadedModel with its task head, ABSA card or None) of ``spec`` (the example checkpoint,
-    a checkpoint folder of this dashboard, any fine-tuned single-label classifier:
-    :func:`analysis.importance.evalset.load_classifier`), loaded once per spec and checkpoint
-    stamp for every page: Aspect heads, Attribution, Drift, Head importance, Causal patching,
-    Predictions and the Head atlas each held a copy of the example checkpoint in a cache of
-    their own (issue 50: the server's memory after a visitor opened one more page). The
-    caller checks that a demo lists it (:func:`check_listed`)."""
-    spec = normalise_spec(spec)
-    return _classifier(spec, checkpoint_stamp(spec))
+    """:func:`get_headed` for the pages that need a single-label classifier: InputError (one
+    line) for a model without one."""
+    return require_classifier(get_headed(spec), spec)
 
 
 def check_listed(spec: str) -> None:
