@@ -21,7 +21,7 @@ A layer whose early stop fires leaves the loop; the others go on. Each layer's B
 reference training (autograd on padded batches, one probe at a time:
 bench/references/syntax.py) gives, to float32's rounding: the gradient equals autograd's to
 1e-10 in float64 (tests/unit/test_syntax_layered.py), and the trained maps stop at the same
-epochs with metrics within 1.2e-3 at BERT-base (bench/README.md, issue 48).
+epochs with metrics within 3e-3 at BERT-base (bench/README.md, issue 48).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class _Sentences:
         ln = torch.tensor(n, dtype=torch.float32)
         if self.kind == "depth":
             tb = torch.cat([self.targets[i] for i in idx])
-            # each word's weight in its sentence's loss (1 / n), its sentence's row
+            # each row's sentence in the batch (its loss is weighed by 1 / n of that sentence)
             sent = torch.repeat_interleave(torch.arange(len(idx)), torch.tensor(n))
             return _Batch(rows, tb, ln, sent=sent)
         n_max = max(n)

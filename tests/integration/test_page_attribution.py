@@ -133,3 +133,20 @@ def test_one_input_is_explained_while_a_corpus_job_holds_the_queue(monkeypatch, 
     assert at.number_input(key=FAITH_MAX).proto.help.endswith(
         "On this server: about 20 seconds per example, measured on its last runs.")
     q.leave(held)
+
+
+def test_a_checkpoint_with_a_damaged_card_is_refused_in_one_line(monkeypatch, tiny_dir,
+                                                                  tmp_path):
+    """The sidebar's model is a folder of this dashboard whose card is damaged: the page loads
+    it with its head through the one shared loader (ui.common.frame.resources.get_headed),
+    which reads the card, and says what is wrong in one line instead of a traceback."""
+    import shutil
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(tiny_dir, folder)
+    (folder / "absa_card.json").write_text(json.dumps({"task": "bogus"}))
+    at = open_page(monkeypatch, src="Local folder", model=str(folder),
+                   attr_model="The sidebar's model")
+    errors = [e.value for e in at.error]
+    assert any("the card names no known task ('bogus')" in e for e in errors), errors
+    assert not html_blocks(at)  # nothing explained with a model the page could not read

@@ -49,7 +49,7 @@ def render() -> None:
     ready = example_ready()
     try:
         loaded, note = page_model(choice, ctx, ready)
-    except ModelLoadError as exc:
+    except (ModelLoadError, InputError) as exc:  # InputError: a checkpoint's damaged card
         show_error(exc)
         st.stop()
     if note:
