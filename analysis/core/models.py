@@ -386,17 +386,24 @@ def task_head_of(spec: str) -> list[str] | None:
     return archs if any(a.endswith("ForSequenceClassification") for a in archs) else None
 
 
+def load_task_head(spec: str) -> LoadedModel | None:
+    """The model of ``spec`` with its classification head when its config names one
+    (:func:`task_head_of`), else None (one read of the config either way)."""
+    if task_head_of(spec) is None:
+        return None
+    # lazy: imported when used: transformers (heavy)
+    from transformers import AutoModelForSequenceClassification
+
+    return load_model(spec, model_class=AutoModelForSequenceClassification)
+
+
 def load_with_head(spec: str, loader=None) -> LoadedModel:
     """The model of ``spec`` with its classification head when its config names one
-    (:func:`task_head_of`), else the encoder alone (``loader(spec)``; default
+    (:func:`load_task_head`), else the encoder alone (``loader(spec)``; default
     :func:`load_model`). Every study that reads a task head when there is one loads through
     here: Attribution, Drift's after-model and the classifier studies."""
-    if task_head_of(spec) is not None:
-        # lazy: imported when used: transformers (heavy)
-        from transformers import AutoModelForSequenceClassification
-
-        return load_model(spec, model_class=AutoModelForSequenceClassification)
-    return (loader or load_model)(spec)
+    headed = load_task_head(spec)
+    return headed if headed is not None else (loader or load_model)(spec)
 
 
 def check_attention_output(loaded: LoadedModel) -> None:

@@ -27,8 +27,7 @@ from analysis.absa.tasks import (
 from analysis.core.corpus import read_corpus, read_labels
 from analysis.core.encoding import encode_corpus
 from analysis.importance.scoring import AbsaScorer, AccuracyScorer
-from analysis.core.models import (EXAMPLE_SPEC, load_config, load_with_head, normalise_spec,
-                                  task_head_of)
+from analysis.core.models import EXAMPLE_SPEC, load_config, load_task_head, normalise_spec
 
 
 @dataclass
@@ -85,9 +84,8 @@ def load_headed(spec: str):
         return load_example()
     if is_checkpoint(spec):
         return load_checkpoint(spec)
-    if task_head_of(spec) is None:
-        return None
-    return load_with_head(spec), None
+    loaded = load_task_head(spec)
+    return None if loaded is None else (loaded, None)
 
 
 def no_task_head(spec: str) -> InputError:
