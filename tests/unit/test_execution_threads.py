@@ -1,11 +1,12 @@
 """analysis.core.execution.threads (issue 48): a heavy job's torch threads are the cores other work
 leaves free, re-chosen as the load changes, in the job's own thread only; OpenMP waits passively
 in every process that runs heavy work; the page's rates are scaled to the load now
-(analysis.core.execution.estimates)."""
+(analysis.core.execution.estimates); side_by_side keeps few tasks ahead of its caller."""
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
@@ -142,3 +143,28 @@ def test_rates_are_kept_at_idle_and_given_at_the_load_now():
     assert rates.per_unit("Drift") == pytest.approx(21.0)
     rates.record("Drift", True, 70.0, 10)       # on the cluster: never scaled
     assert rates.per_unit("Drift", cluster=True) == pytest.approx(7.0)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_side_by_side_gives_results_in_order_and_runs_few_ahead_of_a_late_caller(workers):
+    """The results come in the tasks' order whatever order the tasks finish in; a caller that
+    takes a result and then lags (a loaded machine) finds at most 2 x workers tasks started past
+    it, and stopping there drops the rest (pool.map had started all ten)."""
+    started = []
+    lock = threading.Lock()
+
+    def task(i):
+        with lock:
+            started.append(i)
+        time.sleep(0.02 * ((7 * i) % 3))  # later tasks may finish first
+        return i * i
+
+    with T.side_by_side(task, range(10), workers) as done:
+        assert list(done) == [i * i for i in range(10)]
+    assert sorted(started) == list(range(10))
+
+    started.clear()
+    with T.side_by_side(task, range(10), workers) as done:
+        assert next(done) == 0
+        time.sleep(0.5)  # the caller lags; idle workers would run everything submitted
+    assert sorted(started) == list(range(min(10, 2 * workers)))

@@ -76,7 +76,9 @@ def test_layers_side_by_side_equal_one_at_a_time(monkeypatch):
 
     with pytest.raises(RuntimeError, match="stopped"):
         probe_layers(layers, labels, groups, progress=stop)
-    assert 1 <= len(fits) < 4  # the first layer, not all four
+    # the first layer and at most one more (one worker: two ahead of the caller), not all four,
+    # however late the caller takes the first result
+    assert 1 <= len(fits) <= 2
 
 
 def test_majority_baseline_by_hand():

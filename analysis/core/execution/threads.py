@@ -36,6 +36,7 @@ analysis.syntax.probes).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import sys
@@ -213,10 +214,36 @@ def heavy_work(nice: int | None, process: bool = False, every: float = REVISIT_S
 def side_by_side(fn: Callable, tasks: Iterable, workers: int) -> Iterator[Iterator]:
     """``fn`` over ``tasks`` on ``workers`` threads: yields the results in the tasks' order.
     Each task must be independent of the others (and deterministic, for the numbers to be those
-    of one at a time). When the block ends early (the caller stopped: its progress raised),
-    the tasks not started are dropped and those running are waited for."""
-    pool = ThreadPoolExecutor(max_workers=max(1, int(workers)))
+    of one at a time). At most ``2 * workers`` tasks run or wait ahead of the result the caller
+    takes next (every worker busy while the caller keeps up; ``pool.map`` submitted them all, so
+    a caller starved on a loaded machine found every task run before it could stop them). When
+    the block ends early (the caller stopped: its progress raised), the tasks not started are
+    dropped and those running are waited for: at most ``2 * workers`` past the last result
+    taken have run."""
+    workers = max(1, int(workers))
+    pool = ThreadPoolExecutor(max_workers=workers)
+
+    def ahead() -> Iterator:
+        todo = iter(tasks)
+        waiting: collections.deque = collections.deque()
+
+        def fill() -> None:
+            while len(waiting) < 2 * workers:
+                task = next(todo, _END)
+                if task is _END:
+                    return
+                waiting.append(pool.submit(fn, task))
+
+        fill()
+        while waiting:
+            result = waiting.popleft().result()
+            yield result
+            fill()  # the caller came back for the next: one more may start
+
     try:
-        yield pool.map(fn, tasks)
+        yield ahead()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+_END = object()
