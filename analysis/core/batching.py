@@ -3,9 +3,10 @@
 One batcher (:func:`batches`) serves every study:
 
 - inference (the default): examples sorted by length, longest first (ties in input order),
-  cut into groups of at most ``batch_size``; with ``bytes_per_token_pair`` a group also stops
-  growing before its padded attention maps would pass ``max_batch_mb`` (long inputs get
-  smaller batches; one example always forms a batch);
+  cut into groups of ``batch_size`` and one smaller group where it pads the fewest tokens
+  (:func:`_cut`); with ``bytes_per_token_pair`` a group also stops growing before its padded
+  attention maps would pass ``max_batch_mb`` (long inputs get smaller batches; one example
+  always forms a batch);
 - ``ascending=True``: the same, shortest first;
 - training (``rng`` given): shuffled, cut into chunks of ``batch_size * bucket_factor``, each
   chunk sorted by length and batched, then the batch order shuffled: little padding, still
@@ -23,6 +24,8 @@ import gc
 import os
 import random
 from typing import Sequence
+
+import numpy as np
 
 
 def batches(lengths: Sequence[int], batch_size: int, *, ascending: bool = False,
@@ -45,7 +48,7 @@ def batches(lengths: Sequence[int], batch_size: int, *, ascending: bool = False,
     else:
         order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     if not bytes_per_token_pair:
-        return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+        return _cut(order, [lengths[i] for i in order], batch_size)
     budget = max_batch_mb * 2 ** 20
     out, cur = [], []
     for i in order:
@@ -58,6 +61,29 @@ def batches(lengths: Sequence[int], batch_size: int, *, ascending: bool = False,
     if cur:
         out.append(cur)
     return out
+
+
+def _cut(order: list[int], sizes: list[int], batch_size: int) -> list[list[int]]:
+    """``order`` (sorted by length) cut into full groups of ``batch_size`` and one smaller
+    group (the remainder), placed where the groups pad the fewest tokens (each group pads to
+    its longest); the remainder last where that ties. 500 EWT sentences in batches of 32,
+    longest first: 11,400 padded tokens with the 20 longest together against 11,920 with the
+    20 shortest."""
+    n, b = len(order), batch_size
+    r = n % b
+    if not r or n < b:
+        return [order[k:k + b] for k in range(0, n, b)]
+    k = n // b  # full groups; the remainder sits before full group j (j = 0 .. k)
+    sz = np.asarray(sizes, dtype=np.int64)
+    full = np.array([sz[i * b:(i + 1) * b].max() for i in range(k)])  # no shift
+    shifted = np.array([sz[r + i * b:r + (i + 1) * b].max() for i in range(k)])
+    before = np.concatenate([[0], np.cumsum(full)])          # groups 0 .. j-1 unshifted
+    after = np.concatenate([np.cumsum(shifted[::-1])[::-1], [0]])  # groups j .. k-1 shifted
+    rest = np.array([sz[j * b:j * b + r].max() for j in range(k + 1)])
+    cost = b * before + r * rest + b * after
+    j = int(np.flatnonzero(cost == cost.min())[-1])
+    cuts = [i * b for i in range(j + 1)] + [j * b + r + i * b for i in range(k - j)]
+    return [order[c:c2] for c, c2 in zip(cuts, cuts[1:] + [n])]
 
 
 # glibc's mallopt parameters (malloc.h)

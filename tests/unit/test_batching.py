@@ -13,7 +13,9 @@ def test_length_sorted_batches_cover_every_index_once():
 
 
 def test_ascending_batches_shortest_first():
-    assert batches([3, 9, 1, 9, 5], 2, ascending=True) == [[2, 0], [4, 1], [3]]
+    # shortest first; the smaller batch where it pads least: [1, 3] [5] [9, 9] pads 29 (as
+    # [1] [3, 5] [9, 9]: a tie, the later place), [1, 3] [5, 9] [9] 33
+    assert batches([3, 9, 1, 9, 5], 2, ascending=True) == [[2, 0], [4], [1, 3]]
 
 
 def test_memory_budget_shrinks_batches_of_long_inputs():
@@ -59,3 +61,29 @@ def test_pad_features_pads_selected_rows(default_model):
     assert isinstance(out["input_ids"], torch.Tensor)
     assert out["attention_mask"].sum(-1).tolist() == [len(feats["input_ids"][1]),
                                                       len(feats["input_ids"][0])]
+
+
+def test_the_smaller_batch_goes_where_it_pads_least():
+    """Cut into full batches and one smaller one, placed where the padded tokens are fewest
+    (the place of the smaller batch tried every way by hand); ties keep it last."""
+    # longest first, batches of 2: [9, 9] [5, 3] [1] pads 29; [9] [9, 5] [3, 1] pads 33
+    assert batches([3, 9, 1, 9, 5], 2) == [[1, 3], [4, 0], [2]]
+    # one very long input: alone it pads 40 + 2 x 2 = 44; [40, 2] [2] pads 82
+    assert batches([2, 40, 2], 2) == [[1], [0, 2]]
+    assert batches([2, 40, 2], 2, ascending=True) == [[0, 2], [1]]
+    rng = random.Random(0)
+    for _ in range(300):
+        n, b = rng.randint(1, 30), rng.randint(1, 7)
+        lengths = [rng.randint(1, 50) for _ in range(n)]
+        got = batches(lengths, b)
+        assert sorted(i for g in got for i in g) == list(range(n))
+        assert len(got) == -(-n // b) and all(len(g) <= b for g in got)
+        pad = lambda gs: sum(len(g) * max(lengths[i] for i in g) for g in gs)  # noqa: E731
+        order = sorted(range(n), key=lambda i: (-lengths[i], i))
+        r = n % b
+        cuts = [[order[:r]] + [order[k:k + b] for k in range(r, n, b)]] if r else []
+        for j in range(n // b + 1):  # the smaller batch before full batch j
+            head, tail = order[:j * b], order[j * b + r:]
+            cuts.append([head[k:k + b] for k in range(0, len(head), b)] + [order[j * b:j * b + r]]
+                        + [tail[k:k + b] for k in range(0, len(tail), b)])
+        assert pad(got) == min(pad([g for g in c if g]) for c in cuts)
