@@ -4,6 +4,8 @@ layer and its JSON (docs/METHODS.md section 10, "Structural probes")."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
@@ -268,16 +270,37 @@ def test_probes_side_by_side_equal_one_at_a_time(tiny_model_dir, monkeypatch):
         assert np.array_equal(together.probes[layer][1].B,
                               train_depth_probe(x, states.heads, **kw).B)
 
-    trained = []
-    real = mod._train
-    monkeypatch.setattr(mod, "_train", lambda *a, **k: trained.append(1) or real(*a, **k))
-
     def stop(done, total):
         raise RuntimeError("stopped")
 
     with pytest.raises(RuntimeError, match="stopped"):
         probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), progress=stop, **kw)
-    assert len(trained) < 6  # 3 layers x 2 probes: the first tick stopped the rest
+
+    # a distance run evaluates its layers once their depth run is done: a depth run that
+    # fails gives its error and leaves no distance run waiting (run in a thread: a waiting run
+    # would hang the call, which the join's timeout turns into a failure)
+    real = mod.train_layers
+
+    def failing(layers, offsets, targets, kind, **k):
+        if kind == "depth":
+            raise RuntimeError("depth failed")
+        return real(layers, offsets, targets, kind, **k)
+
+    monkeypatch.setattr(mod, "train_layers", failing)
+    for workers in (1, 2):
+        monkeypatch.setattr(mod, "probe_workers", lambda threads=1, w=workers: w)
+        got = []
+
+        def call():
+            try:
+                probe_layers(tiny, ds.select(range(3)), ds.select(range(3, 4)), **kw)
+            except RuntimeError as e:
+                got.append(str(e))
+
+        t = threading.Thread(target=call, daemon=True)
+        t.start()
+        t.join(timeout=120)
+        assert not t.is_alive() and got == ["depth failed"]
 
 
 def test_ewt_probe_beats_the_linear_chain(shared_data, default_model):
