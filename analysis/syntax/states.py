@@ -128,8 +128,9 @@ def extract_split_states(loaded, train_ds, eval_ds, *, max_sentences: int | None
     """(training, evaluation) word vectors of two treebank Datasets (each capped at
     ``max_sentences``) from one batched pass over both: the vectors of
     :func:`extract_word_states` on each (to float32's rounding: the padding changes no real
-    word's vector), in fuller batches (500 EWT sentences: 12% fewer padded tokens than two
-    passes). The evaluation's arrays are views of the pass's arrays."""
+    word's vector), in fuller batches (500 EWT sentences: 11,400 padded tokens, the bare
+    forward's own count, against 13,534 in two passes). The evaluation's arrays are views of
+    the pass's arrays."""
     parts = [encode_treebank(loaded, ds, max_sentences) for ds in (train_ds, eval_ds)]
     both = extract_word_states(loaded, None, batch_size=batch_size, progress=progress,
                                encoded=EncodedTreebank(*[
