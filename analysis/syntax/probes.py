@@ -251,6 +251,81 @@ def split_treebank(dataset, eval_share: float = 0.25):
     return dataset.select(range(n - n_eval)), dataset.select(range(n - n_eval, n))
 
 
+def _train_and_evaluate(train_states: WordStates, eval_states: WordStates, layer_ids, *,
+                        rank: int, seed: int, max_epochs: int, threads: int | None,
+                        ran: Callable[[int], None]):
+    """The distance and depth probes of ``layer_ids`` trained on ``train_states`` and evaluated
+    on ``eval_states``: (rows, edges, probes) in layer order; ``ran(n)`` after each run of n
+    layers' probes of one kind."""
+    rows, edges, probes = [], [], []
+    opts = _options(dict(max_epochs=max_epochs))
+    opts.pop("threads")
+    targets = {"distance": [tree_distances(h) for h in train_states.heads],
+               "depth": [tree_depths(h) for h in train_states.heads]}
+    workers = probe_workers(threads)
+    # each kind's layers in as many runs as there are workers (the depth probes first: they
+    # run longer), so that the workers stay busy to the end; a distance run then evaluates
+    # its layers (their depth run is done or running: it started earlier), while the other
+    # runs may still train
+    parts = [[int(x) for x in part] for part in
+             np.array_split(np.asarray(layer_ids), min(workers, len(layer_ids))) if len(part)]
+    runs = [(kind, i) for kind in ("depth", "distance") for i in range(len(parts))]
+    depth_of: dict[int, list] = {}
+    depth_done = [threading.Event() for _ in parts]
+    gold = [tree_distances(h) for h in eval_states.heads]
+    # lazy: imported when used: torch (heavy)
+    import torch
+
+    def evaluate(layer, dist_t, depth_t):
+        dist, depth = (Probe(t.B, kind, t.epochs, t.stop_loss, t.seconds)
+                       for kind, t in (("distance", dist_t), ("depth", depth_t)))
+        return dist, depth, evaluate_layer(dist, depth, eval_states.sentences(layer),
+                                           eval_states.heads, eval_states.upos, gold)
+
+    def train(run):
+        kind, i = run
+        part = parts[i]
+        if threads is not None:
+            torch.set_num_threads(int(threads))  # this pool thread's own count
+        try:
+            got = train_layers([train_states.layers[layer] for layer in part],
+                               train_states.offsets, targets[kind], kind, rank=rank,
+                               seed=seed, **opts)
+            if kind == "depth":
+                depth_of[i] = got
+                return got, []
+        finally:
+            if kind == "depth":
+                depth_done[i].set()  # also when it failed: the distance run must not wait
+        depth_done[i].wait()
+        if i not in depth_of:
+            raise RuntimeError("The depth probes of these layers were not trained.")
+        return got, [evaluate(layer, d, t) for layer, d, t in zip(part, got, depth_of[i])]
+
+    # the runs are independent and each deterministic (every layer's probe starts from the
+    # same generator and sees the same batches, ``threads`` torch threads): they train side by
+    # side on probe_workers() threads (torch releases the GIL in its kernels) and come back in
+    # order, so the numbers are those of one probe at a time (when the caller stops, the runs
+    # not started are dropped: side_by_side starts them in order, every depth run before any
+    # distance run, which is why a distance run may wait for its depth run)
+    saved = torch.get_num_threads()
+    evaluated = {}
+    try:
+        with side_by_side(train, runs, workers) as done:
+            for kind, i in runs:
+                _, evs = next(done)
+                evaluated.update(zip(parts[i], evs))
+                ran(len(parts[i]))
+    finally:
+        torch.set_num_threads(saved)  # threads started later take this count again
+    for layer in layer_ids:
+        dist, depth, ev = evaluated[layer]
+        edges.append(ev.pop("edges"))
+        rows.append({"layer": layer, **ev})
+        probes.append((dist, depth))
+    return rows, edges, probes
+
+
 def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 0,
                  max_sentences: int | None = None,
                  progress: Callable[[int, int], None] | None = None, batch_size: int = 32,
@@ -294,73 +369,13 @@ def probe_layers(loaded, train_ds, eval_ds=None, *, rank: int = 64, seed: int = 
                                           batch_size=batch_size, progress=tick)
     state["base"] = n_tr + n_ev
     t_extract = time.perf_counter() - t0
-    rows, edges, probes = [], [], []
-    opts = _options(dict(max_epochs=max_epochs))
-    opts.pop("threads")
-    targets = {"distance": [tree_distances(h) for h in train_states.heads],
-               "depth": [tree_depths(h) for h in train_states.heads]}
-    workers = probe_workers(threads)
-    # each kind's layers in as many runs as there are workers (the depth probes first: they
-    # run longer), so that the workers stay busy to the end; a distance run then evaluates
-    # its layers (their depth run is done or running: it started earlier), while the other
-    # runs may still train
-    parts = [[int(x) for x in part] for part in
-             np.array_split(np.asarray(layer_ids), min(workers, len(layer_ids))) if len(part)]
-    runs = [(kind, i) for kind in ("depth", "distance") for i in range(len(parts))]
-    depth_of: dict[int, list] = {}
-    depth_done = [threading.Event() for _ in parts]
-    gold = [tree_distances(h) for h in eval_states.heads]
-    # lazy: imported when used: torch (heavy)
-    import torch
+    def ran(n_layers):  # a run of n_layers' probes of one kind trained
+        state["base"] += step * n_layers
+        tick(0)
 
-    def evaluate(layer, dist_t, depth_t):
-        dist, depth = (Probe(t.B, kind, t.epochs, t.stop_loss, t.seconds)
-                       for kind, t in (("distance", dist_t), ("depth", depth_t)))
-        return dist, depth, evaluate_layer(dist, depth, eval_states.sentences(layer),
-                                           eval_states.heads, eval_states.upos, gold)
-
-    def train(run):
-        kind, i = run
-        part = parts[i]
-        if threads is not None:
-            torch.set_num_threads(int(threads))  # this pool thread's own count
-        try:
-            got = train_layers([train_states.layers[layer] for layer in part],
-                               train_states.offsets, targets[kind], kind, rank=int(rank),
-                               seed=seed, **opts)
-            if kind == "depth":
-                depth_of[i] = got
-                return got, []
-        finally:
-            if kind == "depth":
-                depth_done[i].set()  # also when it failed: the distance run must not wait
-        depth_done[i].wait()
-        if i not in depth_of:
-            raise RuntimeError("The depth probes of these layers were not trained.")
-        return got, [evaluate(layer, d, t) for layer, d, t in zip(part, got, depth_of[i])]
-
-    # the runs are independent and each deterministic (every layer's probe starts from the
-    # same generator and sees the same batches, ``threads`` torch threads): they train side by
-    # side on probe_workers() threads (torch releases the GIL in its kernels) and come back in
-    # order, so the numbers are those of one probe at a time (when the caller stops, the runs
-    # not started are dropped: side_by_side starts them in order, every depth run before any
-    # distance run, which is why a distance run may wait for its depth run)
-    saved = torch.get_num_threads()
-    evaluated = {}
-    try:
-        with side_by_side(train, runs, workers) as done:
-            for kind, i in runs:
-                _, evs = next(done)
-                evaluated.update(zip(parts[i], evs))
-                state["base"] += step * len(parts[i])
-                tick(0)
-    finally:
-        torch.set_num_threads(saved)  # threads started later take this count again
-    for layer in layer_ids:
-        dist, depth, ev = evaluated[layer]
-        edges.append(ev.pop("edges"))
-        rows.append({"layer": layer, **ev})
-        probes.append((dist, depth))
+    rows, edges, probes = _train_and_evaluate(train_states, eval_states, layer_ids,
+                                              rank=int(rank), seed=seed,
+                                              max_epochs=max_epochs, threads=threads, ran=ran)
     notes = [f"Training: {n}" for n in train_states.notes] + [
         f"Evaluation: {n}" for n in eval_states.notes]
     return ProbeResult(
