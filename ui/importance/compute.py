@@ -15,12 +15,12 @@ import streamlit as st
 from analysis.importance import importance_study
 from analysis.importance.evalset import load_eval_set
 from analysis.importance.links import aspect_heads, sep_heads
-from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
+from analysis.core.models import checkpoint_stamp
 from ui.common.errors import plain
 from ui.common.jobs import (BackgroundJob, Study, background_words, measured_words, run_job,
                             start_background_job)
 from ui.common.jobs.kept import job_cached
-from ui.common.frame.resources import check_listed, get_classifier, token_capped
+from ui.common.frame.resources import offered_classifier, token_capped
 from ui.server.settings import settings
 from ui.importance import state as S
 from analysis.core.errors import InputError
@@ -37,9 +37,7 @@ class Marks:
 def classifier(spec: str):
     """(LoadedModel with its task head, ABSA card or None), once per spec and checkpoint;
     demo mode: listed models only, and at most :data:`S.DEMO_MAX_HEADS` heads."""
-    if spec != EXAMPLE_SPEC:
-        check_listed(spec)
-    loaded, card = get_classifier(spec)
+    loaded, card = offered_classifier(spec)
     if settings().demo and loaded.n_layers * loaded.n_heads > S.DEMO_MAX_HEADS:
         raise InputError(f"This server disables at most {S.DEMO_MAX_HEADS} heads per model; "
                          f"{loaded.name} has {loaded.n_layers * loaded.n_heads}.")

@@ -9,23 +9,19 @@ import streamlit as st
 
 from analysis.core.errors import InputError
 from analysis.importance.evalset import absa_eval_set
-from analysis.core.models import EXAMPLE_SPEC, checkpoint_stamp
+from analysis.core.models import checkpoint_stamp
 from analysis.patching import patch_pair
 from analysis.patching.corpus import corpus_patching
 from analysis.patching.counterfactuals import opinion_pool, suggest
 from analysis.patching.run import default_pair as first_pair, pair_max_length
 from ui.common.jobs import SHORT, run_job
-from ui.common.frame.resources import check_listed, get_classifier
+from ui.common.frame.resources import offered_classifier
 from ui.patching import state as S
 from analysis.absa.readers import load_sample
 from analysis.absa.tasks import build_examples
 
 
-def classifier(spec: str):
-    """(LoadedModel with its task head, ABSA card or None)."""
-    if spec != EXAMPLE_SPEC:
-        check_listed(spec)
-    return get_classifier(spec)
+classifier = offered_classifier  # (LoadedModel with its task head, ABSA card or None)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Reading the held-out sentences...")

@@ -25,7 +25,7 @@ from analysis.predictions.run import STUDY, Inputs, Models, plan
 from analysis.predictions.table import frame
 from ui.common.errors import plain
 from ui.common.frame.corpus import upload_name
-from ui.common.frame.resources import check_listed, get_classifier, token_capped
+from ui.common.frame.resources import offered_classifier, token_capped
 from ui.common.jobs import SHORT, BackgroundJob, run_job, start_background_job
 from ui.common.jobs.kept import job_cached
 from ui.predictions import state as S
@@ -33,11 +33,7 @@ from ui.server.memory import admit_model, hold_model, model_cost, upload_param_c
 from ui.server.settings import SERVER_UPLOAD_MB, settings
 
 
-def classifier(spec: str):
-    """(LoadedModel with its task head, ABSA card or None), once per spec and checkpoint."""
-    if spec != EXAMPLE_SPEC:
-        check_listed(spec)
-    return get_classifier(spec)
+classifier = offered_classifier  # (LoadedModel with its task head, ABSA card or None)
 
 
 def model_key(spec: str) -> str:

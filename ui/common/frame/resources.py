@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from analysis.core.models import (DEFAULT_SPEC, LoadedModel, ModelLoadError, checkpoint_stamp,
-                                  load_model, normalise_spec)
+from analysis.core.models import (DEFAULT_SPEC, EXAMPLE_SPEC, LoadedModel, ModelLoadError,
+                                  checkpoint_stamp, load_model, normalise_spec)
 from analysis.importance.evalset import load_headed, require_classifier
 from ui.server.housekeeping import clean_leftovers
 from ui.server.settings import settings
@@ -47,6 +47,15 @@ def get_classifier(spec: str):
     """:func:`get_headed` for the pages that need a single-label classifier: InputError (one
     line) for a model without one."""
     return require_classifier(get_headed(spec), spec)
+
+
+def offered_classifier(spec: str):
+    """:func:`get_classifier` of a model the classifier pages (Head importance, Causal
+    patching, Predictions) open: in demo mode one of the host's models (:func:`check_listed`)
+    or the example checkpoint, which they always offer."""
+    if spec != EXAMPLE_SPEC:
+        check_listed(spec)
+    return get_classifier(spec)
 
 
 def check_listed(spec: str) -> None:
