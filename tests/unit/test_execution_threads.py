@@ -167,4 +167,6 @@ def test_side_by_side_gives_results_in_order_and_runs_few_ahead_of_a_late_caller
     with T.side_by_side(task, range(10), workers) as done:
         assert next(done) == 0
         time.sleep(0.5)  # the caller lags; idle workers would run everything submitted
-    assert sorted(started) == list(range(min(10, 2 * workers)))
+    # the bound holds however the threads were scheduled (the sleep only gives pool.map the
+    # time to break it)
+    assert 0 in started and set(started) <= set(range(2 * workers))
